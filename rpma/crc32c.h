@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * crc32c.h -- CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the
+ * checksum of descriptor format 1 and of the engine's log records.
+ *
+ * crc32c(0, "123456789", 9) == 0xE3069283.  Chaining: the value returned
+ * for a prefix is the crc argument for the rest.
+ */
+#ifndef RPMA_CRC32C_H
+#define RPMA_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint32_t rpma_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* the portable implementation, exposed so tests can compare both paths */
+uint32_t rpma_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rpma.h -- the public API of librpmacore, the embedded RPMA core of
+ * rpma-repl.
+ *
+ * Names, signatures, constants and error codes follow librpma 1.x, so a
+ * librpma program ports by recompiling against this header.  Calls and
+ * constants that librpma does not have are named rpma_ext_* / RPMA_EXT_*
+ * and are documented as extensions in their man pages.
+ *
+ * Every function returns 0 on success or a negative RPMA_E_* code (the two
+ * *_2str functions and rpma_ext_errormsg return strings).  Output pointers
+ * are written only on success.  Where this core deliberately behaves
+ * differently from librpma 1.2, docs/librpma-differences.md lists it.
+ */
+#ifndef RPMA_H
+#define RPMA_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* error codes (librpma 1.x values) */
+#define RPMA_E_UNKNOWN		(-100000)
+#define RPMA_E_NOSUPP		(-100001)
+#define RPMA_E_PROVIDER		(-100002)
+#define RPMA_E_NOMEM		(-100003)
+#define RPMA_E_INVAL		(-100004)
+#define RPMA_E_NO_COMPLETION	(-100005)
+#define RPMA_E_NO_EVENT		(-100006)
+#define RPMA_E_AGAIN		(-100007)
+#define RPMA_E_SHARED_CHANNEL	(-100008)
+#define RPMA_E_NOT_SHARED_CHNL	(-100009)
+
+const char *rpma_err_2str(int ret);
+
+/* memory-region usage bits; serialised as one byte in descriptor format 0 */
+#define RPMA_MR_USAGE_READ_SRC			(1 << 0)
+#define RPMA_MR_USAGE_READ_DST			(1 << 1)
+#define RPMA_MR_USAGE_WRITE_SRC			(1 << 2)
+#define RPMA_MR_USAGE_WRITE_DST			(1 << 3)
+#define RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY	(1 << 4)
+#define RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT	(1 << 5)
+#define RPMA_MR_USAGE_SEND			(1 << 6)
+#define RPMA_MR_USAGE_RECV			(1 << 7)
+
+/* operation flags */
+#define RPMA_F_COMPLETION_ON_ERROR	(1 << 0)
+#define RPMA_F_COMPLETION_ALWAYS	((1 << 1) | RPMA_F_COMPLETION_ON_ERROR)
+
+/* kept for source compatibility; nothing uses it (as in librpma) */
+#define RPMA_W_WAIT_FOR_COMPLETION	(1 << 0)
+
+#define RPMA_DEFAULT_TIMEOUT_MS		1000
+#define RPMA_ATOMIC_WRITE_ALIGNMENT	8
+
+enum rpma_flush_type {
+	RPMA_FLUSH_TYPE_PERSISTENT = 0,
+	RPMA_FLUSH_TYPE_VISIBILITY = 1,
+};
+
+enum rpma_conn_event {
+	RPMA_CONN_UNDEFINED = -1,
+	RPMA_CONN_ESTABLISHED = 0,
+	RPMA_CONN_CLOSED = 1,
+	RPMA_CONN_LOST = 2,
+	RPMA_CONN_REJECTED = 3,
+	RPMA_CONN_UNREACHABLE = 4,
+};
+
+const char *rpma_utils_conn_event_2str(enum rpma_conn_event conn_event);
+
+enum rpma_util_ibv_context_type {
+	RPMA_UTIL_IBV_CONTEXT_LOCAL = 0,
+	RPMA_UTIL_IBV_CONTEXT_REMOTE = 1,
+};
+
+/* opaque objects */
+struct rpma_peer;
+struct rpma_peer_cfg;
+struct rpma_mr_local;
+struct rpma_mr_remote;
+struct rpma_conn_cfg;
+struct rpma_srq_cfg;
+struct rpma_srq;
+struct rpma_ep;
+struct rpma_conn_req;
+struct rpma_conn;
+struct rpma_cq;
+
+struct rpma_conn_private_data {
+	void *ptr;
+	uint8_t len;
+};
+
+/* ------------------------------------------------------------------ */
+/* logging (process-wide)                                              */
+
+enum rpma_log_level {
+	RPMA_LOG_DISABLED = -1,
+	RPMA_LOG_LEVEL_FATAL = 0,
+	RPMA_LOG_LEVEL_ERROR = 1,
+	RPMA_LOG_LEVEL_WARNING = 2,
+	RPMA_LOG_LEVEL_NOTICE = 3,
+	RPMA_LOG_LEVEL_INFO = 4,
+	RPMA_LOG_LEVEL_DEBUG = 5,
+};
+
+enum rpma_log_threshold {
+	RPMA_LOG_THRESHOLD = 0,		/* what reaches the log function */
+	RPMA_LOG_THRESHOLD_AUX = 1,	/* what the default function prints on stderr */
+	RPMA_LOG_THRESHOLD_MAX = 2,
+};
+
+typedef void rpma_log_function(enum rpma_log_level level, const char *file_name,
+		const int line_no, const char *function_name,
+		const char *message_format, ...);
+
+#define RPMA_LOG_USE_DEFAULT_FUNCTION (NULL)
+
+int rpma_log_set_function(rpma_log_function *log_function);
+int rpma_log_set_threshold(enum rpma_log_threshold threshold,
+		enum rpma_log_level level);
+int rpma_log_get_threshold(enum rpma_log_threshold threshold,
+		enum rpma_log_level *level);
+
+/* ------------------------------------------------------------------ */
+/* peer configuration (the 1-byte descriptor is librpma-compatible)    */
+
+int rpma_peer_cfg_new(struct rpma_peer_cfg **pcfg_ptr);
+int rpma_peer_cfg_delete(struct rpma_peer_cfg **pcfg_ptr);
+int rpma_peer_cfg_set_direct_write_to_pmem(struct rpma_peer_cfg *pcfg,
+		bool supported);
+int rpma_peer_cfg_get_direct_write_to_pmem(const struct rpma_peer_cfg *pcfg,
+		bool *supported);
+int rpma_peer_cfg_get_descriptor(const struct rpma_peer_cfg *pcfg, void *desc);
+int rpma_peer_cfg_get_descriptor_size(const struct rpma_peer_cfg *pcfg,
+		size_t *desc_size);
+int rpma_peer_cfg_from_descriptor(const void *desc, size_t desc_size,
+		struct rpma_peer_cfg **pcfg_ptr);
+
+/* ------------------------------------------------------------------ */
+/* remote memory regions, built from a peer's descriptor              */
+
+int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
+		struct rpma_mr_remote **mr_ptr);
+int rpma_mr_remote_delete(struct rpma_mr_remote **mr_ptr);
+int rpma_mr_remote_get_size(const struct rpma_mr_remote *mr, size_t *size);
+/* returns usage bits (RPMA_MR_USAGE_FLUSH_TYPE_*), not enum rpma_flush_type */
+int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote *mr,
+		int *flush_type);
+
+/* ------------------------------------------------------------------ */
+/* connection configuration                                           */
+
+int rpma_conn_cfg_new(struct rpma_conn_cfg **cfg_ptr);
+int rpma_conn_cfg_delete(struct rpma_conn_cfg **cfg_ptr);
+int rpma_conn_cfg_set_timeout(struct rpma_conn_cfg *cfg, int timeout_ms);
+int rpma_conn_cfg_get_timeout(const struct rpma_conn_cfg *cfg, int *timeout_ms);
+int rpma_conn_cfg_set_cq_size(struct rpma_conn_cfg *cfg, uint32_t cq_size);
+int rpma_conn_cfg_get_cq_size(const struct rpma_conn_cfg *cfg, uint32_t *cq_size);
+int rpma_conn_cfg_set_rcq_size(struct rpma_conn_cfg *cfg, uint32_t rcq_size);
+int rpma_conn_cfg_get_rcq_size(const struct rpma_conn_cfg *cfg, uint32_t *rcq_size);
+int rpma_conn_cfg_set_sq_size(struct rpma_conn_cfg *cfg, uint32_t sq_size);
+int rpma_conn_cfg_get_sq_size(const struct rpma_conn_cfg *cfg, uint32_t *sq_size);
+int rpma_conn_cfg_set_rq_size(struct rpma_conn_cfg *cfg, uint32_t rq_size);
+int rpma_conn_cfg_get_rq_size(const struct rpma_conn_cfg *cfg, uint32_t *rq_size);
+int rpma_conn_cfg_set_compl_channel(struct rpma_conn_cfg *cfg, bool shared);
+int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg *cfg, bool *shared);
+int rpma_conn_cfg_set_srq(struct rpma_conn_cfg *cfg, struct rpma_srq *srq);
+int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg, struct rpma_srq **srq_ptr);
+
+/* ------------------------------------------------------------------ */
+/* shared receive queue configuration                                 */
+
+int rpma_srq_cfg_new(struct rpma_srq_cfg **cfg_ptr);
+int rpma_srq_cfg_delete(struct rpma_srq_cfg **cfg_ptr);
+int rpma_srq_cfg_set_rq_size(struct rpma_srq_cfg *cfg, uint32_t rq_size);
+int rpma_srq_cfg_get_rq_size(const struct rpma_srq_cfg *cfg, uint32_t *rq_size);
+int rpma_srq_cfg_set_rcq_size(struct rpma_srq_cfg *cfg, uint32_t rcq_size);
+int rpma_srq_cfg_get_rcq_size(const struct rpma_srq_cfg *cfg, uint32_t *rcq_size);
+
+/* ------------------------------------------------------------------ */
+/* extensions (not in librpma)                                        */
+
+/*
+ * The reason for the calling thread's most recent failure, e.g.
+ * "descriptor checksum mismatch (stored 0x1234abcd, computed 0x...)".
+ * Never NULL; "" when nothing failed yet.  Valid until the thread's next
+ * failing call.
+ */
+const char *rpma_ext_errormsg(void);
+
+/* transport ids carried by descriptor format 1 (docs/wire-format.md) */
+enum rpma_ext_transport {
+	RPMA_EXT_TRANSPORT_VERBS = 1,
+	RPMA_EXT_TRANSPORT_OFI_TCP = 2,
+	RPMA_EXT_TRANSPORT_OFI_NET = 3,
+	RPMA_EXT_TRANSPORT_OFI_SHM = 4,
+};
+
+/* size in bytes of each descriptor format */
+#define RPMA_EXT_MR_DESC_SIZE_V0	21
+#define RPMA_EXT_MR_DESC_SIZE_V1	40
+
+/* what a remote region descriptor said, beyond size and flush type */
+int rpma_ext_mr_remote_get_usage(const struct rpma_mr_remote *mr, int *usage);
+int rpma_ext_mr_remote_get_transport(const struct rpma_mr_remote *mr,
+		enum rpma_ext_transport *transport);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RPMA_H */

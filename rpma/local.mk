@@ -1,0 +1,33 @@
+# rpma/ -- the embedded RPMA core: librpmacore
+
+RPMA_CPPFLAGS = -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma
+
+# Everything is compiled once into a convenience library; the installed
+# librpmacore exports only the public API (librpmacore.map), while tests link
+# the convenience library to reach internals such as fault injection.
+noinst_LTLIBRARIES += rpma/librpmacore_internal.la
+rpma_librpmacore_internal_la_SOURCES = \
+	rpma/conn_cfg.c rpma/conn_cfg.h \
+	rpma/crc32c.c rpma/crc32c.h \
+	rpma/descriptor.c rpma/descriptor.h \
+	rpma/err.c rpma/errormsg.h \
+	rpma/fault_injection.c rpma/fault_injection.h \
+	rpma/log.c rpma/log.h rpma/log_default.c \
+	rpma/mr_remote.c rpma/mr_remote.h \
+	rpma/peer_cfg.c rpma/peer_cfg.h \
+	rpma/srq_cfg.c rpma/srq_cfg.h
+
+
+rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(AX_PTHREAD_LIBS)
+
+lib_LTLIBRARIES += rpma/librpmacore.la
+rpma_librpmacore_la_SOURCES =
+rpma_librpmacore_la_LIBADD = rpma/librpmacore_internal.la
+rpma_librpmacore_la_LDFLAGS = -version-info 0:0:0 \
+	-Wl,--version-script=$(top_srcdir)/rpma/librpmacore.map
+EXTRA_rpma_librpmacore_la_DEPENDENCIES = rpma/librpmacore.map
+
+include_HEADERS += rpma/include/rpma.h
+pkgconfig_DATA += rpma/rpmacore.pc
+EXTRA_DIST += rpma/librpmacore.map rpma/rpmacore.pc.in
+DISTCLEANFILES += rpma/rpmacore.pc

@@ -1,0 +1,13 @@
+# tests/ -- unit (CUnit), conformance against Debian's librpma, fuzzing
+
+# Test programs take these unless they set their own: every unit test is
+# just a source file named after its program.
+LDADD = rpma/librpmacore_internal.la $(CUNIT_LIBS)
+AM_CPPFLAGS += -I$(top_srcdir)/tests/unit
+AM_CFLAGS += $(CUNIT_CFLAGS)
+
+EXTRA_DIST += tests/unit/unit.h
+
+include tests/unit/local.mk
+include tests/conformance/local.mk
+include tests/fuzz/local.mk
