@@ -1,0 +1,49 @@
+# tests/fuzz -- libFuzzer targets for every parser of untrusted bytes.
+#   make fuzz FUZZ_SECONDS=600     runs each target that long (default 60)
+# They are built with clang directly (not libtool) because libFuzzer needs
+# clang whatever CC is; the core's sources are compiled into each target.
+
+FUZZ_SECONDS = 60
+FUZZ_JOBS = 1
+FUZZ_TARGETS = mr_remote_from_descriptor peer_cfg_from_descriptor
+FUZZ_DIR = fuzz-out
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I$(top_builddir) -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma \
+	$(IBVERBS_CFLAGS)
+FUZZ_CORE_SRC = $(filter %.c,$(rpma_librpmacore_internal_la_SOURCES))
+
+EXTRA_DIST += $(FUZZ_TARGETS:%=tests/fuzz/fuzz_%.c)
+
+$(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
+		tests/fuzz/fuzz_mr_remote_from_descriptor.c $(FUZZ_CORE_SRC)
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+
+$(FUZZ_DIR)/fuzz_peer_cfg_from_descriptor: \
+		tests/fuzz/fuzz_peer_cfg_from_descriptor.c $(FUZZ_CORE_SRC)
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+
+fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+
+# Each target runs FUZZ_SECONDS from a corpus kept in $(FUZZ_DIR); a crash
+# leaves its input there (crash-*) and fails the rule.
+fuzz: fuzz-build
+	@test -n "$(CLANG)" || { echo "fuzz: clang not found (apt-get install clang libclang-rt-14-dev)"; exit 1; }
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		$(MKDIR_P) $(FUZZ_DIR)/corpus-$$t; \
+		printf '\001' > $(FUZZ_DIR)/corpus-$$t/seed-one; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		$(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/$$t- \
+			$(FUZZ_DIR)/corpus-$$t 2> $(FUZZ_DIR)/$$t.log \
+			|| { tail -n 40 $(FUZZ_DIR)/$$t.log; exit 1; }; \
+		grep -E '^(Done|stat::number_of_executed_units)' $(FUZZ_DIR)/$$t.log; \
+	done
+
+clean-local: clean-fuzz
+clean-fuzz:
+	-rm -rf $(FUZZ_DIR)
+
+.PHONY: fuzz fuzz-build clean-fuzz
