@@ -13,12 +13,14 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/err.c rpma/errormsg.h \
 	rpma/fault_injection.c rpma/fault_injection.h \
 	rpma/log.c rpma/log.h rpma/log_default.c \
+	rpma/mem.c rpma/mem.h rpma/mem_file.c rpma/mem_pmem.c \
 	rpma/mr_remote.c rpma/mr_remote.h \
 	rpma/peer_cfg.c rpma/peer_cfg.h \
 	rpma/srq_cfg.c rpma/srq_cfg.h
 
 
-rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(AX_PTHREAD_LIBS)
+rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS)
+rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS)
 
 lib_LTLIBRARIES += rpma/librpmacore.la
 rpma_librpmacore_la_SOURCES =

@@ -9,5 +9,6 @@ AM_CFLAGS += $(CUNIT_CFLAGS)
 EXTRA_DIST += tests/unit/unit.h
 
 include tests/unit/local.mk
+include tests/mem/local.mk
 include tests/conformance/local.mk
 include tests/fuzz/local.mk

@@ -214,6 +214,46 @@ int rpma_ext_mr_remote_get_usage(const struct rpma_mr_remote *mr, int *usage);
 int rpma_ext_mr_remote_get_transport(const struct rpma_mr_remote *mr,
 		enum rpma_ext_transport *transport);
 
+/* ------------------------------------------------------------------ */
+/* extension: persistence backends                                     */
+/*
+ * Memory with a persist(range) operation that makes the range durable.
+ * The engine keeps its log in one; a replica registers one so that a
+ * flush request (GPSPM) is served by persisting the flushed range.
+ */
+enum rpma_ext_mem_backend {
+	/* a file on a DAX filesystem or a device-dax node, via libpmem2:
+	 * persist = CPU cache flush (msync where only page granularity) */
+	RPMA_EXT_MEM_PMEM = 1,
+	/* anonymous (memfd) memory backed by a file: persist = copy the
+	 * range to the file + fdatasync; registrable, the mode without PMem */
+	RPMA_EXT_MEM_FILE = 2,
+	/* for tests: like FILE, the file mapped in /dev/shm and no fdatasync,
+	 * so a SIGKILL loses exactly what was not persisted */
+	RPMA_EXT_MEM_CRASH = 3,
+};
+
+/* rpma_ext_mem_open() flags */
+#define RPMA_EXT_MEM_CREATE		(1u << 0) /* create or extend the file */
+#define RPMA_EXT_MEM_EVICTION_NOISE	(1u << 1) /* CRASH: each persist also
+						     writes random unpersisted
+						     64-byte lines, as cache
+						     eviction would */
+
+struct rpma_ext_mem;
+
+/* size 0 takes the existing file's size */
+int rpma_ext_mem_open(enum rpma_ext_mem_backend backend, const char *path,
+		size_t size, unsigned flags, struct rpma_ext_mem **mem_ptr);
+int rpma_ext_mem_close(struct rpma_ext_mem **mem_ptr);
+int rpma_ext_mem_get_ptr(const struct rpma_ext_mem *mem, void **ptr);
+int rpma_ext_mem_get_size(const struct rpma_ext_mem *mem, size_t *size);
+int rpma_ext_mem_get_backend(const struct rpma_ext_mem *mem,
+		enum rpma_ext_mem_backend *backend);
+/* whether a persisted range survives power loss (false for /dev/shm) */
+int rpma_ext_mem_is_durable(const struct rpma_ext_mem *mem, bool *durable);
+int rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

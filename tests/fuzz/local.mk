@@ -10,7 +10,7 @@ FUZZ_DIR = fuzz-out
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_builddir) -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma \
-	$(IBVERBS_CFLAGS)
+	$(IBVERBS_CFLAGS) $(PMEM2_CFLAGS)
 FUZZ_CORE_SRC = $(filter %.c,$(rpma_librpmacore_internal_la_SOURCES))
 
 EXTRA_DIST += $(FUZZ_TARGETS:%=tests/fuzz/fuzz_%.c)
@@ -18,12 +18,12 @@ EXTRA_DIST += $(FUZZ_TARGETS:%=tests/fuzz/fuzz_%.c)
 $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 		tests/fuzz/fuzz_mr_remote_from_descriptor.c $(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^ $(PMEM2_LIBS)
 
 $(FUZZ_DIR)/fuzz_peer_cfg_from_descriptor: \
 		tests/fuzz/fuzz_peer_cfg_from_descriptor.c $(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^ $(PMEM2_LIBS)
 
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mem.c -- rpma_ext_mem: argument checks and dispatch to a backend */
+#include "config.h"
+
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <sys/vfs.h>
+
+#include "errormsg.h"
+#include "fault_injection.h"
+#include "mem.h"
+
+#define KNOWN_FLAGS (RPMA_EXT_MEM_CREATE | RPMA_EXT_MEM_EVICTION_NOISE)
+
+bool
+rpma_mem_fd_is_durable(int fd)
+{
+	struct statfs st;
+
+	if (fstatfs(fd, &st) != 0)
+		return false;
+	return st.f_type != TMPFS_MAGIC && st.f_type != RAMFS_MAGIC;
+}
+
+int
+rpma_ext_mem_open(enum rpma_ext_mem_backend backend, const char *path,
+		size_t size, unsigned flags, struct rpma_ext_mem **mem_ptr)
+{
+	struct rpma_ext_mem *mem;
+	int ret;
+
+	if (path == NULL || mem_ptr == NULL)
+		return rpma_fail(RPMA_E_INVAL, "path or mem_ptr is NULL");
+	if (flags & ~KNOWN_FLAGS)
+		return rpma_fail(RPMA_E_INVAL, "unknown flags 0x%x", flags & ~KNOWN_FLAGS);
+	if ((flags & RPMA_EXT_MEM_EVICTION_NOISE) && backend != RPMA_EXT_MEM_CRASH)
+		return rpma_fail(RPMA_E_INVAL, "eviction noise is only for the crash backend");
+
+	RPMA_FAULT_INJECTION(rpma_fail(RPMA_E_NOMEM, "injected allocation failure"), {});
+	mem = calloc(1, sizeof(*mem));
+	if (mem == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate a memory object");
+	mem->backend = backend;
+
+	switch (backend) {
+	case RPMA_EXT_MEM_PMEM:
+		ret = rpma_mem_open_pmem(mem, path, size, flags);
+		break;
+	case RPMA_EXT_MEM_FILE:
+	case RPMA_EXT_MEM_CRASH:
+		ret = rpma_mem_open_file(mem, path, size, flags);
+		break;
+	default:
+		ret = rpma_fail(RPMA_E_INVAL, "unknown backend %d", (int)backend);
+		break;
+	}
+	if (ret) {
+		free(mem);
+		return ret;
+	}
+	*mem_ptr = mem;
+	return 0;
+}
+
+int
+rpma_ext_mem_close(struct rpma_ext_mem **mem_ptr)
+{
+	if (mem_ptr == NULL)
+		return RPMA_E_INVAL;
+	if (*mem_ptr == NULL)
+		return 0;
+	(*mem_ptr)->ops->close(*mem_ptr);
+	free(*mem_ptr);
+	*mem_ptr = NULL;
+	return 0;
+}
+
+int
+rpma_ext_mem_get_ptr(const struct rpma_ext_mem *mem, void **ptr)
+{
+	if (mem == NULL || ptr == NULL)
+		return RPMA_E_INVAL;
+	*ptr = mem->addr;
+	return 0;
+}
+
+int
+rpma_ext_mem_get_size(const struct rpma_ext_mem *mem, size_t *size)
+{
+	if (mem == NULL || size == NULL)
+		return RPMA_E_INVAL;
+	*size = mem->size;
+	return 0;
+}
+
+int
+rpma_ext_mem_get_backend(const struct rpma_ext_mem *mem,
+		enum rpma_ext_mem_backend *backend)
+{
+	if (mem == NULL || backend == NULL)
+		return RPMA_E_INVAL;
+	*backend = mem->backend;
+	return 0;
+}
+
+int
+rpma_ext_mem_is_durable(const struct rpma_ext_mem *mem, bool *durable)
+{
+	if (mem == NULL || durable == NULL)
+		return RPMA_E_INVAL;
+	*durable = mem->durable;
+	return 0;
+}
+
+int
+rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len)
+{
+	if (mem == NULL)
+		return RPMA_E_INVAL;
+	if (offset > mem->size || len > mem->size - offset)
+		return rpma_fail(RPMA_E_INVAL,
+			"persist range [%zu, +%zu) is outside the %zu-byte region",
+			offset, len, mem->size);
+	if (len == 0)
+		return 0;
+	return mem->ops->persist(mem, mem->addr + offset, len);
+}

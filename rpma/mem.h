@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mem.h -- persistence backends behind one interface (rpma_ext_mem_*).
+ * The generic part (mem.c) checks arguments and dispatches; each backend
+ * lives in its own file and fills the ops at open.
+ */
+#ifndef RPMA_MEM_H
+#define RPMA_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rpma.h"
+
+struct rpma_ext_mem;
+
+struct rpma_mem_ops {
+	/* make [addr, addr + len) durable; addr lies inside the region */
+	int (*persist)(struct rpma_ext_mem *mem, char *addr, size_t len);
+	void (*close)(struct rpma_ext_mem *mem);
+};
+
+struct rpma_ext_mem {
+	const struct rpma_mem_ops *ops;
+	enum rpma_ext_mem_backend backend;
+	char *addr;
+	size_t size;
+	bool durable;
+	/* device-dax or anonymous memory: safe to pin for RDMA */
+	bool registrable;
+	void *backend_data;
+};
+
+int rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,
+		unsigned flags);
+int rpma_mem_open_file(struct rpma_ext_mem *mem, const char *path, size_t size,
+		unsigned flags);
+
+/* whether the filesystem holding fd keeps data across power loss */
+bool rpma_mem_fd_is_durable(int fd);
+
+#endif
