@@ -32,7 +32,7 @@
  * A descriptor is valid when its usage is non-zero, its size is non-zero and
  * its last byte raddr + size - 1 does not pass 2^64 - 1; format 1 also needs
  * the magic, version 1, a known transport, zero reserved bits, no unknown
- * usage bits and a matching crc.
+ * usage bits, a matching crc, and a key within 32 bits for verbs.
  */
 #include "config.h"
 
@@ -109,6 +109,8 @@ rpma_mr_desc_encode(const struct rpma_mr_desc *d,
 		if (!transport_known(d->transport))
 			return rpma_fail(RPMA_E_INVAL, "unknown transport %d",
 				(int)d->transport);
+		if (d->transport == RPMA_EXT_TRANSPORT_VERBS && d->key > UINT32_MAX)
+			return rpma_fail(RPMA_E_INVAL, "a verbs key has 32 bits");
 		memcpy(p, v1_magic, sizeof(v1_magic));
 		p[4] = V1_VERSION;
 		p[5] = (unsigned char)d->transport;
@@ -194,6 +196,10 @@ decode_v1(const unsigned char *p, struct rpma_mr_desc *out)
 			(unsigned long long)(usage & ~(uint64_t)RPMA_MR_USAGE_ALL));
 
 	d.key = get_le(p + 8, 8);
+	if (transport == RPMA_EXT_TRANSPORT_VERBS && d.key > UINT32_MAX)
+		return rpma_fail(RPMA_E_NOSUPP,
+			"descriptor gives verbs a key wider than 32 bits (0x%llx)",
+			(unsigned long long)d.key);
 	d.raddr = get_le(p + 16, 8);
 	d.size = get_le(p + 24, 8);
 	d.usage = (int)usage;

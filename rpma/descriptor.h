@@ -34,7 +34,8 @@ size_t rpma_mr_desc_size(enum rpma_mr_desc_format format);
 /*
  * Serialise d into buf (rpma_mr_desc_size(format) bytes, any alignment).
  * RPMA_E_INVAL when the fields do not fit the format: format 0 carries only
- * verbs regions with a 32-bit key; both need a non-zero usage within 0xFF.
+ * verbs regions; a verbs key has 32 bits; both need a non-zero usage within
+ * 0xFF.
  */
 int rpma_mr_desc_encode(const struct rpma_mr_desc *d,
 		enum rpma_mr_desc_format format, void *buf);

@@ -14,9 +14,6 @@
 
 #include "rpma.h"
 
-/* below every threshold: fault-injection reports */
-#define RPMA_LOG_LEVEL_ALWAYS (-2)
-
 extern _Atomic int rpma_log_threshold[RPMA_LOG_THRESHOLD_MAX];
 extern _Atomic(rpma_log_function *) rpma_log_function_current;
 
@@ -46,6 +43,5 @@ void rpma_log_default_function(enum rpma_log_level level, const char *file_name,
 #define RPMA_LOG_NOTICE(f, ...)	RPMA_LOG(RPMA_LOG_LEVEL_NOTICE, f, ##__VA_ARGS__)
 #define RPMA_LOG_INFO(f, ...)	RPMA_LOG(RPMA_LOG_LEVEL_INFO, f, ##__VA_ARGS__)
 #define RPMA_LOG_DEBUG(f, ...)	RPMA_LOG(RPMA_LOG_LEVEL_DEBUG, f, ##__VA_ARGS__)
-#define RPMA_LOG_ALWAYS(f, ...)	RPMA_LOG(RPMA_LOG_LEVEL_ALWAYS, f, ##__VA_ARGS__)
 
 #endif

@@ -34,20 +34,19 @@ rpma_log_default_function(enum rpma_log_level level, const char *file_name,
 {
 	char message[1024];
 	char where[256] = "";
-	const char *name = "*ALWAYS*";
-	int prio = LOG_NOTICE;
+	const char *name;
+	int prio;
 	va_list ap;
+
+	if ((int)level < RPMA_LOG_LEVEL_FATAL || level > RPMA_LOG_LEVEL_DEBUG)
+		return;
+	name = level_names[level];
+	prio = level_syslog[level];
 
 	va_start(ap, message_format);
 	vsnprintf(message, sizeof(message), message_format, ap);
 	va_end(ap);
 
-	if ((int)level >= RPMA_LOG_LEVEL_FATAL && level <= RPMA_LOG_LEVEL_DEBUG) {
-		name = level_names[level];
-		prio = level_syslog[level];
-	} else if ((int)level != RPMA_LOG_LEVEL_ALWAYS) {
-		return;
-	}
 	if (file_name != NULL) {
 		const char *base = strrchr(file_name, '/');
 		snprintf(where, sizeof(where), "%s: %d: %s: ",
@@ -57,8 +56,7 @@ rpma_log_default_function(enum rpma_log_level level, const char *file_name,
 	/* the message already ends with "\n" */
 	syslog(LOG_LOCAL7 | prio, "%s %s%s", name, where, message);
 
-	if ((int)level <= atomic_load(&rpma_log_threshold[RPMA_LOG_THRESHOLD_AUX])
-	    || (int)level == RPMA_LOG_LEVEL_ALWAYS) {
+	if ((int)level <= atomic_load(&rpma_log_threshold[RPMA_LOG_THRESHOLD_AUX])) {
 		struct timeval tv;
 		struct tm tm;
 		char stamp[32] = "";

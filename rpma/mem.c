@@ -36,6 +36,10 @@ rpma_ext_mem_open(enum rpma_ext_mem_backend backend, const char *path,
 	if ((flags & RPMA_EXT_MEM_EVICTION_NOISE) && backend != RPMA_EXT_MEM_CRASH)
 		return rpma_fail(RPMA_E_INVAL, "eviction noise is only for the crash backend");
 
+	if (backend != RPMA_EXT_MEM_PMEM && backend != RPMA_EXT_MEM_FILE &&
+	    backend != RPMA_EXT_MEM_CRASH)
+		return rpma_fail(RPMA_E_INVAL, "unknown backend %d", (int)backend);
+
 	RPMA_FAULT_INJECTION(rpma_fail(RPMA_E_NOMEM, "injected allocation failure"), {});
 	mem = calloc(1, sizeof(*mem));
 	if (mem == NULL)
@@ -46,12 +50,8 @@ rpma_ext_mem_open(enum rpma_ext_mem_backend backend, const char *path,
 	case RPMA_EXT_MEM_PMEM:
 		ret = rpma_mem_open_pmem(mem, path, size, flags);
 		break;
-	case RPMA_EXT_MEM_FILE:
-	case RPMA_EXT_MEM_CRASH:
-		ret = rpma_mem_open_file(mem, path, size, flags);
-		break;
 	default:
-		ret = rpma_fail(RPMA_E_INVAL, "unknown backend %d", (int)backend);
+		ret = rpma_mem_open_file(mem, path, size, flags);
 		break;
 	}
 	if (ret) {

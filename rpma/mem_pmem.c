@@ -64,13 +64,18 @@ rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL)
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate pmem backend state");
-	pd->fd = open(path, O_RDWR | ((flags & RPMA_EXT_MEM_CREATE) ? O_CREAT : 0), 0600);
+	pd->fd = open(path, O_RDWR | O_CLOEXEC |
+			((flags & RPMA_EXT_MEM_CREATE) ? O_CREAT : 0), 0600);
 	if (pd->fd < 0) {
 		ret = rpma_fail(RPMA_E_INVAL, "cannot open %s: %s", path, strerror(errno));
 		goto err_free;
 	}
 	if (fstat(pd->fd, &st) != 0) {
 		ret = rpma_fail(RPMA_E_PROVIDER, "cannot stat %s: %s", path, strerror(errno));
+		goto err_close;
+	}
+	if (S_ISREG(st.st_mode) && size == 0 && st.st_size == 0) {
+		ret = rpma_fail(RPMA_E_INVAL, "%s is empty and no size was given", path);
 		goto err_close;
 	}
 	if (S_ISREG(st.st_mode) && size != 0 && (size_t)st.st_size < size) {

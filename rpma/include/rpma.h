@@ -190,10 +190,11 @@ int rpma_srq_cfg_get_rcq_size(const struct rpma_srq_cfg *cfg, uint32_t *rcq_size
 /* extensions (not in librpma)                                        */
 
 /*
- * The reason for the calling thread's most recent failure, e.g.
- * "descriptor checksum mismatch (stored 0x1234abcd, computed 0x...)".
- * Never NULL; "" when nothing failed yet.  Valid until the thread's next
- * failing call.
+ * Why the calling thread's most recent failure that had a reason beyond its
+ * error code failed: parsing, I/O, resources, e.g. "descriptor checksum
+ * mismatch (stored 0x1234abcd, computed 0x...)".  A NULL or out-of-range
+ * argument to a getter or setter records nothing.  Never NULL; "" when
+ * nothing was recorded yet.  Read it right after the failing call.
  */
 const char *rpma_ext_errormsg(void);
 
