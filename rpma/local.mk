@@ -7,20 +7,28 @@ RPMA_CPPFLAGS = -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma
 # the convenience library to reach internals such as fault injection.
 noinst_LTLIBRARIES += rpma/librpmacore_internal.la
 rpma_librpmacore_internal_la_SOURCES = \
+	rpma/conn.c rpma/conn.h \
 	rpma/conn_cfg.c rpma/conn_cfg.h \
+	rpma/cq.c rpma/cq.h \
 	rpma/crc32c.c rpma/crc32c.h \
 	rpma/descriptor.c rpma/descriptor.h \
+	rpma/ep.c \
 	rpma/err.c rpma/errormsg.h \
 	rpma/fault_injection.c rpma/fault_injection.h \
 	rpma/log.c rpma/log.h rpma/log_default.c \
 	rpma/mem.c rpma/mem.h rpma/mem_file.c rpma/mem_pmem.c \
+	rpma/mr.c rpma/mr.h \
 	rpma/mr_remote.c rpma/mr_remote.h \
+	rpma/ofi/ofi.h rpma/ofi/ofi_conn.c rpma/ofi/ofi_ep.c \
+	rpma/ofi/ofi_peer.c rpma/ofi/ofi_progress.c rpma/ofi/ofi_request.c \
+	rpma/peer.c rpma/peer.h \
 	rpma/peer_cfg.c rpma/peer_cfg.h \
+	rpma/provider.h \
 	rpma/srq_cfg.c rpma/srq_cfg.h
 
 
-rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS)
-rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS)
+rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS)
+rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(FABRIC_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS)
 
 lib_LTLIBRARIES += rpma/librpmacore.la
 rpma_librpmacore_la_SOURCES =

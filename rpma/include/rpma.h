@@ -177,6 +177,120 @@ int rpma_conn_cfg_set_srq(struct rpma_conn_cfg *cfg, struct rpma_srq *srq);
 int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg, struct rpma_srq **srq_ptr);
 
 /* ------------------------------------------------------------------ */
+/* utilities                                                          */
+
+int rpma_utils_get_ibv_context(const char *addr,
+		enum rpma_util_ibv_context_type type,
+		struct ibv_context **ibv_ctx_ptr);
+int rpma_utils_ibv_context_is_odp_capable(struct ibv_context *ibv_ctx,
+		int *is_odp_capable);
+
+/* ------------------------------------------------------------------ */
+/* peer: one per device (verbs) or fabric domain (ofi extension)       */
+
+int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr);
+int rpma_peer_delete(struct rpma_peer **peer_ptr);
+
+/* ------------------------------------------------------------------ */
+/* local memory regions                                               */
+
+int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
+		struct rpma_mr_local **mr_ptr);
+int rpma_mr_dereg(struct rpma_mr_local **mr_ptr);
+int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc);
+int rpma_mr_get_descriptor_size(const struct rpma_mr_local *mr,
+		size_t *desc_size);
+int rpma_mr_get_ptr(const struct rpma_mr_local *mr, void **ptr);
+int rpma_mr_get_size(const struct rpma_mr_local *mr, size_t *size);
+int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len,
+		int advice, uint32_t flags);
+
+/* ------------------------------------------------------------------ */
+/* listening endpoint                                                 */
+
+int rpma_ep_listen(struct rpma_peer *peer, const char *addr, const char *port,
+		struct rpma_ep **ep_ptr);
+int rpma_ep_shutdown(struct rpma_ep **ep_ptr);
+int rpma_ep_get_fd(const struct rpma_ep *ep, int *fd);
+int rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+		struct rpma_conn_req **req_ptr);
+
+/* ------------------------------------------------------------------ */
+/* connection requests                                                */
+
+int rpma_conn_req_new(struct rpma_peer *peer, const char *addr,
+		const char *port, const struct rpma_conn_cfg *cfg,
+		struct rpma_conn_req **req_ptr);
+int rpma_conn_req_delete(struct rpma_conn_req **req_ptr);
+int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
+		const struct rpma_conn_private_data *pdata,
+		struct rpma_conn **conn_ptr);
+int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst,
+		size_t offset, size_t len, const void *op_context);
+int rpma_conn_req_get_private_data(const struct rpma_conn_req *req,
+		struct rpma_conn_private_data *pdata);
+
+/* ------------------------------------------------------------------ */
+/* connections                                                        */
+
+int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd);
+int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event);
+int rpma_conn_get_private_data(const struct rpma_conn *conn,
+		struct rpma_conn_private_data *pdata);
+int rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn,
+		const struct rpma_peer_cfg *pcfg);
+int rpma_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num);
+int rpma_conn_get_cq(const struct rpma_conn *conn, struct rpma_cq **cq_ptr);
+int rpma_conn_get_rcq(const struct rpma_conn *conn, struct rpma_cq **rcq_ptr);
+int rpma_conn_get_compl_fd(const struct rpma_conn *conn, int *fd);
+int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq,
+		bool *is_rcq);
+int rpma_conn_disconnect(struct rpma_conn *conn);
+int rpma_conn_delete(struct rpma_conn **conn_ptr);
+
+int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst,
+		size_t dst_offset, const struct rpma_mr_remote *src,
+		size_t src_offset, size_t len, int flags, const void *op_context);
+int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const struct rpma_mr_local *src,
+		size_t src_offset, size_t len, int flags, const void *op_context);
+int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const struct rpma_mr_local *src,
+		size_t src_offset, size_t len, int flags, uint32_t imm,
+		const void *op_context);
+int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const char src[8], int flags,
+		const void *op_context);
+int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, size_t len, enum rpma_flush_type type,
+		int flags, const void *op_context);
+int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src,
+		size_t offset, size_t len, int flags, const void *op_context);
+int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src,
+		size_t offset, size_t len, int flags, uint32_t imm,
+		const void *op_context);
+int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset,
+		size_t len, const void *op_context);
+
+/* ------------------------------------------------------------------ */
+/* completion queues: completions are struct ibv_wc on every provider */
+
+int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd);
+int rpma_cq_wait(struct rpma_cq *cq);
+int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
+		int *num_entries_got);
+
+/* ------------------------------------------------------------------ */
+/* shared receive queues                                              */
+
+int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg,
+		struct rpma_srq **srq_ptr);
+int rpma_srq_delete(struct rpma_srq **srq_ptr);
+int rpma_srq_recv(struct rpma_srq *srq, struct rpma_mr_local *dst,
+		size_t offset, size_t len, const void *op_context);
+int rpma_srq_get_rcq(const struct rpma_srq *srq, struct rpma_cq **rcq_ptr);
+
+/* ------------------------------------------------------------------ */
 /* shared receive queue configuration                                 */
 
 int rpma_srq_cfg_new(struct rpma_srq_cfg **cfg_ptr);
@@ -254,6 +368,41 @@ int rpma_ext_mem_get_backend(const struct rpma_ext_mem *mem,
 /* whether a persisted range survives power loss (false for /dev/shm) */
 int rpma_ext_mem_is_durable(const struct rpma_ext_mem *mem, bool *durable);
 int rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* extension: the libfabric provider and registering backend memory    */
+
+/*
+ * A peer on a libfabric provider instead of an RDMA device: "tcp" or
+ * "net" (FI_EP_MSG over TCP), or "shm" (same host only; its fast path does
+ * not check keys, so only for a trusted, same-user peer).  Everything else
+ * in this API then works over that fabric.
+ */
+int rpma_ext_peer_new_ofi(const char *provider, struct rpma_peer **peer_ptr);
+
+/* which transport a peer uses (verbs or an ofi provider) */
+int rpma_ext_peer_get_transport(const struct rpma_peer *peer,
+		enum rpma_ext_transport *transport);
+
+/*
+ * Register the whole of a persistence backend's memory.  A flush request
+ * for PERSISTENT served on this region (GPSPM) persists the range with the
+ * backend; a region registered with rpma_mr_reg() can only be made
+ * persistent by a CPU cache flush, which assumes the memory is PMem.
+ */
+int rpma_ext_mr_reg_mem(struct rpma_peer *peer, struct rpma_ext_mem *mem,
+		int usage, struct rpma_mr_local **mr_ptr);
+
+/* how rpma_flush() reaches its guarantee on a connection */
+enum rpma_ext_flush_method {
+	RPMA_EXT_FLUSH_NONE = 0,	/* no flush possible */
+	RPMA_EXT_FLUSH_APM = 1,		/* RDMA READ after WRITE (verbs) */
+	RPMA_EXT_FLUSH_GPSPM = 2,	/* a request the target's CPU serves */
+	RPMA_EXT_FLUSH_NATIVE = 3,	/* ibv_wr_flush (rdma-core >= 45) */
+};
+
+int rpma_ext_conn_get_flush_method(const struct rpma_conn *conn,
+		enum rpma_flush_type type, enum rpma_ext_flush_method *method);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* conn.h -- the generic parts of endpoints, requests and connections */
+#ifndef RPMA_CONN_H
+#define RPMA_CONN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "provider.h"
+
+struct rpma_ep {
+	const struct rpma_ep_ops *ops;
+	struct rpma_peer *peer;
+};
+
+struct rpma_conn_req {
+	const struct rpma_conn_req_ops *ops;
+	struct rpma_peer *peer;
+	struct rpma_conn_private_data pdata;	/* owned copy; passive side */
+};
+
+struct rpma_conn {
+	const struct rpma_conn_ops *ops;
+	struct rpma_peer *peer;
+	struct rpma_cq *cq;
+	struct rpma_cq *rcq;			/* NULL: receives go to cq */
+	bool shared_channel;
+	struct rpma_conn_private_data pdata;	/* owned copy */
+	/* the remote side declared direct write to PMem (peer cfg) */
+	atomic_bool direct_write_to_pmem;
+	/* how each flush type is reached (chosen by the provider) */
+	enum rpma_ext_flush_method flush_method[2];
+};
+
+/* copy [ptr, ptr + len) into pdata (len 0: none) */
+int rpma_private_data_store(struct rpma_conn_private_data *pdata,
+		const void *ptr, size_t len);
+void rpma_private_data_discard(struct rpma_conn_private_data *pdata);
+
+#endif

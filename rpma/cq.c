@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* cq.c -- rpma_cq: the completion ring and its wake-up fd */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cq.h"
+#include "errormsg.h"
+#include "log.h"
+
+static int
+cq_new(uint32_t min_entries, struct rpma_cq *with, struct rpma_cq **cq_ptr)
+{
+	struct rpma_cq *cq;
+	uint32_t cap = 64;
+
+	while (cap < min_entries && cap < (1u << 30))
+		cap <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate a completion queue");
+	cq->ring = calloc(cap, sizeof(*cq->ring));
+	if (cq->ring == NULL) {
+		free(cq);
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate %u completions", cap);
+	}
+	cq->efd_owned = with == NULL;
+	cq->efd = with ? with->efd : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cq->efd < 0) {
+		free(cq->ring);
+		free(cq);
+		return rpma_fail(RPMA_E_PROVIDER, "eventfd: %s", strerror(errno));
+	}
+	cq->mask = cap - 1;
+	pthread_mutex_init(&cq->lock, NULL);
+	*cq_ptr = cq;
+	return 0;
+}
+
+int
+rpma_cq_new(uint32_t min_entries, struct rpma_cq **cq_ptr)
+{
+	return cq_new(min_entries, NULL, cq_ptr);
+}
+
+int
+rpma_cq_new_shared(uint32_t min_entries, struct rpma_cq *with,
+		struct rpma_cq **cq_ptr)
+{
+	return cq_new(min_entries, with, cq_ptr);
+}
+
+void
+rpma_cq_delete(struct rpma_cq *cq)
+{
+	if (cq == NULL)
+		return;
+	pthread_mutex_destroy(&cq->lock);
+	if (cq->efd_owned)
+		close(cq->efd);
+	free(cq->ring);
+	free(cq);
+}
+
+void
+rpma_cq_push(struct rpma_cq *cq, const struct ibv_wc *wc, int n)
+{
+	bool wake;
+
+	pthread_mutex_lock(&cq->lock);
+	for (int i = 0; i < n; i++) {
+		if (cq->tail - cq->head > cq->mask) {
+			/* like a hardware CQ overrun: the queue is broken */
+			cq->overrun = true;
+			break;
+		}
+		cq->ring[cq->tail & cq->mask] = wc[i];
+		cq->tail++;
+	}
+	wake = cq->waiter || cq->fd_exported;
+	cq->waiter = false;
+	pthread_mutex_unlock(&cq->lock);
+
+	if (wake) {
+		uint64_t one = 1;
+		if (write(cq->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			RPMA_LOG_ERROR("cannot signal a completion queue: %s",
+				strerror(errno));
+	}
+}
+
+int
+rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
+{
+	if (cq == NULL || fd == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&((struct rpma_cq *)cq)->lock);
+	((struct rpma_cq *)cq)->fd_exported = true;
+	pthread_mutex_unlock(&((struct rpma_cq *)cq)->lock);
+	*fd = cq->efd;
+	return 0;
+}
+
+int
+rpma_cq_block(struct rpma_cq *const *cqs, int n)
+{
+	struct pollfd pfd = { .fd = cqs[0]->efd, .events = POLLIN };
+	uint64_t v;
+
+	/* announce the wait on every ring before the last look at them */
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&cqs[i]->lock);
+		if (cqs[i]->tail != cqs[i]->head || cqs[i]->overrun) {
+			pthread_mutex_unlock(&cqs[i]->lock);
+			/* consume a pending wake-up so the fd reflects the rings */
+			(void)!read(pfd.fd, &v, sizeof(v));
+			return 0;
+		}
+		cqs[i]->waiter = true;
+		pthread_mutex_unlock(&cqs[i]->lock);
+	}
+	while (poll(&pfd, 1, -1) < 0) {
+		if (errno != EINTR)
+			return rpma_fail(RPMA_E_NO_COMPLETION, "poll: %s", strerror(errno));
+	}
+	(void)!read(pfd.fd, &v, sizeof(v));
+	return 0;
+}
+
+int
+rpma_cq_wait(struct rpma_cq *cq)
+{
+	if (cq == NULL)
+		return RPMA_E_INVAL;
+	if (cq->shared_channel)
+		return RPMA_E_SHARED_CHANNEL;
+	return rpma_cq_block(&cq, 1);
+}
+
+int
+rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
+		int *num_entries_got)
+{
+	int n = 0;
+
+	if (cq == NULL || wc == NULL || num_entries < 1 ||
+	    (num_entries_got == NULL && num_entries != 1))
+		return RPMA_E_INVAL;
+
+	pthread_mutex_lock(&cq->lock);
+	while (n < num_entries && cq->head != cq->tail) {
+		wc[n++] = cq->ring[cq->head & cq->mask];
+		cq->head++;
+	}
+	if (n == 0 && cq->overrun) {
+		pthread_mutex_unlock(&cq->lock);
+		return rpma_fail(RPMA_E_PROVIDER,
+			"completion queue overrun: completions were lost");
+	}
+	pthread_mutex_unlock(&cq->lock);
+	if (n == 0)
+		return RPMA_E_NO_COMPLETION;
+	if (num_entries_got)
+		*num_entries_got = n;
+	return 0;
+}

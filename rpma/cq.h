@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cq.h -- a completion queue the core fills: a ring of struct ibv_wc that a
+ * provider's progress thread pushes into and the application drains with
+ * rpma_cq_get_wc().  Its fd (an eventfd) is readable when completions wait.
+ */
+#ifndef RPMA_CQ_H
+#define RPMA_CQ_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpma.h"
+
+struct rpma_cq {
+	pthread_mutex_t lock;
+	struct ibv_wc *ring;
+	uint32_t mask;		/* capacity - 1; capacity a power of two */
+	uint64_t head;		/* next to pop */
+	uint64_t tail;		/* next to push */
+	int efd;
+	bool efd_owned;		/* false: efd belongs to the cq it shares with */
+	bool waiter;		/* someone blocks on efd: signal pushes */
+	bool fd_exported;	/* the application polls efd itself */
+	bool overrun;
+	bool shared_channel;	/* the conn's cq and rcq share one fd */
+};
+
+int rpma_cq_new(uint32_t min_entries, struct rpma_cq **cq_ptr);
+/* a second ring signalling the first one's fd (a shared channel) */
+int rpma_cq_new_shared(uint32_t min_entries, struct rpma_cq *with,
+		struct rpma_cq **cq_ptr);
+/* block until one of the rings (sharing cqs[0]'s fd) has completions */
+int rpma_cq_block(struct rpma_cq *const *cqs, int n);
+static inline bool
+rpma_cq_has_entries(struct rpma_cq *cq)
+{
+	bool has;
+
+	pthread_mutex_lock(&cq->lock);
+	has = cq->tail != cq->head || cq->overrun;
+	pthread_mutex_unlock(&cq->lock);
+	return has;
+}
+void rpma_cq_delete(struct rpma_cq *cq);
+/* producer side: append n completions and wake a waiter if needed */
+void rpma_cq_push(struct rpma_cq *cq, const struct ibv_wc *wc, int n);
+
+#endif

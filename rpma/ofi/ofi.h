@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ofi.h -- the libfabric provider: FI_EP_MSG endpoints (tcp, net).
+ *
+ * Connections carry, besides the application's operations, the core's own
+ * requests to the target: a flush (GPSPM) or an 8-byte atomic write.  A
+ * request is an RMA write of a 32-byte record into the target's request
+ * area with remote CQ data naming the slot; the target's progress thread
+ * serves it in order and answers with a 0-byte write whose CQ data carries
+ * the slot and a status.  Remote CQ data consumes no posted receive on these
+ * providers (no FI_RX_CQ_DATA mode), so the application's send/recv are
+ * untouched.  The request follows the writes it covers because the endpoint
+ * orders write-after-write; where it does not, the request is fenced.
+ *
+ * CQ data layout (64 bits): bits 63..56 tag, 55..48 status, 47..0 slot or,
+ * with tag 0, the application's 32-bit immediate.
+ */
+#ifndef RPMA_OFI_H
+#define RPMA_OFI_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "conn.h"
+#include "peer.h"
+
+#define OFI_API_VERSION FI_VERSION(1, 17)
+
+#define OFI_TAG_USER	0x00ull
+#define OFI_TAG_REQ	0xC1ull
+#define OFI_TAG_RESP	0xC2ull
+#define OFI_DATA(tag, status, slot) \
+	(((uint64_t)(tag) << 56) | ((uint64_t)(status) << 48) | (uint64_t)(slot))
+#define OFI_DATA_TAG(d)		((d) >> 56)
+#define OFI_DATA_STATUS(d)	(((d) >> 48) & 0xff)
+#define OFI_DATA_SLOT(d)	((d) & 0xffffffffffffull)
+
+/* a request record in the target's request area (little-endian) */
+struct ofi_request {
+	uint8_t op;		/* enum ofi_request_op */
+	uint8_t reserved[3];
+	uint32_t len;
+	uint64_t key;		/* the target region's key */
+	uint64_t addr;		/* as the initiator addresses it: raddr + offset */
+	uint64_t value;		/* atomic write: the 8 bytes */
+};
+_Static_assert(sizeof(struct ofi_request) == 32, "request record is 32 bytes");
+
+enum ofi_request_op {
+	OFI_REQ_FLUSH_PERSISTENT = 1,
+	OFI_REQ_FLUSH_VISIBILITY = 2,
+	OFI_REQ_ATOMIC_WRITE = 3,
+};
+
+/* what the target answers (the status byte of the response) */
+enum ofi_status {
+	OFI_STATUS_OK = 0,
+	OFI_STATUS_NO_REGION = 1,	/* no region with that key */
+	OFI_STATUS_RANGE = 2,		/* outside the region */
+	OFI_STATUS_USAGE = 3,		/* region not registered for it */
+	OFI_STATUS_PERSIST = 4,		/* the backend failed to persist */
+	OFI_STATUS_BAD_REQUEST = 5,
+};
+
+/* the core's hello, first in the connection's private data (little-endian) */
+struct ofi_hello {
+	char magic[4];		/* "RPMC" */
+	uint8_t version;	/* 1 */
+	uint8_t reserved;
+	uint16_t nslots;	/* request slots the sender serves */
+	uint64_t req_key;	/* its request area */
+	uint64_t req_raddr;
+	uint64_t reserved2;
+};
+_Static_assert(sizeof(struct ofi_hello) == 32, "hello is 32 bytes");
+
+struct ofi_progress;
+
+struct ofi_peer {
+	struct rpma_peer base;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	bool virt_addr;		/* FI_MR_VIRT_ADDR: remote addresses are VAs */
+	bool prov_key;		/* FI_MR_PROV_KEY: the provider picks keys */
+	bool ordered_waw;	/* a request cannot overtake earlier writes */
+	struct ofi_progress *progress;
+};
+
+enum ofi_op_kind {
+	OFI_OP_READ, OFI_OP_WRITE, OFI_OP_SEND, OFI_OP_RECV,
+	OFI_OP_INTERNAL,	/* a request or response: no completion of its own */
+};
+
+/* one posted operation; its address is the libfabric context */
+struct ofi_op {
+	const void *op_context;
+	const struct rpma_mr_local *mr;	/* held until completion */
+	uint8_t kind;
+	bool signaled;
+	bool to_rcq;
+	bool in_use;
+	struct ofi_op *next_free;
+};
+
+/* an outstanding request of ours, by slot */
+struct ofi_pending {
+	const void *op_context;
+	bool in_use;
+	bool signaled;
+	enum ibv_wc_opcode opcode;
+};
+
+struct ofi_conn {
+	struct rpma_conn base;
+	struct ofi_peer *peer;
+	struct fid_ep *ep;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	int eq_fd;
+	int cq_fd;
+	bool passive;
+	atomic_bool closed;
+
+	pthread_mutex_t ops_lock;
+	struct ofi_op *ops;
+	uint32_t nops;
+	struct ofi_op *free_ops;
+
+	/* requests others send us */
+	struct ofi_request *req_area;
+	struct fid_mr *req_mr;
+	uint16_t nslots;
+	struct ofi_op internal_op;	/* context of requests and responses */
+
+	/* requests we send */
+	struct ofi_request *stage;
+	struct fid_mr *stage_mr;
+	struct ofi_pending *pending;
+	uint16_t remote_nslots;
+	uint64_t remote_req_key;
+	uint64_t remote_req_raddr;
+	bool have_remote_hello;
+	uint32_t next_slot;
+
+	struct ofi_conn *next;		/* progress thread's list */
+};
+
+struct ofi_conn_req {
+	struct rpma_conn_req base;
+	struct ofi_conn *conn;		/* built at request time, armed at connect */
+	struct fid_pep *pep;		/* passive side: for fi_reject */
+	struct fi_info *info;
+};
+
+struct ofi_ep {
+	struct rpma_ep base;
+	struct ofi_peer *peer;
+	struct fi_info *info;
+	struct fid_pep *pep;
+	struct fid_eq *eq;
+	int eq_fd;
+};
+
+extern const struct rpma_conn_ops rpma_ofi_conn_ops;
+extern const struct rpma_conn_req_ops rpma_ofi_conn_req_ops;
+extern const struct rpma_ep_ops rpma_ofi_ep_ops;
+
+int rpma_ofi_err(int fi_ret, const char *what);
+struct fi_info *rpma_ofi_hints(const struct ofi_peer *peer);
+int rpma_ofi_mr_reg_raw(struct ofi_peer *peer, void *ptr, size_t size,
+		uint64_t access, struct fid_mr **mr_out);
+/* a blocking read honours O_NONBLOCK set on the event fd */
+bool rpma_ofi_fd_nonblocking(int fd);
+
+/* connection objects (ofi_conn.c) */
+int rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
+		const struct rpma_conn_cfg *cfg, bool passive,
+		struct ofi_conn **conn_ptr);
+void rpma_ofi_conn_free(struct ofi_conn *conn);
+void rpma_ofi_hello_fill(const struct ofi_conn *conn, struct ofi_hello *h);
+int rpma_ofi_hello_take(struct ofi_conn *conn, const void *data, size_t len,
+		struct rpma_conn_private_data *user);
+int rpma_ofi_conn_req_new(struct rpma_peer *peer, const char *addr,
+		const char *port, const struct rpma_conn_cfg *cfg,
+		struct rpma_conn_req **req_ptr);
+int rpma_ofi_ep_listen(struct rpma_peer *peer, const char *addr,
+		const char *port, struct rpma_ep **ep_ptr);
+int rpma_ofi_post_recv(struct ofi_conn *conn, const struct rpma_op *op);
+/* handle what the CQ holds; returns how many entries (progress thread) */
+int rpma_ofi_conn_progress(struct ofi_conn *conn);
+/* fail every outstanding request of ours (the connection is gone) */
+void rpma_ofi_conn_fail_pending(struct ofi_conn *conn);
+
+/* progress (ofi_progress.c) */
+int rpma_ofi_progress_add(struct ofi_peer *peer, struct ofi_conn *conn);
+void rpma_ofi_progress_remove(struct ofi_peer *peer, struct ofi_conn *conn);
+void rpma_ofi_progress_stop(struct ofi_peer *peer);
+
+/* requests (ofi_request.c) */
+int rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
+		enum ofi_request_op rop);
+void rpma_ofi_request_serve(struct ofi_conn *conn, uint64_t slot);
+void rpma_ofi_request_answered(struct ofi_conn *conn, uint64_t slot,
+		unsigned status);
+
+#endif

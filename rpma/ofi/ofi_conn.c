@@ -1,0 +1,842 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ofi_conn.c -- connections on libfabric: setup (requests, accept,
+ * connect), events, the data-path operations and their completions.
+ *
+ * Every operation is posted with a completion so the core knows when a
+ * local region is no longer in use; completions the application did not ask
+ * for (RPMA_F_COMPLETION_ON_ERROR that succeeded) are dropped by the
+ * progress thread, which is the only reader of the connection's CQ.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn_cfg.h"
+#include "cq.h"
+#include "errormsg.h"
+#include "fault_injection.h"
+#include "log.h"
+#include "mr.h"
+#include "mr_remote.h"
+#include "ofi.h"
+
+#define HELLO_MAGIC "RPMC"
+#define HELLO_VERSION 1
+#define MAX_PDATA_WITH_HELLO 256	/* what tcp and net carry in CM data */
+#define POST_RETRIES 1000
+
+static uint32_t
+qp_num_of(const struct ofi_conn *conn)
+{
+	return (uint32_t)((uintptr_t)conn >> 4);
+}
+
+void
+rpma_ofi_hello_fill(const struct ofi_conn *conn, struct ofi_hello *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, HELLO_MAGIC, 4);
+	h->version = HELLO_VERSION;
+	h->nslots = htole16(conn->nslots);
+	h->req_key = htole64(fi_mr_key(conn->req_mr));
+	h->req_raddr = htole64(conn->peer->virt_addr ?
+		(uint64_t)(uintptr_t)conn->req_area : 0);
+}
+
+int
+rpma_ofi_hello_take(struct ofi_conn *conn, const void *data, size_t len,
+		struct rpma_conn_private_data *user)
+{
+	struct ofi_hello h;
+
+	if (len < sizeof(h))
+		return rpma_fail(RPMA_E_PROVIDER,
+			"peer sent %zu bytes of connection data, no core hello", len);
+	memcpy(&h, data, sizeof(h));
+	if (memcmp(h.magic, HELLO_MAGIC, 4) != 0 || h.version != HELLO_VERSION)
+		return rpma_fail(RPMA_E_PROVIDER,
+			"peer's connection data has no core hello of version %d",
+			HELLO_VERSION);
+	conn->remote_nslots = le16toh(h.nslots);
+	conn->remote_req_key = le64toh(h.req_key);
+	conn->remote_req_raddr = le64toh(h.req_raddr);
+	if (conn->remote_nslots == 0)
+		return rpma_fail(RPMA_E_PROVIDER, "peer serves no request slots");
+	if (conn->remote_nslots > conn->nslots)
+		conn->remote_nslots = conn->nslots;	/* our pending table's size */
+	conn->have_remote_hello = true;
+	return rpma_private_data_store(user, (const char *)data + sizeof(h),
+			len - sizeof(h));
+}
+
+/* ---------------------------------------------------------------- */
+/* setup                                                            */
+
+static void
+cfg_read(const struct rpma_conn_cfg *cfg, uint32_t *cq, uint32_t *rcq,
+		uint32_t *sq, uint32_t *rq, bool *shared)
+{
+	struct rpma_conn_cfg *tmp = NULL;
+
+	if (cfg == NULL) {
+		if (rpma_conn_cfg_new(&tmp)) {
+			*cq = *sq = *rq = RPMA_CONN_CFG_DEFAULT_Q_SIZE;
+			*rcq = 0;
+			*shared = false;
+			return;
+		}
+		cfg = tmp;
+	}
+	rpma_conn_cfg_get_cq_size(cfg, cq);
+	rpma_conn_cfg_get_rcq_size(cfg, rcq);
+	rpma_conn_cfg_get_sq_size(cfg, sq);
+	rpma_conn_cfg_get_rq_size(cfg, rq);
+	rpma_conn_cfg_get_compl_channel(cfg, shared);
+	rpma_conn_cfg_delete(&tmp);
+}
+
+static void *
+area_alloc(size_t size)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, size))
+		return NULL;
+	memset(p, 0, size);
+	return p;
+}
+
+int
+rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
+		const struct rpma_conn_cfg *cfg, bool passive,
+		struct ofi_conn **conn_ptr)
+{
+	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_FD };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_FD };
+	uint32_t cq_size, rcq_size, sq_size, rq_size, nops;
+	struct ofi_conn *conn;
+	bool shared;
+	int ret;
+
+	if (cfg) {
+		struct rpma_srq *srq = NULL;
+		rpma_conn_cfg_get_srq(cfg, &srq);
+		if (srq)
+			return rpma_fail(RPMA_E_NOSUPP,
+				"shared receive queues are not available on libfabric");
+	}
+	cfg_read(cfg, &cq_size, &rcq_size, &sq_size, &rq_size, &shared);
+	if (sq_size == 0 || cq_size == 0)
+		return rpma_fail(RPMA_E_INVAL, "send and completion queues need at least 1 entry");
+
+	RPMA_FAULT_INJECTION(rpma_fail(RPMA_E_NOMEM, "injected allocation failure"), {});
+	conn = calloc(1, sizeof(*conn));
+	if (conn == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate a connection");
+	conn->peer = peer;
+	conn->passive = passive;
+	conn->base.peer = &peer->base;
+	conn->base.ops = &rpma_ofi_conn_ops;
+	conn->base.shared_channel = shared;
+	/* the target's CPU serves both flush types (GPSPM) */
+	conn->base.flush_method[RPMA_FLUSH_TYPE_PERSISTENT] = RPMA_EXT_FLUSH_GPSPM;
+	conn->base.flush_method[RPMA_FLUSH_TYPE_VISIBILITY] = RPMA_EXT_FLUSH_GPSPM;
+	atomic_init(&conn->base.direct_write_to_pmem, false);
+	atomic_init(&conn->closed, false);
+	conn->nslots = (uint16_t)(sq_size > UINT16_MAX ? UINT16_MAX : sq_size);
+	pthread_mutex_init(&conn->ops_lock, NULL);
+	conn->internal_op.kind = OFI_OP_INTERNAL;
+
+	ret = RPMA_E_NOMEM;
+	nops = sq_size + rq_size;
+	conn->nops = nops;
+	conn->ops = calloc(nops, sizeof(*conn->ops));
+	conn->pending = calloc(conn->nslots, sizeof(*conn->pending));
+	conn->req_area = area_alloc(conn->nslots * sizeof(struct ofi_request));
+	conn->stage = area_alloc(conn->nslots * sizeof(struct ofi_request));
+	if (!conn->ops || !conn->pending || !conn->req_area || !conn->stage) {
+		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate connection state");
+		goto err;
+	}
+	for (uint32_t i = 0; i < nops; i++) {
+		conn->ops[i].next_free = conn->free_ops;
+		conn->free_ops = &conn->ops[i];
+	}
+
+	ret = rpma_cq_new(cq_size, &conn->base.cq);
+	if (ret)
+		goto err;
+	if (rcq_size) {
+		ret = shared ? rpma_cq_new_shared(rcq_size, conn->base.cq, &conn->base.rcq)
+			: rpma_cq_new(rcq_size, &conn->base.rcq);
+		if (ret)
+			goto err;
+	}
+	conn->base.cq->shared_channel = shared;
+	if (conn->base.rcq)
+		conn->base.rcq->shared_channel = shared;
+
+	ret = rpma_ofi_mr_reg_raw(peer, conn->req_area,
+			conn->nslots * sizeof(struct ofi_request), FI_REMOTE_WRITE,
+			&conn->req_mr);
+	if (ret)
+		goto err;
+	ret = rpma_ofi_mr_reg_raw(peer, conn->stage,
+			conn->nslots * sizeof(struct ofi_request), FI_WRITE,
+			&conn->stage_mr);
+	if (ret)
+		goto err;
+
+	cq_attr.size = nops + 2u * conn->nslots + 16;
+	if ((ret = fi_cq_open(peer->domain, &cq_attr, &conn->cq, NULL))) {
+		ret = rpma_ofi_err(ret, "fi_cq_open");
+		goto err;
+	}
+	if ((ret = fi_eq_open(peer->fabric, &eq_attr, &conn->eq, NULL))) {
+		ret = rpma_ofi_err(ret, "fi_eq_open");
+		goto err;
+	}
+	info->tx_attr->size = sq_size + conn->nslots + 1;
+	info->rx_attr->size = rq_size ? rq_size : 1;
+	if ((ret = fi_endpoint(peer->domain, info, &conn->ep, NULL))) {
+		ret = rpma_ofi_err(ret, "fi_endpoint");
+		goto err;
+	}
+	if ((ret = fi_ep_bind(conn->ep, &conn->eq->fid, 0)) ||
+	    (ret = fi_ep_bind(conn->ep, &conn->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_enable(conn->ep))) {
+		ret = rpma_ofi_err(ret, "binding the endpoint");
+		goto err;
+	}
+	if ((ret = fi_control(&conn->eq->fid, FI_GETWAIT, &conn->eq_fd)) ||
+	    (ret = fi_control(&conn->cq->fid, FI_GETWAIT, &conn->cq_fd))) {
+		ret = rpma_ofi_err(ret, "fi_control(FI_GETWAIT)");
+		goto err;
+	}
+	*conn_ptr = conn;
+	return 0;
+
+err:
+	rpma_ofi_conn_free(conn);
+	return ret;
+}
+
+void
+rpma_ofi_conn_free(struct ofi_conn *conn)
+{
+	if (conn->ep)
+		fi_close(&conn->ep->fid);
+	if (conn->eq)
+		fi_close(&conn->eq->fid);
+	if (conn->cq)
+		fi_close(&conn->cq->fid);
+	if (conn->stage_mr)
+		fi_close(&conn->stage_mr->fid);
+	if (conn->req_mr)
+		fi_close(&conn->req_mr->fid);
+	rpma_cq_delete(conn->base.rcq);
+	rpma_cq_delete(conn->base.cq);
+	rpma_private_data_discard(&conn->base.pdata);
+	pthread_mutex_destroy(&conn->ops_lock);
+	free(conn->stage);
+	free(conn->req_area);
+	free(conn->pending);
+	free(conn->ops);
+	free(conn);
+}
+
+int
+rpma_ofi_conn_req_new(struct rpma_peer *base, const char *addr,
+		const char *port, const struct rpma_conn_cfg *cfg,
+		struct rpma_conn_req **req_ptr)
+{
+	struct ofi_peer *peer = (struct ofi_peer *)base;
+	struct ofi_conn_req *req;
+	struct fi_info *hints;
+	int ret;
+
+	req = calloc(1, sizeof(*req));
+	if (req == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate a request");
+	hints = rpma_ofi_hints(peer);
+	if (hints == NULL) {
+		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate fabric hints");
+		goto err_free;
+	}
+	ret = fi_getinfo(OFI_API_VERSION, addr, port, 0, hints, &req->info);
+	fi_freeinfo(hints);
+	if (ret) {
+		ret = rpma_fail(RPMA_E_PROVIDER, "cannot resolve %s:%s on %s: %s",
+			addr, port, peer->info->fabric_attr->prov_name,
+			fi_strerror(-ret));
+		goto err_free;
+	}
+	ret = rpma_ofi_conn_new(peer, req->info, cfg, false, &req->conn);
+	if (ret)
+		goto err_info;
+	req->base.ops = &rpma_ofi_conn_req_ops;
+	req->base.peer = base;
+	*req_ptr = &req->base;
+	return 0;
+
+err_info:
+	fi_freeinfo(req->info);
+err_free:
+	free(req);
+	return ret;
+}
+
+static int
+ofi_conn_req_delete(struct rpma_conn_req *base)
+{
+	struct ofi_conn_req *req = (struct ofi_conn_req *)base;
+
+	if (req->conn->passive)
+		fi_reject(req->pep, req->info->handle, NULL, 0);
+	rpma_ofi_conn_free(req->conn);
+	rpma_private_data_discard(&req->base.pdata);
+	fi_freeinfo(req->info);
+	free(req);
+	return 0;
+}
+
+static int
+ofi_conn_req_connect(struct rpma_conn_req *base,
+		const struct rpma_conn_private_data *pdata,
+		struct rpma_conn **conn_ptr)
+{
+	struct ofi_conn_req *req = (struct ofi_conn_req *)base;
+	struct ofi_conn *conn = req->conn;
+	unsigned char data[MAX_PDATA_WITH_HELLO];
+	size_t len = sizeof(struct ofi_hello);
+	int ret;
+
+	rpma_ofi_hello_fill(conn, (struct ofi_hello *)data);
+	if (pdata) {
+		if (pdata->len > sizeof(data) - len) {
+			ret = rpma_fail(RPMA_E_INVAL,
+				"private data of %u bytes exceeds the %zu this transport carries",
+				pdata->len, sizeof(data) - len);
+			goto err;
+		}
+		memcpy(data + len, pdata->ptr, pdata->len);
+		len += pdata->len;
+	}
+	ret = rpma_ofi_progress_add(conn->peer, conn);
+	if (ret)
+		goto err;
+	if (conn->passive)
+		ret = fi_accept(conn->ep, data, len);
+	else
+		ret = fi_connect(conn->ep, req->info->dest_addr, data, len);
+	if (ret) {
+		rpma_ofi_progress_remove(conn->peer, conn);
+		ret = rpma_ofi_err(ret, conn->passive ? "fi_accept" : "fi_connect");
+		goto err;
+	}
+	/* the passive side's copy of the initiator's private data moves over */
+	conn->base.pdata = req->base.pdata;
+	req->base.pdata.ptr = NULL;
+	req->base.pdata.len = 0;
+	fi_freeinfo(req->info);
+	free(req);
+	*conn_ptr = &conn->base;
+	return 0;
+
+err:
+	ofi_conn_req_delete(base);
+	return ret;
+}
+
+static struct ofi_op *
+op_get(struct ofi_conn *conn, enum ofi_op_kind kind, const struct rpma_op *op)
+{
+	struct ofi_op *o;
+
+	pthread_mutex_lock(&conn->ops_lock);
+	o = conn->free_ops;
+	if (o)
+		conn->free_ops = o->next_free;
+	pthread_mutex_unlock(&conn->ops_lock);
+	if (o == NULL)
+		return NULL;
+	o->op_context = op->op_context;
+	o->in_use = true;
+	o->mr = op->local;
+	o->kind = (uint8_t)kind;
+	o->signaled = kind == OFI_OP_RECV ||
+		(op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
+		(op->flags & 2);
+	o->to_rcq = kind == OFI_OP_RECV && conn->base.rcq != NULL;
+	rpma_mr_hold(o->mr);
+	return o;
+}
+
+static void
+op_put(struct ofi_conn *conn, struct ofi_op *o)
+{
+	rpma_mr_release(o->mr);
+	pthread_mutex_lock(&conn->ops_lock);
+	o->in_use = false;
+	o->next_free = conn->free_ops;
+	conn->free_ops = o;
+	pthread_mutex_unlock(&conn->ops_lock);
+}
+
+static int
+ofi_conn_req_recv(struct rpma_conn_req *base, const struct rpma_op *op)
+{
+	struct ofi_conn_req *req = (struct ofi_conn_req *)base;
+	return rpma_ofi_post_recv(req->conn, op);
+}
+
+const struct rpma_conn_req_ops rpma_ofi_conn_req_ops = {
+	.delete = ofi_conn_req_delete,
+	.connect = ofi_conn_req_connect,
+	.recv = ofi_conn_req_recv,
+};
+
+/* ---------------------------------------------------------------- */
+/* events                                                           */
+
+static enum rpma_conn_event
+event_of_error(int err)
+{
+	switch (err) {
+	case FI_ECONNREFUSED:
+		return RPMA_CONN_REJECTED;
+	case FI_ETIMEDOUT:
+	case FI_EHOSTUNREACH:
+	case FI_ENETUNREACH:
+		return RPMA_CONN_UNREACHABLE;
+	default:
+		return RPMA_CONN_LOST;
+	}
+}
+
+static int
+ofi_conn_next_event(struct rpma_conn *base, enum rpma_conn_event *event)
+{
+	struct ofi_conn *conn = (struct ofi_conn *)base;
+	struct {
+		struct fi_eq_cm_entry entry;
+		unsigned char data[512];
+	} ev;
+	struct fi_eq_err_entry err;
+	uint32_t type;
+	ssize_t n;
+
+	if (rpma_ofi_fd_nonblocking(conn->eq_fd))
+		n = fi_eq_read(conn->eq, &type, &ev, sizeof(ev), 0);
+	else
+		do
+			n = fi_eq_sread(conn->eq, &type, &ev, sizeof(ev), 1000, 0);
+		while (n == -FI_EAGAIN || n == -FI_ETIMEDOUT);
+	if (n == -FI_EAGAIN)
+		return RPMA_E_NO_EVENT;
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		fi_eq_readerr(conn->eq, &err, 0);
+		atomic_store(&conn->closed, true);
+		rpma_ofi_conn_fail_pending(conn);
+		*event = event_of_error(err.err);
+		RPMA_LOG_NOTICE("connection event: %s (%s)",
+			rpma_utils_conn_event_2str(*event), fi_strerror(err.err));
+		return 0;
+	}
+	if (n < 0)
+		return rpma_ofi_err((int)n, "fi_eq_read");
+
+	switch (type) {
+	case FI_CONNECTED:
+		if (!conn->passive && !conn->have_remote_hello) {
+			int ret = rpma_ofi_hello_take(conn, ev.data,
+					(size_t)n > sizeof(ev.entry) ? (size_t)n - sizeof(ev.entry) : 0,
+					&conn->base.pdata);
+			if (ret) {
+				/* not our core on the other side: no flush service */
+				fi_shutdown(conn->ep, 0);
+				atomic_store(&conn->closed, true);
+				return ret;
+			}
+		}
+		*event = RPMA_CONN_ESTABLISHED;
+		break;
+	case FI_SHUTDOWN:
+		atomic_store(&conn->closed, true);
+		rpma_ofi_conn_fail_pending(conn);
+		*event = RPMA_CONN_CLOSED;
+		break;
+	default:
+		return rpma_fail(RPMA_E_UNKNOWN, "unexpected connection event %u", type);
+	}
+	RPMA_LOG_NOTICE("connection event: %s", rpma_utils_conn_event_2str(*event));
+	return 0;
+}
+
+static int
+ofi_conn_get_event_fd(const struct rpma_conn *base, int *fd)
+{
+	*fd = ((const struct ofi_conn *)base)->eq_fd;
+	return 0;
+}
+
+static int
+ofi_conn_disconnect(struct rpma_conn *base)
+{
+	struct ofi_conn *conn = (struct ofi_conn *)base;
+	int ret = fi_shutdown(conn->ep, 0);
+
+	if (ret && ret != -FI_ENOTCONN)
+		return rpma_ofi_err(ret, "fi_shutdown");
+	return 0;
+}
+
+
+static int
+ofi_conn_delete(struct rpma_conn *base)
+{
+	struct ofi_conn *conn = (struct ofi_conn *)base;
+
+	rpma_ofi_progress_remove(conn->peer, conn);
+	if (!atomic_load(&conn->closed))
+		fi_shutdown(conn->ep, 0);
+	/* what already completed, then release what never will */
+	for (int i = 0; i < 64 && rpma_ofi_conn_progress(conn) > 0; i++)
+		;
+	for (uint32_t i = 0; i < conn->nops; i++)
+		if (conn->ops[i].in_use)
+			rpma_mr_release(conn->ops[i].mr);
+	rpma_ofi_conn_fail_pending(conn);
+	rpma_ofi_conn_free(conn);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* posting                                                          */
+
+/* retry while the provider's queue is momentarily full */
+static bool
+again(ssize_t ret, int *tries)
+{
+	if (ret != -FI_EAGAIN || ++*tries >= POST_RETRIES)
+		return false;
+	sched_yield();
+	return true;
+}
+
+static int
+post_failed(struct ofi_conn *conn, struct ofi_op *o, ssize_t ret, const char *what)
+{
+	op_put(conn, o);
+	if (ret == -FI_EAGAIN)
+		return rpma_fail(RPMA_E_PROVIDER, "%s: transmit queue stays full", what);
+	return rpma_ofi_err((int)ret, what);
+}
+
+static int
+post_rma(struct ofi_conn *conn, const struct rpma_op *op, bool is_read,
+		bool with_imm)
+{
+	struct ofi_op *o = op_get(conn, is_read ? OFI_OP_READ : OFI_OP_WRITE, op);
+	struct iovec iov;
+	void *desc;
+	struct fi_rma_iov rma;
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+		.rma_iov = &rma, .rma_iov_count = 1,
+	};
+	uint64_t flags = FI_COMPLETION;
+	int tries = 0;
+	ssize_t ret;
+
+	if (o == NULL)
+		return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
+	if (op->local) {
+		iov.iov_base = op->local->ptr + op->local_offset;
+		desc = op->local->prov_desc;
+		rma.addr = op->remote->desc.raddr + op->remote_offset;
+		rma.key = op->remote->desc.key;
+	} else {
+		/* the 0-byte form still orders: aim it at the peer's request area */
+		iov.iov_base = conn->stage;
+		desc = fi_mr_desc(conn->stage_mr);
+		rma.addr = conn->remote_req_raddr;
+		rma.key = conn->remote_req_key;
+	}
+	iov.iov_len = op->len;
+	rma.len = op->len;
+	msg.context = o;
+	if (with_imm) {
+		msg.data = OFI_DATA(OFI_TAG_USER, 0, op->imm);
+		flags |= FI_REMOTE_CQ_DATA;
+	}
+	do
+		ret = is_read ? fi_readmsg(conn->ep, &msg, flags) :
+			fi_writemsg(conn->ep, &msg, flags);
+	while (again(ret, &tries));
+	return ret ? post_failed(conn, o, ret, is_read ? "fi_read" : "fi_write") : 0;
+}
+
+static int
+ofi_read(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return post_rma((struct ofi_conn *)base, op, true, false);
+}
+
+static int
+ofi_write(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return post_rma((struct ofi_conn *)base, op, false, false);
+}
+
+static int
+ofi_write_with_imm(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return post_rma((struct ofi_conn *)base, op, false, true);
+}
+
+static int
+post_send(struct ofi_conn *conn, const struct rpma_op *op, bool with_imm)
+{
+	struct ofi_op *o = op_get(conn, OFI_OP_SEND, op);
+	struct iovec iov;
+	void *desc = NULL;
+	struct fi_msg msg = { .msg_iov = &iov, .desc = &desc, .iov_count = 1 };
+	uint64_t flags = FI_COMPLETION;
+	int tries = 0;
+	ssize_t ret;
+
+	if (o == NULL)
+		return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
+	iov.iov_base = op->local ? op->local->ptr + op->local_offset : NULL;
+	iov.iov_len = op->len;
+	if (op->local)
+		desc = op->local->prov_desc;
+	else
+		msg.iov_count = 0;
+	msg.context = o;
+	if (with_imm) {
+		msg.data = op->imm;
+		flags |= FI_REMOTE_CQ_DATA;
+	}
+	do
+		ret = fi_sendmsg(conn->ep, &msg, flags);
+	while (again(ret, &tries));
+	return ret ? post_failed(conn, o, ret, "fi_send") : 0;
+}
+
+static int
+ofi_send(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return post_send((struct ofi_conn *)base, op, false);
+}
+
+static int
+ofi_send_with_imm(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return post_send((struct ofi_conn *)base, op, true);
+}
+
+int
+rpma_ofi_post_recv(struct ofi_conn *conn, const struct rpma_op *op)
+{
+	struct ofi_op *o = op_get(conn, OFI_OP_RECV, op);
+	struct iovec iov;
+	void *desc = NULL;
+	struct fi_msg msg = { .msg_iov = &iov, .desc = &desc, .iov_count = 1 };
+	int tries = 0;
+	ssize_t ret;
+
+	if (o == NULL)
+		return rpma_fail(RPMA_E_PROVIDER, "receive queue full");
+	iov.iov_base = op->local ? op->local->ptr + op->local_offset : NULL;
+	iov.iov_len = op->len;
+	if (op->local)
+		desc = op->local->prov_desc;
+	else
+		msg.iov_count = 0;
+	msg.context = o;
+	do
+		ret = fi_recvmsg(conn->ep, &msg, FI_COMPLETION);
+	while (again(ret, &tries));
+	return ret ? post_failed(conn, o, ret, "fi_recv") : 0;
+}
+
+static int
+ofi_recv(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return rpma_ofi_post_recv((struct ofi_conn *)base, op);
+}
+
+static int
+ofi_flush(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return rpma_ofi_request_post((struct ofi_conn *)base, op,
+		op->flush_type == RPMA_FLUSH_TYPE_PERSISTENT ?
+		OFI_REQ_FLUSH_PERSISTENT : OFI_REQ_FLUSH_VISIBILITY);
+}
+
+static int
+ofi_atomic_write(struct rpma_conn *base, const struct rpma_op *op)
+{
+	return rpma_ofi_request_post((struct ofi_conn *)base, op,
+		OFI_REQ_ATOMIC_WRITE);
+}
+
+const struct rpma_conn_ops rpma_ofi_conn_ops = {
+	.next_event = ofi_conn_next_event,
+	.get_event_fd = ofi_conn_get_event_fd,
+	.disconnect = ofi_conn_disconnect,
+	.delete = ofi_conn_delete,
+	.read = ofi_read,
+	.write = ofi_write,
+	.write_with_imm = ofi_write_with_imm,
+	.atomic_write = ofi_atomic_write,
+	.flush = ofi_flush,
+	.send = ofi_send,
+	.send_with_imm = ofi_send_with_imm,
+	.recv = ofi_recv,
+};
+
+/* ---------------------------------------------------------------- */
+/* completions (called by the progress thread only)                  */
+
+static enum ibv_wc_status
+status_of_error(int err)
+{
+	switch (err) {
+	case FI_ECANCELED:
+	case FI_ESHUTDOWN:
+	case FI_ENOTCONN:
+	case FI_ECONNRESET:
+		return IBV_WC_WR_FLUSH_ERR;
+	case FI_EACCES:
+	case FI_EINVAL:
+	case FI_ENOKEY:
+		return IBV_WC_REM_ACCESS_ERR;
+	case FI_ETRUNC:
+	case FI_EMSGSIZE:
+		return IBV_WC_LOC_LEN_ERR;
+	default:
+		return IBV_WC_GENERAL_ERR;
+	}
+}
+
+static enum ibv_wc_opcode
+opcode_of(uint8_t kind)
+{
+	switch (kind) {
+	case OFI_OP_READ:	return IBV_WC_RDMA_READ;
+	case OFI_OP_WRITE:	return IBV_WC_RDMA_WRITE;
+	case OFI_OP_SEND:	return IBV_WC_SEND;
+	default:		return IBV_WC_RECV;
+	}
+}
+
+static void
+deliver(struct ofi_conn *conn, bool to_rcq, const struct ibv_wc *wc)
+{
+	rpma_cq_push(to_rcq ? conn->base.rcq : conn->base.cq, wc, 1);
+}
+
+static void
+complete_op(struct ofi_conn *conn, struct ofi_op *o, const struct fi_cq_data_entry *e,
+		enum ibv_wc_status status, uint32_t vendor_err)
+{
+	struct ibv_wc wc;
+
+	if (o->kind == OFI_OP_INTERNAL) {
+		/* a request or response write failed: the connection is broken */
+		if (status != IBV_WC_SUCCESS) {
+			RPMA_LOG_ERROR("core request write failed on a connection");
+			rpma_ofi_conn_fail_pending(conn);
+		}
+		return;
+	}
+	if (status == IBV_WC_SUCCESS && !o->signaled) {
+		op_put(conn, o);
+		return;
+	}
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uint64_t)(uintptr_t)o->op_context;
+	wc.status = status;
+	wc.opcode = opcode_of(o->kind);
+	wc.vendor_err = vendor_err;
+	wc.qp_num = qp_num_of(conn);
+	if (e && o->kind == OFI_OP_RECV) {
+		wc.byte_len = (uint32_t)e->len;
+		if (e->flags & FI_REMOTE_CQ_DATA) {
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+			wc.imm_data = htonl((uint32_t)e->data);
+		}
+	}
+	bool to_rcq = o->to_rcq;
+	op_put(conn, o);
+	deliver(conn, to_rcq, &wc);
+}
+
+static void
+remote_data(struct ofi_conn *conn, const struct fi_cq_data_entry *e)
+{
+	uint64_t d = e->data;
+	struct ibv_wc wc;
+
+	switch (OFI_DATA_TAG(d)) {
+	case OFI_TAG_REQ:
+		rpma_ofi_request_serve(conn, OFI_DATA_SLOT(d));
+		return;
+	case OFI_TAG_RESP:
+		rpma_ofi_request_answered(conn, OFI_DATA_SLOT(d), OFI_DATA_STATUS(d));
+		return;
+	case OFI_TAG_USER:
+		/* write_with_imm: no posted receive is consumed on ofi */
+		memset(&wc, 0, sizeof(wc));
+		wc.status = IBV_WC_SUCCESS;
+		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = htonl((uint32_t)d);
+		wc.byte_len = (uint32_t)e->len;
+		wc.qp_num = qp_num_of(conn);
+		deliver(conn, conn->base.rcq != NULL, &wc);
+		return;
+	default:
+		RPMA_LOG_WARNING("dropped remote data with unknown tag 0x%02llx",
+			(unsigned long long)OFI_DATA_TAG(d));
+	}
+}
+
+/* handle what the CQ holds; returns how many entries */
+int
+rpma_ofi_conn_progress(struct ofi_conn *conn)
+{
+	struct fi_cq_data_entry e[16];
+	ssize_t n = fi_cq_read(conn->cq, e, 16);
+
+	if (n > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if ((e[i].flags & FI_REMOTE_CQ_DATA) && !(e[i].flags & FI_RECV))
+				remote_data(conn, &e[i]);
+			else if (e[i].op_context)
+				complete_op(conn, e[i].op_context, &e[i], IBV_WC_SUCCESS, 0);
+		}
+		return (int)n;
+	}
+	if (n == -FI_EAVAIL) {
+		struct fi_cq_err_entry err;
+
+		memset(&err, 0, sizeof(err));
+		if (fi_cq_readerr(conn->cq, &err, 0) == 1 && err.op_context)
+			complete_op(conn, err.op_context, NULL,
+				status_of_error(err.err), (uint32_t)err.prov_errno);
+		return 1;
+	}
+	return 0;
+}

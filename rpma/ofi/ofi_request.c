@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ofi_request.c -- the core's requests between connected peers: flush
+ * (both types) and 8-byte atomic write, served by the target's progress
+ * thread in arrival order (ofi.h has the record and the CQ data layout).
+ *
+ * A PERSISTENT flush is acknowledged only after the target's region was
+ * persisted by its backend (or its CPU caches flushed); a failure travels
+ * back as an error completion, never as success.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <sched.h>
+#include <string.h>
+
+#include "cq.h"
+#include "errormsg.h"
+#include "log.h"
+#include "mr.h"
+#include "mr_remote.h"
+#include "ofi.h"
+
+#define RESPOND_RETRIES 100000
+
+static uint32_t
+qp_num_of(const struct ofi_conn *conn)
+{
+	return (uint32_t)((uintptr_t)conn >> 4);
+}
+
+int
+rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
+		enum ofi_request_op rop)
+{
+	struct ofi_request *req;
+	struct iovec iov;
+	void *desc = fi_mr_desc(conn->stage_mr);
+	struct fi_rma_iov rma;
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = &conn->internal_op,
+	};
+	uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION;
+	uint32_t slot = UINT32_MAX;
+	int tries = 0;
+	ssize_t ret;
+
+	if (atomic_load(&conn->closed) || !conn->have_remote_hello)
+		return rpma_fail(RPMA_E_PROVIDER, "connection is not established");
+
+	pthread_mutex_lock(&conn->ops_lock);
+	for (uint32_t i = 0; i < conn->remote_nslots; i++) {
+		uint32_t s = (conn->next_slot + i) % conn->remote_nslots;
+		if (!conn->pending[s].in_use) {
+			slot = s;
+			conn->next_slot = s + 1;
+			conn->pending[s].in_use = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&conn->ops_lock);
+	if (slot == UINT32_MAX)
+		return rpma_fail(RPMA_E_PROVIDER,
+			"all %u request slots are in flight: complete operations first",
+			conn->remote_nslots);
+
+	conn->pending[slot].op_context = op->op_context;
+	conn->pending[slot].signaled =
+		(op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
+		(op->flags & 2);
+	conn->pending[slot].opcode = rop == OFI_REQ_ATOMIC_WRITE ?
+		IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
+
+	req = &conn->stage[slot];
+	memset(req, 0, sizeof(*req));
+	req->op = (uint8_t)rop;
+	req->len = htole32((uint32_t)op->len);
+	req->key = htole64(op->remote->desc.key);
+	req->addr = htole64(op->remote->desc.raddr + op->remote_offset);
+	if (op->atomic_src)
+		memcpy(&req->value, op->atomic_src, 8);	/* raw bytes */
+
+	iov.iov_base = req;
+	iov.iov_len = sizeof(*req);
+	rma.addr = conn->remote_req_raddr + slot * sizeof(*req);
+	rma.len = sizeof(*req);
+	rma.key = conn->remote_req_key;
+	msg.data = OFI_DATA(OFI_TAG_REQ, 0, slot);
+	/* never overtake the writes the request covers */
+	if (!conn->peer->ordered_waw)
+		flags |= FI_FENCE;
+
+	do {
+		ret = fi_writemsg(conn->ep, &msg, flags);
+		if (ret == -FI_EAGAIN)
+			sched_yield();
+	} while (ret == -FI_EAGAIN && ++tries < 1000);
+	if (ret) {
+		pthread_mutex_lock(&conn->ops_lock);
+		conn->pending[slot].in_use = false;
+		pthread_mutex_unlock(&conn->ops_lock);
+		return rpma_ofi_err((int)ret, "posting a flush request");
+	}
+	return 0;
+}
+
+/* carry out one request against this peer's regions */
+static unsigned
+serve(struct ofi_conn *conn, const struct ofi_request *r)
+{
+	uint64_t addr = le64toh(r->addr);
+	uint64_t len = le32toh(r->len);
+	struct rpma_mr_local *mr = rpma_peer_mr_get(&conn->peer->base,
+			le64toh(r->key));
+	unsigned status = OFI_STATUS_OK;
+	uint64_t off;
+	char *ptr;
+
+	if (mr == NULL)
+		return OFI_STATUS_NO_REGION;
+	off = addr - mr->raddr;
+	if (addr < mr->raddr || off > mr->size || len > mr->size - off) {
+		status = OFI_STATUS_RANGE;
+		goto out;
+	}
+	ptr = mr->ptr + off;
+
+	switch (r->op) {
+	case OFI_REQ_FLUSH_PERSISTENT:
+		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
+			status = OFI_STATUS_USAGE;
+		else if (rpma_mr_persist(mr, ptr, (size_t)len) != 0)
+			status = OFI_STATUS_PERSIST;
+		break;
+	case OFI_REQ_FLUSH_VISIBILITY:
+		/* the writes were placed before this request arrived */
+		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY))
+			status = OFI_STATUS_USAGE;
+		atomic_thread_fence(memory_order_seq_cst);
+		break;
+	case OFI_REQ_ATOMIC_WRITE: {
+		uint64_t v;
+
+		if (!(mr->usage & RPMA_MR_USAGE_WRITE_DST)) {
+			status = OFI_STATUS_USAGE;
+			break;
+		}
+		if (len != 8 || ((uintptr_t)ptr & 7)) {
+			status = OFI_STATUS_BAD_REQUEST;
+			break;
+		}
+		memcpy(&v, &r->value, 8);
+		__atomic_store_n((uint64_t *)(void *)ptr, v, __ATOMIC_RELEASE);
+		break;
+	}
+	default:
+		status = OFI_STATUS_BAD_REQUEST;
+	}
+out:
+	rpma_peer_mr_put(mr);
+	return status;
+}
+
+static void
+respond(struct ofi_conn *conn, uint64_t slot, unsigned status)
+{
+	struct fi_rma_iov rma = {
+		.addr = conn->remote_req_raddr, .len = 0, .key = conn->remote_req_key,
+	};
+	struct fi_msg_rma msg = {
+		.iov_count = 0, .rma_iov = &rma, .rma_iov_count = 1,
+		.context = &conn->internal_op,
+		.data = OFI_DATA(OFI_TAG_RESP, status, slot),
+	};
+	int tries = 0;
+	ssize_t ret;
+
+	do {
+		ret = fi_writemsg(conn->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+		if (ret == -FI_EAGAIN) {
+			/* our own completions may be what holds the queue */
+			rpma_ofi_conn_progress(conn);
+			sched_yield();
+		}
+	} while (ret == -FI_EAGAIN && ++tries < RESPOND_RETRIES);
+	if (ret)
+		RPMA_LOG_ERROR("cannot answer request %llu: %s",
+			(unsigned long long)slot, fi_strerror((int)-ret));
+}
+
+void
+rpma_ofi_request_serve(struct ofi_conn *conn, uint64_t slot)
+{
+	struct ofi_request r;
+	unsigned status;
+
+	if (slot >= conn->nslots) {
+		RPMA_LOG_WARNING("request names slot %llu of %u",
+			(unsigned long long)slot, conn->nslots);
+		respond(conn, slot, OFI_STATUS_BAD_REQUEST);
+		return;
+	}
+	memcpy(&r, &conn->req_area[slot], sizeof(r));
+	status = serve(conn, &r);
+	if (status != OFI_STATUS_OK)
+		RPMA_LOG_WARNING("refused request op %u on key 0x%llx: status %u",
+			r.op, (unsigned long long)le64toh(r.key), status);
+	respond(conn, slot, status);
+}
+
+static enum ibv_wc_status
+wc_status_of(unsigned status)
+{
+	switch (status) {
+	case OFI_STATUS_OK:		return IBV_WC_SUCCESS;
+	case OFI_STATUS_PERSIST:	return IBV_WC_REM_OP_ERR;
+	case OFI_STATUS_BAD_REQUEST:	return IBV_WC_REM_INV_REQ_ERR;
+	default:			return IBV_WC_REM_ACCESS_ERR;
+	}
+}
+
+static void
+complete_pending(struct ofi_conn *conn, uint32_t slot, enum ibv_wc_status st,
+		unsigned vendor_err)
+{
+	struct ofi_pending p;
+	struct ibv_wc wc;
+
+	pthread_mutex_lock(&conn->ops_lock);
+	p = conn->pending[slot];
+	conn->pending[slot].in_use = false;
+	pthread_mutex_unlock(&conn->ops_lock);
+	if (!p.in_use || (st == IBV_WC_SUCCESS && !p.signaled))
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uint64_t)(uintptr_t)p.op_context;
+	wc.status = st;
+	wc.opcode = p.opcode;
+	wc.vendor_err = vendor_err;
+	wc.qp_num = qp_num_of(conn);
+	rpma_cq_push(conn->base.cq, &wc, 1);
+}
+
+void
+rpma_ofi_request_answered(struct ofi_conn *conn, uint64_t slot, unsigned status)
+{
+	if (slot >= conn->nslots) {
+		RPMA_LOG_WARNING("answer names slot %llu of %u",
+			(unsigned long long)slot, conn->nslots);
+		return;
+	}
+	complete_pending(conn, (uint32_t)slot, wc_status_of(status), status);
+}
+
+void
+rpma_ofi_conn_fail_pending(struct ofi_conn *conn)
+{
+	for (uint32_t s = 0; s < conn->nslots; s++)
+		complete_pending(conn, s, IBV_WC_WR_FLUSH_ERR, 0);
+}
