@@ -316,6 +316,8 @@ rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn,
 		return RPMA_E_INVAL;
 	rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &dw);
 	atomic_store(&conn->direct_write_to_pmem, dw);
+	if (conn->ops->peer_cfg_applied)
+		conn->ops->peer_cfg_applied(conn);
 	return 0;
 }
 
@@ -373,6 +375,8 @@ rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq,
 		return RPMA_E_INVAL;
 	if (!conn->shared_channel)
 		return RPMA_E_NOT_SHARED_CHNL;
+	if (conn->ops->wait)
+		return conn->ops->wait(conn, cq, is_rcq);
 	both[0] = conn->cq;
 	both[1] = conn->rcq;
 	for (;;) {

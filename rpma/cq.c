@@ -99,6 +99,8 @@ rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 {
 	if (cq == NULL || fd == NULL)
 		return RPMA_E_INVAL;
+	if (cq->ops)
+		return cq->ops->get_fd(cq, fd);
 	pthread_mutex_lock(&((struct rpma_cq *)cq)->lock);
 	((struct rpma_cq *)cq)->fd_exported = true;
 	pthread_mutex_unlock(&((struct rpma_cq *)cq)->lock);
@@ -139,6 +141,8 @@ rpma_cq_wait(struct rpma_cq *cq)
 		return RPMA_E_INVAL;
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
+	if (cq->ops)
+		return cq->ops->wait(cq);
 	return rpma_cq_block(&cq, 1);
 }
 
@@ -151,6 +155,8 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 	if (cq == NULL || wc == NULL || num_entries < 1 ||
 	    (num_entries_got == NULL && num_entries != 1))
 		return RPMA_E_INVAL;
+	if (cq->ops)
+		return cq->ops->get_wc(cq, num_entries, wc, num_entries_got);
 
 	pthread_mutex_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {

@@ -14,7 +14,16 @@
 
 #include "rpma.h"
 
+/* a provider whose completions the application polls directly (verbs) */
+struct rpma_cq_ops {
+	int (*get_fd)(const struct rpma_cq *cq, int *fd);
+	int (*wait)(struct rpma_cq *cq);
+	int (*get_wc)(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
+			int *num_entries_got);
+};
+
 struct rpma_cq {
+	const struct rpma_cq_ops *ops;	/* NULL: the ring below */
 	pthread_mutex_t lock;
 	struct ibv_wc *ring;
 	uint32_t mask;		/* capacity - 1; capacity a power of two */

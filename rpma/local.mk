@@ -24,11 +24,14 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/peer.c rpma/peer.h \
 	rpma/peer_cfg.c rpma/peer_cfg.h \
 	rpma/provider.h \
-	rpma/srq_cfg.c rpma/srq_cfg.h
+	rpma/srq.c \
+	rpma/srq_cfg.c rpma/srq_cfg.h \
+	rpma/verbs/verbs.h rpma/verbs/verbs_conn.c rpma/verbs/verbs_cq.c \
+	rpma/verbs/verbs_ep.c rpma/verbs/verbs_peer.c
 
 
-rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS)
-rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(FABRIC_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS)
+rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS) $(RDMACM_CFLAGS)
+rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(RDMACM_LIBS) $(FABRIC_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS)
 
 lib_LTLIBRARIES += rpma/librpmacore.la
 rpma_librpmacore_la_SOURCES =

@@ -45,6 +45,9 @@ struct rpma_provider {
 
 	int (*ep_listen)(struct rpma_peer *peer, const char *addr,
 			const char *port, struct rpma_ep **ep_ptr);
+	/* NULL: the provider has no shared receive queues */
+	int (*srq_new)(struct rpma_peer *peer, const struct rpma_srq_cfg *cfg,
+			struct rpma_srq **srq_ptr);
 	int (*conn_req_new)(struct rpma_peer *peer, const char *addr,
 			const char *port, const struct rpma_conn_cfg *cfg,
 			struct rpma_conn_req **req_ptr);
@@ -65,11 +68,26 @@ struct rpma_conn_req_ops {
 	int (*recv)(struct rpma_conn_req *req, const struct rpma_op *op);
 };
 
+struct rpma_srq_ops {
+	int (*delete)(struct rpma_srq *srq);
+	int (*recv)(struct rpma_srq *srq, const struct rpma_op *op);
+};
+
+struct rpma_srq {
+	const struct rpma_srq_ops *ops;
+	struct rpma_peer *peer;
+	struct rpma_cq *rcq;		/* NULL: none of its own */
+};
+
 struct rpma_conn_ops {
 	int (*next_event)(struct rpma_conn *conn, enum rpma_conn_event *event);
 	int (*get_event_fd)(const struct rpma_conn *conn, int *fd);
 	int (*disconnect)(struct rpma_conn *conn);
 	int (*delete)(struct rpma_conn *conn);
+	/* optional: the remote peer cfg changed what flush can promise */
+	void (*peer_cfg_applied)(struct rpma_conn *conn);
+	/* optional: wait on a shared completion channel (rings when NULL) */
+	int (*wait)(struct rpma_conn *conn, struct rpma_cq **cq, bool *is_rcq);
 
 	int (*read)(struct rpma_conn *conn, const struct rpma_op *op);
 	int (*write)(struct rpma_conn *conn, const struct rpma_op *op);
