@@ -4,6 +4,8 @@
 # page they share), and the overview in section 7
 dist_man_MANS += \
 	docs/man/librpmacore.7 \
+	docs/man/rpma_atomic_write.3 \
+	docs/man/rpma_conn_apply_remote_peer_cfg.3 \
 	docs/man/rpma_conn_cfg_delete.3 \
 	docs/man/rpma_conn_cfg_get_compl_channel.3 \
 	docs/man/rpma_conn_cfg_get_cq_size.3 \
@@ -20,7 +22,30 @@ dist_man_MANS += \
 	docs/man/rpma_conn_cfg_set_sq_size.3 \
 	docs/man/rpma_conn_cfg_set_srq.3 \
 	docs/man/rpma_conn_cfg_set_timeout.3 \
+	docs/man/rpma_conn_delete.3 \
+	docs/man/rpma_conn_disconnect.3 \
+	docs/man/rpma_conn_get_compl_fd.3 \
+	docs/man/rpma_conn_get_cq.3 \
+	docs/man/rpma_conn_get_event_fd.3 \
+	docs/man/rpma_conn_get_private_data.3 \
+	docs/man/rpma_conn_get_qp_num.3 \
+	docs/man/rpma_conn_get_rcq.3 \
+	docs/man/rpma_conn_next_event.3 \
+	docs/man/rpma_conn_req_connect.3 \
+	docs/man/rpma_conn_req_delete.3 \
+	docs/man/rpma_conn_req_get_private_data.3 \
+	docs/man/rpma_conn_req_new.3 \
+	docs/man/rpma_conn_req_recv.3 \
+	docs/man/rpma_conn_wait.3 \
+	docs/man/rpma_cq_get_fd.3 \
+	docs/man/rpma_cq_get_wc.3 \
+	docs/man/rpma_cq_wait.3 \
+	docs/man/rpma_ep_get_fd.3 \
+	docs/man/rpma_ep_listen.3 \
+	docs/man/rpma_ep_next_conn_req.3 \
+	docs/man/rpma_ep_shutdown.3 \
 	docs/man/rpma_err_2str.3 \
+	docs/man/rpma_ext_conn_get_flush_method.3 \
 	docs/man/rpma_ext_errormsg.3 \
 	docs/man/rpma_ext_mem_close.3 \
 	docs/man/rpma_ext_mem_get_backend.3 \
@@ -29,11 +54,22 @@ dist_man_MANS += \
 	docs/man/rpma_ext_mem_is_durable.3 \
 	docs/man/rpma_ext_mem_open.3 \
 	docs/man/rpma_ext_mem_persist.3 \
+	docs/man/rpma_ext_mr_reg_mem.3 \
 	docs/man/rpma_ext_mr_remote_get_transport.3 \
 	docs/man/rpma_ext_mr_remote_get_usage.3 \
+	docs/man/rpma_ext_peer_get_transport.3 \
+	docs/man/rpma_ext_peer_new_ofi.3 \
+	docs/man/rpma_flush.3 \
 	docs/man/rpma_log_get_threshold.3 \
 	docs/man/rpma_log_set_function.3 \
 	docs/man/rpma_log_set_threshold.3 \
+	docs/man/rpma_mr_advise.3 \
+	docs/man/rpma_mr_dereg.3 \
+	docs/man/rpma_mr_get_descriptor.3 \
+	docs/man/rpma_mr_get_descriptor_size.3 \
+	docs/man/rpma_mr_get_ptr.3 \
+	docs/man/rpma_mr_get_size.3 \
+	docs/man/rpma_mr_reg.3 \
 	docs/man/rpma_mr_remote_delete.3 \
 	docs/man/rpma_mr_remote_from_descriptor.3 \
 	docs/man/rpma_mr_remote_get_flush_type.3 \
@@ -45,13 +81,27 @@ dist_man_MANS += \
 	docs/man/rpma_peer_cfg_get_direct_write_to_pmem.3 \
 	docs/man/rpma_peer_cfg_new.3 \
 	docs/man/rpma_peer_cfg_set_direct_write_to_pmem.3 \
+	docs/man/rpma_peer_delete.3 \
+	docs/man/rpma_peer_new.3 \
+	docs/man/rpma_read.3 \
+	docs/man/rpma_recv.3 \
+	docs/man/rpma_send.3 \
+	docs/man/rpma_send_with_imm.3 \
 	docs/man/rpma_srq_cfg_delete.3 \
 	docs/man/rpma_srq_cfg_get_rcq_size.3 \
 	docs/man/rpma_srq_cfg_get_rq_size.3 \
 	docs/man/rpma_srq_cfg_new.3 \
 	docs/man/rpma_srq_cfg_set_rcq_size.3 \
 	docs/man/rpma_srq_cfg_set_rq_size.3 \
-	docs/man/rpma_utils_conn_event_2str.3
+	docs/man/rpma_srq_delete.3 \
+	docs/man/rpma_srq_get_rcq.3 \
+	docs/man/rpma_srq_new.3 \
+	docs/man/rpma_srq_recv.3 \
+	docs/man/rpma_utils_conn_event_2str.3 \
+	docs/man/rpma_utils_get_ibv_context.3 \
+	docs/man/rpma_utils_ibv_context_is_odp_capable.3 \
+	docs/man/rpma_write.3 \
+	docs/man/rpma_write_with_imm.3
 
 EXTRA_DIST += docs/wire-format.md
 

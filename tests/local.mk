@@ -14,3 +14,5 @@ include tests/ofi/local.mk
 include tests/verbs/local.mk
 include tests/conformance/local.mk
 include tests/fuzz/local.mk
+include tests/vm/local.mk
+include tests/api/local.mk

@@ -1,0 +1,32 @@
+#!/usr/bin/bash
+# tests/vm/rdma-tests.sh -- runs inside the test guest: first the rig's own
+# smoke test, then every project test program passed in /files (the verbs
+# tests of make check, which SKIP on a machine without RDMA).  Here none of
+# them may skip: a skip means the rig is broken, and counts as a failure.
+set -uo pipefail
+
+cd /files || exit 99
+passed=0 failed=0
+
+if /files/smoke.sh; then
+	passed=$((passed + 1))
+else
+	echo "FAIL: the rig's smoke test"
+	failed=$((failed + 1))
+fi
+
+for t in /files/verbs_* /files/interop-*; do
+	[ -x "$t" ] || continue
+	name=${t##*/}
+	echo "===== $name ====="
+	timeout 120 "$t"
+	rc=$?
+	case $rc in
+	0) echo "PASS: $name"; passed=$((passed + 1)) ;;
+	77) echo "FAIL: $name skipped inside the rig"; failed=$((failed + 1)) ;;
+	*) echo "FAIL: $name (exit $rc)"; failed=$((failed + 1)) ;;
+	esac
+done
+
+echo "rdma: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
