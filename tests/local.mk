@@ -12,6 +12,7 @@ include tests/unit/local.mk
 include tests/mem/local.mk
 include tests/ofi/local.mk
 include tests/verbs/local.mk
+include tests/interop/local.mk
 include tests/conformance/local.mk
 include tests/fuzz/local.mk
 include tests/vm/local.mk

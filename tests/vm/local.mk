@@ -33,7 +33,10 @@ CLEANFILES += tests/vm/pmem2-granularity$(EXEEXT)
 # Programs copied to /files in the guest (real ELF files: see run-guest about
 # libtool) and the command that runs there. The verbs tests join here.
 RDMA_VM_FILES = tests/vm/pmem2-granularity$(EXEEXT) $(VERBS_TESTS) \
-	$(srcdir)/tests/vm/rdma-tests.sh
+	$(INTEROP_BINS) $(srcdir)/tests/vm/rdma-tests.sh \
+	$(srcdir)/tests/interop/run-interop.sh \
+	$(srcdir)/tests/interop/interop-librpma-to-ours \
+	$(srcdir)/tests/interop/interop-ours-to-librpma
 RDMA_VM_COMMAND = /files/rdma-tests.sh
 RUN_GUEST = $(top_srcdir)/tests/vm/run-guest
 RUN_GUEST_FLAGS =
