@@ -57,6 +57,8 @@ static int
 local_range(const struct rpma_mr_local *mr, size_t offset, size_t len,
 		int usage, const char *what)
 {
+	if (len > UINT32_MAX)
+		return rpma_fail(RPMA_E_INVAL, "%s len %zu exceeds 2^32 - 1", what, len);
 	if ((mr->usage & usage) == 0)
 		return rpma_fail(RPMA_E_INVAL,
 			"%s region lacks usage 0x%x (it has 0x%x)", what,
@@ -201,6 +203,9 @@ rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset
 		return rpma_fail(RPMA_E_INVAL, "conn or dst is NULL or flags are invalid");
 	if (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY)
 		return rpma_fail(RPMA_E_INVAL, "unknown flush type %d", (int)type);
+	/* as for the other operations: a flush request carries 32 bits of len */
+	if (len > UINT32_MAX)
+		return rpma_fail(RPMA_E_INVAL, "len %zu exceeds 2^32 - 1", len);
 	usage = type == RPMA_FLUSH_TYPE_PERSISTENT ?
 		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT : RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
 	if ((dst->desc.usage & usage) == 0)
@@ -270,7 +275,7 @@ rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset,
 	int ret;
 
 	if (conn == NULL)
-		return RPMA_E_INVAL;
+		return rpma_fail(RPMA_E_INVAL, "conn is NULL");
 	if (dst == NULL) {
 		if (offset || len)
 			return rpma_fail(RPMA_E_INVAL, "a NULL dst needs offset and len 0");
@@ -326,8 +331,7 @@ rpma_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
 {
 	if (conn == NULL || qp_num == NULL)
 		return RPMA_E_INVAL;
-	/* ofi has no queue pair number: the connection's address serves */
-	*qp_num = (uint32_t)((uintptr_t)conn >> 4);
+	*qp_num = conn->qp_num;
 	return 0;
 }
 

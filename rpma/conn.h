@@ -28,6 +28,8 @@ struct rpma_conn {
 	struct rpma_conn_private_data pdata;	/* owned copy */
 	/* the remote side declared direct write to PMem (peer cfg) */
 	atomic_bool direct_write_to_pmem;
+	/* verbs: the QP number completions carry; ofi: a per-connection id */
+	uint32_t qp_num;
 	/* how each flush type is reached (chosen by the provider) */
 	enum rpma_ext_flush_method flush_method[2];
 };

@@ -158,6 +158,9 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 	if (cq->ops)
 		return cq->ops->get_wc(cq, num_entries, wc, num_entries_got);
 
+	if (cq->drive && cq->head == cq->tail)
+		cq->drive(cq->drive_arg);
+
 	pthread_mutex_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {
 		wc[n++] = cq->ring[cq->head & cq->mask];

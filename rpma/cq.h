@@ -35,6 +35,12 @@ struct rpma_cq {
 	bool fd_exported;	/* the application polls efd itself */
 	bool overrun;
 	bool shared_channel;	/* the conn's cq and rcq share one fd */
+	/*
+	 * Optional: make progress in the caller's thread when the ring is
+	 * empty, so a polling application does not wait for a hand-off.
+	 */
+	void (*drive)(void *arg);
+	void *drive_arg;
 };
 
 int rpma_cq_new(uint32_t min_entries, struct rpma_cq **cq_ptr);

@@ -69,6 +69,10 @@ rpma_ext_mem_close(struct rpma_ext_mem **mem_ptr)
 		return RPMA_E_INVAL;
 	if (*mem_ptr == NULL)
 		return 0;
+	if (atomic_load(&(*mem_ptr)->registrations) != 0)
+		return rpma_fail(RPMA_E_INVAL,
+			"memory is still registered %d time(s): deregister it first",
+			atomic_load(&(*mem_ptr)->registrations));
 	(*mem_ptr)->ops->close(*mem_ptr);
 	free(*mem_ptr);
 	*mem_ptr = NULL;

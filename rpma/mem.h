@@ -7,6 +7,7 @@
 #ifndef RPMA_MEM_H
 #define RPMA_MEM_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,6 +30,8 @@ struct rpma_ext_mem {
 	/* device-dax or anonymous memory: safe to pin for RDMA */
 	bool registrable;
 	void *backend_data;
+	/* regions registered on it: close refuses while any remains */
+	atomic_int registrations;
 };
 
 int rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,

@@ -42,6 +42,8 @@ mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	ret = rpma_peer_mr_insert(peer, mr);
 	if (ret)
 		goto err_dereg;
+	if (mem)
+		atomic_fetch_add(&mem->registrations, 1);
 	*mr_ptr = mr;
 	return 0;
 
@@ -109,6 +111,8 @@ rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 		rpma_peer_mr_insert(mr->peer, mr);
 		return ret;
 	}
+	if (mr->mem)
+		atomic_fetch_sub(&mr->mem->registrations, 1);
 	free(mr);
 	*mr_ptr = NULL;
 	return 0;

@@ -3,3 +3,8 @@
 noinst_PROGRAMS += tools/descriptor_demo
 tools_descriptor_demo_SOURCES = tools/descriptor_demo.c
 tools_descriptor_demo_LDADD = rpma/librpmacore_internal.la
+
+# the core's micro-benchmark: write+flush against its floor, same run
+noinst_PROGRAMS += tools/bench/rpma-bench
+tools_bench_rpma_bench_SOURCES = tools/bench/rpma_bench.c
+tools_bench_rpma_bench_LDADD = rpma/librpmacore_internal.la

@@ -374,9 +374,10 @@ int rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len);
 
 /*
  * A peer on a libfabric provider instead of an RDMA device: "tcp" or
- * "net" (FI_EP_MSG over TCP), or "shm" (same host only; its fast path does
- * not check keys, so only for a trusted, same-user peer).  Everything else
- * in this API then works over that fabric.
+ * "net" (FI_EP_MSG over TCP).  "shm" is refused with RPMA_E_NOSUPP:
+ * libfabric 1.17 offers it only as a reliable-datagram endpoint, and its
+ * fast path does not check keys.  Everything else in this API then works
+ * over that fabric.
  */
 int rpma_ext_peer_new_ofi(const char *provider, struct rpma_peer **peer_ptr);
 

@@ -130,6 +130,7 @@ struct ofi_conn {
 	int eq_fd;
 	int cq_fd;
 	bool passive;
+	bool established;	/* FI_CONNECTED was seen */
 	atomic_bool closed;
 
 	pthread_mutex_t ops_lock;
@@ -156,13 +157,6 @@ struct ofi_conn {
 	struct ofi_conn *next;		/* progress thread's list */
 };
 
-struct ofi_conn_req {
-	struct rpma_conn_req base;
-	struct ofi_conn *conn;		/* built at request time, armed at connect */
-	struct fid_pep *pep;		/* passive side: for fi_reject */
-	struct fi_info *info;
-};
-
 struct ofi_ep {
 	struct rpma_ep base;
 	struct ofi_peer *peer;
@@ -170,7 +164,19 @@ struct ofi_ep {
 	struct fid_pep *pep;
 	struct fid_eq *eq;
 	int eq_fd;
+	/* the endpoint and each pending request: fi_reject needs the pep */
+	atomic_int refs;
 };
+
+struct ofi_conn_req {
+	struct rpma_conn_req base;
+	struct ofi_conn *conn;		/* built at request time, armed at connect */
+	struct ofi_ep *ep;		/* passive side: for fi_reject */
+	struct fi_info *info;
+};
+
+void rpma_ofi_ep_put(struct ofi_ep *ep);
+int rpma_ofi_progress_count(struct ofi_peer *peer);
 
 extern const struct rpma_conn_ops rpma_ofi_conn_ops;
 extern const struct rpma_conn_req_ops rpma_ofi_conn_req_ops;
@@ -201,11 +207,14 @@ int rpma_ofi_post_recv(struct ofi_conn *conn, const struct rpma_op *op);
 int rpma_ofi_conn_progress(struct ofi_conn *conn);
 /* fail every outstanding request of ours (the connection is gone) */
 void rpma_ofi_conn_fail_pending(struct ofi_conn *conn);
+/* fail them if the connection's events say it is gone (progress thread) */
+void rpma_ofi_conn_watch(struct ofi_conn *conn);
 
 /* progress (ofi_progress.c) */
 int rpma_ofi_progress_add(struct ofi_peer *peer, struct ofi_conn *conn);
 void rpma_ofi_progress_remove(struct ofi_peer *peer, struct ofi_conn *conn);
 void rpma_ofi_progress_stop(struct ofi_peer *peer);
+void rpma_ofi_progress_drive(void *conn);
 
 /* requests (ofi_request.c) */
 int rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,

@@ -34,8 +34,11 @@
 static uint32_t
 qp_num_of(const struct ofi_conn *conn)
 {
-	return (uint32_t)((uintptr_t)conn >> 4);
+	return conn->base.qp_num;
 }
+
+/* ofi has no queue pair numbers: number connections in creation order */
+static atomic_uint next_qp_num = 1;
 
 void
 rpma_ofi_hello_fill(const struct ofi_conn *conn, struct ofi_hello *h)
@@ -145,6 +148,7 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	conn->base.peer = &peer->base;
 	conn->base.ops = &rpma_ofi_conn_ops;
 	conn->base.shared_channel = shared;
+	conn->base.qp_num = atomic_fetch_add(&next_qp_num, 1);
 	/* the target's CPU serves both flush types (GPSPM) */
 	conn->base.flush_method[RPMA_FLUSH_TYPE_PERSISTENT] = RPMA_EXT_FLUSH_GPSPM;
 	conn->base.flush_method[RPMA_FLUSH_TYPE_VISIBILITY] = RPMA_EXT_FLUSH_GPSPM;
@@ -180,16 +184,26 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 			goto err;
 	}
 	conn->base.cq->shared_channel = shared;
-	if (conn->base.rcq)
+	conn->base.cq->drive = rpma_ofi_progress_drive;
+	conn->base.cq->drive_arg = conn;
+	if (conn->base.rcq) {
 		conn->base.rcq->shared_channel = shared;
+		conn->base.rcq->drive = rpma_ofi_progress_drive;
+		conn->base.rcq->drive_arg = conn;
+	}
 
+	/*
+	 * The 0-byte forms of write and read aim at the peer's request area
+	 * from our stage: both need read access too, or a 0-byte read is a
+	 * remote access error that breaks the connection.
+	 */
 	ret = rpma_ofi_mr_reg_raw(peer, conn->req_area,
-			conn->nslots * sizeof(struct ofi_request), FI_REMOTE_WRITE,
-			&conn->req_mr);
+			conn->nslots * sizeof(struct ofi_request),
+			FI_REMOTE_WRITE | FI_REMOTE_READ, &conn->req_mr);
 	if (ret)
 		goto err;
 	ret = rpma_ofi_mr_reg_raw(peer, conn->stage,
-			conn->nslots * sizeof(struct ofi_request), FI_WRITE,
+			conn->nslots * sizeof(struct ofi_request), FI_WRITE | FI_READ,
 			&conn->stage_mr);
 	if (ret)
 		goto err;
@@ -298,8 +312,10 @@ ofi_conn_req_delete(struct rpma_conn_req *base)
 {
 	struct ofi_conn_req *req = (struct ofi_conn_req *)base;
 
-	if (req->conn->passive)
-		fi_reject(req->pep, req->info->handle, NULL, 0);
+	if (req->conn->passive) {
+		fi_reject(req->ep->pep, req->info->handle, NULL, 0);
+		rpma_ofi_ep_put(req->ep);
+	}
 	rpma_ofi_conn_free(req->conn);
 	rpma_private_data_discard(&req->base.pdata);
 	fi_freeinfo(req->info);
@@ -341,6 +357,8 @@ ofi_conn_req_connect(struct rpma_conn_req *base,
 		ret = rpma_ofi_err(ret, conn->passive ? "fi_accept" : "fi_connect");
 		goto err;
 	}
+	if (conn->passive)
+		rpma_ofi_ep_put(req->ep);
 	/* the passive side's copy of the initiator's private data moves over */
 	conn->base.pdata = req->base.pdata;
 	req->base.pdata.ptr = NULL;
@@ -447,6 +465,13 @@ ofi_conn_next_event(struct rpma_conn *base, enum rpma_conn_event *event)
 		atomic_store(&conn->closed, true);
 		rpma_ofi_conn_fail_pending(conn);
 		*event = event_of_error(err.err);
+		/*
+		 * Before FI_CONNECTED the peer was reached, so a failure is a
+		 * refusal (fi_reject); tcp reports it with whatever errno
+		 * its socket read left behind (EINPROGRESS, EIO, ECONNRESET).
+		 */
+		if (!conn->passive && !conn->established && *event == RPMA_CONN_LOST)
+			*event = RPMA_CONN_REJECTED;
 		RPMA_LOG_NOTICE("connection event: %s (%s)",
 			rpma_utils_conn_event_2str(*event), fi_strerror(err.err));
 		return 0;
@@ -467,6 +492,7 @@ ofi_conn_next_event(struct rpma_conn *base, enum rpma_conn_event *event)
 				return ret;
 			}
 		}
+		conn->established = true;
 		*event = RPMA_CONN_ESTABLISHED;
 		break;
 	case FI_SHUTDOWN:
@@ -479,6 +505,39 @@ ofi_conn_next_event(struct rpma_conn *base, enum rpma_conn_event *event)
 	}
 	RPMA_LOG_NOTICE("connection event: %s", rpma_utils_conn_event_2str(*event));
 	return 0;
+}
+
+/*
+ * The progress thread, before it blocks: a request of ours waits for an
+ * answer that no operation of libfabric's stands for, so when the peer is
+ * gone nothing would ever complete it.  Peek at the connection's events
+ * (the application still reads them) and fail the requests once the
+ * connection is shut down or broken, as a QP in error flushes its work.
+ */
+void
+rpma_ofi_conn_watch(struct ofi_conn *conn)
+{
+	struct {
+		struct fi_eq_cm_entry entry;
+		unsigned char data[512];
+	} ev;
+	bool waiting = false;
+	uint32_t type;
+	ssize_t n;
+
+	if (atomic_load(&conn->closed))
+		return;
+	pthread_mutex_lock(&conn->ops_lock);
+	for (uint32_t s = 0; s < conn->nslots && !waiting; s++)
+		waiting = conn->pending[s].in_use;
+	pthread_mutex_unlock(&conn->ops_lock);
+	if (!waiting)
+		return;
+	n = fi_eq_read(conn->eq, &type, &ev, sizeof(ev), FI_PEEK);
+	if (n == -FI_EAVAIL || (n >= 0 && type == FI_SHUTDOWN)) {
+		atomic_store(&conn->closed, true);
+		rpma_ofi_conn_fail_pending(conn);
+	}
 }
 
 static int

@@ -64,6 +64,7 @@ rpma_ofi_ep_listen(struct rpma_peer *base, const char *addr, const char *port,
 	ep->base.ops = &rpma_ofi_ep_ops;
 	ep->base.peer = base;
 	ep->peer = peer;
+	atomic_init(&ep->refs, 1);
 	RPMA_LOG_INFO("listening on %s:%s (%s)", addr, port,
 		peer->info->fabric_attr->prov_name);
 	*ep_ptr = &ep->base;
@@ -80,15 +81,22 @@ err_free:
 	return ret;
 }
 
-static int
-ofi_ep_shutdown(struct rpma_ep *base)
+void
+rpma_ofi_ep_put(struct ofi_ep *ep)
 {
-	struct ofi_ep *ep = (struct ofi_ep *)base;
-
+	if (atomic_fetch_sub(&ep->refs, 1) != 1)
+		return;
 	fi_close(&ep->pep->fid);
 	fi_close(&ep->eq->fid);
 	fi_freeinfo(ep->info);
 	free(ep);
+}
+
+/* requests still pending keep the passive endpoint until they are done */
+static int
+ofi_ep_shutdown(struct rpma_ep *base)
+{
+	rpma_ofi_ep_put((struct ofi_ep *)base);
 	return 0;
 }
 
@@ -144,11 +152,12 @@ ofi_ep_next_conn_req(struct rpma_ep *base, const struct rpma_conn_cfg *cfg,
 	}
 	req->base.ops = &rpma_ofi_conn_req_ops;
 	req->base.peer = base->peer;
-	req->pep = ep->pep;
+	req->ep = ep;
+	atomic_fetch_add(&ep->refs, 1);
 	req->info = ev.entry.info;
 	ret = rpma_ofi_conn_new(ep->peer, ev.entry.info, cfg, true, &req->conn);
 	if (ret)
-		goto err_free;
+		goto err_unref;
 	/* the core's hello, then the application's private data */
 	ret = rpma_ofi_hello_take(req->conn, ev.data, (size_t)n - sizeof(ev.entry),
 			&req->base.pdata);
@@ -159,7 +168,8 @@ ofi_ep_next_conn_req(struct rpma_ep *base, const struct rpma_conn_cfg *cfg,
 
 err_conn:
 	rpma_ofi_conn_free(req->conn);
-err_free:
+err_unref:
+	atomic_fetch_sub(&ep->refs, 1);	/* also when the connection was refused */
 	free(req);
 err_reject:
 	fi_reject(ep->pep, ev.entry.info->handle, NULL, 0);

@@ -157,7 +157,11 @@ static int
 ofi_peer_delete(struct rpma_peer *base)
 {
 	struct ofi_peer *peer = (struct ofi_peer *)base;
+	int conns = rpma_ofi_progress_count(peer);
 
+	if (conns)
+		return rpma_fail(RPMA_E_INVAL,
+			"peer still has %d connection(s): delete them first", conns);
 	rpma_ofi_progress_stop(peer);
 	rpma_peer_fini(&peer->base);
 	fi_close(&peer->domain->fid);

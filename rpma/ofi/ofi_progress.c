@@ -66,6 +66,8 @@ progress_main(void *arg)
 	struct ofi_peer *peer = arg;
 	struct ofi_progress *p = peer->progress;
 	uint64_t idle_since = now_ns();
+	const char *env = getenv("RPMA_OFI_SPIN_NS");
+	uint64_t spin_ns = env ? strtoull(env, NULL, 0) : SPIN_NS;
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
 		int work = 0;
@@ -79,10 +81,15 @@ progress_main(void *arg)
 			idle_since = now_ns();
 			continue;
 		}
-		if (now_ns() - idle_since < SPIN_NS) {
-			sched_yield();
+		if (now_ns() - idle_since < spin_ns) {
+			__builtin_ia32_pause();
 			continue;
 		}
+		/* requests whose peer is gone will never be answered */
+		pthread_mutex_lock(&p->lock);
+		for (struct ofi_conn *c = p->conns; c; c = c->next)
+			rpma_ofi_conn_watch(c);
+		pthread_mutex_unlock(&p->lock);
 		if (may_block(peer, p)) {
 			struct epoll_event ev[8];
 			int n = epoll_wait(p->epfd, ev, 8, BLOCK_MS);
@@ -180,6 +187,33 @@ rpma_ofi_progress_remove(struct ofi_peer *peer, struct ofi_conn *conn)
 			break;
 		}
 	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+int
+rpma_ofi_progress_count(struct ofi_peer *peer)
+{
+	int n;
+
+	if (peer->progress == NULL)
+		return 0;
+	pthread_mutex_lock(&peer->progress->lock);
+	n = peer->progress->nconns;
+	pthread_mutex_unlock(&peer->progress->lock);
+	return n;
+}
+
+/* the application polls: make progress here unless the thread is at it */
+void
+rpma_ofi_progress_drive(void *arg)
+{
+	struct ofi_conn *conn = arg;
+	struct ofi_progress *p = conn->peer->progress;
+
+	if (p == NULL || pthread_mutex_trylock(&p->lock) != 0)
+		return;
+	while (rpma_ofi_conn_progress(conn) > 0)
+		;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -26,7 +26,7 @@
 static uint32_t
 qp_num_of(const struct ofi_conn *conn)
 {
-	return (uint32_t)((uintptr_t)conn >> 4);
+	return conn->base.qp_num;
 }
 
 int

@@ -148,6 +148,7 @@ rpma_verbs_conn_new(struct verbs_peer *peer, struct rdma_cm_id *id,
 		ret = rpma_verbs_err(errno, "rdma_create_qp");
 		goto err;
 	}
+	conn->base.qp_num = id->qp->qp_num;
 	*conn_ptr = conn;
 	return 0;
 

@@ -1,8 +1,19 @@
-# tests/ofi -- the libfabric provider over loopback tcp, real processes
-OFI_TESTS = \
+# tests/ofi -- the libfabric provider over loopback tcp, real processes.
+# Each program forks its target; ofi_target.h keeps their ports apart.
+OFI_PROGS = \
 	tests/ofi/ofi_flush_crash \
+	tests/ofi/ofi_connect \
+	tests/ofi/ofi_write_read \
+	tests/ofi/ofi_atomic_write \
+	tests/ofi/ofi_send_recv \
+	tests/ofi/ofi_checks \
+	tests/ofi/ofi_peer_gone \
+	tests/ofi/ofi_flush_refused
+
+OFI_TESTS = $(OFI_PROGS) \
 	tests/ofi/ofi_flush_crash_control.sh
 
-check_PROGRAMS += tests/ofi/ofi_flush_crash
+check_PROGRAMS += $(OFI_PROGS)
 TESTS += $(OFI_TESTS)
-EXTRA_DIST += tests/ofi/ofi_harness.h tests/ofi/ofi_flush_crash_control.sh
+EXTRA_DIST += tests/ofi/ofi_harness.h tests/ofi/ofi_target.h \
+	tests/ofi/ofi_flush_crash_control.sh

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rpma-bench -- write+flush latency and bandwidth of the RPMA core, beside
+ * the floor measured in the same run on the same machine:
+ *
+ *   ours:  rpma_write(size) + rpma_flush(PERSISTENT) to a target process,
+ *          timed from posting the write to the flush's completion;
+ *   floor: a TCP round trip carrying `size` bytes (delivery and its
+ *          acknowledgement) + one persist of `size` bytes on the same
+ *          medium (copy, then the backend's persist), each measured alone.
+ *
+ * The ratio ours/floor is what the core adds.  Percentiles come from every
+ * operation's own latency; the medium says whether the persist is durable
+ * (a disk) or not (/dev/shm).
+ *
+ *   rpma-bench [-t tcp|net|verbs] [-a ADDR] [-p PORT] [-s SIZE] [-q DEPTH]
+ *              [-n OPS] [-b file|crash|pmem] [-d DIR]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpma.h"
+
+#define DIE(...) \
+	do { \
+		fprintf(stderr, "rpma-bench: "); \
+		fprintf(stderr, __VA_ARGS__); \
+		fprintf(stderr, " (%s)\n", rpma_ext_errormsg()); \
+		exit(1); \
+	} while (0)
+
+struct opts {
+	const char *transport;
+	const char *addr;
+	int port;
+	size_t size;
+	int depth;
+	long ops;
+	enum rpma_ext_mem_backend backend;
+	const char *backend_name;
+	const char *dir;
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+pct(uint64_t *v, long n, double p)
+{
+	long i = (long)(p / 100.0 * (double)(n - 1) + 0.5);
+
+	return (double)v[i] / 1000.0;
+}
+
+struct stats {
+	double p50, p99, p999, mb_s;
+};
+
+static struct stats
+summarize(uint64_t *lat, long n, uint64_t total_ns, size_t size)
+{
+	struct stats s;
+
+	qsort(lat, (size_t)n, sizeof(*lat), cmp_u64);
+	s.p50 = pct(lat, n, 50);
+	s.p99 = pct(lat, n, 99);
+	s.p999 = pct(lat, n, 99.9);
+	s.mb_s = (double)size * (double)n / ((double)total_ns / 1e9) / 1e6;
+	return s;
+}
+
+static struct rpma_peer *
+peer_new(const struct opts *o)
+{
+	struct rpma_peer *peer = NULL;
+
+	if (strcmp(o->transport, "verbs") == 0) {
+		struct ibv_context *ctx;
+		if (rpma_utils_get_ibv_context(o->addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx) ||
+		    rpma_peer_new(ctx, &peer))
+			DIE("no verbs peer on %s", o->addr);
+	} else if (rpma_ext_peer_new_ofi(o->transport, &peer)) {
+		DIE("no %s peer", o->transport);
+	}
+	return peer;
+}
+
+static char *
+region_path(const struct opts *o, const char *what)
+{
+	static char buf[2][512];
+	static int k;
+	char *p = buf[k++ & 1];
+
+	snprintf(p, 512, "%s/rpma-bench-%s-%d", o->dir, what, (int)getpid());
+	return p;
+}
+
+static size_t
+region_size(const struct opts *o)
+{
+	size_t r = o->size * (size_t)o->depth * 4;
+
+	return r < (1 << 20) ? (1 << 20) : r;
+}
+
+/* ---------------------------------------------------------------- */
+/* the target process                                               */
+
+static void
+target(const struct opts *o, const char *path, int ready_fd)
+{
+	struct rpma_peer *peer = peer_new(o);
+	struct rpma_ext_mem *mem;
+	struct rpma_mr_local *mr;
+	struct rpma_ep *ep;
+	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+	struct rpma_conn_private_data pdata;
+	unsigned char desc[64];
+	size_t desc_size;
+	char port[16];
+	enum rpma_conn_event ev;
+
+	snprintf(port, sizeof(port), "%d", o->port);
+	if (rpma_ext_mem_open(o->backend, path, region_size(o), RPMA_EXT_MEM_CREATE, &mem))
+		DIE("target memory at %s", path);
+	if (rpma_ext_mr_reg_mem(peer, mem, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr) ||
+	    rpma_mr_get_descriptor_size(mr, &desc_size) ||
+	    rpma_mr_get_descriptor(mr, desc))
+		DIE("target region");
+	if (rpma_ep_listen(peer, o->addr, port, &ep))
+		DIE("listen on %s:%s", o->addr, port);
+	if (write(ready_fd, "L", 1) != 1)
+		DIE("ready");
+	if (rpma_ep_next_conn_req(ep, NULL, &req))
+		DIE("request");
+	pdata.ptr = desc;
+	pdata.len = (uint8_t)desc_size;
+	if (rpma_conn_req_connect(&req, &pdata, &conn))
+		DIE("accept");
+	while (rpma_conn_next_event(conn, &ev) == 0 && ev != RPMA_CONN_CLOSED &&
+	       ev != RPMA_CONN_LOST)
+		;
+	rpma_conn_delete(&conn);
+	rpma_ep_shutdown(&ep);
+	rpma_mr_dereg(&mr);
+	rpma_ext_mem_close(&mem);
+	unlink(path);
+	rpma_peer_delete(&peer);
+	exit(0);
+}
+
+/* ---------------------------------------------------------------- */
+/* ours: write + flush                                              */
+
+static struct stats
+bench_ours(const struct opts *o)
+{
+	char port[16], c;
+	const char *path = region_path(o, "target");
+	struct rpma_peer *peer;
+	struct rpma_mr_local *src;
+	struct rpma_mr_remote *dst;
+	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+	struct rpma_conn_private_data pdata;
+	struct rpma_cq *cq;
+	enum rpma_conn_event ev;
+	uint64_t *lat, *start;
+	char *buf;
+	long posted = 0, done = 0;
+	int ready[2], status;
+	uint64_t t0;
+	size_t dsize;
+	pid_t pid;
+
+	if (pipe(ready))
+		DIE("pipe");
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		target(o, path, ready[1]);
+	}
+	close(ready[1]);
+	lat = calloc((size_t)o->ops, sizeof(*lat));
+	start = calloc((size_t)o->depth, sizeof(*start));
+	if (lat == NULL || start == NULL || posix_memalign((void **)&buf, 4096,
+			o->size * (size_t)o->depth))
+		DIE("out of memory");
+	memset(buf, 0x5a, o->size * (size_t)o->depth);
+	if (read(ready[0], &c, 1) != 1)
+		DIE("the target did not start");
+
+	snprintf(port, sizeof(port), "%d", o->port);
+	peer = peer_new(o);
+	if (rpma_mr_reg(peer, buf, o->size * (size_t)o->depth,
+			RPMA_MR_USAGE_WRITE_SRC, &src))
+		DIE("register");
+	if (rpma_conn_req_new(peer, o->addr, port, NULL, &req) ||
+	    rpma_conn_req_connect(&req, NULL, &conn) ||
+	    rpma_conn_next_event(conn, &ev) || ev != RPMA_CONN_ESTABLISHED)
+		DIE("connect");
+	dsize = strcmp(o->transport, "verbs") == 0 ? RPMA_EXT_MR_DESC_SIZE_V0 :
+		RPMA_EXT_MR_DESC_SIZE_V1;
+	if (rpma_conn_get_private_data(conn, &pdata) ||
+	    rpma_mr_remote_from_descriptor(pdata.ptr, dsize, &dst))
+		DIE("descriptor");
+	rpma_conn_get_cq(conn, &cq);
+
+	t0 = now_ns();
+	while (done < o->ops) {
+		struct ibv_wc wc[16];
+		int n = 0, ret;
+
+		/* keep `depth` write+flush pairs in flight, slot k at offset k */
+		while (posted < o->ops && posted - done < o->depth) {
+			long k = posted % o->depth;
+			size_t off = (size_t)k * o->size;
+
+			start[k] = now_ns();
+			if (rpma_write(conn, dst, off, src, off, o->size,
+					RPMA_F_COMPLETION_ON_ERROR, NULL) ||
+			    rpma_flush(conn, dst, off, o->size, RPMA_FLUSH_TYPE_PERSISTENT,
+					RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)(k + 1)))
+				DIE("post");
+			posted++;
+		}
+		ret = rpma_cq_get_wc(cq, 16, wc, &n);
+		if (ret == RPMA_E_NO_COMPLETION)
+			continue;	/* busy-poll: this is a latency benchmark */
+		if (ret)
+			DIE("completion");
+		for (int i = 0; i < n; i++) {
+			long k = (long)wc[i].wr_id - 1;
+			if (wc[i].status != IBV_WC_SUCCESS)
+				DIE("flush failed: %s", ibv_wc_status_str(wc[i].status));
+			lat[done++] = now_ns() - start[k];
+		}
+	}
+	uint64_t total = now_ns() - t0;
+
+	rpma_conn_disconnect(conn);
+	while (rpma_conn_next_event(conn, &ev) == 0 && ev != RPMA_CONN_CLOSED)
+		;
+	rpma_conn_delete(&conn);
+	rpma_mr_remote_delete(&dst);
+	rpma_mr_dereg(&src);
+	rpma_peer_delete(&peer);
+	waitpid(pid, &status, 0);
+	free(buf);
+	free(start);
+	struct stats s = summarize(lat, o->ops, total, o->size);
+	free(lat);
+	return s;
+}
+
+/* ---------------------------------------------------------------- */
+/* the floor: a TCP round trip with the payload, and one persist      */
+
+static int
+tcp_connect_pair(int port, int *server_fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0), c;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		DIE("tcp listen on %d: %s", port, strerror(errno));
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(c, (struct sockaddr *)&a, sizeof(a)))
+		DIE("tcp connect: %s", strerror(errno));
+	*server_fd = accept(l, NULL, NULL);
+	close(l);
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(*server_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return c;
+}
+
+static void
+full_io(int fd, void *buf, size_t len, int is_write)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = is_write ? write(fd, p, len) : read(fd, p, len);
+		if (n <= 0)
+			DIE("tcp %s: %s", is_write ? "write" : "read", strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static struct stats
+bench_tcp(const struct opts *o)
+{
+	uint64_t *lat = calloc((size_t)o->ops, sizeof(*lat));
+	char *buf = malloc(o->size);
+	int s, c = tcp_connect_pair(o->port + 1, &s);
+	char ack[8] = { 0 };
+	pid_t pid;
+	uint64_t t0;
+
+	if (lat == NULL || buf == NULL)
+		DIE("out of memory");
+	memset(buf, 0x5a, o->size);
+	pid = fork();
+	if (pid == 0) {	/* the echo side: takes the payload, acknowledges */
+		close(c);
+		for (long i = 0; i < o->ops; i++) {
+			full_io(s, buf, o->size, 0);
+			full_io(s, ack, sizeof(ack), 1);
+		}
+		exit(0);
+	}
+	close(s);
+	t0 = now_ns();
+	for (long i = 0; i < o->ops; i++) {
+		uint64_t t = now_ns();
+		full_io(c, buf, o->size, 1);
+		full_io(c, ack, sizeof(ack), 0);
+		lat[i] = now_ns() - t;
+	}
+	uint64_t total = now_ns() - t0;
+	close(c);
+	waitpid(pid, NULL, 0);
+	free(buf);
+	struct stats st = summarize(lat, o->ops, total, o->size);
+	free(lat);
+	return st;
+}
+
+static struct stats
+bench_persist(const struct opts *o, int *durable)
+{
+	const char *path = region_path(o, "floor");
+	struct rpma_ext_mem *mem;
+	uint64_t *lat = calloc((size_t)o->ops, sizeof(*lat));
+	char *buf = malloc(o->size), *ptr;
+	size_t region = region_size(o);
+	bool dur;
+	uint64_t t0;
+
+	if (lat == NULL || buf == NULL)
+		DIE("out of memory");
+	memset(buf, 0x5a, o->size);
+	if (rpma_ext_mem_open(o->backend, path, region, RPMA_EXT_MEM_CREATE, &mem))
+		DIE("floor memory at %s", path);
+	rpma_ext_mem_get_ptr(mem, (void **)&ptr);
+	rpma_ext_mem_is_durable(mem, &dur);
+	*durable = dur;
+	t0 = now_ns();
+	for (long i = 0; i < o->ops; i++) {
+		size_t off = (size_t)(i % o->depth) * o->size;
+		uint64_t t = now_ns();
+		memcpy(ptr + off, buf, o->size);
+		if (rpma_ext_mem_persist(mem, off, o->size))
+			DIE("persist");
+		lat[i] = now_ns() - t;
+	}
+	uint64_t total = now_ns() - t0;
+	rpma_ext_mem_close(&mem);
+	unlink(path);
+	free(buf);
+	struct stats s = summarize(lat, o->ops, total, o->size);
+	free(lat);
+	return s;
+}
+
+static const char *
+fs_name(const char *dir)
+{
+	struct statfs st;
+
+	if (statfs(dir, &st))
+		return "?";
+	switch ((unsigned long)st.f_type) {
+	case 0x01021994: return "tmpfs";
+	case 0xEF53: return "ext4";
+	case 0x58465342: return "xfs";
+	case 0x9123683E: return "btrfs";
+	case 0x794c7630: return "overlayfs";
+	default: return "other";
+	}
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: rpma-bench [-t tcp|net|verbs] [-a ADDR] [-p PORT] "
+		"[-s SIZE] [-q DEPTH] [-n OPS] [-b file|crash|pmem] [-d DIR]\n");
+	exit(2);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o = {
+		.transport = "tcp", .addr = "127.0.0.1", .port = 0, .size = 64,
+		.depth = 1, .ops = 10000, .backend = RPMA_EXT_MEM_FILE,
+		.backend_name = "file", .dir = "/tmp",
+	};
+	struct stats ours, tcp, persist;
+	int opt, durable = 0;
+
+	while ((opt = getopt(argc, argv, "t:a:p:s:q:n:b:d:h")) != -1) {
+		switch (opt) {
+		case 't': o.transport = optarg; break;
+		case 'a': o.addr = optarg; break;
+		case 'p': o.port = atoi(optarg); break;
+		case 's': o.size = strtoul(optarg, NULL, 0); break;
+		case 'q': o.depth = atoi(optarg); break;
+		case 'n': o.ops = atol(optarg); break;
+		case 'b':
+			o.backend_name = optarg;
+			if (strcmp(optarg, "file") == 0)
+				o.backend = RPMA_EXT_MEM_FILE;
+			else if (strcmp(optarg, "crash") == 0)
+				o.backend = RPMA_EXT_MEM_CRASH;
+			else if (strcmp(optarg, "pmem") == 0)
+				o.backend = RPMA_EXT_MEM_PMEM;
+			else
+				usage();
+			break;
+		case 'd': o.dir = optarg; break;
+		default: usage();
+		}
+	}
+	if (o.size == 0 || o.depth < 1 || o.ops < 1)
+		usage();
+	if (o.port == 0)
+		o.port = 30000 + (int)(getpid() % 20000);
+	signal(SIGPIPE, SIG_IGN);
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_ERROR);
+
+	ours = bench_ours(&o);
+	tcp = bench_tcp(&o);
+	persist = bench_persist(&o, &durable);
+
+	printf("rpma-bench: %s, %zu B, depth %d, %ld ops, backend %s in %s (%s, %s)\n",
+		o.transport, o.size, o.depth, o.ops, o.backend_name, o.dir,
+		fs_name(o.dir), durable ? "durable" : "NOT durable");
+	printf("%-26s %10s %10s %10s %10s\n", "", "p50 us", "p99 us", "p99.9 us", "MB/s");
+	printf("%-26s %10.1f %10.1f %10.1f %10.1f\n", "write+flush (ours)",
+		ours.p50, ours.p99, ours.p999, ours.mb_s);
+	printf("%-26s %10.1f %10.1f %10.1f %10.1f\n", "tcp round trip (floor)",
+		tcp.p50, tcp.p99, tcp.p999, tcp.mb_s);
+	printf("%-26s %10.1f %10.1f %10.1f %10.1f\n", "copy+persist (floor)",
+		persist.p50, persist.p99, persist.p999, persist.mb_s);
+	printf("ratio ours/floor at p50: %.2f (floor = tcp round trip + persist = %.1f us)\n",
+		ours.p50 / (tcp.p50 + persist.p50), tcp.p50 + persist.p50);
+	return 0;
+}
