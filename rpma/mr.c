@@ -171,15 +171,20 @@ int
 rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len,
 		int advice, uint32_t flags)
 {
-	(void)advice;
-	(void)flags;
 	if (mr == NULL)
 		return RPMA_E_INVAL;
-	if (offset > mr->size || len > mr->size - offset)
+	if (offset > mr->size || len > mr->size - offset || len > UINT32_MAX)
 		return rpma_fail(RPMA_E_INVAL, "advice range [%zu, +%zu) is outside the region",
 			offset, len);
-	/* no provider here has on-demand paging: there is nothing to prefetch */
-	return rpma_fail(RPMA_E_NOSUPP, "memory advice needs on-demand paging");
+	/* prefetching for writes needs a region this side may write into */
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    !(mr->usage & (RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_RECV)))
+		return rpma_fail(RPMA_E_INVAL, "the region's usage allows no writes to prefetch for");
+	if (mr->peer->prov->mr_advise == NULL)
+		return rpma_fail(RPMA_E_NOSUPP, "the %s provider has no memory advice",
+			mr->peer->prov->name);
+	return mr->peer->prov->mr_advise(mr, offset, len, advice, flags);
 }
 
 #if defined(__x86_64__)

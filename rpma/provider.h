@@ -42,6 +42,9 @@ struct rpma_provider {
 	/* fill mr->key, mr->raddr and the provider's handle */
 	int (*mr_reg)(struct rpma_peer *peer, struct rpma_mr_local *mr);
 	int (*mr_dereg)(struct rpma_mr_local *mr);
+	/* NULL: nothing to advise (no on-demand paging) */
+	int (*mr_advise)(struct rpma_mr_local *mr, size_t offset, size_t len,
+			int advice, uint32_t flags);
 
 	int (*ep_listen)(struct rpma_peer *peer, const char *addr,
 			const char *port, struct rpma_ep **ep_ptr);

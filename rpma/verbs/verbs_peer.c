@@ -86,6 +86,8 @@ rpma_utils_ibv_context_is_odp_capable(struct ibv_context *ibv_ctx,
 static int verbs_peer_delete(struct rpma_peer *base);
 static int verbs_mr_reg(struct rpma_peer *base, struct rpma_mr_local *mr);
 static int verbs_mr_dereg(struct rpma_mr_local *mr);
+static int verbs_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len,
+		int advice, uint32_t flags);
 
 static const struct rpma_provider verbs_provider = {
 	.name = "verbs",
@@ -93,6 +95,7 @@ static const struct rpma_provider verbs_provider = {
 	.peer_delete = verbs_peer_delete,
 	.mr_reg = verbs_mr_reg,
 	.mr_dereg = verbs_mr_dereg,
+	.mr_advise = verbs_mr_advise,
 	.ep_listen = rpma_verbs_ep_listen,
 	.srq_new = rpma_verbs_srq_new,
 	.conn_req_new = rpma_verbs_conn_req_new,
@@ -204,4 +207,31 @@ verbs_mr_dereg(struct rpma_mr_local *mr)
 	int ret = ibv_dereg_mr(mr->prov_handle);
 
 	return ret ? rpma_verbs_err(ret, "ibv_dereg_mr") : 0;
+}
+
+static int
+verbs_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len,
+		int advice, uint32_t flags)
+{
+	struct verbs_peer *peer = (struct verbs_peer *)mr->peer;
+	struct ibv_mr *imr = mr->prov_handle;
+	struct ibv_sge sge = {
+		.addr = (uint64_t)(uintptr_t)(mr->ptr + offset),
+		.length = (uint32_t)len,
+		.lkey = imr->lkey,
+	};
+	int ret = ibv_advise_mr(peer->pd, (enum ib_uverbs_advise_mr_advice)advice,
+			flags, &sge, 1);
+
+	switch (ret) {
+	case 0:
+		return 0;
+	case EOPNOTSUPP:
+		return rpma_fail(RPMA_E_NOSUPP, "the device takes no memory advice");
+	case EFAULT:
+	case EINVAL:
+		return rpma_fail(RPMA_E_INVAL, "ibv_advise_mr: %s", strerror(ret));
+	default:
+		return rpma_verbs_err(ret, "ibv_advise_mr");
+	}
 }
