@@ -1,3 +1,3 @@
 # tests/api -- docs/librpma-api-status.md matches librpma and librpmacore
 TESTS += tests/api/check-api-status.sh
-EXTRA_DIST += tests/api/check-api-status.sh
+EXTRA_DIST += tests/api/check-api-status.sh docs/librpma-api-status.md
