@@ -24,6 +24,7 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/peer.c rpma/peer.h \
 	rpma/peer_cfg.c rpma/peer_cfg.h \
 	rpma/provider.h \
+	rpma/request.c rpma/request.h \
 	rpma/srq.c \
 	rpma/srq_cfg.c rpma/srq_cfg.h \
 	rpma/verbs/verbs.h rpma/verbs/verbs_conn.c rpma/verbs/verbs_cq.c \

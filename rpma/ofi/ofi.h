@@ -33,6 +33,7 @@
 
 #include "conn.h"
 #include "peer.h"
+#include "request.h"
 
 #define OFI_API_VERSION FI_VERSION(1, 17)
 
@@ -44,33 +45,6 @@
 #define OFI_DATA_TAG(d)		((d) >> 56)
 #define OFI_DATA_STATUS(d)	(((d) >> 48) & 0xff)
 #define OFI_DATA_SLOT(d)	((d) & 0xffffffffffffull)
-
-/* a request record in the target's request area (little-endian) */
-struct ofi_request {
-	uint8_t op;		/* enum ofi_request_op */
-	uint8_t reserved[3];
-	uint32_t len;
-	uint64_t key;		/* the target region's key */
-	uint64_t addr;		/* as the initiator addresses it: raddr + offset */
-	uint64_t value;		/* atomic write: the 8 bytes */
-};
-_Static_assert(sizeof(struct ofi_request) == 32, "request record is 32 bytes");
-
-enum ofi_request_op {
-	OFI_REQ_FLUSH_PERSISTENT = 1,
-	OFI_REQ_FLUSH_VISIBILITY = 2,
-	OFI_REQ_ATOMIC_WRITE = 3,
-};
-
-/* what the target answers (the status byte of the response) */
-enum ofi_status {
-	OFI_STATUS_OK = 0,
-	OFI_STATUS_NO_REGION = 1,	/* no region with that key */
-	OFI_STATUS_RANGE = 2,		/* outside the region */
-	OFI_STATUS_USAGE = 3,		/* region not registered for it */
-	OFI_STATUS_PERSIST = 4,		/* the backend failed to persist */
-	OFI_STATUS_BAD_REQUEST = 5,
-};
 
 /* the core's hello, first in the connection's private data (little-endian) */
 struct ofi_hello {
@@ -139,13 +113,13 @@ struct ofi_conn {
 	struct ofi_op *free_ops;
 
 	/* requests others send us */
-	struct ofi_request *req_area;
+	struct rpma_req *req_area;
 	struct fid_mr *req_mr;
 	uint16_t nslots;
 	struct ofi_op internal_op;	/* context of requests and responses */
 
 	/* requests we send */
-	struct ofi_request *stage;
+	struct rpma_req *stage;
 	struct fid_mr *stage_mr;
 	struct ofi_pending *pending;
 	uint16_t remote_nslots;
@@ -218,7 +192,7 @@ void rpma_ofi_progress_drive(void *conn);
 
 /* requests (ofi_request.c) */
 int rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
-		enum ofi_request_op rop);
+		enum rpma_req_op rop);
 void rpma_ofi_request_serve(struct ofi_conn *conn, uint64_t slot);
 void rpma_ofi_request_answered(struct ofi_conn *conn, uint64_t slot,
 		unsigned status);

@@ -163,8 +163,8 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	conn->nops = nops;
 	conn->ops = calloc(nops, sizeof(*conn->ops));
 	conn->pending = calloc(conn->nslots, sizeof(*conn->pending));
-	conn->req_area = area_alloc(conn->nslots * sizeof(struct ofi_request));
-	conn->stage = area_alloc(conn->nslots * sizeof(struct ofi_request));
+	conn->req_area = area_alloc(conn->nslots * sizeof(struct rpma_req));
+	conn->stage = area_alloc(conn->nslots * sizeof(struct rpma_req));
 	if (!conn->ops || !conn->pending || !conn->req_area || !conn->stage) {
 		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate connection state");
 		goto err;
@@ -198,12 +198,12 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	 * remote access error that breaks the connection.
 	 */
 	ret = rpma_ofi_mr_reg_raw(peer, conn->req_area,
-			conn->nslots * sizeof(struct ofi_request),
+			conn->nslots * sizeof(struct rpma_req),
 			FI_REMOTE_WRITE | FI_REMOTE_READ, &conn->req_mr);
 	if (ret)
 		goto err;
 	ret = rpma_ofi_mr_reg_raw(peer, conn->stage,
-			conn->nslots * sizeof(struct ofi_request), FI_WRITE | FI_READ,
+			conn->nslots * sizeof(struct rpma_req), FI_WRITE | FI_READ,
 			&conn->stage_mr);
 	if (ret)
 		goto err;
@@ -739,15 +739,14 @@ static int
 ofi_flush(struct rpma_conn *base, const struct rpma_op *op)
 {
 	return rpma_ofi_request_post((struct ofi_conn *)base, op,
-		op->flush_type == RPMA_FLUSH_TYPE_PERSISTENT ?
-		OFI_REQ_FLUSH_PERSISTENT : OFI_REQ_FLUSH_VISIBILITY);
+		rpma_req_flush_op(op->flush_type));
 }
 
 static int
 ofi_atomic_write(struct rpma_conn *base, const struct rpma_op *op)
 {
 	return rpma_ofi_request_post((struct ofi_conn *)base, op,
-		OFI_REQ_ATOMIC_WRITE);
+		RPMA_REQ_ATOMIC_WRITE);
 }
 
 const struct rpma_conn_ops rpma_ofi_conn_ops = {

@@ -20,6 +20,7 @@
 #include "mr.h"
 #include "mr_remote.h"
 #include "ofi.h"
+#include "request.h"
 
 #define RESPOND_RETRIES 100000
 
@@ -31,9 +32,9 @@ qp_num_of(const struct ofi_conn *conn)
 
 int
 rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
-		enum ofi_request_op rop)
+		enum rpma_req_op rop)
 {
-	struct ofi_request *req;
+	struct rpma_req *req;
 	struct iovec iov;
 	void *desc = fi_mr_desc(conn->stage_mr);
 	struct fi_rma_iov rma;
@@ -69,17 +70,11 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 	conn->pending[slot].signaled =
 		(op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
 		(op->flags & 2);
-	conn->pending[slot].opcode = rop == OFI_REQ_ATOMIC_WRITE ?
+	conn->pending[slot].opcode = rop == RPMA_REQ_ATOMIC_WRITE ?
 		IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
 
 	req = &conn->stage[slot];
-	memset(req, 0, sizeof(*req));
-	req->op = (uint8_t)rop;
-	req->len = htole32((uint32_t)op->len);
-	req->key = htole64(op->remote->desc.key);
-	req->addr = htole64(op->remote->desc.raddr + op->remote_offset);
-	if (op->atomic_src)
-		memcpy(&req->value, op->atomic_src, 8);	/* raw bytes */
+	rpma_req_fill(req, rop, op);
 
 	iov.iov_base = req;
 	iov.iov_len = sizeof(*req);
@@ -103,63 +98,6 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		return rpma_ofi_err((int)ret, "posting a flush request");
 	}
 	return 0;
-}
-
-/* carry out one request against this peer's regions */
-static unsigned
-serve(struct ofi_conn *conn, const struct ofi_request *r)
-{
-	uint64_t addr = le64toh(r->addr);
-	uint64_t len = le32toh(r->len);
-	struct rpma_mr_local *mr = rpma_peer_mr_get(&conn->peer->base,
-			le64toh(r->key));
-	unsigned status = OFI_STATUS_OK;
-	uint64_t off;
-	char *ptr;
-
-	if (mr == NULL)
-		return OFI_STATUS_NO_REGION;
-	off = addr - mr->raddr;
-	if (addr < mr->raddr || off > mr->size || len > mr->size - off) {
-		status = OFI_STATUS_RANGE;
-		goto out;
-	}
-	ptr = mr->ptr + off;
-
-	switch (r->op) {
-	case OFI_REQ_FLUSH_PERSISTENT:
-		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
-			status = OFI_STATUS_USAGE;
-		else if (rpma_mr_persist(mr, ptr, (size_t)len) != 0)
-			status = OFI_STATUS_PERSIST;
-		break;
-	case OFI_REQ_FLUSH_VISIBILITY:
-		/* the writes were placed before this request arrived */
-		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY))
-			status = OFI_STATUS_USAGE;
-		atomic_thread_fence(memory_order_seq_cst);
-		break;
-	case OFI_REQ_ATOMIC_WRITE: {
-		uint64_t v;
-
-		if (!(mr->usage & RPMA_MR_USAGE_WRITE_DST)) {
-			status = OFI_STATUS_USAGE;
-			break;
-		}
-		if (len != 8 || ((uintptr_t)ptr & 7)) {
-			status = OFI_STATUS_BAD_REQUEST;
-			break;
-		}
-		memcpy(&v, &r->value, 8);
-		__atomic_store_n((uint64_t *)(void *)ptr, v, __ATOMIC_RELEASE);
-		break;
-	}
-	default:
-		status = OFI_STATUS_BAD_REQUEST;
-	}
-out:
-	rpma_peer_mr_put(mr);
-	return status;
 }
 
 static void
@@ -192,32 +130,18 @@ respond(struct ofi_conn *conn, uint64_t slot, unsigned status)
 void
 rpma_ofi_request_serve(struct ofi_conn *conn, uint64_t slot)
 {
-	struct ofi_request r;
+	struct rpma_req r;
 	unsigned status;
 
 	if (slot >= conn->nslots) {
 		RPMA_LOG_WARNING("request names slot %llu of %u",
 			(unsigned long long)slot, conn->nslots);
-		respond(conn, slot, OFI_STATUS_BAD_REQUEST);
+		respond(conn, slot, RPMA_REQ_BAD);
 		return;
 	}
 	memcpy(&r, &conn->req_area[slot], sizeof(r));
-	status = serve(conn, &r);
-	if (status != OFI_STATUS_OK)
-		RPMA_LOG_WARNING("refused request op %u on key 0x%llx: status %u",
-			r.op, (unsigned long long)le64toh(r.key), status);
+	status = rpma_req_serve(&conn->peer->base, &r);
 	respond(conn, slot, status);
-}
-
-static enum ibv_wc_status
-wc_status_of(unsigned status)
-{
-	switch (status) {
-	case OFI_STATUS_OK:		return IBV_WC_SUCCESS;
-	case OFI_STATUS_PERSIST:	return IBV_WC_REM_OP_ERR;
-	case OFI_STATUS_BAD_REQUEST:	return IBV_WC_REM_INV_REQ_ERR;
-	default:			return IBV_WC_REM_ACCESS_ERR;
-	}
 }
 
 static void
@@ -250,7 +174,7 @@ rpma_ofi_request_answered(struct ofi_conn *conn, uint64_t slot, unsigned status)
 			(unsigned long long)slot, conn->nslots);
 		return;
 	}
-	complete_pending(conn, (uint32_t)slot, wc_status_of(status), status);
+	complete_pending(conn, (uint32_t)slot, rpma_req_wc_status(status), status);
 }
 
 void

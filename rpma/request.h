@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * request.h -- the core's requests to a peer's core (GPSPM): a flush of
+ * either type or an 8-byte atomic write, carried out by the target's CPU
+ * against the target's registered regions.  Both providers carry the same
+ * 32-byte record, little-endian:
+ *
+ *   off size field
+ *     0    1 op      enum rpma_req_op (a response: RPMA_REQ_RESPONSE)
+ *     1    1 status  enum rpma_req_status (responses)
+ *     2    2 slot    the initiator's slot, echoed in the response (verbs)
+ *     4    4 len
+ *     8    8 key     the target region's key
+ *    16    8 addr    raddr + offset, as the initiator addresses the region
+ *    24    8 value   atomic write: the 8 bytes to store
+ *
+ * A PERSISTENT flush is answered OK only after the range was persisted by
+ * the region's backend (or its CPU cache lines flushed); any failure is a
+ * non-OK status that the initiator completes as an error, never success.
+ */
+#ifndef RPMA_REQUEST_H
+#define RPMA_REQUEST_H
+
+#include <stdint.h>
+
+#include "rpma.h"
+
+struct rpma_peer;
+
+struct rpma_req {
+	uint8_t op;
+	uint8_t status;
+	uint16_t slot;
+	uint32_t len;
+	uint64_t key;
+	uint64_t addr;
+	uint64_t value;
+};
+_Static_assert(sizeof(struct rpma_req) == 32, "a request record is 32 bytes");
+
+enum rpma_req_op {
+	RPMA_REQ_FLUSH_PERSISTENT = 1,
+	RPMA_REQ_FLUSH_VISIBILITY = 2,
+	RPMA_REQ_ATOMIC_WRITE = 3,
+	RPMA_REQ_RESPONSE = 4,
+};
+
+enum rpma_req_status {
+	RPMA_REQ_OK = 0,
+	RPMA_REQ_NO_REGION = 1,		/* no region with that key */
+	RPMA_REQ_RANGE = 2,		/* outside the region */
+	RPMA_REQ_USAGE = 3,		/* region not registered for it */
+	RPMA_REQ_PERSIST = 4,		/* the backend failed to persist */
+	RPMA_REQ_BAD = 5,		/* malformed */
+};
+
+/* fill a request for op (little-endian on the wire) */
+void rpma_req_fill(struct rpma_req *r, enum rpma_req_op op,
+		const struct rpma_op *o);
+
+/* carry out a request against peer's regions; returns its status */
+unsigned rpma_req_serve(struct rpma_peer *peer, const struct rpma_req *r);
+
+/* the completion status an answered request gives the application */
+enum ibv_wc_status rpma_req_wc_status(unsigned status);
+
+/* the request a flush of this type makes */
+static inline enum rpma_req_op
+rpma_req_flush_op(enum rpma_flush_type type)
+{
+	return type == RPMA_FLUSH_TYPE_PERSISTENT ?
+		RPMA_REQ_FLUSH_PERSISTENT : RPMA_REQ_FLUSH_VISIBILITY;
+}
+
+#endif
