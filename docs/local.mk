@@ -7,6 +7,8 @@ dist_man_MANS += \
 	docs/man/rpma_atomic_write.3 \
 	docs/man/rpma_conn_apply_remote_peer_cfg.3 \
 	docs/man/rpma_conn_cfg_delete.3 \
+	docs/man/rpma_ext_conn_cfg_get_gpspm.3 \
+	docs/man/rpma_ext_conn_cfg_set_gpspm.3 \
 	docs/man/rpma_conn_cfg_get_compl_channel.3 \
 	docs/man/rpma_conn_cfg_get_cq_size.3 \
 	docs/man/rpma_conn_cfg_get_rcq_size.3 \

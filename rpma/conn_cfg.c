@@ -32,6 +32,7 @@ rpma_conn_cfg_new(struct rpma_conn_cfg **cfg_ptr)
 	atomic_init(&cfg->rq_size, RPMA_CONN_CFG_DEFAULT_Q_SIZE);
 	atomic_init(&cfg->shared_comp_channel, false);
 	atomic_init(&cfg->srq, NULL);
+	atomic_init(&cfg->gpspm, false);
 	*cfg_ptr = cfg;
 	return 0;
 }
@@ -122,5 +123,23 @@ rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg, struct rpma_srq **srq_ptr
 	if (cfg == NULL || srq_ptr == NULL)
 		return RPMA_E_INVAL;
 	*srq_ptr = CFG_LOAD(cfg, srq);
+	return 0;
+}
+
+int
+rpma_ext_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, bool enable)
+{
+	if (cfg == NULL)
+		return RPMA_E_INVAL;
+	atomic_store(&cfg->gpspm, enable);
+	return 0;
+}
+
+int
+rpma_ext_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, bool *enable)
+{
+	if (cfg == NULL || enable == NULL)
+		return RPMA_E_INVAL;
+	*enable = CFG_LOAD(cfg, gpspm);
 	return 0;
 }

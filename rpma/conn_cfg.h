@@ -20,6 +20,8 @@ struct rpma_conn_cfg {
 	_Atomic uint32_t rq_size;
 	atomic_bool shared_comp_channel;
 	_Atomic(struct rpma_srq *) srq;
+	/* verbs: the core's flush service on this connection (extension) */
+	atomic_bool gpspm;
 };
 
 #endif

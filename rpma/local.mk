@@ -28,7 +28,7 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/srq.c \
 	rpma/srq_cfg.c rpma/srq_cfg.h \
 	rpma/verbs/verbs.h rpma/verbs/verbs_conn.c rpma/verbs/verbs_cq.c \
-	rpma/verbs/verbs_ep.c rpma/verbs/verbs_peer.c
+	rpma/verbs/verbs_ep.c rpma/verbs/verbs_gpspm.c rpma/verbs/verbs_peer.c
 
 
 rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS) $(RDMACM_CFLAGS)

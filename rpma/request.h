@@ -26,6 +26,7 @@
 #include "rpma.h"
 
 struct rpma_peer;
+struct rpma_op;
 
 struct rpma_req {
 	uint8_t op;

@@ -405,6 +405,18 @@ enum rpma_ext_flush_method {
 int rpma_ext_conn_get_flush_method(const struct rpma_conn *conn,
 		enum rpma_flush_type type, enum rpma_ext_flush_method *method);
 
+/*
+ * Verbs: give the connection the core's flush service (GPSPM), so that a
+ * PERSISTENT flush works without direct write to PMem: the target's core
+ * persists the range with the region's backend, then answers.  Both sides
+ * must enable it.  Such a connection's receive queue carries the service's
+ * messages: rpma_recv() and rpma_conn_req_recv() refuse with NOSUPP, and
+ * completions reach the application through the core (rpma_cq_get_fd() is
+ * an eventfd).  libfabric connections always have the service.
+ */
+int rpma_ext_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, bool enable);
+int rpma_ext_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, bool *enable);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,12 +30,16 @@
 #include "cq.h"
 #include "peer.h"
 
+struct verbs_progress;
+
 struct verbs_peer {
 	struct rpma_peer base;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	bool odp;
 	bool iwarp;
+	/* serves the flush service of this peer's GPSPM connections */
+	struct verbs_progress *progress;
 };
 
 struct verbs_ring;
@@ -56,6 +60,8 @@ struct verbs_ring {
 	uint32_t nslots;
 	uint64_t posted;	/* next sequence number */
 	uint64_t retired;	/* every seq below is retired */
+	/* a send queue: a completion means every earlier request completed */
+	bool in_order;
 };
 
 struct verbs_cq {
@@ -64,6 +70,8 @@ struct verbs_cq {
 	struct ibv_comp_channel *channel;
 	bool channel_owned;
 };
+
+struct verbs_gpspm;
 
 struct verbs_conn {
 	struct rpma_conn base;
@@ -81,6 +89,9 @@ struct verbs_conn {
 	struct ibv_mr *raw_mr;
 	bool passive;
 	bool have_pdata;
+	bool disconnected;	/* the QP is in error: nothing more completes well */
+	/* the core's flush service (rpma_ext_conn_cfg_set_gpspm), or NULL */
+	struct verbs_gpspm *gpspm;
 };
 
 struct verbs_conn_req {
@@ -128,8 +139,25 @@ int rpma_verbs_cq_new(struct verbs_peer *peer, uint32_t size,
 		struct ibv_comp_channel *shared, struct verbs_cq **cq_ptr);
 void rpma_verbs_cq_delete(struct verbs_cq *cq);
 
+/* translate a work completion of ours: wr_id back to op_context */
+void rpma_verbs_wc_translate(struct ibv_wc *wc);
+
+/* the flush service (verbs_gpspm.c) */
+int rpma_verbs_gpspm_new(struct verbs_conn *conn, uint32_t nslots,
+		uint32_t cq_size, uint32_t rcq_size);
+int rpma_verbs_gpspm_start(struct verbs_conn *conn);
+void rpma_verbs_gpspm_cqs(struct verbs_conn *conn, struct ibv_cq **scq,
+		struct ibv_cq **rcq);
+void rpma_verbs_gpspm_delete(struct verbs_conn *conn);
+/* the connection is gone: fail what waits for an answer, refuse more */
+void rpma_verbs_gpspm_closed(struct verbs_conn *conn);
+int rpma_verbs_gpspm_request(struct verbs_conn *conn, const struct rpma_op *op,
+		int req_op);
+void rpma_verbs_progress_stop(struct verbs_peer *peer);
+int rpma_verbs_progress_count(struct verbs_peer *peer);
+
 /* slots (verbs_cq.c) */
-int rpma_verbs_ring_init(struct verbs_ring *ring, uint32_t nslots);
+int rpma_verbs_ring_init(struct verbs_ring *ring, uint32_t nslots, bool in_order);
 void rpma_verbs_ring_fini(struct verbs_ring *ring);
 struct verbs_slot *rpma_verbs_slot_get(struct verbs_ring *ring,
 		const void *op_context, const struct rpma_mr_local *mr);

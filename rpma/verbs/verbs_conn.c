@@ -18,6 +18,7 @@
 #include "log.h"
 #include "mr.h"
 #include "mr_remote.h"
+#include "request.h"
 #include "srq_cfg.h"
 #include "verbs.h"
 
@@ -27,7 +28,7 @@
 static void
 cfg_read(const struct rpma_conn_cfg *cfg, uint32_t *cq, uint32_t *rcq,
 		uint32_t *sq, uint32_t *rq, bool *shared, int *timeout,
-		struct rpma_srq **srq)
+		struct rpma_srq **srq, bool *gpspm)
 {
 	struct rpma_conn_cfg *tmp = NULL;
 
@@ -39,6 +40,7 @@ cfg_read(const struct rpma_conn_cfg *cfg, uint32_t *cq, uint32_t *rcq,
 		*shared = false;
 		*timeout = RPMA_DEFAULT_TIMEOUT_MS;
 		*srq = NULL;
+		*gpspm = false;
 		return;
 	}
 	rpma_conn_cfg_get_cq_size(cfg, cq);
@@ -48,17 +50,24 @@ cfg_read(const struct rpma_conn_cfg *cfg, uint32_t *cq, uint32_t *rcq,
 	rpma_conn_cfg_get_compl_channel(cfg, shared);
 	rpma_conn_cfg_get_timeout(cfg, timeout);
 	rpma_conn_cfg_get_srq(cfg, srq);
+	rpma_ext_conn_cfg_get_gpspm(cfg, gpspm);
 	rpma_conn_cfg_delete(&tmp);
 }
 
-/* what flush can promise: APM, and PERSISTENT only with direct write */
+/*
+ * What flush can promise: visibility by APM; persistence by APM only where
+ * the target declared direct write to PMem, else by the core's flush
+ * service where the connection has it, else not at all.
+ */
 static void
-verbs_flush_methods(struct rpma_conn *conn)
+verbs_flush_methods(struct rpma_conn *base)
 {
-	conn->flush_method[RPMA_FLUSH_TYPE_VISIBILITY] = RPMA_EXT_FLUSH_APM;
-	conn->flush_method[RPMA_FLUSH_TYPE_PERSISTENT] =
-		atomic_load(&conn->direct_write_to_pmem) ?
-		RPMA_EXT_FLUSH_APM : RPMA_EXT_FLUSH_NONE;
+	struct verbs_conn *conn = (struct verbs_conn *)base;
+
+	base->flush_method[RPMA_FLUSH_TYPE_VISIBILITY] = RPMA_EXT_FLUSH_APM;
+	base->flush_method[RPMA_FLUSH_TYPE_PERSISTENT] =
+		atomic_load(&base->direct_write_to_pmem) ? RPMA_EXT_FLUSH_APM :
+		conn->gpspm ? RPMA_EXT_FLUSH_GPSPM : RPMA_EXT_FLUSH_NONE;
 }
 
 int
@@ -71,16 +80,20 @@ rpma_verbs_conn_new(struct verbs_peer *peer, struct rdma_cm_id *id,
 	struct verbs_conn *conn;
 	struct verbs_srq *srq;
 	struct rpma_srq *srq_base;
-	bool shared;
+	bool shared, gpspm;
 	int timeout;
 	int ret;
 
 	cfg_read(cfg, &cq_size, &rcq_size, &sq_size, &rq_size, &shared, &timeout,
-		&srq_base);
+		&srq_base, &gpspm);
 	srq = (struct verbs_srq *)srq_base;
 	if (shared && srq && srq->rcq)
 		return rpma_fail(RPMA_E_INVAL,
 			"a shared completion channel cannot serve an SRQ with its own CQ");
+	if (gpspm && (srq || shared))
+		return rpma_fail(RPMA_E_INVAL,
+			"the flush service owns the receive queue and the completions: "
+			"no SRQ and no shared completion channel with it");
 
 	RPMA_FAULT_INJECTION(rpma_fail(RPMA_E_NOMEM, "injected allocation failure"), {});
 	conn = calloc(1, sizeof(*conn));
@@ -94,29 +107,35 @@ rpma_verbs_conn_new(struct verbs_peer *peer, struct rdma_cm_id *id,
 	conn->base.ops = &rpma_verbs_conn_ops;
 	conn->base.shared_channel = shared;
 	atomic_init(&conn->base.direct_write_to_pmem, false);
-	verbs_flush_methods(&conn->base);
 
-	if ((ret = rpma_verbs_ring_init(&conn->sq, sq_size)) ||
-	    (ret = rpma_verbs_ring_init(&conn->rq, rq_size)))
+	if ((ret = rpma_verbs_ring_init(&conn->sq, sq_size, true)) ||
+	    (ret = rpma_verbs_ring_init(&conn->rq, rq_size, false)))
 		goto err;
 
-	if (shared) {
+	if (gpspm) {
+		if ((ret = rpma_verbs_gpspm_new(conn, sq_size, cq_size, rcq_size)))
+			goto err;
+	} else if (shared) {
 		conn->shared_channel = ibv_create_comp_channel(peer->ctx);
 		if (conn->shared_channel == NULL) {
 			ret = rpma_verbs_err(errno, "ibv_create_comp_channel");
 			goto err;
 		}
 	}
-	if ((ret = rpma_verbs_cq_new(peer, cq_size, conn->shared_channel, &conn->cq)))
-		goto err;
-	if (rcq_size && (ret = rpma_verbs_cq_new(peer, rcq_size, conn->shared_channel,
-			&conn->rcq)))
-		goto err;
-	conn->cq->base.shared_channel = shared;
-	if (conn->rcq)
-		conn->rcq->base.shared_channel = shared;
-	conn->base.cq = &conn->cq->base;
-	conn->base.rcq = conn->rcq ? &conn->rcq->base : NULL;
+	if (!gpspm) {
+		if ((ret = rpma_verbs_cq_new(peer, cq_size, conn->shared_channel,
+				&conn->cq)))
+			goto err;
+		if (rcq_size && (ret = rpma_verbs_cq_new(peer, rcq_size,
+				conn->shared_channel, &conn->rcq)))
+			goto err;
+		conn->cq->base.shared_channel = shared;
+		if (conn->rcq)
+			conn->rcq->base.shared_channel = shared;
+		conn->base.cq = &conn->cq->base;
+		conn->base.rcq = conn->rcq ? &conn->rcq->base : NULL;
+	}
+	verbs_flush_methods(&conn->base);
 
 	/* the APM read's destination: a page of its own, safe across fork */
 	conn->raw = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
@@ -134,12 +153,19 @@ rpma_verbs_conn_new(struct verbs_peer *peer, struct rdma_cm_id *id,
 
 	memset(&qp_attr, 0, sizeof(qp_attr));
 	qp_attr.qp_type = IBV_QPT_RC;
-	qp_attr.send_cq = conn->cq->cq;
-	qp_attr.recv_cq = conn->rcq ? conn->rcq->cq :
-		(srq && srq->rcq) ? srq->rcq->cq : conn->cq->cq;
-	qp_attr.srq = srq ? srq->srq : NULL;
-	qp_attr.cap.max_send_wr = sq_size;
-	qp_attr.cap.max_recv_wr = srq ? 0 : rq_size;
+	if (gpspm) {
+		/* room for the service's requests and answers beside ours */
+		rpma_verbs_gpspm_cqs(conn, &qp_attr.send_cq, &qp_attr.recv_cq);
+		qp_attr.cap.max_send_wr = 3 * sq_size;
+		qp_attr.cap.max_recv_wr = sq_size;
+	} else {
+		qp_attr.send_cq = conn->cq->cq;
+		qp_attr.recv_cq = conn->rcq ? conn->rcq->cq :
+			(srq && srq->rcq) ? srq->rcq->cq : conn->cq->cq;
+		qp_attr.srq = srq ? srq->srq : NULL;
+		qp_attr.cap.max_send_wr = sq_size;
+		qp_attr.cap.max_recv_wr = srq ? 0 : rq_size;
+	}
 	qp_attr.cap.max_send_sge = 1;
 	qp_attr.cap.max_recv_sge = 1;
 	qp_attr.cap.max_inline_data = RPMA_ATOMIC_WRITE_ALIGNMENT;
@@ -149,6 +175,8 @@ rpma_verbs_conn_new(struct verbs_peer *peer, struct rdma_cm_id *id,
 		goto err;
 	}
 	conn->base.qp_num = id->qp->qp_num;
+	if (gpspm && (ret = rpma_verbs_gpspm_start(conn)))
+		goto err;
 	*conn_ptr = conn;
 	return 0;
 
@@ -161,6 +189,7 @@ err:
 void
 rpma_verbs_conn_free(struct verbs_conn *conn)
 {
+	rpma_verbs_gpspm_delete(conn);	/* its QP before its CQs */
 	if (conn->id) {
 		if (conn->id->qp)
 			rdma_destroy_qp(conn->id);
@@ -372,6 +401,17 @@ verbs_conn_next_event(struct rpma_conn *base, enum rpma_conn_event *event)
 	rdma_ack_cm_event(ev);
 	if (ret)
 		return ret;
+	if (mapped == RPMA_CONN_CLOSED || mapped == RPMA_CONN_LOST) {
+		/*
+		 * The peer is gone: put the QP in error so that everything
+		 * still posted completes (with an error) instead of retrying
+		 * into the void, and no flush request waits for an answer.
+		 */
+		if (!conn->disconnected && rdma_disconnect(conn->id) == 0)
+			conn->disconnected = true;
+		if (conn->gpspm)
+			rpma_verbs_gpspm_closed(conn);
+	}
 	*event = mapped;
 	RPMA_LOG_NOTICE("connection event: %s", rpma_utils_conn_event_2str(mapped));
 	return 0;
@@ -389,8 +429,11 @@ verbs_conn_disconnect(struct rpma_conn *base)
 {
 	struct verbs_conn *conn = (struct verbs_conn *)base;
 
+	if (conn->disconnected)
+		return 0;	/* done when the peer's disconnect arrived */
 	if (rdma_disconnect(conn->id))
 		return rpma_verbs_err(errno, "rdma_disconnect");
+	conn->disconnected = true;
 	return 0;
 }
 
@@ -535,6 +578,8 @@ verbs_flush(struct rpma_conn *base, const struct rpma_op *op)
 	};
 	struct ibv_send_wr wr;
 
+	if (base->flush_method[op->flush_type] == RPMA_EXT_FLUSH_GPSPM)
+		return rpma_verbs_gpspm_request(conn, op, rpma_req_flush_op(op->flush_type));
 	if (size < APM_READ_LEN)
 		return rpma_fail(RPMA_E_NOSUPP,
 			"a region under %d bytes cannot be flushed by a read", APM_READ_LEN);
@@ -610,6 +655,9 @@ post_recv(struct verbs_conn *conn, const struct rpma_op *op)
 	if (conn->srq)
 		return rpma_fail(RPMA_E_INVAL,
 			"the connection receives through an SRQ: use rpma_srq_recv()");
+	if (conn->gpspm)
+		return rpma_fail(RPMA_E_NOSUPP,
+			"the flush service owns this connection's receive queue");
 	slot = rpma_verbs_slot_get(&conn->rq, op->op_context, op->local);
 	if (slot == NULL)
 		return rpma_fail(RPMA_E_PROVIDER, "receive queue full");
@@ -711,7 +759,7 @@ rpma_verbs_srq_new(struct rpma_peer *base, const struct rpma_srq_cfg *cfg,
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate an SRQ");
-	if ((ret = rpma_verbs_ring_init(&srq->ring, rq_size)))
+	if ((ret = rpma_verbs_ring_init(&srq->ring, rq_size, false)))
 		goto err_free;
 	memset(&attr, 0, sizeof(attr));
 	attr.attr.max_wr = rq_size;

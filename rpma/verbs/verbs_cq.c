@@ -15,13 +15,14 @@
 #include "verbs.h"
 
 int
-rpma_verbs_ring_init(struct verbs_ring *ring, uint32_t nslots)
+rpma_verbs_ring_init(struct verbs_ring *ring, uint32_t nslots, bool in_order)
 {
 	ring->slots = calloc(nslots ? nslots : 1, sizeof(*ring->slots));
 	if (ring->slots == NULL)
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate %u work-request slots", nslots);
 	ring->nslots = nslots ? nslots : 1;
 	ring->posted = ring->retired = 0;
+	ring->in_order = in_order;
 	pthread_mutex_init(&ring->lock, NULL);
 	return 0;
 }
@@ -84,12 +85,14 @@ rpma_verbs_slot_unget(struct verbs_slot *slot)
 
 /*
  * A completion for slot: on a send queue every earlier request has
- * completed too (RC order); on a receive queue only this one.
+ * completed too (RC order); on a receive queue only this one.  (The
+ * ring says which: an error completion's opcode is undefined.)
  */
 static void
-slot_retire(struct verbs_slot *slot, bool in_order)
+slot_retire(struct verbs_slot *slot)
 {
 	struct verbs_ring *ring = slot->ring;
+	bool in_order = ring->in_order;
 
 	pthread_mutex_lock(&ring->lock);
 	if (in_order) {
@@ -133,6 +136,17 @@ verbs_cq_wait(struct rpma_cq *base)
 	return 0;
 }
 
+void
+rpma_verbs_wc_translate(struct ibv_wc *wc)
+{
+	struct verbs_slot *slot = (struct verbs_slot *)(uintptr_t)wc->wr_id;
+
+	if (slot == NULL)
+		return;
+	wc->wr_id = (uint64_t)(uintptr_t)slot->op_context;
+	slot_retire(slot);
+}
+
 static int
 verbs_cq_get_wc(struct rpma_cq *base, int num_entries, struct ibv_wc *wc,
 		int *num_entries_got)
@@ -144,13 +158,8 @@ verbs_cq_get_wc(struct rpma_cq *base, int num_entries, struct ibv_wc *wc,
 		return rpma_verbs_err(-n, "ibv_poll_cq");
 	if (n == 0)
 		return RPMA_E_NO_COMPLETION;
-	for (int i = 0; i < n; i++) {
-		struct verbs_slot *slot = (struct verbs_slot *)(uintptr_t)wc[i].wr_id;
-		if (slot == NULL)
-			continue;
-		wc[i].wr_id = (uint64_t)(uintptr_t)slot->op_context;
-		slot_retire(slot, !(wc[i].opcode & IBV_WC_RECV));
-	}
+	for (int i = 0; i < n; i++)
+		rpma_verbs_wc_translate(&wc[i]);
 	if (num_entries_got)
 		*num_entries_got = n;
 	return 0;

@@ -144,7 +144,14 @@ static int
 verbs_peer_delete(struct rpma_peer *base)
 {
 	struct verbs_peer *peer = (struct verbs_peer *)base;
-	int ret = ibv_dealloc_pd(peer->pd);
+	int conns = rpma_verbs_progress_count(peer);
+	int ret;
+
+	if (conns)
+		return rpma_fail(RPMA_E_INVAL,
+			"peer still has %d connection(s): delete them first", conns);
+	rpma_verbs_progress_stop(peer);
+	ret = ibv_dealloc_pd(peer->pd);
 
 	if (ret)
 		return rpma_verbs_err(ret, "ibv_dealloc_pd (objects still use the peer?)");

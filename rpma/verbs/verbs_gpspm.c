@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs_gpspm.c -- the core's flush service on verbs connections that ask
+ * for it (rpma_ext_conn_cfg_set_gpspm): a PERSISTENT flush without direct
+ * write to PMem.
+ *
+ * The initiator SENDs a request record (request.h) after the writes it
+ * covers; an RC queue pair delivers the SEND only after those writes were
+ * placed.  The target's core persists the range with the region's backend
+ * and SENDs the record back with a status.  The receive queue belongs to
+ * the service: every receive buffer is one of its slots.
+ *
+ * Such a connection's CQs are the core's: a progress thread per peer (or
+ * the application's own rpma_cq_get_wc, when it polls) reads them, serves
+ * requests, completes answered flushes and hands the application its
+ * completions through rpma_cq rings.
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cq.h"
+#include "errormsg.h"
+#include "log.h"
+#include "mr.h"
+#include "request.h"
+#include "verbs.h"
+
+/* internal work requests: tags above any user-space pointer */
+#define WR_TAG_SHIFT 56
+#define WR_REQ_SENT	(1ull << WR_TAG_SHIFT)	/* slot = our request */
+#define WR_RESP_SENT	(2ull << WR_TAG_SHIFT)	/* index = recv buffer answered */
+#define WR_RECV		(3ull << WR_TAG_SHIFT)	/* index = recv buffer */
+#define WR_TAG(id)	((id) & (0xffull << WR_TAG_SHIFT))
+#define WR_INDEX(id)	((uint32_t)(id))
+
+struct gpspm_pending {
+	const void *op_context;
+	bool in_use;
+	bool signaled;
+	enum ibv_wc_opcode opcode;
+};
+
+struct verbs_gpspm {
+	struct ibv_comp_channel *channel;
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	uint32_t nslots;
+	struct rpma_req *recv_area;	/* [nslots] what arrives */
+	struct rpma_req *resp_area;	/* [nslots] answers, by recv index */
+	struct rpma_req *req_area;	/* [nslots] our requests, by slot */
+	struct ibv_mr *mr;		/* the three areas */
+	pthread_mutex_t lock;		/* pending, next_slot */
+	struct gpspm_pending *pending;
+	uint32_t next_slot;
+	atomic_bool closed;
+	struct verbs_conn *next;	/* the progress thread's list */
+};
+
+struct verbs_progress {
+	pthread_t thread;
+	pthread_mutex_t lock;		/* conns; held while serving */
+	struct verbs_conn *conns;
+	int nconns;
+	int epfd;
+	int wake_fd;
+	atomic_bool stop;
+};
+
+/* ---------------------------------------------------------------- */
+/* setup                                                            */
+
+static int
+post_service_recv(struct verbs_conn *conn, uint32_t idx)
+{
+	struct verbs_gpspm *g = conn->gpspm;
+	struct ibv_sge sge = {
+		.addr = (uint64_t)(uintptr_t)&g->recv_area[idx],
+		.length = sizeof(struct rpma_req),
+		.lkey = g->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = WR_RECV | idx, .sg_list = &sge,
+		.num_sge = 1 }, *bad;
+	int ret = ibv_post_recv(conn->id->qp, &wr, &bad);
+
+	return ret ? rpma_verbs_err(ret, "ibv_post_recv (flush service)") : 0;
+}
+
+int
+rpma_verbs_gpspm_new(struct verbs_conn *conn, uint32_t nslots, uint32_t cq_size,
+		uint32_t rcq_size)
+{
+	struct verbs_peer *peer = conn->peer;
+	struct verbs_gpspm *g;
+	size_t area = nslots * sizeof(struct rpma_req);
+	int ret;
+
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate the flush service");
+	conn->gpspm = g;
+	g->nslots = nslots;
+	pthread_mutex_init(&g->lock, NULL);
+	atomic_init(&g->closed, false);
+	g->pending = calloc(nslots, sizeof(*g->pending));
+	if (g->pending == NULL || posix_memalign((void **)&g->recv_area, 64, 3 * area)) {
+		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate the flush service's slots");
+		goto err;
+	}
+	memset(g->recv_area, 0, 3 * area);
+	g->resp_area = g->recv_area + nslots;
+	g->req_area = g->resp_area + nslots;
+	g->mr = ibv_reg_mr(peer->pd, g->recv_area, 3 * area, IBV_ACCESS_LOCAL_WRITE);
+	if (g->mr == NULL) {
+		ret = rpma_verbs_err(errno, "ibv_reg_mr (flush service)");
+		goto err;
+	}
+	g->channel = ibv_create_comp_channel(peer->ctx);
+	if (g->channel == NULL) {
+		ret = rpma_verbs_err(errno, "ibv_create_comp_channel");
+		goto err;
+	}
+	fcntl(g->channel->fd, F_SETFL, fcntl(g->channel->fd, F_GETFL) | O_NONBLOCK);
+	/* sends: the application's and ours; receives: ours */
+	g->scq = ibv_create_cq(peer->ctx, (int)(cq_size + 2 * nslots), conn,
+			g->channel, 0);
+	g->rcq = ibv_create_cq(peer->ctx, (int)nslots, conn, g->channel, 0);
+	if (g->scq == NULL || g->rcq == NULL) {
+		ret = rpma_verbs_err(errno, "ibv_create_cq (flush service)");
+		goto err;
+	}
+	/* the application's completions come through rings the core fills */
+	if ((ret = rpma_cq_new(cq_size, &conn->base.cq)))
+		goto err;
+	if (rcq_size && (ret = rpma_cq_new(rcq_size, &conn->base.rcq)))
+		goto err;
+	return 0;
+
+err:
+	rpma_verbs_gpspm_delete(conn);
+	return ret;
+}
+
+void
+rpma_verbs_gpspm_cqs(struct verbs_conn *conn, struct ibv_cq **scq,
+		struct ibv_cq **rcq)
+{
+	*scq = conn->gpspm->scq;
+	*rcq = conn->gpspm->rcq;
+}
+
+static void progress_add(struct verbs_conn *conn);
+
+/* the QP exists: fill the receive queue and join the progress thread */
+int
+rpma_verbs_gpspm_start(struct verbs_conn *conn)
+{
+	for (uint32_t i = 0; i < conn->gpspm->nslots; i++) {
+		int ret = post_service_recv(conn, i);
+		if (ret)
+			return ret;
+	}
+	progress_add(conn);
+	return conn->peer->progress ? 0 :
+		rpma_fail(RPMA_E_PROVIDER, "cannot start the flush service's thread");
+}
+
+static void progress_remove(struct verbs_conn *conn);
+static void fail_pending(struct verbs_conn *conn);
+static void drain_events(struct verbs_conn *conn);
+
+void
+rpma_verbs_gpspm_delete(struct verbs_conn *conn)
+{
+	struct verbs_gpspm *g = conn->gpspm;
+
+	if (g == NULL)
+		return;
+	progress_remove(conn);
+	if (g->channel)
+		drain_events(conn);
+	fail_pending(conn);
+	rpma_cq_delete(conn->base.rcq);
+	rpma_cq_delete(conn->base.cq);
+	conn->base.cq = conn->base.rcq = NULL;
+	/* the QP goes first (conn free), the CQs it used after */
+	if (conn->id && conn->id->qp) {
+		rdma_destroy_qp(conn->id);
+		conn->id->qp = NULL;
+	}
+	if (g->scq)
+		ibv_destroy_cq(g->scq);
+	if (g->rcq)
+		ibv_destroy_cq(g->rcq);
+	if (g->channel)
+		ibv_destroy_comp_channel(g->channel);
+	if (g->mr)
+		ibv_dereg_mr(g->mr);
+	free(g->recv_area);
+	free(g->pending);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+	conn->gpspm = NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* requests                                                         */
+
+static int
+post_service_send(struct verbs_conn *conn, struct rpma_req *rec, uint64_t wr_id)
+{
+	struct ibv_sge sge = {
+		.addr = (uint64_t)(uintptr_t)rec,
+		.length = sizeof(*rec),
+		.lkey = conn->gpspm->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret = ibv_post_send(conn->id->qp, &wr, &bad);
+
+	return ret ? rpma_verbs_err(ret, "ibv_post_send (flush service)") : 0;
+}
+
+int
+rpma_verbs_gpspm_request(struct verbs_conn *conn, const struct rpma_op *op,
+		int req_op)
+{
+	struct verbs_gpspm *g = conn->gpspm;
+	uint32_t slot = UINT32_MAX;
+	int ret;
+
+	if (atomic_load(&g->closed))
+		return rpma_fail(RPMA_E_PROVIDER, "connection is closed");
+	pthread_mutex_lock(&g->lock);
+	for (uint32_t i = 0; i < g->nslots; i++) {
+		uint32_t s = (g->next_slot + i) % g->nslots;
+		if (!g->pending[s].in_use) {
+			slot = s;
+			g->next_slot = s + 1;
+			g->pending[s].in_use = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	if (slot == UINT32_MAX)
+		return rpma_fail(RPMA_E_PROVIDER,
+			"all %u flush slots are in flight: complete operations first",
+			g->nslots);
+	g->pending[slot].op_context = op->op_context;
+	g->pending[slot].signaled =
+		(op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
+		(op->flags & 2);
+	g->pending[slot].opcode = req_op == RPMA_REQ_ATOMIC_WRITE ?
+		IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
+	rpma_req_fill(&g->req_area[slot], (enum rpma_req_op)req_op, op);
+	g->req_area[slot].slot = htole16((uint16_t)slot);
+	ret = post_service_send(conn, &g->req_area[slot], WR_REQ_SENT | slot);
+	if (ret) {
+		pthread_mutex_lock(&g->lock);
+		g->pending[slot].in_use = false;
+		pthread_mutex_unlock(&g->lock);
+	}
+	return ret;
+}
+
+static void
+complete_pending(struct verbs_conn *conn, uint32_t slot, enum ibv_wc_status st,
+		uint32_t vendor_err)
+{
+	struct verbs_gpspm *g = conn->gpspm;
+	struct gpspm_pending p;
+	struct ibv_wc wc;
+
+	pthread_mutex_lock(&g->lock);
+	p = g->pending[slot];
+	g->pending[slot].in_use = false;
+	pthread_mutex_unlock(&g->lock);
+	if (!p.in_use || (st == IBV_WC_SUCCESS && !p.signaled))
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uint64_t)(uintptr_t)p.op_context;
+	wc.status = st;
+	wc.opcode = p.opcode;
+	wc.vendor_err = vendor_err;
+	wc.qp_num = conn->base.qp_num;
+	rpma_cq_push(conn->base.cq, &wc, 1);
+}
+
+/* no answer will come: the connection broke, as a QP in error flushes */
+static void
+fail_pending(struct verbs_conn *conn)
+{
+	atomic_store(&conn->gpspm->closed, true);
+	if (conn->gpspm->pending == NULL)
+		return;
+	for (uint32_t s = 0; s < conn->gpspm->nslots; s++)
+		complete_pending(conn, s, IBV_WC_WR_FLUSH_ERR, 0);
+}
+
+void
+rpma_verbs_gpspm_closed(struct verbs_conn *conn)
+{
+	fail_pending(conn);
+}
+
+/* ---------------------------------------------------------------- */
+/* completions                                                      */
+
+static void
+on_recv(struct verbs_conn *conn, const struct ibv_wc *wc)
+{
+	struct verbs_gpspm *g = conn->gpspm;
+	uint32_t idx = WR_INDEX(wc->wr_id);
+	struct rpma_req rec;
+
+	RPMA_LOG_DEBUG("flush service: receive %u status %s, %u bytes", idx,
+		ibv_wc_status_str(wc->status), wc->byte_len);
+	if (wc->status != IBV_WC_SUCCESS || idx >= g->nslots) {
+		/* a QP in error flushes its receives: the peer is gone */
+		fail_pending(conn);
+		return;
+	}
+	memcpy(&rec, &g->recv_area[idx], sizeof(rec));
+	if (rec.op == RPMA_REQ_RESPONSE) {
+		uint32_t slot = le16toh(rec.slot);
+		if (slot < g->nslots)
+			complete_pending(conn, slot, rpma_req_wc_status(rec.status),
+				rec.status);
+		post_service_recv(conn, idx);
+		return;
+	}
+	/* a request: serve it, answer from this buffer's answer slot */
+	g->resp_area[idx] = rec;
+	g->resp_area[idx].op = RPMA_REQ_RESPONSE;
+	g->resp_area[idx].status = (uint8_t)(wc->byte_len == sizeof(rec) ?
+		rpma_req_serve(&conn->peer->base, &rec) : RPMA_REQ_BAD);
+	/* the buffer is posted again once the answer has left */
+	if (post_service_send(conn, &g->resp_area[idx], WR_RESP_SENT | idx))
+		fail_pending(conn);
+}
+
+static void
+on_send(struct verbs_conn *conn, struct ibv_wc *wc)
+{
+	uint64_t tag = WR_TAG(wc->wr_id);
+
+	RPMA_LOG_DEBUG("flush service: send completion tag %llu status %s",
+		(unsigned long long)(tag >> WR_TAG_SHIFT), ibv_wc_status_str(wc->status));
+	if (tag == WR_RESP_SENT) {
+		if (wc->status == IBV_WC_SUCCESS)
+			post_service_recv(conn, WR_INDEX(wc->wr_id));
+		else
+			fail_pending(conn);
+		return;
+	}
+	if (tag == WR_REQ_SENT) {
+		if (wc->status != IBV_WC_SUCCESS)
+			complete_pending(conn, WR_INDEX(wc->wr_id), wc->status,
+				wc->vendor_err);
+		return;
+	}
+	/* the application's operation */
+	rpma_verbs_wc_translate(wc);
+	rpma_cq_push(conn->base.cq, wc, 1);
+}
+
+/* read both CQs once; returns how many completions */
+static int
+conn_progress(struct verbs_conn *conn)
+{
+	struct verbs_gpspm *g = conn->gpspm;
+	struct ibv_wc wc[16];
+	int n, total = 0;
+
+	n = ibv_poll_cq(g->rcq, 16, wc);
+	for (int i = 0; i < n; i++)
+		on_recv(conn, &wc[i]);
+	total += n > 0 ? n : 0;
+	n = ibv_poll_cq(g->scq, 16, wc);
+	for (int i = 0; i < n; i++)
+		on_send(conn, &wc[i]);
+	total += n > 0 ? n : 0;
+	return total;
+}
+
+/* ---------------------------------------------------------------- */
+/* the progress thread                                              */
+
+#define SPIN_NS 20000
+#define BLOCK_MS 100
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* arm every CQ, then look once more: nothing may slip between */
+static int
+arm_all(struct verbs_progress *p)
+{
+	int work = 0;
+
+	for (struct verbs_conn *c = p->conns; c; c = c->gpspm->next) {
+		ibv_req_notify_cq(c->gpspm->scq, 0);
+		ibv_req_notify_cq(c->gpspm->rcq, 0);
+		work += conn_progress(c);
+	}
+	return work;
+}
+
+static void
+drain_events(struct verbs_conn *conn)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (ibv_get_cq_event(conn->gpspm->channel, &cq, &ctx) == 0)
+		ibv_ack_cq_events(cq, 1);
+}
+
+static void *
+progress_main(void *arg)
+{
+	struct verbs_peer *peer = arg;
+	struct verbs_progress *p = peer->progress;
+	uint64_t idle_since = now_ns();
+
+	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
+		int work = 0;
+
+		pthread_mutex_lock(&p->lock);
+		for (struct verbs_conn *c = p->conns; c; c = c->gpspm->next)
+			work += conn_progress(c);
+		pthread_mutex_unlock(&p->lock);
+		if (work) {
+			idle_since = now_ns();
+			continue;
+		}
+		if (now_ns() - idle_since < SPIN_NS) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		pthread_mutex_lock(&p->lock);
+		work = arm_all(p);
+		pthread_mutex_unlock(&p->lock);
+		if (!work) {
+			struct epoll_event ev[8];
+			int n = epoll_wait(p->epfd, ev, 8, BLOCK_MS);
+
+			pthread_mutex_lock(&p->lock);
+			for (int i = 0; i < n; i++) {
+				if (ev[i].data.fd == p->wake_fd) {
+					uint64_t v;
+					(void)!read(p->wake_fd, &v, sizeof(v));
+				}
+			}
+			for (struct verbs_conn *c = p->conns; c; c = c->gpspm->next)
+				drain_events(c);
+			pthread_mutex_unlock(&p->lock);
+		}
+		idle_since = now_ns();
+	}
+	return NULL;
+}
+
+static int
+progress_start(struct verbs_peer *peer)
+{
+	struct verbs_progress *p = calloc(1, sizeof(*p));
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (p == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate the progress thread");
+	pthread_mutex_init(&p->lock, NULL);
+	atomic_init(&p->stop, false);
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ev.data.fd = p->wake_fd;
+	if (p->epfd < 0 || p->wake_fd < 0 ||
+	    epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wake_fd, &ev) != 0)
+		goto err;
+	peer->progress = p;
+	if (pthread_create(&p->thread, NULL, progress_main, peer) != 0) {
+		peer->progress = NULL;
+		goto err;
+	}
+	return 0;
+err:
+	if (p->epfd >= 0)
+		close(p->epfd);
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return rpma_fail(RPMA_E_PROVIDER, "cannot start the progress thread: %s",
+		strerror(errno));
+}
+
+static void
+wake(struct verbs_progress *p)
+{
+	uint64_t one = 1;
+
+	(void)!write(p->wake_fd, &one, sizeof(one));
+}
+
+/* the application polls: serve here unless the thread is at it */
+static void
+drive(void *arg)
+{
+	struct verbs_conn *conn = arg;
+	struct verbs_progress *p = conn->peer->progress;
+
+	if (p == NULL || pthread_mutex_trylock(&p->lock) != 0)
+		return;
+	while (conn_progress(conn) > 0)
+		;
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void
+progress_add(struct verbs_conn *conn)
+{
+	struct verbs_peer *peer = conn->peer;
+	struct epoll_event ev = { .events = EPOLLIN,
+		.data.fd = conn->gpspm->channel->fd };
+	struct verbs_progress *p;
+
+	if (peer->progress == NULL && progress_start(peer))
+		return;
+	p = peer->progress;
+	epoll_ctl(p->epfd, EPOLL_CTL_ADD, conn->gpspm->channel->fd, &ev);
+	pthread_mutex_lock(&p->lock);
+	conn->gpspm->next = p->conns;
+	p->conns = conn;
+	p->nconns++;
+	pthread_mutex_unlock(&p->lock);
+	conn->base.cq->drive = drive;
+	conn->base.cq->drive_arg = conn;
+	wake(p);
+}
+
+static void
+progress_remove(struct verbs_conn *conn)
+{
+	struct verbs_progress *p = conn->peer->progress;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (struct verbs_conn **c = &p->conns; *c; c = &(*c)->gpspm->next) {
+		if (*c == conn) {
+			*c = conn->gpspm->next;
+			p->nconns--;
+			epoll_ctl(p->epfd, EPOLL_CTL_DEL, conn->gpspm->channel->fd, NULL);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+int
+rpma_verbs_progress_count(struct verbs_peer *peer)
+{
+	int n;
+
+	if (peer->progress == NULL)
+		return 0;
+	pthread_mutex_lock(&peer->progress->lock);
+	n = peer->progress->nconns;
+	pthread_mutex_unlock(&peer->progress->lock);
+	return n;
+}
+
+void
+rpma_verbs_progress_stop(struct verbs_peer *peer)
+{
+	struct verbs_progress *p = peer->progress;
+
+	if (p == NULL)
+		return;
+	atomic_store(&p->stop, true);
+	wake(p);
+	pthread_join(p->thread, NULL);
+	close(p->epfd);
+	close(p->wake_fd);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	peer->progress = NULL;
+}
