@@ -396,9 +396,15 @@ h_target_start(struct h_target *t, const struct h_target_cfg *tc)
 static inline struct h_rep
 h_cmd(struct h_target *t, uint32_t op, uint64_t a, uint64_t b, uint64_t c)
 {
-	struct h_cmd cmd = { .op = op, .a = a, .b = b, .c = c };
+	struct h_cmd cmd;
 	struct h_rep r;
 	struct pollfd pfd = { .fd = t->rep_fd, .events = POLLIN };
+
+	memset(&cmd, 0, sizeof(cmd));	/* no uninitialised padding on the pipe */
+	cmd.op = op;
+	cmd.a = a;
+	cmd.b = b;
+	cmd.c = c;
 
 	H_CHECK(write(t->cmd_fd, &cmd, sizeof(cmd)) == sizeof(cmd), "command %u", op);
 	H_CHECK(poll(&pfd, 1, h_timeout_ms(10000)) > 0, "target does not answer %u", op);
