@@ -111,8 +111,15 @@ rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 int
 rpma_cq_block(struct rpma_cq *const *cqs, int n)
 {
-	struct pollfd pfd = { .fd = cqs[0]->efd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = cqs[0]->efd, .events = POLLIN },
+		{ .fd = -1, .events = POLLIN },
+	};
 	uint64_t v;
+
+	/* progress made here may already be what the caller waits for */
+	if (cqs[0]->drive)
+		cqs[0]->drive(cqs[0]->drive_arg);
 
 	/* announce the wait on every ring before the last look at them */
 	for (int i = 0; i < n; i++) {
@@ -120,17 +127,24 @@ rpma_cq_block(struct rpma_cq *const *cqs, int n)
 		if (cqs[i]->tail != cqs[i]->head || cqs[i]->overrun) {
 			pthread_mutex_unlock(&cqs[i]->lock);
 			/* consume a pending wake-up so the fd reflects the rings */
-			(void)!read(pfd.fd, &v, sizeof(v));
+			(void)!read(pfd[0].fd, &v, sizeof(v));
 			return 0;
 		}
 		cqs[i]->waiter = true;
 		pthread_mutex_unlock(&cqs[i]->lock);
 	}
-	while (poll(&pfd, 1, -1) < 0) {
+	/* wake on the provider's own fd too: no hand-off to a thread */
+	if (cqs[0]->drive_fd) {
+		pfd[1].fd = cqs[0]->drive_fd(cqs[0]->drive_arg);
+		if (pfd[1].fd < 0)
+			return 0;	/* progress pending: let the caller poll */
+	}
+	while (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, -1) < 0) {
 		if (errno != EINTR)
 			return rpma_fail(RPMA_E_NO_COMPLETION, "poll: %s", strerror(errno));
 	}
-	(void)!read(pfd.fd, &v, sizeof(v));
+	if (pfd[0].revents)
+		(void)!read(pfd[0].fd, &v, sizeof(v));
 	return 0;
 }
 

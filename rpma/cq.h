@@ -41,6 +41,12 @@ struct rpma_cq {
 	 */
 	void (*drive)(void *arg);
 	void *drive_arg;
+	/*
+	 * Optional: an fd that becomes readable when the provider has
+	 * progress to make, so a waiting application wakes on it directly;
+	 * -1 when it must not block now (progress is already pending).
+	 */
+	int (*drive_fd)(void *arg);
 };
 
 int rpma_cq_new(uint32_t min_entries, struct rpma_cq **cq_ptr);

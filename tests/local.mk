@@ -15,5 +15,6 @@ include tests/verbs/local.mk
 include tests/interop/local.mk
 include tests/conformance/local.mk
 include tests/fuzz/local.mk
+include tests/bench-rdma/local.mk
 include tests/vm/local.mk
 include tests/api/local.mk

@@ -189,6 +189,7 @@ int rpma_ofi_progress_add(struct ofi_peer *peer, struct ofi_conn *conn);
 void rpma_ofi_progress_remove(struct ofi_peer *peer, struct ofi_conn *conn);
 void rpma_ofi_progress_stop(struct ofi_peer *peer);
 void rpma_ofi_progress_drive(void *conn);
+int rpma_ofi_progress_wait_fd(void *conn);
 
 /* requests (ofi_request.c) */
 int rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,

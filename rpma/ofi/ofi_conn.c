@@ -185,10 +185,12 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	}
 	conn->base.cq->shared_channel = shared;
 	conn->base.cq->drive = rpma_ofi_progress_drive;
+	conn->base.cq->drive_fd = rpma_ofi_progress_wait_fd;
 	conn->base.cq->drive_arg = conn;
 	if (conn->base.rcq) {
 		conn->base.rcq->shared_channel = shared;
 		conn->base.rcq->drive = rpma_ofi_progress_drive;
+		conn->base.rcq->drive_fd = rpma_ofi_progress_wait_fd;
 		conn->base.rcq->drive_arg = conn;
 	}
 

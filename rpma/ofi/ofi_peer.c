@@ -48,6 +48,12 @@ hints_new(const char *provider)
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 		FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	h->domain_attr->threading = FI_THREAD_SAFE;
+	/*
+	 * Data moves when the core reads a CQ (its progress thread, or the
+	 * application polling): no provider thread between a socket and us.
+	 */
+	if (getenv("RPMA_OFI_AUTO_PROGRESS") == NULL)
+		h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	h->tx_attr->msg_order = FI_ORDER_RMA_WAW | FI_ORDER_WAW | FI_ORDER_SAW;
 	h->fabric_attr->prov_name = strdup(provider);
 	if (h->fabric_attr->prov_name == NULL) {

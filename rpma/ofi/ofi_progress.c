@@ -23,7 +23,11 @@
 #include "log.h"
 #include "ofi.h"
 
-#define SPIN_NS 50000		/* keep polling this long after the last work */
+/*
+ * Keep polling this long after the last work, where cores allow: on two
+ * cores a spinning thread takes the CPU the peer's threads need.
+ */
+#define SPIN_NS 20000
 #define BLOCK_MS 100		/* bounded sleep: also re-checks stop */
 
 struct ofi_progress {
@@ -67,7 +71,8 @@ progress_main(void *arg)
 	struct ofi_progress *p = peer->progress;
 	uint64_t idle_since = now_ns();
 	const char *env = getenv("RPMA_OFI_SPIN_NS");
-	uint64_t spin_ns = env ? strtoull(env, NULL, 0) : SPIN_NS;
+	uint64_t spin_ns = env ? strtoull(env, NULL, 0) :
+		sysconf(_SC_NPROCESSORS_ONLN) > 2 ? SPIN_NS : 0;
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
 		int work = 0;
@@ -215,6 +220,16 @@ rpma_ofi_progress_drive(void *arg)
 	while (rpma_ofi_conn_progress(conn) > 0)
 		;
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* the CQ's fd, when it is safe to sleep on it (libfabric's trywait rule) */
+int
+rpma_ofi_progress_wait_fd(void *arg)
+{
+	struct ofi_conn *conn = arg;
+	struct fid *f = &conn->cq->fid;
+
+	return fi_trywait(conn->peer->fabric, &f, 1) == FI_SUCCESS ? conn->cq_fd : -1;
 }
 
 void

@@ -396,7 +396,7 @@ conn_progress(struct verbs_conn *conn)
 /* ---------------------------------------------------------------- */
 /* the progress thread                                              */
 
-#define SPIN_NS 20000
+#define SPIN_NS 20000	/* only where more than two cores */
 #define BLOCK_MS 100
 
 static uint64_t
@@ -438,6 +438,7 @@ progress_main(void *arg)
 	struct verbs_peer *peer = arg;
 	struct verbs_progress *p = peer->progress;
 	uint64_t idle_since = now_ns();
+	uint64_t spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ? SPIN_NS : 0;
 
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
 		int work = 0;
@@ -450,7 +451,7 @@ progress_main(void *arg)
 			idle_since = now_ns();
 			continue;
 		}
-		if (now_ns() - idle_since < SPIN_NS) {
+		if (now_ns() - idle_since < spin_ns) {
 			__builtin_ia32_pause();
 			continue;
 		}

@@ -4,9 +4,14 @@
 #
 #   make check-rdma      one guest with PMem: the rig's smoke test (rxe0,
 #                        rping, ib_write_lat/ib_read_lat, fsdax, libpmem2,
-#                        device-dax) and whatever RDMA_VM_FILES add
-#   make check-rdma-two  two guests joined by virtio-net: ib_write_lat
-#                        between them
+#                        device-dax), the tests that RDMA_VM_FILES add, and
+#                        last the baselines (tests/vm/baselines.sh): perftest
+#                        and the write+flush loops of librpma and of our
+#                        core, a table of medians
+#   make check-rdma-two  two guests with PMem joined by virtio-net
+#                        (tests/vm/two-tests.sh): ib_write_lat, then
+#                        write+flush from one guest to the other: ours to
+#                        ours, librpma to ours, ours to librpma
 #
 # Neither is part of `make check`: a first run downloads about 75 MB of
 # Debian packages (kept in RPMA_VM_CACHE, default /var/cache/rpma-repl-vm)
@@ -19,12 +24,12 @@ EXTRA_DIST += \
 	tests/vm/vm-devdax \
 	tests/vm/vm-peer \
 	tests/vm/smoke.sh \
-	tests/vm/rdma-tests.sh
+	tests/vm/rdma-tests.sh \
+	tests/vm/baselines.sh \
+	tests/vm/two-tests.sh
 
-# Built only for check-rdma. (Nothing else declares EXTRA_PROGRAMS; whoever
-# adds another one turns this into +=, after an "EXTRA_PROGRAMS =" in
-# Makefile.am.)
-EXTRA_PROGRAMS = tests/vm/pmem2-granularity
+# Built only for check-rdma.
+EXTRA_PROGRAMS += tests/vm/pmem2-granularity
 tests_vm_pmem2_granularity_SOURCES = tests/vm/pmem2-granularity.c
 tests_vm_pmem2_granularity_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS)
 tests_vm_pmem2_granularity_LDADD = $(PMEM2_LIBS)
@@ -32,22 +37,32 @@ CLEANFILES += tests/vm/pmem2-granularity$(EXEEXT)
 
 # Programs copied to /files in the guest (real ELF files: see run-guest about
 # libtool) and the command that runs there. The verbs tests join here.
+# (These lists are prerequisites, expanded as make reads them: what they
+# name must be defined by a file included before this one.)
 RDMA_VM_FILES = tests/vm/pmem2-granularity$(EXEEXT) $(VERBS_TESTS) \
 	$(INTEROP_BINS) $(srcdir)/tests/vm/rdma-tests.sh \
 	$(srcdir)/tests/interop/run-interop.sh \
 	$(srcdir)/tests/interop/interop-librpma-to-ours \
-	$(srcdir)/tests/interop/interop-ours-to-librpma
+	$(srcdir)/tests/interop/interop-ours-to-librpma \
+	$(BENCH_RDMA_BINS) $(srcdir)/tests/vm/baselines.sh
 RDMA_VM_COMMAND = /files/rdma-tests.sh
+# the same for check-rdma-two (both guests get all of them)
+RDMA_VM_TWO_FILES = $(BENCH_RDMA_BINS) $(srcdir)/tests/vm/two-tests.sh
+RDMA_VM_TWO_COMMAND = /files/two-tests.sh
 RUN_GUEST = $(top_srcdir)/tests/vm/run-guest
 RUN_GUEST_FLAGS =
 
-check-rdma: $(RDMA_VM_FILES)
-	@files=$$(mktemp -d "$${TMPDIR:-/tmp}/check-rdma.XXXXXX") || exit 1; \
+# $(call rdma_vm_files,LIST): shell code that makes $$files, a temporary
+# directory of symlinks to the files of LIST, removed when the shell exits
+rdma_vm_files = files=$$(mktemp -d "$${TMPDIR:-/tmp}/check-rdma.XXXXXX") || exit 1; \
 	trap 'rm -rf "$$files"' EXIT; \
-	for f in $(RDMA_VM_FILES); do \
+	for f in $(1); do \
 	  case $$f in /*) src=$$f ;; *) src=$(abs_builddir)/$$f ;; esac; \
-	  ln -s "$$src" "$$files/$${f##*/}" || exit 1; \
-	done; \
+	  ln -s "$$src" "$$files/$$(basename "$$f")" || exit 1; \
+	done
+
+check-rdma: $(RDMA_VM_FILES)
+	@$(call rdma_vm_files,$(RDMA_VM_FILES)); \
 	$(RUN_GUEST) $(RUN_GUEST_FLAGS) --pmem --files "$$files" -- $(RDMA_VM_COMMAND); \
 	rc=$$?; \
 	if test $$rc -eq 0; then \
@@ -57,8 +72,9 @@ check-rdma: $(RDMA_VM_FILES)
 	fi; \
 	exit $$rc
 
-check-rdma-two:
-	@$(RUN_GUEST) $(RUN_GUEST_FLAGS) --two -- /files/smoke.sh; \
+check-rdma-two: $(RDMA_VM_TWO_FILES)
+	@$(call rdma_vm_files,$(RDMA_VM_TWO_FILES)); \
+	$(RUN_GUEST) $(RUN_GUEST_FLAGS) --two --pmem --files "$$files" -- $(RDMA_VM_TWO_COMMAND); \
 	rc=$$?; \
 	if test $$rc -eq 0; then \
 	  echo "check-rdma-two: PASS"; \
