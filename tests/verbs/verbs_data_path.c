@@ -243,6 +243,22 @@ main(void)
 	CHECK(rpma_flush(conn, dst, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
 		RPMA_F_COMPLETION_ALWAYS, NULL) == RPMA_E_NOSUPP,
 		"PERSISTENT without direct write to PMem");
+	CHECK(rpma_write(conn, dst, 0, src, sizeof(buf) - 8, 16,
+		RPMA_F_COMPLETION_ALWAYS, NULL) == RPMA_E_INVAL, "write past the local region");
+	CHECK(rpma_read(conn, dst_local, 0, dst, 0, (size_t)UINT32_MAX + 1,
+		RPMA_F_COMPLETION_ALWAYS, NULL) == RPMA_E_INVAL, "len over 2^32 - 1");
+	CHECK(rpma_atomic_write(conn, dst, REGION, buf, RPMA_F_COMPLETION_ALWAYS, NULL) ==
+		RPMA_E_INVAL, "atomic write past the region");
+	CHECK(rpma_send(conn, src, 0, 8, 0, NULL) == RPMA_E_INVAL, "flags 0");
+	{
+		struct rpma_mr_local *nowrite;
+
+		/* a region without WRITE_SRC cannot be a write's source */
+		CHECK(rpma_mr_reg(peer, buf, 64, RPMA_MR_USAGE_READ_DST, &nowrite) == 0, "reg");
+		CHECK(rpma_write(conn, dst, 0, nowrite, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+			NULL) == RPMA_E_INVAL, "usage mismatch");
+		CHECK(rpma_mr_dereg(&nowrite) == 0, "dereg");
+	}
 
 	/* write the last bytes, flush them (APM), read them back */
 	for (int i = 0; i < MSG; i++)

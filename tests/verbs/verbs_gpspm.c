@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * verbs_gpspm.c -- the core's flush service on verbs: a PERSISTENT flush
- * without direct write to PMem.  The target registers a crash-backend region
- * (memory, with an image that only persist updates); the initiator writes
+ * without direct write to PMem.  The target registers a region of the
+ * memory+file backend (memory, and a file that only persist updates, with
+ * fdatasync); the initiator writes
  * the region's last bytes, flushes them PERSISTENT (method GPSPM), gets the
  * acknowledgement, atomic-writes a tail word and flushes it, then SIGKILLs
  * the target and reads its image from this process: everything
@@ -104,8 +105,8 @@ target(int ready_fd)
 	unsigned char desc[64];
 	size_t desc_size;
 
-	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, image, REGION,
-		RPMA_EXT_MEM_CREATE, &mem) == 0, "crash backend");
+	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, image, REGION,
+		RPMA_EXT_MEM_CREATE, &mem) == 0, "memory+file backend");
 	CHECK(rpma_ext_mr_reg_mem(peer, mem, RPMA_MR_USAGE_WRITE_DST |
 		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr) == 0, "reg");
 	CHECK(rpma_mr_get_descriptor_size(mr, &desc_size) == 0, "size");
@@ -198,7 +199,7 @@ main(void)
 		return 77;
 	}
 	snprintf(port, sizeof(port), "%d", 8204 + (int)(getpid() % 1000));
-	snprintf(image, sizeof(image), "/dev/shm/rpma-verbs-gpspm-%d", (int)getpid());
+	snprintf(image, sizeof(image), "/tmp/rpma-verbs-gpspm-%d", (int)getpid());
 	for (int i = 0; i < LEN; i++)
 		buf[i] = (unsigned char)(i * 7 + 3);
 
