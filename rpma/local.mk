@@ -21,6 +21,7 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/mr_remote.c rpma/mr_remote.h \
 	rpma/ofi/ofi.h rpma/ofi/ofi_conn.c rpma/ofi/ofi_ep.c \
 	rpma/ofi/ofi_peer.c rpma/ofi/ofi_progress.c rpma/ofi/ofi_request.c \
+	rpma/ofi/ofi_srq.c \
 	rpma/peer.c rpma/peer.h \
 	rpma/peer_cfg.c rpma/peer_cfg.h \
 	rpma/provider.h \

@@ -28,7 +28,8 @@ rpma_srq_delete(struct rpma_srq **srq_ptr)
 	if (*srq_ptr == NULL)
 		return 0;
 	ret = (*srq_ptr)->ops->delete(*srq_ptr);
-	*srq_ptr = NULL;
+	if (ret == 0)
+		*srq_ptr = NULL;
 	return ret;
 }
 

@@ -77,6 +77,8 @@ enum ofi_op_kind {
 };
 
 /* one posted operation; its address is the libfabric context */
+struct ofi_srq;
+
 struct ofi_op {
 	const void *op_context;
 	const struct rpma_mr_local *mr;	/* held until completion */
@@ -84,7 +86,20 @@ struct ofi_op {
 	bool signaled;
 	bool to_rcq;
 	bool in_use;
+	struct ofi_srq *srq;		/* a receive posted to an SRQ */
 	struct ofi_op *next_free;
+};
+
+/* a shared receive queue: a libfabric shared receive context */
+struct ofi_srq {
+	struct rpma_srq base;
+	struct ofi_peer *peer;
+	struct fid_ep *srx;
+	pthread_mutex_t lock;
+	struct ofi_op *ops;
+	uint32_t nops;
+	struct ofi_op *free_ops;
+	atomic_int users;		/* connections receiving through it */
 };
 
 /* an outstanding request of ours, by slot */
@@ -117,6 +132,7 @@ struct ofi_conn {
 	struct fid_mr *req_mr;
 	uint16_t nslots;
 	struct ofi_op internal_op;	/* context of requests and responses */
+	struct ofi_srq *srq;		/* receives go through it, or NULL */
 
 	/* requests we send */
 	struct rpma_req *stage;
@@ -177,6 +193,9 @@ int rpma_ofi_conn_req_new(struct rpma_peer *peer, const char *addr,
 int rpma_ofi_ep_listen(struct rpma_peer *peer, const char *addr,
 		const char *port, struct rpma_ep **ep_ptr);
 int rpma_ofi_post_recv(struct ofi_conn *conn, const struct rpma_op *op);
+int rpma_ofi_srq_new(struct rpma_peer *peer, const struct rpma_srq_cfg *cfg,
+		struct rpma_srq **srq_ptr);
+void rpma_ofi_srq_op_put(struct ofi_op *o);
 /* handle what the CQ holds; returns how many entries (progress thread) */
 int rpma_ofi_conn_progress(struct ofi_conn *conn);
 /* fail every outstanding request of ours (the connection is gone) */

@@ -128,14 +128,15 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	bool shared;
 	int ret;
 
-	if (cfg) {
-		struct rpma_srq *srq = NULL;
+	struct rpma_srq *srq = NULL;
+
+	if (cfg)
 		rpma_conn_cfg_get_srq(cfg, &srq);
-		if (srq)
-			return rpma_fail(RPMA_E_NOSUPP,
-				"shared receive queues are not available on libfabric");
-	}
+	if (srq && srq->peer != &peer->base)
+		return rpma_fail(RPMA_E_INVAL, "the SRQ belongs to another peer");
 	cfg_read(cfg, &cq_size, &rcq_size, &sq_size, &rq_size, &shared);
+	if (srq)
+		rq_size = 0;	/* receives are the SRQ's */
 	if (sq_size == 0 || cq_size == 0)
 		return rpma_fail(RPMA_E_INVAL, "send and completion queues need at least 1 entry");
 
@@ -221,9 +222,19 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	}
 	info->tx_attr->size = sq_size + conn->nslots + 1;
 	info->rx_attr->size = rq_size ? rq_size : 1;
+	if (srq)
+		info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	if ((ret = fi_endpoint(peer->domain, info, &conn->ep, NULL))) {
 		ret = rpma_ofi_err(ret, "fi_endpoint");
 		goto err;
+	}
+	if (srq) {
+		conn->srq = (struct ofi_srq *)srq;
+		atomic_fetch_add(&conn->srq->users, 1);
+		if ((ret = fi_ep_bind(conn->ep, &conn->srq->srx->fid, 0))) {
+			ret = rpma_ofi_err(ret, "binding the SRQ");
+			goto err;
+		}
 	}
 	if ((ret = fi_ep_bind(conn->ep, &conn->eq->fid, 0)) ||
 	    (ret = fi_ep_bind(conn->ep, &conn->cq->fid, FI_TRANSMIT | FI_RECV)) ||
@@ -249,6 +260,8 @@ rpma_ofi_conn_free(struct ofi_conn *conn)
 {
 	if (conn->ep)
 		fi_close(&conn->ep->fid);
+	if (conn->srq)
+		atomic_fetch_sub(&conn->srq->users, 1);
 	if (conn->eq)
 		fi_close(&conn->eq->fid);
 	if (conn->cq)
@@ -388,6 +401,7 @@ op_get(struct ofi_conn *conn, enum ofi_op_kind kind, const struct rpma_op *op)
 	if (o == NULL)
 		return NULL;
 	o->op_context = op->op_context;
+	o->srq = NULL;
 	o->in_use = true;
 	o->mr = op->local;
 	o->kind = (uint8_t)kind;
@@ -402,6 +416,10 @@ op_get(struct ofi_conn *conn, enum ofi_op_kind kind, const struct rpma_op *op)
 static void
 op_put(struct ofi_conn *conn, struct ofi_op *o)
 {
+	if (o->srq) {
+		rpma_ofi_srq_op_put(o);
+		return;
+	}
 	rpma_mr_release(o->mr);
 	pthread_mutex_lock(&conn->ops_lock);
 	o->in_use = false;
@@ -716,6 +734,12 @@ rpma_ofi_post_recv(struct ofi_conn *conn, const struct rpma_op *op)
 	int tries = 0;
 	ssize_t ret;
 
+	if (conn->srq) {
+		if (o)
+			op_put(conn, o);
+		return rpma_fail(RPMA_E_INVAL,
+			"the connection receives through an SRQ: use rpma_srq_recv()");
+	}
 	if (o == NULL)
 		return rpma_fail(RPMA_E_PROVIDER, "receive queue full");
 	iov.iov_base = op->local ? op->local->ptr + op->local_offset : NULL;
@@ -807,6 +831,15 @@ deliver(struct ofi_conn *conn, bool to_rcq, const struct ibv_wc *wc)
 	rpma_cq_push(to_rcq ? conn->base.rcq : conn->base.cq, wc, 1);
 }
 
+/* where a receive's completion goes: the SRQ's CQ, the rcq, or the cq */
+static struct rpma_cq *
+recv_cq_of(struct ofi_conn *conn, const struct ofi_op *o)
+{
+	if (o->srq && o->srq->base.rcq)
+		return o->srq->base.rcq;
+	return conn->base.rcq ? conn->base.rcq : conn->base.cq;
+}
+
 static void
 complete_op(struct ofi_conn *conn, struct ofi_op *o, const struct fi_cq_data_entry *e,
 		enum ibv_wc_status status, uint32_t vendor_err)
@@ -838,9 +871,10 @@ complete_op(struct ofi_conn *conn, struct ofi_op *o, const struct fi_cq_data_ent
 			wc.imm_data = htonl((uint32_t)e->data);
 		}
 	}
-	bool to_rcq = o->to_rcq;
+	struct rpma_cq *dest = o->kind == OFI_OP_RECV ? recv_cq_of(conn, o) :
+		conn->base.cq;
 	op_put(conn, o);
-	deliver(conn, to_rcq, &wc);
+	rpma_cq_push(dest, &wc, 1);
 }
 
 static void

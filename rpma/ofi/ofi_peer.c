@@ -29,6 +29,7 @@ static int ofi_mr_dereg(struct rpma_mr_local *mr);
 	.name = n, .transport = t, .peer_delete = ofi_peer_delete, \
 	.mr_reg = ofi_mr_reg, .mr_dereg = ofi_mr_dereg, \
 	.ep_listen = rpma_ofi_ep_listen, .conn_req_new = rpma_ofi_conn_req_new, \
+	.srq_new = rpma_ofi_srq_new, \
 }
 
 static const struct rpma_provider ofi_tcp = OFI_PROVIDER(RPMA_EXT_TRANSPORT_OFI_TCP, "tcp");

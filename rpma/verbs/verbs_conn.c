@@ -700,14 +700,14 @@ static int
 verbs_srq_delete(struct rpma_srq *base)
 {
 	struct verbs_srq *srq = (struct verbs_srq *)base;
-	int ret = 0;
 
-	rpma_verbs_cq_delete(srq->rcq);
+	/* refused while a queue pair still uses it: nothing is freed then */
 	if (ibv_destroy_srq(srq->srq))
-		ret = rpma_verbs_err(errno, "ibv_destroy_srq");
+		return rpma_verbs_err(errno, "ibv_destroy_srq (connections still use it?)");
+	rpma_verbs_cq_delete(srq->rcq);
 	rpma_verbs_ring_fini(&srq->ring);
 	free(srq);
-	return ret;
+	return 0;
 }
 
 static int

@@ -2,6 +2,7 @@
 # Each program forks its target; ofi_target.h keeps their ports apart.
 OFI_PROGS = \
 	tests/ofi/ofi_flush_crash \
+	tests/ofi/ofi_srq \
 	tests/ofi/ofi_connect \
 	tests/ofi/ofi_write_read \
 	tests/ofi/ofi_atomic_write \

@@ -6,8 +6,7 @@
  * 0-byte send; receives posted with rpma_conn_req_recv before accept and
  * before connect; the target's separate receive CQ (rcq_size > 0), the
  * initiator's shared completion channel (rpma_conn_get_compl_fd,
- * rpma_conn_wait).  SRQ on ofi: refused with NOSUPP at connection setup on
- * both sides (rpma_srq_new has no ofi implementation yet).
+ * rpma_conn_wait).  Shared receive queues have their own test (ofi_srq).
  */
 #include <arpa/inet.h>
 
@@ -24,7 +23,6 @@
 #define IMM_D 0x0000ABCDu
 
 static unsigned char msg_a[LEN_A], msg_b[LEN_B], msg_c[LEN_C], msg_d[LEN_D];
-static _Alignas(64) unsigned char fake_srq[256];	/* never dereferenced on ofi */
 static int cases;
 
 static void
@@ -81,7 +79,7 @@ target(int ready_fd)
 	struct rpma_peer *peer = NULL;
 	struct rpma_mr_local *mr = NULL;
 	struct rpma_ep *ep = NULL;
-	struct rpma_conn_cfg *cfg = NULL, *srq_cfg = NULL;
+	struct rpma_conn_cfg *cfg = NULL;
 	struct rpma_conn_req *req;
 	struct rpma_conn *conn = NULL;
 	struct rpma_cq *cq, *rcq;
@@ -96,16 +94,10 @@ target(int ready_fd)
 	H_CHECK(rpma_mr_get_descriptor(mr, desc) == 0, "descriptor");
 	H_CHECK(rpma_conn_cfg_new(&cfg) == 0 && rpma_conn_cfg_set_rcq_size(cfg, 16) == 0 &&
 		rpma_conn_cfg_set_rq_size(cfg, 16) == 0, "cfg");
-	H_CHECK(rpma_conn_cfg_new(&srq_cfg) == 0 &&
-		rpma_conn_cfg_set_srq(srq_cfg, (struct rpma_srq *)(void *)fake_srq) == 0,
-		"srq cfg");
 	port = h_listen(peer, 4, &ep);
 	H_CHECK(write(ready_fd, &port, sizeof(port)) == sizeof(port), "ready");
 
-	/* 1. a configuration with an SRQ: refused, the request rejected */
-	next_req(ep, srq_cfg, RPMA_E_NOSUPP);
-
-	/* 2. receives posted before accept, into the separate receive CQ */
+	/* 1. receives posted before accept, into the separate receive CQ */
 	req = next_req(ep, cfg, 0);
 	for (int i = 1; i <= 4; i++)
 		H_CHECK(rpma_conn_req_recv(req, mr, (size_t)(i - 1) * 4096, 4096,
@@ -151,7 +143,6 @@ target(int ready_fd)
 	H_CHECK(rpma_conn_delete(&conn) == 0, "delete");
 	H_CHECK(rpma_mr_dereg(&mr) == 0, "dereg");
 	rpma_conn_cfg_delete(&cfg);
-	rpma_conn_cfg_delete(&srq_cfg);
 	H_CHECK(rpma_ep_shutdown(&ep) == 0 && rpma_peer_delete(&peer) == 0, "cleanup");
 	exit(0);
 }
@@ -184,10 +175,9 @@ main(void)
 	struct rpma_conn *conn = NULL;
 	struct rpma_conn_private_data in;
 	struct rpma_cq *cq, *rcq;
-	struct rpma_srq *srq = NULL;
 	struct ibv_wc wc[2];
 	char port[16];
-	int ready[2], p, fd, ret, status;
+	int ready[2], p, fd, status;
 	unsigned seed = h_seed();
 	pid_t pid, parent = getpid();
 
@@ -216,25 +206,7 @@ main(void)
 	H_CHECK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV |
 		RPMA_MR_USAGE_WRITE_SRC, &mr) == 0, "reg");
 
-	/* 1. SRQ on ofi: no SRQ object, and a cfg naming one is refused */
-	ret = rpma_srq_new(peer, NULL, &srq);
-	H_CHECK(ret == RPMA_E_NOSUPP && srq == NULL, "srq_new on ofi: %s", rpma_err_2str(ret));
 	H_CHECK(rpma_conn_cfg_new(&cfg) == 0, "cfg");
-	H_CHECK(rpma_conn_cfg_set_srq(cfg, (struct rpma_srq *)(void *)fake_srq) == 0, "set srq");
-	ret = rpma_conn_req_new(peer, "127.0.0.1", port, cfg, &req);
-	H_CHECK(ret == RPMA_E_NOSUPP && req == NULL, "conn_req_new with an srq: %s",
-		rpma_err_2str(ret));
-	H_CHECK(rpma_conn_cfg_set_srq(cfg, NULL) == 0, "unset srq");
-	/* the target refuses its side: we see the request rejected */
-	H_CHECK(rpma_conn_req_new(peer, "127.0.0.1", port, NULL, &req) == 0, "req");
-	H_CHECK(rpma_conn_req_connect(&req, NULL, &conn) == 0, "connect");
-	{
-		enum rpma_conn_event ev = h_next_event(conn, h_timeout_ms(5000));
-		H_CHECK(ev == RPMA_CONN_REJECTED, "target with an srq cfg: %s",
-			rpma_utils_conn_event_2str(ev));
-	}
-	H_CHECK(rpma_conn_delete(&conn) == 0, "delete");
-	cases += 3;
 
 	/* 2. shared channel with a receive CQ; a receive posted before connect */
 	H_CHECK(rpma_conn_cfg_set_compl_channel(cfg, true) == 0 &&
@@ -290,7 +262,7 @@ main(void)
 	h_close(&conn);
 	status = h_reap(pid, h_timeout_ms(10000));
 	H_CHECK(status == 0, "target exit status 0x%x", status);
-	cases += 6;	/* the target's checks: srq refusal, 4 receives, its send */
+	cases += 5;	/* the target's checks: 4 receives, its send */
 	H_CHECK(rpma_mr_remote_delete(&remote) == 0, "remote delete");
 	H_CHECK(rpma_mr_dereg(&mr) == 0, "dereg");
 	rpma_conn_cfg_delete(&cfg);
