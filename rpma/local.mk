@@ -19,11 +19,12 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/mem.c rpma/mem.h rpma/mem_file.c rpma/mem_pmem.c \
 	rpma/mr.c rpma/mr.h \
 	rpma/mr_remote.c rpma/mr_remote.h \
-	rpma/ofi/ofi.h rpma/ofi/ofi_conn.c rpma/ofi/ofi_ep.c \
+	rpma/ofi/ofi.h rpma/ofi/ofi_conn.c rpma/ofi/ofi_data.c rpma/ofi/ofi_ep.c \
 	rpma/ofi/ofi_peer.c rpma/ofi/ofi_progress.c rpma/ofi/ofi_request.c \
 	rpma/ofi/ofi_srq.c \
 	rpma/peer.c rpma/peer.h \
 	rpma/peer_cfg.c rpma/peer_cfg.h \
+	rpma/progress.c rpma/progress.h \
 	rpma/provider.h \
 	rpma/request.c rpma/request.h \
 	rpma/srq.c \

@@ -33,6 +33,7 @@
 
 #include "conn.h"
 #include "peer.h"
+#include "progress.h"
 #include "request.h"
 
 #define OFI_API_VERSION FI_VERSION(1, 17)
@@ -58,7 +59,6 @@ struct ofi_hello {
 };
 _Static_assert(sizeof(struct ofi_hello) == 32, "hello is 32 bytes");
 
-struct ofi_progress;
 
 struct ofi_peer {
 	struct rpma_peer base;
@@ -68,7 +68,7 @@ struct ofi_peer {
 	bool virt_addr;		/* FI_MR_VIRT_ADDR: remote addresses are VAs */
 	bool prov_key;		/* FI_MR_PROV_KEY: the provider picks keys */
 	bool ordered_waw;	/* a request cannot overtake earlier writes */
-	struct ofi_progress *progress;
+	struct rpma_progress *progress;	/* progress.h */
 };
 
 enum ofi_op_kind {
@@ -144,7 +144,7 @@ struct ofi_conn {
 	bool have_remote_hello;
 	uint32_t next_slot;
 
-	struct ofi_conn *next;		/* progress thread's list */
+	struct rpma_progress_item pitem;	/* the progress thread's */
 };
 
 struct ofi_ep {
@@ -202,6 +202,16 @@ int rpma_ofi_conn_progress(struct ofi_conn *conn);
 void rpma_ofi_conn_fail_pending(struct ofi_conn *conn);
 /* fail them if the connection's events say it is gone (progress thread) */
 void rpma_ofi_conn_watch(struct ofi_conn *conn);
+
+/* shared by ofi_conn.c and ofi_data.c */
+struct ofi_op *rpma_ofi_op_get(struct ofi_conn *conn, enum ofi_op_kind kind,
+		const struct rpma_op *op);
+void rpma_ofi_op_put(struct ofi_conn *conn, struct ofi_op *o);
+uint32_t rpma_ofi_qp_num(const struct ofi_conn *conn);
+int rpma_ofi_conn_next_event(struct rpma_conn *base, enum rpma_conn_event *event);
+int rpma_ofi_conn_get_event_fd(const struct rpma_conn *base, int *fd);
+int rpma_ofi_conn_disconnect(struct rpma_conn *base);
+int rpma_ofi_conn_delete(struct rpma_conn *base);
 
 /* progress (ofi_progress.c) */
 int rpma_ofi_progress_add(struct ofi_peer *peer, struct ofi_conn *conn);

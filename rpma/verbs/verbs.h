@@ -29,8 +29,7 @@
 #include "conn.h"
 #include "cq.h"
 #include "peer.h"
-
-struct verbs_progress;
+#include "progress.h"
 
 struct verbs_peer {
 	struct rpma_peer base;
@@ -39,7 +38,7 @@ struct verbs_peer {
 	bool odp;
 	bool iwarp;
 	/* serves the flush service of this peer's GPSPM connections */
-	struct verbs_progress *progress;
+	struct rpma_progress *progress;
 };
 
 struct verbs_ring;

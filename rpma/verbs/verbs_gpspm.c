@@ -23,8 +23,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "cq.h"
@@ -62,17 +60,8 @@ struct verbs_gpspm {
 	struct gpspm_pending *pending;
 	uint32_t next_slot;
 	atomic_bool closed;
-	struct verbs_conn *next;	/* the progress thread's list */
-};
-
-struct verbs_progress {
-	pthread_t thread;
-	pthread_mutex_t lock;		/* conns; held while serving */
-	struct verbs_conn *conns;
-	int nconns;
-	int epfd;
-	int wake_fd;
-	atomic_bool stop;
+	struct rpma_progress_item pitem;	/* the progress thread's */
+	struct verbs_conn *conn;
 };
 
 /* ---------------------------------------------------------------- */
@@ -157,7 +146,7 @@ rpma_verbs_gpspm_cqs(struct verbs_conn *conn, struct ibv_cq **scq,
 	*rcq = conn->gpspm->rcq;
 }
 
-static void progress_add(struct verbs_conn *conn);
+static int progress_add(struct verbs_conn *conn);
 
 /* the QP exists: fill the receive queue and join the progress thread */
 int
@@ -168,9 +157,7 @@ rpma_verbs_gpspm_start(struct verbs_conn *conn)
 		if (ret)
 			return ret;
 	}
-	progress_add(conn);
-	return conn->peer->progress ? 0 :
-		rpma_fail(RPMA_E_PROVIDER, "cannot start the flush service's thread");
+	return progress_add(conn);
 }
 
 static void progress_remove(struct verbs_conn *conn);
@@ -394,32 +381,29 @@ conn_progress(struct verbs_conn *conn)
 }
 
 /* ---------------------------------------------------------------- */
-/* the progress thread                                              */
+/* the progress thread (progress.h)                                 */
 
-#define SPIN_NS 20000	/* only where more than two cores */
-#define BLOCK_MS 100
-
-static uint64_t
-now_ns(void)
+static int
+sweep(struct rpma_progress_item *item)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return conn_progress(rpma_container_of(item, struct verbs_gpspm, pitem)->conn);
 }
 
 /* arm every CQ, then look once more: nothing may slip between */
 static int
-arm_all(struct verbs_progress *p)
+prepare_sleep(void *owner, struct rpma_progress_item *items)
 {
 	int work = 0;
 
-	for (struct verbs_conn *c = p->conns; c; c = c->gpspm->next) {
-		ibv_req_notify_cq(c->gpspm->scq, 0);
-		ibv_req_notify_cq(c->gpspm->rcq, 0);
-		work += conn_progress(c);
+	(void)owner;
+	for (struct rpma_progress_item *i = items; i; i = i->next) {
+		struct verbs_gpspm *g = rpma_container_of(i, struct verbs_gpspm, pitem);
+
+		ibv_req_notify_cq(g->scq, 0);
+		ibv_req_notify_cq(g->rcq, 0);
+		work += conn_progress(g->conn);
 	}
-	return work;
+	return work == 0;
 }
 
 static void
@@ -432,174 +416,54 @@ drain_events(struct verbs_conn *conn)
 		ibv_ack_cq_events(cq, 1);
 }
 
-static void *
-progress_main(void *arg)
-{
-	struct verbs_peer *peer = arg;
-	struct verbs_progress *p = peer->progress;
-	uint64_t idle_since = now_ns();
-	uint64_t spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 2 ? SPIN_NS : 0;
-
-	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
-		int work = 0;
-
-		pthread_mutex_lock(&p->lock);
-		for (struct verbs_conn *c = p->conns; c; c = c->gpspm->next)
-			work += conn_progress(c);
-		pthread_mutex_unlock(&p->lock);
-		if (work) {
-			idle_since = now_ns();
-			continue;
-		}
-		if (now_ns() - idle_since < spin_ns) {
-			__builtin_ia32_pause();
-			continue;
-		}
-		pthread_mutex_lock(&p->lock);
-		work = arm_all(p);
-		pthread_mutex_unlock(&p->lock);
-		if (!work) {
-			struct epoll_event ev[8];
-			int n = epoll_wait(p->epfd, ev, 8, BLOCK_MS);
-
-			pthread_mutex_lock(&p->lock);
-			for (int i = 0; i < n; i++) {
-				if (ev[i].data.fd == p->wake_fd) {
-					uint64_t v;
-					(void)!read(p->wake_fd, &v, sizeof(v));
-				}
-			}
-			for (struct verbs_conn *c = p->conns; c; c = c->gpspm->next)
-				drain_events(c);
-			pthread_mutex_unlock(&p->lock);
-		}
-		idle_since = now_ns();
-	}
-	return NULL;
-}
-
-static int
-progress_start(struct verbs_peer *peer)
-{
-	struct verbs_progress *p = calloc(1, sizeof(*p));
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	if (p == NULL)
-		return rpma_fail(RPMA_E_NOMEM, "cannot allocate the progress thread");
-	pthread_mutex_init(&p->lock, NULL);
-	atomic_init(&p->stop, false);
-	p->epfd = epoll_create1(EPOLL_CLOEXEC);
-	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ev.data.fd = p->wake_fd;
-	if (p->epfd < 0 || p->wake_fd < 0 ||
-	    epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wake_fd, &ev) != 0)
-		goto err;
-	peer->progress = p;
-	if (pthread_create(&p->thread, NULL, progress_main, peer) != 0) {
-		peer->progress = NULL;
-		goto err;
-	}
-	return 0;
-err:
-	if (p->epfd >= 0)
-		close(p->epfd);
-	if (p->wake_fd >= 0)
-		close(p->wake_fd);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
-	return rpma_fail(RPMA_E_PROVIDER, "cannot start the progress thread: %s",
-		strerror(errno));
-}
-
 static void
-wake(struct verbs_progress *p)
+after_wake(struct rpma_progress_item *item)
 {
-	uint64_t one = 1;
-
-	(void)!write(p->wake_fd, &one, sizeof(one));
+	drain_events(rpma_container_of(item, struct verbs_gpspm, pitem)->conn);
 }
+
+static const struct rpma_progress_ops verbs_progress_ops = {
+	.sweep = sweep,
+	.prepare_sleep = prepare_sleep,
+	.after_wake = after_wake,
+};
 
 /* the application polls: serve here unless the thread is at it */
 static void
 drive(void *arg)
 {
 	struct verbs_conn *conn = arg;
-	struct verbs_progress *p = conn->peer->progress;
 
-	if (p == NULL || pthread_mutex_trylock(&p->lock) != 0)
-		return;
-	while (conn_progress(conn) > 0)
-		;
-	pthread_mutex_unlock(&p->lock);
+	rpma_progress_drive(conn->peer->progress, &conn->gpspm->pitem);
 }
 
-static void
+static int
 progress_add(struct verbs_conn *conn)
 {
-	struct verbs_peer *peer = conn->peer;
-	struct epoll_event ev = { .events = EPOLLIN,
-		.data.fd = conn->gpspm->channel->fd };
-	struct verbs_progress *p;
+	struct verbs_gpspm *g = conn->gpspm;
 
-	if (peer->progress == NULL && progress_start(peer))
-		return;
-	p = peer->progress;
-	epoll_ctl(p->epfd, EPOLL_CTL_ADD, conn->gpspm->channel->fd, &ev);
-	pthread_mutex_lock(&p->lock);
-	conn->gpspm->next = p->conns;
-	p->conns = conn;
-	p->nconns++;
-	pthread_mutex_unlock(&p->lock);
+	g->conn = conn;
+	g->pitem.fd = g->channel->fd;
 	conn->base.cq->drive = drive;
 	conn->base.cq->drive_arg = conn;
-	wake(p);
+	return rpma_progress_add(&conn->peer->progress, &verbs_progress_ops,
+		conn->peer, &g->pitem);
 }
 
 static void
 progress_remove(struct verbs_conn *conn)
 {
-	struct verbs_progress *p = conn->peer->progress;
-
-	if (p == NULL)
-		return;
-	pthread_mutex_lock(&p->lock);
-	for (struct verbs_conn **c = &p->conns; *c; c = &(*c)->gpspm->next) {
-		if (*c == conn) {
-			*c = conn->gpspm->next;
-			p->nconns--;
-			epoll_ctl(p->epfd, EPOLL_CTL_DEL, conn->gpspm->channel->fd, NULL);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&p->lock);
+	rpma_progress_remove(conn->peer->progress, &conn->gpspm->pitem);
 }
 
 int
 rpma_verbs_progress_count(struct verbs_peer *peer)
 {
-	int n;
-
-	if (peer->progress == NULL)
-		return 0;
-	pthread_mutex_lock(&peer->progress->lock);
-	n = peer->progress->nconns;
-	pthread_mutex_unlock(&peer->progress->lock);
-	return n;
+	return rpma_progress_count(peer->progress);
 }
 
 void
 rpma_verbs_progress_stop(struct verbs_peer *peer)
 {
-	struct verbs_progress *p = peer->progress;
-
-	if (p == NULL)
-		return;
-	atomic_store(&p->stop, true);
-	wake(p);
-	pthread_join(p->thread, NULL);
-	close(p->epfd);
-	close(p->wake_fd);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
-	peer->progress = NULL;
+	rpma_progress_stop(&peer->progress);
 }
