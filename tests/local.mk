@@ -10,6 +10,7 @@ EXTRA_DIST += tests/unit/unit.h
 
 include tests/unit/local.mk
 include tests/mem/local.mk
+include tests/engine/local.mk
 include tests/ofi/local.mk
 include tests/verbs/local.mk
 include tests/interop/local.mk

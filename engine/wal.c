@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * wal.c -- the local write-ahead log: format, appends, group persist,
+ * recovery and space.
+ *
+ * ON-MEDIA FORMAT (little-endian; version 1)
+ *
+ * The log is one persistence-backend region (rpma_ext_mem) of S bytes:
+ *
+ *   [0, 4096)     header copy A
+ *   [4096, 8192)  header copy B
+ *   [8192, S)     the ring: records, back to back, 8-byte aligned
+ *
+ * Header (96 bytes at the start of its copy):
+ *
+ *   off size field
+ *     0    8 magic       "RPLWAL" 0x00 0x01
+ *     8    4 version     1
+ *    12    4 node_id
+ *    16    8 seq         generation: of two valid copies the larger wins
+ *    24   16 cluster_uuid
+ *    40    8 epoch
+ *    48    8 ring_off    8192
+ *    56    8 ring_size   S - 8192
+ *    64    8 ck_lsn      the checkpoint: LSN of the first record kept,
+ *    72    8 ck_off      its offset in the ring,
+ *    80    4 ck_lap      the lap it was written in,
+ *    84    4 ck_crc      and the chain value before it
+ *    88    4 reserved    0
+ *    92    4 crc         CRC-32C of bytes 0..91
+ *
+ * A header update writes the older copy with seq + 1 and persists it, so a
+ * torn update leaves the other copy valid.  The checkpoint moves only after
+ * the database released the records before it (wal_release), and space
+ * before it is reused only once the new header is persistent.
+ *
+ * Record (40-byte header, then the payload, padded to 8 bytes):
+ *
+ *   off size field
+ *     0    8 lsn         1, 2, 3, ... without gaps
+ *     8    4 len         payload bytes (aligned: never torn)
+ *    12    4 lap         the pass over the ring, from 1
+ *    16    8 client_id
+ *    24    4 epoch       low 32 bits of the epoch it was written in
+ *    28    4 flags       1 = WRAP: no payload, the next record is at ring
+ *                        offset 0 with lap + 1 (a WRAP takes no LSN)
+ *    32    4 crc         CRC-32C of this header (crc field zero) and the
+ *                        payload, chained: seeded with the previous
+ *                        record's crc (the checkpoint's ck_crc first)
+ *    36    4 reserved    0
+ *
+ * A record that does not fit before the ring's end is preceded by a WRAP
+ * record; where fewer than 40 bytes remain, the next record is at offset 0
+ * with lap + 1 without one.
+ *
+ * VALIDITY: recovery starts at the checkpoint and accepts a record only if
+ * its LSN is the next expected one, its lap the current lap, its length fits
+ * the ring and its chained CRC matches.  The first record that fails ends
+ * the log: it is the torn tail, and nothing after it is ever returned.  A
+ * record from an earlier pass has an older lap and so can never be taken
+ * for the tail; memory never written has lap 0 and LSN 0.
+ *
+ * DURABILITY: an append copies into the ring without persisting; wal_sync
+ * persists everything appended so far in one go (appends that arrive while
+ * it runs share the next one).  Nothing is durable because of a pointer:
+ * only the records themselves say what the log holds.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crc32c.h"
+#include "wal.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	"the log's format is little-endian; this host is not");
+
+#define HDR_COPY_SIZE 4096
+#define RING_OFF (2 * HDR_COPY_SIZE)
+#define REC_HDR 40
+#define FLAG_WRAP 1u
+#define WAL_VERSION 1
+
+static const char wal_magic[8] = { 'R', 'P', 'L', 'W', 'A', 'L', 0, 1 };
+
+struct wal_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t node_id;
+	uint64_t seq;
+	uint8_t cluster_uuid[16];
+	uint64_t epoch;
+	uint64_t ring_off;
+	uint64_t ring_size;
+	uint64_t ck_lsn;
+	uint64_t ck_off;
+	uint32_t ck_lap;
+	uint32_t ck_crc;
+	uint32_t reserved;
+	uint32_t crc;
+};
+_Static_assert(sizeof(struct wal_hdr) == 96, "header is 96 bytes");
+
+struct rec_hdr {
+	uint64_t lsn;
+	uint32_t len;
+	uint32_t lap;
+	uint64_t client_id;
+	uint32_t epoch;
+	uint32_t flags;
+	uint32_t crc;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct rec_hdr) == REC_HDR, "record header is 40 bytes");
+
+/* a position in the ring */
+struct pos {
+	uint64_t off;
+	uint32_t lap;
+	uint64_t lsn;		/* of the record at off */
+	uint32_t crc;		/* chain value before it */
+};
+
+struct wal {
+	struct rpma_ext_mem *mem;
+	char *base;		/* the whole region */
+	char *ring;
+	uint64_t ring_size;
+	struct wal_hdr hdr;	/* the current header */
+	int hdr_copy;		/* which copy holds it */
+
+	pthread_mutex_t lock;
+	pthread_cond_t space;	/* signalled when space is released */
+	pthread_cond_t synced;	/* signalled when a sync ends */
+	struct pos head;	/* the oldest record kept (the checkpoint) */
+	struct pos tail;	/* where the next record goes */
+	uint64_t used;		/* ring bytes from head to tail */
+	struct pos durable;	/* everything before is persistent */
+	bool syncing;
+};
+
+static uint64_t
+align8(uint64_t v)
+{
+	return (v + 7) & ~(uint64_t)7;
+}
+
+static uint32_t
+hdr_crc(const struct wal_hdr *h)
+{
+	return rpma_crc32c(0, h, offsetof(struct wal_hdr, crc));
+}
+
+static int
+persist(struct wal *wal, uint64_t off, uint64_t len)
+{
+	return rpma_ext_mem_persist(wal->mem, (size_t)off, (size_t)len);
+}
+
+/* write h into copy k and make it durable */
+static int
+hdr_write(struct rpma_ext_mem *mem, char *base, int k, struct wal_hdr *h)
+{
+	h->crc = hdr_crc(h);
+	memcpy(base + (size_t)k * HDR_COPY_SIZE, h, sizeof(*h));
+	return rpma_ext_mem_persist(mem, (size_t)k * HDR_COPY_SIZE, sizeof(*h));
+}
+
+static int
+region(struct rpma_ext_mem *mem, char **base, size_t *size)
+{
+	void *p;
+
+	if (mem == NULL || rpma_ext_mem_get_ptr(mem, &p) || rpma_ext_mem_get_size(mem, size))
+		return RPMA_E_INVAL;
+	if (*size < RING_OFF + 4096)
+		return RPMA_E_INVAL;
+	*base = p;
+	return 0;
+}
+
+int
+wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
+{
+	struct wal_hdr h;
+	size_t size;
+	char *base;
+	int ret;
+
+	if (id == NULL || (ret = region(mem, &base, &size)))
+		return RPMA_E_INVAL;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, wal_magic, sizeof(h.magic));
+	h.version = WAL_VERSION;
+	h.node_id = id->node_id;
+	memcpy(h.cluster_uuid, id->cluster_uuid, sizeof(h.cluster_uuid));
+	h.epoch = id->epoch;
+	h.ring_off = RING_OFF;
+	h.ring_size = (size - RING_OFF) & ~(uint64_t)7;
+	h.ck_lsn = 1;
+	h.ck_off = 0;
+	h.ck_lap = 1;
+	h.ck_crc = 0;
+	/* an empty ring: no stale record may look like LSN 1 of lap 1 */
+	memset(base + RING_OFF, 0, REC_HDR);
+	if ((ret = rpma_ext_mem_persist(mem, RING_OFF, REC_HDR)))
+		return ret;
+	h.seq = 1;
+	if ((ret = hdr_write(mem, base, 0, &h)))
+		return ret;
+	memset(base + HDR_COPY_SIZE, 0, sizeof(h));	/* copy B: invalid */
+	return rpma_ext_mem_persist(mem, HDR_COPY_SIZE, sizeof(h));
+}
+
+static bool
+hdr_valid(const struct wal_hdr *h, size_t size)
+{
+	return memcmp(h->magic, wal_magic, sizeof(h->magic)) == 0 &&
+		h->version == WAL_VERSION && h->crc == hdr_crc(h) &&
+		h->ring_off == RING_OFF && h->ring_size >= 4096 &&
+		h->ring_size <= size - RING_OFF && (h->ring_size & 7) == 0 &&
+		h->ck_off < h->ring_size && (h->ck_off & 7) == 0 && h->ck_lap > 0 &&
+		h->ck_lsn > 0;
+}
+
+/* the next position after a record of len payload bytes at p */
+static void
+advance(const struct wal *wal, struct pos *p, uint32_t len, bool wrap,
+		uint32_t crc)
+{
+	if (wrap) {
+		p->off = 0;
+		p->lap++;
+	} else {
+		p->off += REC_HDR + align8(len);
+		p->lsn++;
+		if (wal->ring_size - p->off < REC_HDR) {
+			p->off = 0;
+			p->lap++;
+		}
+	}
+	p->crc = crc;
+}
+
+/*
+ * Is there a valid record at p?  Fills *h; returns 1 for a record, 2 for a
+ * WRAP, 0 for the end of the log.
+ */
+static int
+rec_at(const struct wal *wal, const struct pos *p, struct rec_hdr *h)
+{
+	struct rec_hdr z;
+	uint32_t crc;
+
+	memcpy(h, wal->ring + p->off, sizeof(*h));
+	if (h->lsn != p->lsn || h->lap != p->lap || h->reserved != 0)
+		return 0;
+	if (h->flags & ~FLAG_WRAP)
+		return 0;
+	if (h->flags & FLAG_WRAP) {
+		if (h->len != 0)
+			return 0;
+	} else if ((uint64_t)REC_HDR + align8(h->len) > wal->ring_size - p->off) {
+		return 0;
+	}
+	z = *h;
+	z.crc = 0;
+	crc = rpma_crc32c(p->crc, &z, sizeof(z));
+	crc = rpma_crc32c(crc, wal->ring + p->off + REC_HDR, h->len);
+	if (crc != h->crc)
+		return 0;
+	return (h->flags & FLAG_WRAP) ? 2 : 1;
+}
+
+static uint64_t
+distance(const struct wal *wal, const struct pos *from, const struct pos *to)
+{
+	if (to->lap == from->lap)
+		return to->off - from->off;
+	return wal->ring_size - from->off + to->off;
+}
+
+int
+wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
+{
+	struct wal_hdr a, b;
+	pthread_condattr_t ca;
+	struct rec_hdr h;
+	struct wal *wal;
+	size_t size;
+	char *base;
+	bool va, vb;
+	int kind;
+
+	if (wal_ptr == NULL || region(mem, &base, &size))
+		return RPMA_E_INVAL;
+	memcpy(&a, base, sizeof(a));
+	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
+	va = hdr_valid(&a, size);
+	vb = hdr_valid(&b, size);
+	if (!va && !vb)
+		return WAL_E_CORRUPT;
+
+	wal = calloc(1, sizeof(*wal));
+	if (wal == NULL)
+		return RPMA_E_NOMEM;
+	wal->mem = mem;
+	wal->base = base;
+	wal->hdr_copy = (va && (!vb || a.seq >= b.seq)) ? 0 : 1;
+	wal->hdr = wal->hdr_copy == 0 ? a : b;
+	wal->ring = base + RING_OFF;
+	wal->ring_size = wal->hdr.ring_size;
+	pthread_mutex_init(&wal->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wal->space, &ca);
+	pthread_cond_init(&wal->synced, &ca);
+	pthread_condattr_destroy(&ca);
+
+	/* recovery: from the checkpoint to the first record that fails */
+	wal->head = (struct pos){ .off = wal->hdr.ck_off, .lap = wal->hdr.ck_lap,
+		.lsn = wal->hdr.ck_lsn, .crc = wal->hdr.ck_crc };
+	wal->tail = wal->head;
+	while ((kind = rec_at(wal, &wal->tail, &h)) != 0) {
+		advance(wal, &wal->tail, h.len, kind == 2, h.crc);
+		if (distance(wal, &wal->head, &wal->tail) >= wal->ring_size)
+			break;	/* a full circle: cannot be, stop */
+	}
+	wal->used = distance(wal, &wal->head, &wal->tail);
+	wal->durable = wal->tail;	/* what recovery found is what the media holds */
+	*wal_ptr = wal;
+	return 0;
+}
+
+void
+wal_close(struct wal **wal_ptr)
+{
+	struct wal *wal;
+
+	if (wal_ptr == NULL || (wal = *wal_ptr) == NULL)
+		return;
+	pthread_cond_destroy(&wal->synced);
+	pthread_cond_destroy(&wal->space);
+	pthread_mutex_destroy(&wal->lock);
+	free(wal);
+	*wal_ptr = NULL;
+}
+
+/* write a record header (and its payload, already in place) at p */
+static uint32_t
+put_rec(struct wal *wal, const struct pos *p, struct rec_hdr *h,
+		const struct iovec *iov, int iovcnt)
+{
+	char *dst = wal->ring + p->off;
+	uint32_t crc;
+	size_t done = 0;
+
+	h->crc = 0;
+	crc = rpma_crc32c(p->crc, h, sizeof(*h));
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(dst + REC_HDR + done, iov[i].iov_base, iov[i].iov_len);
+		crc = rpma_crc32c(crc, iov[i].iov_base, iov[i].iov_len);
+		done += iov[i].iov_len;
+	}
+	h->crc = crc;
+	memcpy(dst, h, sizeof(*h));
+	return crc;
+}
+
+static struct timespec
+deadline(int timeout_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+int
+wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
+		uint64_t client_id, int timeout_ms, uint64_t *lsn)
+{
+	struct timespec until = deadline(timeout_ms < 0 ? 0 : timeout_ms);
+	struct rec_hdr h;
+	uint64_t len = 0, need, waste;
+	uint32_t crc;
+
+	if (wal == NULL || lsn == NULL || iovcnt < 0 || (iovcnt && iov == NULL))
+		return RPMA_E_INVAL;
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	need = REC_HDR + align8(len);
+	/* a record must fit with room for a WRAP in front of it */
+	if (len > UINT32_MAX || need > wal->ring_size - REC_HDR)
+		return WAL_E_TOO_BIG;
+
+	pthread_mutex_lock(&wal->lock);
+	for (;;) {
+		waste = need > wal->ring_size - wal->tail.off ?
+			wal->ring_size - wal->tail.off : 0;
+		if (wal->used + waste + need <= wal->ring_size)
+			break;
+		if (pthread_cond_timedwait(&wal->space, &wal->lock, &until) == ETIMEDOUT) {
+			pthread_mutex_unlock(&wal->lock);
+			return WAL_E_FULL;
+		}
+	}
+	if (waste) {
+		/* does not fit before the end: a WRAP sends readers to 0 */
+		memset(&h, 0, sizeof(h));
+		h.lsn = wal->tail.lsn;
+		h.lap = wal->tail.lap;
+		h.epoch = (uint32_t)wal->hdr.epoch;
+		h.flags = FLAG_WRAP;
+		crc = put_rec(wal, &wal->tail, &h, NULL, 0);
+		advance(wal, &wal->tail, 0, true, crc);
+		wal->used += waste;
+	}
+	memset(&h, 0, sizeof(h));
+	h.lsn = wal->tail.lsn;
+	h.len = (uint32_t)len;
+	h.lap = wal->tail.lap;
+	h.client_id = client_id;
+	h.epoch = (uint32_t)wal->hdr.epoch;
+	crc = put_rec(wal, &wal->tail, &h, iov, iovcnt);
+	*lsn = h.lsn;
+	{
+		uint64_t before = wal->tail.off;
+		advance(wal, &wal->tail, (uint32_t)len, false, crc);
+		/* the implicit wrap's unused end counts as used */
+		wal->used += wal->tail.off > before ? wal->tail.off - before :
+			wal->ring_size - before;
+	}
+	pthread_mutex_unlock(&wal->lock);
+	return 0;
+}
+
+/* persist the ring between two positions (at most one wrap) */
+static int
+persist_range(struct wal *wal, const struct pos *from, const struct pos *to)
+{
+	int ret;
+
+	if (from->lap == to->lap)
+		return to->off > from->off ?
+			persist(wal, RING_OFF + from->off, to->off - from->off) : 0;
+	ret = persist(wal, RING_OFF + from->off, wal->ring_size - from->off);
+	if (ret == 0 && to->off)
+		ret = persist(wal, RING_OFF, to->off);
+	return ret;
+}
+
+int
+wal_sync(struct wal *wal, uint64_t lsn)
+{
+	int ret = 0;
+
+	if (wal == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	if (lsn >= wal->tail.lsn)
+		lsn = wal->tail.lsn - 1;	/* everything appended so far */
+	while (wal->durable.lsn <= lsn && ret == 0) {
+		struct pos from, to;
+
+		if (wal->syncing) {
+			/* another caller persists: its range may cover ours */
+			pthread_cond_wait(&wal->synced, &wal->lock);
+			continue;
+		}
+		wal->syncing = true;
+		from = wal->durable;
+		to = wal->tail;
+		pthread_mutex_unlock(&wal->lock);
+		ret = persist_range(wal, &from, &to);
+		pthread_mutex_lock(&wal->lock);
+		if (ret == 0)
+			wal->durable = to;
+		wal->syncing = false;
+		pthread_cond_broadcast(&wal->synced);
+	}
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+/* find the record with lsn, scanning from the head; under the lock */
+static int
+find(struct wal *wal, uint64_t lsn, struct pos *at, struct rec_hdr *h)
+{
+	struct pos p = wal->head;
+	int kind;
+
+	if (lsn < wal->head.lsn || lsn >= wal->tail.lsn)
+		return WAL_E_NOT_FOUND;
+	while (p.lsn != wal->tail.lsn || p.off != wal->tail.off) {
+		kind = rec_at(wal, &p, h);
+		if (kind == 0)
+			return WAL_E_NOT_FOUND;
+		if (kind == 1 && h->lsn == lsn) {
+			*at = p;
+			return 0;
+		}
+		advance(wal, &p, h->len, kind == 2, h->crc);
+	}
+	return WAL_E_NOT_FOUND;
+}
+
+int
+wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
+{
+	struct rec_hdr h;
+	struct pos at;
+	int ret;
+
+	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	ret = find(wal, lsn, &at, &h);
+	if (ret == 0) {
+		*len = h.len;
+		memcpy(buf, wal->ring + at.off + REC_HDR, h.len < buf_size ? h.len : buf_size);
+	}
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+int
+wal_release(struct wal *wal, uint64_t lsn)
+{
+	struct wal_hdr nh;
+	struct rec_hdr h;
+	struct pos p;
+	int kind, ret = 0;
+
+	if (wal == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	/* only durable records can be let go */
+	if (lsn >= wal->durable.lsn)
+		lsn = wal->durable.lsn - 1;
+	p = wal->head;
+	while (p.lsn <= lsn && (kind = rec_at(wal, &p, &h)) != 0)
+		advance(wal, &p, h.len, kind == 2, h.crc);
+	if (p.lsn == wal->head.lsn && p.off == wal->head.off)
+		goto out;
+	/* the checkpoint moves first, durably; only then is the space free */
+	nh = wal->hdr;
+	nh.seq++;
+	nh.ck_lsn = p.lsn;
+	nh.ck_off = p.off;
+	nh.ck_lap = p.lap;
+	nh.ck_crc = p.crc;
+	ret = hdr_write(wal->mem, wal->base, 1 - wal->hdr_copy, &nh);
+	if (ret)
+		goto out;
+	wal->hdr = nh;
+	wal->hdr_copy = 1 - wal->hdr_copy;
+	wal->used -= distance(wal, &wal->head, &p);
+	wal->head = p;
+	pthread_cond_broadcast(&wal->space);
+out:
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+void
+wal_status(struct wal *wal, struct wal_status *st)
+{
+	pthread_mutex_lock(&wal->lock);
+	st->first_lsn = wal->head.lsn < wal->tail.lsn ? wal->head.lsn : 0;
+	st->last_lsn = wal->tail.lsn - 1;
+	st->durable_lsn = wal->durable.lsn - 1;
+	st->used = wal->used;
+	st->size = wal->ring_size;
+	st->epoch = wal->hdr.epoch;
+	pthread_mutex_unlock(&wal->lock);
+}

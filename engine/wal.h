@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * wal.h -- the local write-ahead log: a ring of self-validating records in
+ * the memory of a persistence backend (rpma_ext_mem).  The on-media format
+ * is specified at the top of wal.c.
+ */
+#ifndef REPL_WAL_H
+#define REPL_WAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "rpma.h"
+
+/* errors of the log (negative, apart from RPMA_E_*) */
+#define WAL_E_CORRUPT	(-200001)	/* no valid header copy */
+#define WAL_E_FULL	(-200002)	/* no space before the timeout */
+#define WAL_E_TOO_BIG	(-200003)	/* a record larger than the ring can hold */
+#define WAL_E_NOT_FOUND	(-200004)	/* no such LSN in the log */
+
+struct wal;
+
+struct wal_identity {
+	uint8_t cluster_uuid[16];
+	uint32_t node_id;
+	uint64_t epoch;
+};
+
+/* format mem as an empty log (overwrites it) */
+int wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id);
+
+/*
+ * Open a formatted log: pick the valid header copy, then scan records from
+ * the checkpoint to the first one whose CRC, LSN or lap does not match.
+ * Nothing past that point is ever returned.
+ */
+int wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr);
+void wal_close(struct wal **wal_ptr);
+
+/*
+ * Append one record (thread-safe): copies it into the ring and returns its
+ * LSN; it is durable only after wal_sync() covered it.  Blocks up to
+ * timeout_ms while the ring is full, then WAL_E_FULL.
+ */
+int wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
+		uint64_t client_id, int timeout_ms, uint64_t *lsn);
+
+/*
+ * Make every record up to lsn durable.  Appends that arrive while a persist
+ * is in progress share the next one (group commit).
+ */
+int wal_sync(struct wal *wal, uint64_t lsn);
+
+/* the record with this LSN, if it is still in the ring and valid */
+int wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size,
+		size_t *len);
+
+/* records up to lsn are no longer needed: their space may be reused */
+int wal_release(struct wal *wal, uint64_t lsn);
+
+struct wal_status {
+	uint64_t first_lsn;	/* oldest record kept (0: none) */
+	uint64_t last_lsn;	/* newest appended (0: none) */
+	uint64_t durable_lsn;	/* newest made durable */
+	uint64_t used;		/* bytes of the ring in use */
+	uint64_t size;		/* bytes of the ring */
+	uint64_t epoch;
+};
+
+void wal_status(struct wal *wal, struct wal_status *st);
+
+#endif
