@@ -2,8 +2,7 @@
 # tests/vm/two-tests.sh -- runs in both guests of make check-rdma-two
 # (run-guest --two; RPMA_VM_ROLE says which side this is), in steps that the
 # two sides take together:
-#   0. the rig's smoke test: ib_write_lat from the client guest to the
-#      server guest (tests/vm/smoke.sh);
+#   0. the rig's smoke test (tests/vm/smoke.sh): each guest's device;
 #   1. our core's write+flush across the guests: the server guest runs
 #      rdma_wf_loop_ours (tests/bench-rdma) as the target, its region on
 #      device-dax when the guests have PMem, the client guest its client:
