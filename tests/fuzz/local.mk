@@ -5,7 +5,7 @@
 
 FUZZ_SECONDS = 60
 FUZZ_JOBS = 1
-FUZZ_TARGETS = mr_remote_from_descriptor peer_cfg_from_descriptor
+FUZZ_TARGETS = mr_remote_from_descriptor peer_cfg_from_descriptor wal_open
 FUZZ_DIR = fuzz-out
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -21,6 +21,14 @@ $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 		tests/fuzz/fuzz_mr_remote_from_descriptor.c $(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+
+# the log's recovery: the log and the memory interface, no backend
+$(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/wal.c \
+		$(FUZZ_CORE_SRC)
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \
+		-o $@ $^ $(top_srcdir)/rpma/mem.c $(top_srcdir)/rpma/mem_file.c \
+		$(top_srcdir)/rpma/mem_pmem.c $(PMEM2_CFLAGS) $(PMEM2_LIBS)
 
 $(FUZZ_DIR)/fuzz_peer_cfg_from_descriptor: \
 		tests/fuzz/fuzz_peer_cfg_from_descriptor.c $(FUZZ_CORE_SRC)
