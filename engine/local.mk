@@ -1,4 +1,25 @@
-# engine/ -- the replication engine (librepl); for now its local log
+# engine/ -- the replication engine: librepl (repl.h) over the local log
 noinst_LTLIBRARIES += engine/librepl_internal.la
-engine_librepl_internal_la_SOURCES = engine/wal.c engine/wal.h
-engine_librepl_internal_la_LIBADD = rpma/librpmacore_internal.la
+engine_librepl_internal_la_SOURCES = \
+	engine/repl.c engine/include/repl.h \
+	engine/wal.c engine/wal.h
+engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+
+lib_LTLIBRARIES += engine/librepl.la
+engine_librepl_la_SOURCES =
+# the core goes in whole, its symbols hidden: librepl stands alone
+engine_librepl_la_LIBADD = engine/librepl_internal.la rpma/librpmacore_internal.la
+engine_librepl_la_LDFLAGS = -version-info 0:0:0 \
+	-Wl,--version-script=$(top_srcdir)/engine/librepl.map
+EXTRA_engine_librepl_la_DEPENDENCIES = engine/librepl.map
+
+include_HEADERS += engine/include/repl.h
+pkgconfig_DATA += engine/librepl.pc
+EXTRA_DIST += engine/librepl.map engine/librepl.pc.in
+DISTCLEANFILES += engine/librepl.pc
+
+# an example database: links the installed-style library
+noinst_PROGRAMS += engine/repl_example
+engine_repl_example_SOURCES = engine/repl_example.c
+engine_repl_example_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+engine_repl_example_LDADD = engine/librepl.la

@@ -535,6 +535,26 @@ wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 }
 
 int
+wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
+{
+	struct rec_hdr h;
+	struct pos p;
+	int kind, ret = 0;
+
+	if (wal == NULL || cb == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	p = wal->head;
+	while (ret == 0 && p.lsn < wal->tail.lsn && (kind = rec_at(wal, &p, &h)) != 0) {
+		if (kind == 1 && h.lsn >= from)
+			ret = cb(arg, h.lsn, wal->ring + p.off + REC_HDR, h.len);
+		advance(wal, &p, h.len, kind == 2, h.crc);
+	}
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+int
 wal_release(struct wal *wal, uint64_t lsn)
 {
 	struct wal_hdr nh;

@@ -57,6 +57,15 @@ int wal_sync(struct wal *wal, uint64_t lsn);
 int wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size,
 		size_t *len);
 
+/*
+ * Call cb for each record from lsn from on, in order, under the log's lock
+ * (cb must not call into the log); stops at cb's first non-zero result,
+ * which it returns.
+ */
+typedef int wal_iterate_fn(void *arg, uint64_t lsn, const void *data,
+		size_t len);
+int wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg);
+
 /* records up to lsn are no longer needed: their space may be reused */
 int wal_release(struct wal *wal, uint64_t lsn);
 

@@ -12,3 +12,8 @@ check_PROGRAMS += tests/engine/wal_crash
 TESTS += tests/engine/wal_crash
 tests_engine_wal_crash_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_wal_crash_LDADD = engine/librepl_internal.la $(LDADD)
+
+check_PROGRAMS += tests/engine/repl_api
+TESTS += tests/engine/repl_api
+tests_engine_repl_api_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+tests_engine_repl_api_LDADD = engine/librepl_internal.la $(LDADD)

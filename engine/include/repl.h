@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * repl.h -- librepl, the replication engine's API for databases.
+ *
+ * A database appends its write-ahead-log records here and learns when each
+ * is durable.  This version keeps the log on one node (a persistence
+ * backend: PMem, a file, or the crash-test memory); replication to peers
+ * builds on the same calls.
+ *
+ * Every call returns 0 or a negative REPL_E_* code (repl_strerror names
+ * it).  Appends are thread-safe; an LSN is durable once repl_wait_durable()
+ * covering it returned 0, and only then may the database acknowledge it.
+ */
+#ifndef REPL_H
+#define REPL_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REPL_E_INVAL	(-300001)	/* a bad argument or configuration */
+#define REPL_E_NOMEM	(-300002)
+#define REPL_E_IO	(-300003)	/* the medium failed (persist, open) */
+#define REPL_E_CORRUPT	(-300004)	/* no valid log header on the medium */
+#define REPL_E_FULL	(-300005)	/* no space before the timeout */
+#define REPL_E_TOO_BIG	(-300006)	/* a record larger than the log */
+#define REPL_E_NOT_FOUND (-300007)	/* no such LSN (released, or not yet) */
+
+const char *repl_strerror(int err);
+
+enum repl_backend {
+	REPL_BACKEND_PMEM = 1,	/* a file on DAX, or device-dax */
+	REPL_BACKEND_FILE = 2,	/* memory + a file (fdatasync) */
+	REPL_BACKEND_CRASH = 3,	/* tests: memory + an image in /dev/shm */
+};
+
+/* zero-initialise, then set what applies */
+struct repl_cfg {
+	const char *path;		/* the log's file or device */
+	enum repl_backend backend;
+	size_t size;			/* bytes; with create, the new log's size */
+	int create;			/* format a new, empty log */
+	uint8_t cluster_uuid[16];	/* with create: the log's identity */
+	uint32_t node_id;
+	uint64_t epoch;
+	int full_timeout_ms;		/* how long an append waits for space */
+};
+
+struct repl;
+
+int repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr);
+int repl_close(struct repl **repl_ptr);
+
+/* append one record; *lsn gets its log sequence number */
+int repl_append(struct repl *repl, const void *buf, size_t len, uint64_t *lsn);
+/* the same, gathered from iov, tagged with the database's client_id */
+int repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
+		uint64_t client_id, uint64_t *lsn);
+
+/*
+ * Return once every record up to lsn is durable.  Concurrent callers share
+ * one persist (group commit).  timeout_ms bounds waiting for peers; a
+ * single node's persist is not interrupted.
+ */
+int repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms);
+
+/* copy record lsn into buf (up to size bytes); *len is its full length */
+int repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size,
+		size_t *len);
+
+/*
+ * Call cb for every record from lsn from on, in order, until it returns
+ * non-zero (which repl_iterate then returns).  cb must not call librepl.
+ */
+typedef int repl_iterate_fn(void *arg, uint64_t lsn, const void *data,
+		size_t len);
+int repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb,
+		void *arg);
+
+/* the database checkpointed up to lsn: that space may be reused */
+int repl_release(struct repl *repl, uint64_t lsn);
+
+struct repl_status {
+	uint64_t first_lsn;	/* oldest record kept; 0: none */
+	uint64_t last_lsn;	/* newest appended; 0: none */
+	uint64_t durable_lsn;	/* newest durable */
+	uint64_t used_bytes;
+	uint64_t size_bytes;
+	uint64_t epoch;
+};
+
+int repl_status(struct repl *repl, struct repl_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REPL_H */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * repl.c -- librepl's API (repl.h) over the local log (wal.c).  Errors of
+ * the layers below become REPL_E_* codes; their reasons go to the core's
+ * log function.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "repl.h"
+#include "wal.h"
+
+struct repl {
+	struct rpma_ext_mem *mem;
+	struct wal *wal;
+	int full_timeout_ms;
+};
+
+static int
+err_of(int ret)
+{
+	switch (ret) {
+	case 0:			return 0;
+	case RPMA_E_INVAL:	return REPL_E_INVAL;
+	case RPMA_E_NOMEM:	return REPL_E_NOMEM;
+	case WAL_E_CORRUPT:	return REPL_E_CORRUPT;
+	case WAL_E_FULL:	return REPL_E_FULL;
+	case WAL_E_TOO_BIG:	return REPL_E_TOO_BIG;
+	case WAL_E_NOT_FOUND:	return REPL_E_NOT_FOUND;
+	default:		return REPL_E_IO;
+	}
+}
+
+const char *
+repl_strerror(int err)
+{
+	switch (err) {
+	case 0:			return "Success";
+	case REPL_E_INVAL:	return "Invalid argument or configuration";
+	case REPL_E_NOMEM:	return "Out of memory";
+	case REPL_E_IO:		return "The log's medium failed";
+	case REPL_E_CORRUPT:	return "No valid log header on the medium";
+	case REPL_E_FULL:	return "The log is full (release what the database checkpointed)";
+	case REPL_E_TOO_BIG:	return "The record is larger than the log can hold";
+	case REPL_E_NOT_FOUND:	return "No such record in the log";
+	default:		return "Unknown error";
+	}
+}
+
+int
+repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
+{
+	struct repl *repl;
+	int ret;
+
+	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
+	    cfg->backend < REPL_BACKEND_PMEM || cfg->backend > REPL_BACKEND_CRASH ||
+	    (cfg->create && cfg->size == 0))
+		return REPL_E_INVAL;
+	repl = calloc(1, sizeof(*repl));
+	if (repl == NULL)
+		return REPL_E_NOMEM;
+	repl->full_timeout_ms = cfg->full_timeout_ms;
+	ret = rpma_ext_mem_open((enum rpma_ext_mem_backend)cfg->backend, cfg->path,
+		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
+		&repl->mem);
+	if (ret)
+		goto err_free;
+	if (cfg->create) {
+		struct wal_identity id = { .node_id = cfg->node_id, .epoch = cfg->epoch };
+
+		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
+		if ((ret = wal_format(repl->mem, &id)))
+			goto err_mem;
+	}
+	if ((ret = wal_open(repl->mem, &repl->wal)))
+		goto err_mem;
+	*repl_ptr = repl;
+	return 0;
+
+err_mem:
+	rpma_ext_mem_close(&repl->mem);
+err_free:
+	free(repl);
+	return err_of(ret);
+}
+
+int
+repl_close(struct repl **repl_ptr)
+{
+	if (repl_ptr == NULL)
+		return REPL_E_INVAL;
+	if (*repl_ptr == NULL)
+		return 0;
+	wal_close(&(*repl_ptr)->wal);
+	rpma_ext_mem_close(&(*repl_ptr)->mem);
+	free(*repl_ptr);
+	*repl_ptr = NULL;
+	return 0;
+}
+
+int
+repl_append(struct repl *repl, const void *buf, size_t len, uint64_t *lsn)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return repl_appendv(repl, &iov, 1, 0, lsn);
+}
+
+int
+repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
+		uint64_t client_id, uint64_t *lsn)
+{
+	if (repl == NULL)
+		return REPL_E_INVAL;
+	return err_of(wal_append(repl->wal, iov, iovcnt, client_id,
+		repl->full_timeout_ms, lsn));
+}
+
+int
+repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms)
+{
+	(void)timeout_ms;	/* a local persist is not interrupted */
+	if (repl == NULL)
+		return REPL_E_INVAL;
+	return err_of(wal_sync(repl->wal, lsn));
+}
+
+int
+repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size, size_t *len)
+{
+	if (repl == NULL)
+		return REPL_E_INVAL;
+	return err_of(wal_read(repl->wal, lsn, buf, size, len));
+}
+
+int
+repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb, void *arg)
+{
+	if (repl == NULL || cb == NULL)
+		return REPL_E_INVAL;
+	return wal_iterate(repl->wal, from, cb, arg);
+}
+
+int
+repl_release(struct repl *repl, uint64_t lsn)
+{
+	if (repl == NULL)
+		return REPL_E_INVAL;
+	return err_of(wal_release(repl->wal, lsn));
+}
+
+int
+repl_status(struct repl *repl, struct repl_status *st)
+{
+	struct wal_status ws;
+
+	if (repl == NULL || st == NULL)
+		return REPL_E_INVAL;
+	wal_status(repl->wal, &ws);
+	st->first_lsn = ws.first_lsn;
+	st->last_lsn = ws.last_lsn;
+	st->durable_lsn = ws.durable_lsn;
+	st->used_bytes = ws.used;
+	st->size_bytes = ws.size;
+	st->epoch = ws.epoch;
+	return 0;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * repl_api.c -- librepl's API over the local log: argument checks, open
+ * (create, reopen, a missing or corrupt log), append/appendv, durability,
+ * read, iterate (order, early stop), release, status, error strings.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "repl.h"
+
+static char dir[] = "/tmp/rpma-repl-XXXXXX";
+static char path[256];
+
+static struct repl_cfg
+cfg_of(int create)
+{
+	struct repl_cfg c = { .path = path, .backend = REPL_BACKEND_FILE,
+		.size = 1 << 20, .create = create, .node_id = 2, .epoch = 9,
+		.full_timeout_ms = 10 };
+	return c;
+}
+
+static void
+api__arguments(void)
+{
+	struct repl_cfg c = cfg_of(1);
+	struct repl *r = UNIT_SENTINEL;
+
+	CU_ASSERT_EQUAL(repl_open(NULL, &r), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_open(&c, NULL), REPL_E_INVAL);
+	c.backend = 0;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	c = cfg_of(1);
+	c.size = 0;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	CU_ASSERT_PTR_EQUAL(r, UNIT_SENTINEL);
+	CU_ASSERT_EQUAL(repl_append(NULL, "x", 1, &(uint64_t){0}), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_wait_durable(NULL, 1, 0), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_read(NULL, 1, NULL, 0, &(size_t){0}), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_iterate(NULL, 1, NULL, NULL), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_release(NULL, 1), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_status(NULL, NULL), REPL_E_INVAL);
+	CU_ASSERT_EQUAL(repl_close(NULL), REPL_E_INVAL);
+	r = NULL;
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+}
+
+static void
+api__missing_log(void)
+{
+	struct repl_cfg c = cfg_of(0);
+	struct repl *r = NULL;
+
+	unlink(path);
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	CU_ASSERT_PTR_NULL(r);
+}
+
+struct seen {
+	uint64_t next;
+	int stop_at;
+};
+
+static int
+collect(void *arg, uint64_t lsn, const void *data, size_t len)
+{
+	struct seen *s = arg;
+	char want[32];
+
+	snprintf(want, sizeof(want), "record %llu", (unsigned long long)lsn);
+	CU_ASSERT_EQUAL(lsn, s->next);
+	CU_ASSERT(len == strlen(want) && memcmp(data, want, len) == 0);
+	s->next++;
+	return s->stop_at && lsn == (uint64_t)s->stop_at ? 7 : 0;
+}
+
+static void
+api__lifecycle(void)
+{
+	struct repl_cfg c = cfg_of(1);
+	struct repl *r = NULL;
+	struct repl_status st;
+	struct seen s;
+	char buf[32];
+	uint64_t lsn = 0;
+	size_t len;
+
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	for (int i = 1; i <= 10; i++) {
+		char rec[32];
+		struct iovec iov[2];
+		int n = snprintf(rec, sizeof(rec), "record %d", i);
+
+		iov[0].iov_base = rec;	/* split in two: appendv gathers */
+		iov[0].iov_len = 3;
+		iov[1].iov_base = rec + 3;
+		iov[1].iov_len = (size_t)n - 3;
+		CU_ASSERT_EQUAL(repl_appendv(r, iov, 2, 5, &lsn), 0);
+		CU_ASSERT_EQUAL(lsn, (uint64_t)i);
+	}
+	CU_ASSERT_EQUAL(repl_status(r, &st), 0);
+	CU_ASSERT_EQUAL(st.durable_lsn, 0);
+	CU_ASSERT_EQUAL(repl_wait_durable(r, 10, 100), 0);
+	CU_ASSERT_EQUAL(repl_status(r, &st), 0);
+	CU_ASSERT_EQUAL(st.durable_lsn, 10);
+	CU_ASSERT_EQUAL(st.epoch, 9);
+	CU_ASSERT_EQUAL(repl_read(r, 4, buf, sizeof(buf), &len), 0);
+	CU_ASSERT(len == 8 && memcmp(buf, "record 4", 8) == 0);
+	CU_ASSERT_EQUAL(repl_read(r, 11, buf, sizeof(buf), &len), REPL_E_NOT_FOUND);
+
+	s = (struct seen){ .next = 3 };
+	CU_ASSERT_EQUAL(repl_iterate(r, 3, collect, &s), 0);
+	CU_ASSERT_EQUAL(s.next, 11);
+	s = (struct seen){ .next = 1, .stop_at = 5 };
+	CU_ASSERT_EQUAL(repl_iterate(r, 1, collect, &s), 7);	/* stopped by cb */
+	CU_ASSERT_EQUAL(s.next, 6);
+
+	CU_ASSERT_EQUAL(repl_release(r, 6), 0);
+	CU_ASSERT_EQUAL(repl_read(r, 6, buf, sizeof(buf), &len), REPL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	CU_ASSERT_PTR_NULL(r);
+
+	c = cfg_of(0);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_status(r, &st), 0);
+	CU_ASSERT_EQUAL(st.first_lsn, 7);
+	CU_ASSERT_EQUAL(st.last_lsn, 10);
+	repl_close(&r);
+}
+
+static void
+api__corrupt_log(void)
+{
+	struct repl_cfg c = cfg_of(0);
+	struct repl *r = NULL;
+	char zero[8192] = { 0 };
+	int fd = open(path, O_WRONLY);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(pwrite(fd, zero, sizeof(zero), 0), (ssize_t)sizeof(zero));
+	close(fd);
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_CORRUPT);
+	CU_ASSERT_PTR_NULL(r);
+}
+
+static void
+api__strerror(void)
+{
+	int codes[] = { REPL_E_INVAL, REPL_E_NOMEM, REPL_E_IO, REPL_E_CORRUPT,
+		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND };
+
+	CU_ASSERT_STRING_EQUAL(repl_strerror(0), "Success");
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		CU_ASSERT_STRING_NOT_EQUAL(repl_strerror(codes[i]), "Unknown error");
+	CU_ASSERT_STRING_EQUAL(repl_strerror(-1), "Unknown error");
+}
+
+int
+main(void)
+{
+	static CU_TestInfo cases[] = {
+		UNIT_CASE(api__arguments),
+		UNIT_CASE(api__missing_log),
+		UNIT_CASE(api__lifecycle),
+		UNIT_CASE(api__corrupt_log),
+		UNIT_CASE(api__strerror),
+		CU_TEST_INFO_NULL,
+	};
+	int ret;
+
+	if (mkdtemp(dir) == NULL)
+		return 99;
+	snprintf(path, sizeof(path), "%s/log", dir);
+	ret = unit_run("repl api", cases);
+	unlink(path);
+	rmdir(dir);
+	return ret;
+}
