@@ -4,8 +4,10 @@
 
 #include <endian.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "errormsg.h"
 #include "log.h"
 #include "mr.h"
 #include "mr_remote.h"
@@ -95,4 +97,91 @@ rpma_req_wc_status(unsigned status)
 	case RPMA_REQ_BAD:	return IBV_WC_REM_INV_REQ_ERR;
 	default:		return IBV_WC_REM_ACCESS_ERR;
 	}
+}
+
+int
+rpma_req_table_init(struct rpma_req_table *t, uint32_t n)
+{
+	t->slots = calloc(n ? n : 1, sizeof(*t->slots));
+	if (t->slots == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate %u request slots", n);
+	t->n = n;
+	t->next = 0;
+	pthread_mutex_init(&t->lock, NULL);
+	return 0;
+}
+
+void
+rpma_req_table_fini(struct rpma_req_table *t)
+{
+	if (t->slots == NULL)
+		return;
+	pthread_mutex_destroy(&t->lock);
+	free(t->slots);
+	t->slots = NULL;
+}
+
+int
+rpma_req_table_take(struct rpma_req_table *t, uint32_t limit,
+		const struct rpma_op *op, enum rpma_req_op rop, uint32_t *slot)
+{
+	uint32_t taken = UINT32_MAX;
+
+	if (limit > t->n)
+		limit = t->n;
+	pthread_mutex_lock(&t->lock);
+	for (uint32_t i = 0; i < limit; i++) {
+		uint32_t s = (t->next + i) % limit;
+		if (!t->slots[s].in_use) {
+			taken = s;
+			t->next = s + 1;
+			t->slots[s].in_use = true;
+			t->slots[s].op_context = op->op_context;
+			t->slots[s].signaled =
+				(op->flags & RPMA_F_COMPLETION_ALWAYS) ==
+				RPMA_F_COMPLETION_ALWAYS || (op->flags & 2);
+			t->slots[s].opcode = rop == RPMA_REQ_ATOMIC_WRITE ?
+				IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (taken == UINT32_MAX)
+		return rpma_fail(RPMA_E_PROVIDER,
+			"all %u request slots are in flight: complete operations first",
+			limit);
+	*slot = taken;
+	return 0;
+}
+
+void
+rpma_req_table_untake(struct rpma_req_table *t, uint32_t slot)
+{
+	pthread_mutex_lock(&t->lock);
+	t->slots[slot].in_use = false;
+	pthread_mutex_unlock(&t->lock);
+}
+
+bool
+rpma_req_table_complete(struct rpma_req_table *t, uint32_t slot,
+		enum ibv_wc_status st, uint32_t vendor_err, uint32_t qp_num,
+		struct ibv_wc *wc)
+{
+	struct rpma_req_pending p;
+
+	if (slot >= t->n)
+		return false;
+	pthread_mutex_lock(&t->lock);
+	p = t->slots[slot];
+	t->slots[slot].in_use = false;
+	pthread_mutex_unlock(&t->lock);
+	if (!p.in_use || (st == IBV_WC_SUCCESS && !p.signaled))
+		return false;
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = (uint64_t)(uintptr_t)p.op_context;
+	wc->status = st;
+	wc->opcode = p.opcode;
+	wc->vendor_err = vendor_err;
+	wc->qp_num = qp_num;
+	return true;
 }

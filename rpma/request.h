@@ -21,6 +21,8 @@
 #ifndef RPMA_REQUEST_H
 #define RPMA_REQUEST_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rpma.h"
@@ -64,6 +66,37 @@ unsigned rpma_req_serve(struct rpma_peer *peer, const struct rpma_req *r);
 
 /* the completion status an answered request gives the application */
 enum ibv_wc_status rpma_req_wc_status(unsigned status);
+
+/* the initiator's requests waiting for an answer, by slot */
+struct rpma_req_pending {
+	const void *op_context;
+	bool in_use;
+	bool signaled;
+	enum ibv_wc_opcode opcode;
+};
+
+struct rpma_req_table {
+	pthread_mutex_t lock;
+	struct rpma_req_pending *slots;
+	uint32_t n;
+	uint32_t next;
+};
+
+int rpma_req_table_init(struct rpma_req_table *t, uint32_t n);
+void rpma_req_table_fini(struct rpma_req_table *t);
+/* a free slot below limit for op, or RPMA_E_PROVIDER when all are taken */
+int rpma_req_table_take(struct rpma_req_table *t, uint32_t limit,
+		const struct rpma_op *op, enum rpma_req_op rop, uint32_t *slot);
+/* the request could not be posted */
+void rpma_req_table_untake(struct rpma_req_table *t, uint32_t slot);
+/*
+ * The slot's request ended with st: frees the slot and returns true with
+ * *wc filled when the application is to see a completion (it asked for
+ * one, or it failed).
+ */
+bool rpma_req_table_complete(struct rpma_req_table *t, uint32_t slot,
+		enum ibv_wc_status st, uint32_t vendor_err, uint32_t qp_num,
+		struct ibv_wc *wc);
 
 /* the request a flush of this type makes */
 static inline enum rpma_req_op

@@ -102,14 +102,6 @@ struct ofi_srq {
 	atomic_int users;		/* connections receiving through it */
 };
 
-/* an outstanding request of ours, by slot */
-struct ofi_pending {
-	const void *op_context;
-	bool in_use;
-	bool signaled;
-	enum ibv_wc_opcode opcode;
-};
-
 struct ofi_conn {
 	struct rpma_conn base;
 	struct ofi_peer *peer;
@@ -137,12 +129,11 @@ struct ofi_conn {
 	/* requests we send */
 	struct rpma_req *stage;
 	struct fid_mr *stage_mr;
-	struct ofi_pending *pending;
+	struct rpma_req_table pending;	/* ours, waiting for answers */
 	uint16_t remote_nslots;
 	uint64_t remote_req_key;
 	uint64_t remote_req_raddr;
 	bool have_remote_hello;
-	uint32_t next_slot;
 
 	struct rpma_progress_item pitem;	/* the progress thread's */
 };

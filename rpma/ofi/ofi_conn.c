@@ -158,10 +158,11 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	nops = sq_size + rq_size;
 	conn->nops = nops;
 	conn->ops = calloc(nops, sizeof(*conn->ops));
-	conn->pending = calloc(conn->nslots, sizeof(*conn->pending));
+	if ((ret = rpma_req_table_init(&conn->pending, conn->nslots)))
+		goto err;
 	conn->req_area = area_alloc(conn->nslots * sizeof(struct rpma_req));
 	conn->stage = area_alloc(conn->nslots * sizeof(struct rpma_req));
-	if (!conn->ops || !conn->pending || !conn->req_area || !conn->stage) {
+	if (!conn->ops || !conn->req_area || !conn->stage) {
 		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate connection state");
 		goto err;
 	}
@@ -271,7 +272,7 @@ rpma_ofi_conn_free(struct ofi_conn *conn)
 	pthread_mutex_destroy(&conn->ops_lock);
 	free(conn->stage);
 	free(conn->req_area);
-	free(conn->pending);
+	rpma_req_table_fini(&conn->pending);
 	free(conn->ops);
 	free(conn);
 }
@@ -542,10 +543,10 @@ rpma_ofi_conn_watch(struct ofi_conn *conn)
 
 	if (atomic_load(&conn->closed))
 		return;
-	pthread_mutex_lock(&conn->ops_lock);
-	for (uint32_t s = 0; s < conn->nslots && !waiting; s++)
-		waiting = conn->pending[s].in_use;
-	pthread_mutex_unlock(&conn->ops_lock);
+	pthread_mutex_lock(&conn->pending.lock);
+	for (uint32_t s = 0; s < conn->pending.n && !waiting; s++)
+		waiting = conn->pending.slots[s].in_use;
+	pthread_mutex_unlock(&conn->pending.lock);
 	if (!waiting)
 		return;
 	n = fi_eq_read(conn->eq, &type, &ev, sizeof(ev), FI_PEEK);

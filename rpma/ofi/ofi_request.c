@@ -24,12 +24,6 @@
 
 #define RESPOND_RETRIES 100000
 
-static uint32_t
-qp_num_of(const struct ofi_conn *conn)
-{
-	return conn->base.qp_num;
-}
-
 int
 rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		enum rpma_req_op rop)
@@ -43,35 +37,14 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		.rma_iov = &rma, .rma_iov_count = 1, .context = &conn->internal_op,
 	};
 	uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION;
-	uint32_t slot = UINT32_MAX;
+	uint32_t slot;
 	int tries = 0;
 	ssize_t ret;
 
 	if (atomic_load(&conn->closed) || !conn->have_remote_hello)
 		return rpma_fail(RPMA_E_PROVIDER, "connection is not established");
-
-	pthread_mutex_lock(&conn->ops_lock);
-	for (uint32_t i = 0; i < conn->remote_nslots; i++) {
-		uint32_t s = (conn->next_slot + i) % conn->remote_nslots;
-		if (!conn->pending[s].in_use) {
-			slot = s;
-			conn->next_slot = s + 1;
-			conn->pending[s].in_use = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&conn->ops_lock);
-	if (slot == UINT32_MAX)
-		return rpma_fail(RPMA_E_PROVIDER,
-			"all %u request slots are in flight: complete operations first",
-			conn->remote_nslots);
-
-	conn->pending[slot].op_context = op->op_context;
-	conn->pending[slot].signaled =
-		(op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
-		(op->flags & 2);
-	conn->pending[slot].opcode = rop == RPMA_REQ_ATOMIC_WRITE ?
-		IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
+	if ((ret = rpma_req_table_take(&conn->pending, conn->remote_nslots, op, rop, &slot)))
+		return (int)ret;
 
 	req = &conn->stage[slot];
 	rpma_req_fill(req, rop, op);
@@ -92,9 +65,7 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 			sched_yield();
 	} while (ret == -FI_EAGAIN && ++tries < 1000);
 	if (ret) {
-		pthread_mutex_lock(&conn->ops_lock);
-		conn->pending[slot].in_use = false;
-		pthread_mutex_unlock(&conn->ops_lock);
+		rpma_req_table_untake(&conn->pending, slot);
 		return rpma_ofi_err((int)ret, "posting a flush request");
 	}
 	return 0;
@@ -148,22 +119,11 @@ static void
 complete_pending(struct ofi_conn *conn, uint32_t slot, enum ibv_wc_status st,
 		unsigned vendor_err)
 {
-	struct ofi_pending p;
 	struct ibv_wc wc;
 
-	pthread_mutex_lock(&conn->ops_lock);
-	p = conn->pending[slot];
-	conn->pending[slot].in_use = false;
-	pthread_mutex_unlock(&conn->ops_lock);
-	if (!p.in_use || (st == IBV_WC_SUCCESS && !p.signaled))
-		return;
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = (uint64_t)(uintptr_t)p.op_context;
-	wc.status = st;
-	wc.opcode = p.opcode;
-	wc.vendor_err = vendor_err;
-	wc.qp_num = qp_num_of(conn);
-	rpma_cq_push(conn->base.cq, &wc, 1);
+	if (rpma_req_table_complete(&conn->pending, slot, st, vendor_err,
+			conn->base.qp_num, &wc))
+		rpma_cq_push(conn->base.cq, &wc, 1);
 }
 
 void
@@ -180,6 +140,6 @@ rpma_ofi_request_answered(struct ofi_conn *conn, uint64_t slot, unsigned status)
 void
 rpma_ofi_conn_fail_pending(struct ofi_conn *conn)
 {
-	for (uint32_t s = 0; s < conn->nslots; s++)
+	for (uint32_t s = 0; s < conn->pending.n; s++)
 		complete_pending(conn, s, IBV_WC_WR_FLUSH_ERR, 0);
 }

@@ -40,13 +40,6 @@
 #define WR_TAG(id)	((id) & (0xffull << WR_TAG_SHIFT))
 #define WR_INDEX(id)	((uint32_t)(id))
 
-struct gpspm_pending {
-	const void *op_context;
-	bool in_use;
-	bool signaled;
-	enum ibv_wc_opcode opcode;
-};
-
 struct verbs_gpspm {
 	struct ibv_comp_channel *channel;
 	struct ibv_cq *scq;
@@ -56,9 +49,7 @@ struct verbs_gpspm {
 	struct rpma_req *resp_area;	/* [nslots] answers, by recv index */
 	struct rpma_req *req_area;	/* [nslots] our requests, by slot */
 	struct ibv_mr *mr;		/* the three areas */
-	pthread_mutex_t lock;		/* pending, next_slot */
-	struct gpspm_pending *pending;
-	uint32_t next_slot;
+	struct rpma_req_table pending;	/* ours, waiting for answers */
 	atomic_bool closed;
 	struct rpma_progress_item pitem;	/* the progress thread's */
 	struct verbs_conn *conn;
@@ -97,10 +88,10 @@ rpma_verbs_gpspm_new(struct verbs_conn *conn, uint32_t nslots, uint32_t cq_size,
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate the flush service");
 	conn->gpspm = g;
 	g->nslots = nslots;
-	pthread_mutex_init(&g->lock, NULL);
 	atomic_init(&g->closed, false);
-	g->pending = calloc(nslots, sizeof(*g->pending));
-	if (g->pending == NULL || posix_memalign((void **)&g->recv_area, 64, 3 * area)) {
+	if ((ret = rpma_req_table_init(&g->pending, nslots)))
+		goto err;
+	if (posix_memalign((void **)&g->recv_area, 64, 3 * area)) {
 		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate the flush service's slots");
 		goto err;
 	}
@@ -192,8 +183,7 @@ rpma_verbs_gpspm_delete(struct verbs_conn *conn)
 	if (g->mr)
 		ibv_dereg_mr(g->mr);
 	free(g->recv_area);
-	free(g->pending);
-	pthread_mutex_destroy(&g->lock);
+	rpma_req_table_fini(&g->pending);
 	free(g);
 	conn->gpspm = NULL;
 }
@@ -223,40 +213,19 @@ rpma_verbs_gpspm_request(struct verbs_conn *conn, const struct rpma_op *op,
 		int req_op)
 {
 	struct verbs_gpspm *g = conn->gpspm;
-	uint32_t slot = UINT32_MAX;
+	uint32_t slot;
 	int ret;
 
 	if (atomic_load(&g->closed))
 		return rpma_fail(RPMA_E_PROVIDER, "connection is closed");
-	pthread_mutex_lock(&g->lock);
-	for (uint32_t i = 0; i < g->nslots; i++) {
-		uint32_t s = (g->next_slot + i) % g->nslots;
-		if (!g->pending[s].in_use) {
-			slot = s;
-			g->next_slot = s + 1;
-			g->pending[s].in_use = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&g->lock);
-	if (slot == UINT32_MAX)
-		return rpma_fail(RPMA_E_PROVIDER,
-			"all %u flush slots are in flight: complete operations first",
-			g->nslots);
-	g->pending[slot].op_context = op->op_context;
-	g->pending[slot].signaled =
-		(op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
-		(op->flags & 2);
-	g->pending[slot].opcode = req_op == RPMA_REQ_ATOMIC_WRITE ?
-		IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
+	if ((ret = rpma_req_table_take(&g->pending, g->nslots, op,
+			(enum rpma_req_op)req_op, &slot)))
+		return ret;
 	rpma_req_fill(&g->req_area[slot], (enum rpma_req_op)req_op, op);
 	g->req_area[slot].slot = htole16((uint16_t)slot);
 	ret = post_service_send(conn, &g->req_area[slot], WR_REQ_SENT | slot);
-	if (ret) {
-		pthread_mutex_lock(&g->lock);
-		g->pending[slot].in_use = false;
-		pthread_mutex_unlock(&g->lock);
-	}
+	if (ret)
+		rpma_req_table_untake(&g->pending, slot);
 	return ret;
 }
 
@@ -264,23 +233,11 @@ static void
 complete_pending(struct verbs_conn *conn, uint32_t slot, enum ibv_wc_status st,
 		uint32_t vendor_err)
 {
-	struct verbs_gpspm *g = conn->gpspm;
-	struct gpspm_pending p;
 	struct ibv_wc wc;
 
-	pthread_mutex_lock(&g->lock);
-	p = g->pending[slot];
-	g->pending[slot].in_use = false;
-	pthread_mutex_unlock(&g->lock);
-	if (!p.in_use || (st == IBV_WC_SUCCESS && !p.signaled))
-		return;
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = (uint64_t)(uintptr_t)p.op_context;
-	wc.status = st;
-	wc.opcode = p.opcode;
-	wc.vendor_err = vendor_err;
-	wc.qp_num = conn->base.qp_num;
-	rpma_cq_push(conn->base.cq, &wc, 1);
+	if (rpma_req_table_complete(&conn->gpspm->pending, slot, st, vendor_err,
+			conn->base.qp_num, &wc))
+		rpma_cq_push(conn->base.cq, &wc, 1);
 }
 
 /* no answer will come: the connection broke, as a QP in error flushes */
@@ -288,9 +245,7 @@ static void
 fail_pending(struct verbs_conn *conn)
 {
 	atomic_store(&conn->gpspm->closed, true);
-	if (conn->gpspm->pending == NULL)
-		return;
-	for (uint32_t s = 0; s < conn->gpspm->nslots; s++)
+	for (uint32_t s = 0; s < conn->gpspm->pending.n; s++)
 		complete_pending(conn, s, IBV_WC_WR_FLUSH_ERR, 0);
 }
 
