@@ -223,7 +223,8 @@ hdr_valid(const struct wal_hdr *h, size_t size)
 		h->version == WAL_VERSION && h->crc == hdr_crc(h) &&
 		h->ring_off == RING_OFF && h->ring_size >= 4096 &&
 		h->ring_size <= size - RING_OFF && (h->ring_size & 7) == 0 &&
-		h->ck_off < h->ring_size && (h->ck_off & 7) == 0 && h->ck_lap > 0 &&
+		h->ck_off <= h->ring_size - REC_HDR && (h->ck_off & 7) == 0 &&
+		h->ck_lap > 0 &&
 		h->ck_lsn > 0;
 }
 
@@ -256,6 +257,8 @@ rec_at(const struct wal *wal, const struct pos *p, struct rec_hdr *h)
 	struct rec_hdr z;
 	uint32_t crc;
 
+	if (wal->ring_size - p->off < REC_HDR)
+		return 0;	/* never read past the ring, whatever a header said */
 	memcpy(h, wal->ring + p->off, sizeof(*h));
 	if (h->lsn != p->lsn || h->lap != p->lap || h->reserved != 0)
 		return 0;

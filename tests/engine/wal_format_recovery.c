@@ -8,6 +8,7 @@
  */
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "unit.h"
 #include "wal.h"
 #include "wal_common.h"
@@ -217,6 +218,26 @@ wal__torn_header_update_uses_the_other_copy(void)
 	rpma_ext_mem_close(&mem);
 }
 
+/* a header whose checkpoint sits in the ring's last 39 bytes is refused */
+static void
+wal__checkpoint_at_the_ring_end_is_refused(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = fresh(8192 + 4096, &mem);
+	uint64_t ck_off = 4096 - 8;
+	uint32_t crc;
+	char *p;
+
+	wal_close(&wal);
+	rpma_ext_mem_get_ptr(mem, (void **)&p);
+	memcpy(p + 72, &ck_off, 8);		/* ck_off */
+	crc = rpma_crc32c(0, p, 92);		/* a header that checks out */
+	memcpy(p + 92, &crc, 4);
+	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
+	CU_ASSERT_PTR_NULL(wal);
+	rpma_ext_mem_close(&mem);
+}
+
 static void
 wal__full_ring_blocks_then_fails(void)
 {
@@ -254,6 +275,7 @@ main(void)
 		UNIT_CASE(wal__wraparound_straddling_many_laps),
 		UNIT_CASE(wal__torn_tail_ends_the_log),
 		UNIT_CASE(wal__torn_header_update_uses_the_other_copy),
+		UNIT_CASE(wal__checkpoint_at_the_ring_end_is_refused),
 		UNIT_CASE(wal__full_ring_blocks_then_fails),
 		CU_TEST_INFO_NULL,
 	};

@@ -4,7 +4,8 @@
  * The first byte picks the mode: the input as the whole region; the input as
  * the ring behind a valid header; or a log built by appending records whose
  * sizes come from the input, with some released, then bytes flipped at
- * offsets from the input -- near-valid media, where the checks matter.
+ * offsets from the input -- near-valid media, where the checks matter; or
+ * a valid header whose checkpoint fields (and CRC) come from the input.
  * Whatever the bytes, opening must not crash or read outside the region,
  * and what it recovers must be consistent and readable.
  */
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "mem.h"
 #include "wal.h"
 
@@ -75,6 +77,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size_t off = ((size_t)data[i] << 8 | data[i + 1]) % REGION;
 			region[off] ^= (char)(data[i + 2] | 1);
 		}
+	} else if ((data[0] & 3) == 3) {
+		/* a checkpoint anywhere, with a correct header CRC */
+		struct wal_identity id = { .node_id = 1, .epoch = 1 };
+		uint32_t crc;
+
+		CHECK(wal_format(&mem, &id) == 0);
+		memcpy(region + 64, data + 1, size - 1 < 24 ? size - 1 : 24);
+		if (size > 25)
+			memcpy(region + 8192, data + 25,
+				size - 25 < REGION - 8192 ? size - 25 : REGION - 8192);
+		crc = rpma_crc32c(0, region, 92);
+		memcpy(region + 92, &crc, 4);
 	} else if (data[0] & 1) {
 		/* a valid header, then the input as the ring */
 		struct wal_identity id = { .node_id = 1, .epoch = 1 };
