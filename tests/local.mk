@@ -6,7 +6,7 @@ LDADD = rpma/librpmacore_internal.la $(CUNIT_LIBS)
 AM_CPPFLAGS += -I$(top_srcdir)/tests/unit
 AM_CFLAGS += $(CUNIT_CFLAGS)
 
-EXTRA_DIST += tests/unit/unit.h
+EXTRA_DIST += tests/unit/unit.h tests/unit/nomem.h
 
 include tests/unit/local.mk
 include tests/mem/local.mk
