@@ -88,6 +88,16 @@ remote_range(const struct rpma_conn *conn, const struct rpma_mr_remote *mr,
 	return 0;
 }
 
+int
+rpma_msg_range(const struct rpma_mr_local *mr, size_t offset, size_t len,
+		int usage, const char *what)
+{
+	if (mr == NULL)	/* the 0-byte form */
+		return (offset || len) ? rpma_fail(RPMA_E_INVAL,
+			"a NULL %s region needs offset and len 0", what) : 0;
+	return local_range(mr, offset, len, usage, what);
+}
+
 /* the shape shared by read, write and write_with_imm */
 static int
 one_sided_check(struct rpma_conn *conn, const struct rpma_mr_local *local,
@@ -233,12 +243,8 @@ rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src,
 
 	if (conn == NULL || !flags_valid(flags))
 		return rpma_fail(RPMA_E_INVAL, "conn is NULL or flags are invalid");
-	if (src == NULL) {
-		if (offset || len)
-			return rpma_fail(RPMA_E_INVAL, "a NULL src needs offset and len 0");
-	} else if ((ret = local_range(src, offset, len, RPMA_MR_USAGE_SEND, "send"))) {
+	if ((ret = rpma_msg_range(src, offset, len, RPMA_MR_USAGE_SEND, "send")))
 		return ret;
-	}
 	return conn->ops->send(conn, &op);
 }
 
@@ -255,12 +261,8 @@ rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src,
 
 	if (conn == NULL || !flags_valid(flags))
 		return rpma_fail(RPMA_E_INVAL, "conn is NULL or flags are invalid");
-	if (src == NULL) {
-		if (offset || len)
-			return rpma_fail(RPMA_E_INVAL, "a NULL src needs offset and len 0");
-	} else if ((ret = local_range(src, offset, len, RPMA_MR_USAGE_SEND, "send"))) {
+	if ((ret = rpma_msg_range(src, offset, len, RPMA_MR_USAGE_SEND, "send")))
 		return ret;
-	}
 	return conn->ops->send_with_imm(conn, &op);
 }
 
@@ -276,12 +278,8 @@ rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset,
 
 	if (conn == NULL)
 		return rpma_fail(RPMA_E_INVAL, "conn is NULL");
-	if (dst == NULL) {
-		if (offset || len)
-			return rpma_fail(RPMA_E_INVAL, "a NULL dst needs offset and len 0");
-	} else if ((ret = local_range(dst, offset, len, RPMA_MR_USAGE_RECV, "recv"))) {
+	if ((ret = rpma_msg_range(dst, offset, len, RPMA_MR_USAGE_RECV, "recv")))
 		return ret;
-	}
 	return conn->ops->recv(conn, &op);
 }
 

@@ -34,6 +34,14 @@ struct rpma_conn {
 	enum rpma_ext_flush_method flush_method[2];
 };
 
+/*
+ * A message's local range: the region (NULL only in the 0-byte form) has
+ * usage and holds [offset, offset + len); len fits 32 bits.
+ */
+struct rpma_mr_local;
+int rpma_msg_range(const struct rpma_mr_local *mr, size_t offset, size_t len,
+		int usage, const char *what);
+
 /* copy [ptr, ptr + len) into pdata (len 0: none) */
 int rpma_private_data_store(struct rpma_conn_private_data *pdata,
 		const void *ptr, size_t len);

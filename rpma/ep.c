@@ -101,13 +101,13 @@ rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst,
 		.op_context = op_context,
 	};
 
+	int ret;
+
+	/* unlike rpma_recv, no 0-byte form before the connection exists */
 	if (req == NULL || dst == NULL)
 		return RPMA_E_INVAL;
-	if ((dst->usage & RPMA_MR_USAGE_RECV) == 0 || offset > dst->size ||
-	    len > dst->size - offset)
-		return rpma_fail(RPMA_E_INVAL,
-			"recv range [%zu, +%zu) is outside the region or it lacks RECV usage",
-			offset, len);
+	if ((ret = rpma_msg_range(dst, offset, len, RPMA_MR_USAGE_RECV, "recv")))
+		return ret;
 	return req->ops->recv(req, &op);
 }
 

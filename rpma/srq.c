@@ -2,6 +2,7 @@
 /* srq.c -- rpma_srq: checks, then the provider (verbs only) */
 #include "config.h"
 
+#include "conn.h"
 #include "errormsg.h"
 #include "mr.h"
 #include "peer.h"
@@ -42,17 +43,12 @@ rpma_srq_recv(struct rpma_srq *srq, struct rpma_mr_local *dst, size_t offset,
 		.op_context = op_context,
 	};
 
+	int ret;
+
 	if (srq == NULL)
 		return RPMA_E_INVAL;
-	if (dst == NULL) {
-		if (offset || len)
-			return rpma_fail(RPMA_E_INVAL, "a NULL dst needs offset and len 0");
-	} else if ((dst->usage & RPMA_MR_USAGE_RECV) == 0 || offset > dst->size ||
-			len > dst->size - offset) {
-		return rpma_fail(RPMA_E_INVAL,
-			"recv range [%zu, +%zu) is outside the region or it lacks RECV usage",
-			offset, len);
-	}
+	if ((ret = rpma_msg_range(dst, offset, len, RPMA_MR_USAGE_RECV, "recv")))
+		return ret;
 	return srq->ops->recv(srq, &op);
 }
 
