@@ -1,6 +1,7 @@
 # tests/verbs -- the verbs provider; SKIP (77) without an RDMA device, run
 # for real in the VM rig (make check-rdma) with RPMA_TESTING_IP set.
 VERBS_TESTS = tests/verbs/verbs_data_path tests/verbs/verbs_gpspm tests/verbs/verbs_srq
+EXTRA_DIST += tests/verbs/verbs_harness.h
 
 check_PROGRAMS += $(VERBS_TESTS)
 TESTS += $(VERBS_TESTS)

@@ -24,72 +24,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rpma.h"
+#include "verbs_harness.h"
 
 #define REGION 65536
 #define MSG 64
 
-#define CHECK(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__); \
-			fprintf(stderr, " [%s]\n", rpma_ext_errormsg()); \
-			exit(1); \
-		} \
-	} while (0)
 
-static const char *ip;
 static char port[16];
 
-static struct ibv_wc
-wait_wc(struct rpma_cq *cq)
-{
-	struct ibv_wc wc;
-	int fd;
-	struct pollfd pfd = { .events = POLLIN };
 
-	CHECK(rpma_cq_get_fd(cq, &fd) == 0, "fd");
-	pfd.fd = fd;
-	for (;;) {
-		int ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
-		if (ret == 0)
-			return wc;
-		CHECK(ret == RPMA_E_NO_COMPLETION, "get_wc %d", ret);
-		CHECK(poll(&pfd, 1, 10000) == 1, "no completion in 10 s");
-		CHECK(rpma_cq_wait(cq) == 0, "cq_wait");
-	}
-}
 
-static enum rpma_conn_event
-next_event(struct rpma_conn *conn)
-{
-	enum rpma_conn_event ev;
-	struct pollfd pfd = { .events = POLLIN };
-
-	CHECK(rpma_conn_get_event_fd(conn, &pfd.fd) == 0, "event fd");
-	CHECK(poll(&pfd, 1, 10000) == 1, "no connection event in 10 s");
-	CHECK(rpma_conn_next_event(conn, &ev) == 0, "next_event");
-	return ev;
-}
-
-static struct rpma_peer *
-peer_new(void)
-{
-	struct ibv_context *ctx;
-	struct rpma_peer *peer;
-
-	CHECK(rpma_utils_get_ibv_context(ip, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx) == 0,
-		"device for %s", ip);
-	CHECK(rpma_peer_new(ctx, &peer) == 0, "peer");
-	return peer;
-}
 
 /* the target: serves a region, checks what the initiator did to it */
 static void
 target(int to_parent, int from_parent)
 {
-	struct rpma_peer *peer = peer_new();
+	struct rpma_peer *peer = v_peer_new();
 	struct rpma_mr_local *mr, *msg_mr;
 	struct rpma_ep *ep;
 	struct rpma_conn_req *req;
@@ -122,17 +72,17 @@ target(int to_parent, int from_parent)
 	pdata.ptr = desc;
 	pdata.len = (uint8_t)desc_size;
 	CHECK(rpma_conn_req_connect(&req, &pdata, &conn) == 0, "accept");
-	CHECK(next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
+	CHECK(v_next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
 	CHECK(rpma_conn_get_cq(conn, &cq) == 0, "cq");
 
 	/* send_with_imm from the initiator */
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 		wc.wr_id == 0x11 && (wc.wc_flags & IBV_WC_WITH_IMM) &&
 		ntohl(wc.imm_data) == 0xCAFE && wc.byte_len == 5 &&
 		memcmp(msgs, "hello", 5) == 0, "send_with_imm received");
 	/* write_with_imm consumes the second receive */
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 		wc.wr_id == 0x12 && ntohl(wc.imm_data) == 0xBEEF,
 		"write_with_imm: opcode %d wr_id 0x%llx", wc.opcode,
@@ -145,7 +95,7 @@ target(int to_parent, int from_parent)
 	CHECK(*(uint64_t *)(void *)(region + 64) == 0x0123456789ABCDEFull,
 		"atomic write seen by the target");
 	CHECK(write(to_parent, "K", 1) == 1, "verdict");
-	CHECK(next_event(conn) == RPMA_CONN_CLOSED, "closed");
+	CHECK(v_next_event(conn) == RPMA_CONN_CLOSED, "closed");
 	rpma_conn_delete(&conn);
 	rpma_ep_shutdown(&ep);
 	CHECK(rpma_mr_dereg(&mr) == 0 && rpma_mr_dereg(&msg_mr) == 0, "dereg");
@@ -153,26 +103,6 @@ target(int to_parent, int from_parent)
 	exit(0);
 }
 
-/*
- * Whether an RDMA device serves ip, asked in a child: librdmacm keeps the
- * devices it opened for the life of the process, and a process forked
- * after that cannot use them (the kernel refuses a device file opened
- * under another process's credentials).
- */
-static int
-rdma_available(const char *addr)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		struct ibv_context *ctx;
-		_exit(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL,
-			&ctx) == 0 ? 0 : 1);
-	}
-	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		WEXITSTATUS(status) == 0;
-}
 
 int
 main(void)
@@ -191,15 +121,7 @@ main(void)
 	char c;
 	pid_t pid;
 
-	ip = getenv("RPMA_TESTING_IP");
-	if (ip == NULL) {
-		printf("SKIP: RPMA_TESTING_IP is not set (the VM rig sets it: make check-rdma)\n");
-		return 77;
-	}
-	if (!rdma_available(ip)) {
-		printf("SKIP: no RDMA device serves %s\n", ip);
-		return 77;
-	}
+	v_require_rdma();
 	snprintf(port, sizeof(port), "%d", 7204 + (int)(getpid() % 1000));
 	CHECK(pipe(to_parent) == 0 && pipe(from_parent) == 0, "pipes");
 	pid = fork();
@@ -208,13 +130,13 @@ main(void)
 		target(to_parent[1], from_parent[0]);
 	CHECK(read(to_parent[0], &c, 1) == 1, "target did not listen");
 
-	peer = peer_new();
+	peer = v_peer_new();
 	CHECK(rpma_mr_reg(peer, buf, sizeof(buf), RPMA_MR_USAGE_WRITE_SRC |
 		RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND, &src) == 0, "reg");
 	dst_local = src;
 	CHECK(rpma_conn_req_new(peer, ip, port, NULL, &req) == 0, "request");
 	CHECK(rpma_conn_req_connect(&req, NULL, &conn) == 0, "connect");
-	CHECK(next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
+	CHECK(v_next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
 	CHECK(rpma_conn_get_private_data(conn, &pdata) == 0 && pdata.len >= 21,
 		"descriptor (%u bytes)", pdata.len);
 	/* rdma_cm may pad private data: the descriptor is its first 21 bytes */
@@ -225,12 +147,12 @@ main(void)
 	memcpy(buf, "hello", 5);
 	CHECK(rpma_send_with_imm(conn, src, 0, 5, RPMA_F_COMPLETION_ALWAYS, 0xCAFE,
 		(void *)1) == 0, "send_with_imm");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND && wc.wr_id == 1,
 		"send completion");
 	CHECK(rpma_write_with_imm(conn, dst, 0, src, 0, 8, RPMA_F_COMPLETION_ALWAYS,
 		0xBEEF, (void *)2) == 0, "write_with_imm");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 2, "write_with_imm completion");
 
 	/* the checks librpma lacks fail at once */
@@ -267,13 +189,13 @@ main(void)
 		RPMA_F_COMPLETION_ON_ERROR, NULL) == 0, "write");
 	CHECK(rpma_flush(conn, dst, REGION - MSG, MSG, RPMA_FLUSH_TYPE_VISIBILITY,
 		RPMA_F_COMPLETION_ALWAYS, (void *)3) == 0, "flush");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 3 &&
 		wc.opcode == IBV_WC_RDMA_READ, "APM flush of the last bytes: status %d",
 		wc.status);
 	CHECK(rpma_read(conn, dst_local, REGION, dst, REGION - MSG, MSG,
 		RPMA_F_COMPLETION_ALWAYS, (void *)4) == 0, "read");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 4 &&
 		memcmp(buf + REGION, buf, MSG) == 0, "read back");
 
@@ -291,13 +213,13 @@ main(void)
 	}
 	CHECK(rpma_flush(conn, dst, 64, 8, RPMA_FLUSH_TYPE_PERSISTENT,
 		RPMA_F_COMPLETION_ALWAYS, (void *)5) == 0, "persistent flush");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 5, "persistent flush completion");
 
 	CHECK(write(from_parent[1], "G", 1) == 1, "go");
 	CHECK(read(to_parent[0], &c, 1) == 1 && c == 'K', "target's verdict");
 	CHECK(rpma_conn_disconnect(conn) == 0, "disconnect");
-	CHECK(next_event(conn) == RPMA_CONN_CLOSED, "closed");
+	CHECK(v_next_event(conn) == RPMA_CONN_CLOSED, "closed");
 	rpma_conn_delete(&conn);
 	rpma_mr_remote_delete(&dst);
 	CHECK(rpma_mr_dereg(&src) == 0, "dereg");

@@ -20,37 +20,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rpma.h"
+#include "verbs_harness.h"
 
 #define REGION (1 << 20)
 #define LEN 4096
 #define OFFSET (REGION - LEN)
 #define TAIL 0x5A5A5A5A12345678ull
 
-#define CHECK(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__); \
-			fprintf(stderr, " [%s]\n", rpma_ext_errormsg()); \
-			exit(1); \
-		} \
-	} while (0)
 
-static const char *ip;
 static char port[16], image[64];
 
-static struct rpma_peer *
-peer_new(void)
-{
-	struct ibv_context *ctx;
-	struct rpma_peer *peer;
-
-	CHECK(rpma_utils_get_ibv_context(ip, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx) == 0,
-		"device");
-	CHECK(rpma_peer_new(ctx, &peer) == 0, "peer");
-	return peer;
-}
 
 static struct rpma_conn_cfg *
 gpspm_cfg(void)
@@ -62,39 +41,12 @@ gpspm_cfg(void)
 	return cfg;
 }
 
-static enum rpma_conn_event
-next_event(struct rpma_conn *conn)
-{
-	enum rpma_conn_event ev;
-	struct pollfd pfd = { .events = POLLIN };
 
-	CHECK(rpma_conn_get_event_fd(conn, &pfd.fd) == 0, "event fd");
-	CHECK(poll(&pfd, 1, 10000) == 1, "no connection event in 10 s");
-	CHECK(rpma_conn_next_event(conn, &ev) == 0, "next_event");
-	return ev;
-}
-
-static struct ibv_wc
-wait_wc(struct rpma_cq *cq)
-{
-	struct ibv_wc wc;
-	struct pollfd pfd = { .events = POLLIN };
-
-	CHECK(rpma_cq_get_fd(cq, &pfd.fd) == 0, "fd");
-	for (;;) {
-		int ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
-		if (ret == 0)
-			return wc;
-		CHECK(ret == RPMA_E_NO_COMPLETION, "get_wc %d", ret);
-		CHECK(poll(&pfd, 1, 10000) == 1, "no completion in 10 s");
-		CHECK(rpma_cq_wait(cq) == 0, "cq_wait");
-	}
-}
 
 static void
 target(int ready_fd)
 {
-	struct rpma_peer *peer = peer_new();
+	struct rpma_peer *peer = v_peer_new();
 	struct rpma_conn_cfg *cfg = gpspm_cfg();
 	struct rpma_ext_mem *mem;
 	struct rpma_mr_local *mr;
@@ -127,7 +79,7 @@ target(int ready_fd)
 	pdata.ptr = desc;
 	pdata.len = (uint8_t)desc_size;
 	CHECK(rpma_conn_req_connect(&req, &pdata, &conn) == 0, "accept");
-	CHECK(next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
+	CHECK(v_next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
 	for (;;)
 		pause();	/* the core serves flushes; killed here */
 }
@@ -145,26 +97,6 @@ image_has(const unsigned char *pattern)
 	return memcmp(buf, pattern, LEN) == 0 && tail == TAIL;
 }
 
-/*
- * Whether an RDMA device serves ip, asked in a child: librdmacm keeps the
- * devices it opened for the life of the process, and a process forked
- * after that cannot use them (the kernel refuses a device file opened
- * under another process's credentials).
- */
-static int
-rdma_available(const char *addr)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		struct ibv_context *ctx;
-		_exit(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL,
-			&ctx) == 0 ? 0 : 1);
-	}
-	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		WEXITSTATUS(status) == 0;
-}
 
 int
 main(void)
@@ -189,15 +121,7 @@ main(void)
 		rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_DEBUG);
 		rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_DEBUG);
 	}
-	ip = getenv("RPMA_TESTING_IP");
-	if (ip == NULL) {
-		printf("SKIP: RPMA_TESTING_IP is not set (the VM rig sets it: make check-rdma)\n");
-		return 77;
-	}
-	if (!rdma_available(ip)) {
-		printf("SKIP: no RDMA device serves %s\n", ip);
-		return 77;
-	}
+	v_require_rdma();
 	snprintf(port, sizeof(port), "%d", 8204 + (int)(getpid() % 1000));
 	snprintf(image, sizeof(image), "/tmp/rpma-verbs-gpspm-%d", (int)getpid());
 	for (int i = 0; i < LEN; i++)
@@ -210,12 +134,12 @@ main(void)
 		target(ready[1]);
 	CHECK(read(ready[0], &c, 1) == 1, "target did not listen");
 
-	peer = peer_new();
+	peer = v_peer_new();
 	cfg = gpspm_cfg();
 	CHECK(rpma_mr_reg(peer, buf, LEN, RPMA_MR_USAGE_WRITE_SRC, &src) == 0, "reg");
 	CHECK(rpma_conn_req_new(peer, ip, port, cfg, &req) == 0, "request");
 	CHECK(rpma_conn_req_connect(&req, NULL, &conn) == 0, "connect");
-	CHECK(next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
+	CHECK(v_next_event(conn) == RPMA_CONN_ESTABLISHED, "established");
 	CHECK(rpma_conn_get_private_data(conn, &pdata) == 0 && pdata.len >= 21, "pdata");
 	CHECK(rpma_mr_remote_from_descriptor(pdata.ptr, 21, &dst) == 0, "descriptor");
 	CHECK(rpma_conn_get_cq(conn, &cq) == 0, "cq");
@@ -229,7 +153,7 @@ main(void)
 		NULL) == 0, "write");
 	CHECK(rpma_flush(conn, dst, OFFSET, LEN, RPMA_FLUSH_TYPE_PERSISTENT,
 		RPMA_F_COMPLETION_ALWAYS, (void *)1) == 0, "flush");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1, "flush: %s",
 		ibv_wc_status_str(wc.status));
 	memcpy(word, &tail, 8);
@@ -237,7 +161,7 @@ main(void)
 		"atomic write");
 	CHECK(rpma_flush(conn, dst, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
 		RPMA_F_COMPLETION_ALWAYS, (void *)2) == 0, "flush tail");
-	wc = wait_wc(cq);
+	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 2, "flush tail: %s",
 		ibv_wc_status_str(wc.status));
 
@@ -249,14 +173,14 @@ main(void)
 
 	/* the peer is gone: the connection says so, and no flush succeeds */
 	{
-		enum rpma_conn_event ev = next_event(conn);
+		enum rpma_conn_event ev = v_next_event(conn);
 
 		CHECK(ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST,
 			"after the target died: %s", rpma_utils_conn_event_2str(ev));
 	}
 	if (rpma_flush(conn, dst, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
 			RPMA_F_COMPLETION_ALWAYS, (void *)3) == 0) {
-		wc = wait_wc(cq);
+		wc = v_wait_wc(cq);
 		CHECK(wc.status != IBV_WC_SUCCESS, "a flush to a dead target succeeded");
 	}
 	rpma_conn_delete(&conn);

@@ -18,78 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rpma.h"
+#include "verbs_harness.h"
 
-#define H_CHECK(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__); \
-			fprintf(stderr, " [%s]\n", rpma_ext_errormsg()); \
-			exit(1); \
-		} \
-	} while (0)
 
-static const char *ip;
 
-static struct ibv_wc
-h_wait_wc(struct rpma_cq *cq)
-{
-	struct ibv_wc wc;
-	struct pollfd pfd = { .events = POLLIN };
 
-	H_CHECK(rpma_cq_get_fd(cq, &pfd.fd) == 0, "fd");
-	for (;;) {
-		int ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
-		if (ret == 0)
-			return wc;
-		H_CHECK(ret == RPMA_E_NO_COMPLETION, "get_wc %d", ret);
-		H_CHECK(poll(&pfd, 1, 10000) == 1, "no completion in 10 s");
-		H_CHECK(rpma_cq_wait(cq) == 0, "cq_wait");
-	}
-}
 
-static enum rpma_conn_event
-h_next_event(struct rpma_conn *conn)
-{
-	enum rpma_conn_event ev;
-	struct pollfd pfd = { .events = POLLIN };
 
-	H_CHECK(rpma_conn_get_event_fd(conn, &pfd.fd) == 0, "event fd");
-	H_CHECK(poll(&pfd, 1, 10000) == 1, "no connection event in 10 s");
-	H_CHECK(rpma_conn_next_event(conn, &ev) == 0, "next_event");
-	return ev;
-}
-
-static struct rpma_peer *
-peer_new(void)
-{
-	struct ibv_context *ctx;
-	struct rpma_peer *peer;
-
-	H_CHECK(rpma_utils_get_ibv_context(ip, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx) == 0,
-		"device");
-	H_CHECK(rpma_peer_new(ctx, &peer) == 0, "peer");
-	return peer;
-}
-
-/* asked in a child: a process forked after librdmacm opened a device
- * cannot use it */
-static int
-rdma_available(void)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		struct ibv_context *ctx;
-		_exit(rpma_utils_get_ibv_context(ip, RPMA_UTIL_IBV_CONTEXT_LOCAL,
-			&ctx) == 0 ? 0 : 1);
-	}
-	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		WEXITSTATUS(status) == 0;
-}
 
 #define MSG 64
 
@@ -108,30 +43,30 @@ initiator(int port_fd, char tag)
 	struct ibv_wc wc;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	H_CHECK(read(port_fd, &p, sizeof(p)) == sizeof(p), "port");
+	CHECK(read(port_fd, &p, sizeof(p)) == sizeof(p), "port");
 	snprintf(port, sizeof(port), "%d", p);
-	peer = peer_new();
+	peer = v_peer_new();
 	snprintf(buf, sizeof(buf), "message from initiator %c", tag);
-	H_CHECK(rpma_mr_reg(peer, buf, MSG, RPMA_MR_USAGE_SEND, &mr) == 0, "reg");
+	CHECK(rpma_mr_reg(peer, buf, MSG, RPMA_MR_USAGE_SEND, &mr) == 0, "reg");
 	for (int tries = 0;; tries++) {	/* a listener not up yet rejects */
 		enum rpma_conn_event ev;
 
-		H_CHECK(rpma_conn_req_new(peer, ip, port, NULL, &req) == 0, "req");
-		H_CHECK(rpma_conn_req_connect(&req, NULL, &conn) == 0, "connect");
-		ev = h_next_event(conn);
+		CHECK(rpma_conn_req_new(peer, ip, port, NULL, &req) == 0, "req");
+		CHECK(rpma_conn_req_connect(&req, NULL, &conn) == 0, "connect");
+		ev = v_next_event(conn);
 		if (ev == RPMA_CONN_ESTABLISHED)
 			break;
-		H_CHECK(tries < 20 && (ev == RPMA_CONN_REJECTED ||
+		CHECK(tries < 20 && (ev == RPMA_CONN_REJECTED ||
 			ev == RPMA_CONN_UNREACHABLE), "connect: %s",
 			rpma_utils_conn_event_2str(ev));
 		rpma_conn_delete(&conn);
 		usleep(100000);
 	}
-	H_CHECK(rpma_conn_get_cq(conn, &cq) == 0, "cq");
-	H_CHECK(rpma_send(conn, mr, 0, MSG, RPMA_F_COMPLETION_ALWAYS, buf) == 0, "send");
-	wc = h_wait_wc(cq);
-	H_CHECK(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
-	H_CHECK(h_next_event(conn) == RPMA_CONN_CLOSED, "closed");
+	CHECK(rpma_conn_get_cq(conn, &cq) == 0, "cq");
+	CHECK(rpma_send(conn, mr, 0, MSG, RPMA_F_COMPLETION_ALWAYS, buf) == 0, "send");
+	wc = v_wait_wc(cq);
+	CHECK(wc.status == IBV_WC_SUCCESS, "send: %s", ibv_wc_status_str(wc.status));
+	CHECK(v_next_event(conn) == RPMA_CONN_CLOSED, "closed");
 	rpma_conn_delete(&conn);
 	rpma_mr_dereg(&mr);
 	rpma_peer_delete(&peer);
@@ -155,100 +90,92 @@ main(void)
 	char port[16];
 	pid_t pid[2];
 
-	ip = getenv("RPMA_TESTING_IP");
-	if (ip == NULL) {
-		printf("SKIP: RPMA_TESTING_IP is not set (the VM rig sets it: make check-rdma)\n");
-		return 77;
-	}
-	if (!rdma_available()) {
-		printf("SKIP: no RDMA device serves %s\n", ip);
-		return 77;
-	}
+	v_require_rdma();
 	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_FATAL);
 	/* the initiators fork first: no fabric state crosses fork */
 	for (int i = 0; i < 2; i++) {
-		H_CHECK(pipe(pipes[i]) == 0, "pipe");
+		CHECK(pipe(pipes[i]) == 0, "pipe");
 		fflush(NULL);
 		pid[i] = fork();
-		H_CHECK(pid[i] >= 0, "fork");
+		CHECK(pid[i] >= 0, "fork");
 		if (pid[i] == 0)
 			initiator(pipes[i][0], (char)('A' + i));
 	}
 
-	peer = peer_new();
-	H_CHECK(rpma_srq_cfg_new(&scfg) == 0 && rpma_srq_cfg_set_rq_size(scfg, 8) == 0 &&
+	peer = v_peer_new();
+	CHECK(rpma_srq_cfg_new(&scfg) == 0 && rpma_srq_cfg_set_rq_size(scfg, 8) == 0 &&
 		rpma_srq_cfg_set_rcq_size(scfg, 16) == 0, "srq cfg");
-	H_CHECK(rpma_srq_new(peer, scfg, &srq) == 0, "srq_new");
-	H_CHECK(rpma_srq_get_rcq(srq, &srq_cq) == 0 && srq_cq != NULL, "the SRQ's CQ");
-	H_CHECK(rpma_mr_reg(peer, buf, sizeof(buf), RPMA_MR_USAGE_RECV, &mr) == 0, "reg");
+	CHECK(rpma_srq_new(peer, scfg, &srq) == 0, "srq_new");
+	CHECK(rpma_srq_get_rcq(srq, &srq_cq) == 0 && srq_cq != NULL, "the SRQ's CQ");
+	CHECK(rpma_mr_reg(peer, buf, sizeof(buf), RPMA_MR_USAGE_RECV, &mr) == 0, "reg");
 	for (int i = 0; i < 4; i++)
-		H_CHECK(rpma_srq_recv(srq, mr, (size_t)i * MSG, MSG,
+		CHECK(rpma_srq_recv(srq, mr, (size_t)i * MSG, MSG,
 			(void *)(uintptr_t)(i + 1)) == 0, "srq_recv %d", i);
-	H_CHECK(rpma_conn_cfg_new(&cfg) == 0 && rpma_conn_cfg_set_srq(cfg, srq) == 0,
+	CHECK(rpma_conn_cfg_new(&cfg) == 0 && rpma_conn_cfg_set_srq(cfg, srq) == 0,
 		"conn cfg");
 
 	for (p = 21000 + getpid() % 9000;; p++) {
 		snprintf(port, sizeof(port), "%d", p);
 		if (rpma_ep_listen(peer, ip, port, &ep) == 0)
 			break;
-		H_CHECK(p < 21000 + (int)(getpid() % 9000) + 50, "no free port");
+		CHECK(p < 21000 + (int)(getpid() % 9000) + 50, "no free port");
 	}
 	for (int i = 0; i < 2; i++) {
 		struct rpma_conn_req *req = NULL;
 
-		H_CHECK(write(pipes[i][1], &p, sizeof(p)) == sizeof(p), "port to %d", i);
-		H_CHECK(rpma_ep_next_conn_req(ep, cfg, &req) == 0, "request %d", i);
-		H_CHECK(rpma_conn_req_connect(&req, NULL, &conn[i]) == 0, "accept %d", i);
-		H_CHECK(h_next_event(conn[i]) == RPMA_CONN_ESTABLISHED,
+		CHECK(write(pipes[i][1], &p, sizeof(p)) == sizeof(p), "port to %d", i);
+		CHECK(rpma_ep_next_conn_req(ep, cfg, &req) == 0, "request %d", i);
+		CHECK(rpma_conn_req_connect(&req, NULL, &conn[i]) == 0, "accept %d", i);
+		CHECK(v_next_event(conn[i]) == RPMA_CONN_ESTABLISHED,
 			"established %d", i);
-		H_CHECK(rpma_conn_get_qp_num(conn[i], &qp[i]) == 0, "qp num");
-		H_CHECK(rpma_recv(conn[i], mr, 0, MSG, NULL) == RPMA_E_INVAL,
+		CHECK(rpma_conn_get_qp_num(conn[i], &qp[i]) == 0, "qp num");
+		CHECK(rpma_recv(conn[i], mr, 0, MSG, NULL) == RPMA_E_INVAL,
 			"rpma_recv on a connection with an SRQ");
 	}
-	H_CHECK(qp[0] != qp[1], "two connections, two numbers");
+	CHECK(qp[0] != qp[1], "two connections, two numbers");
 
 	/* both messages arrive through the SRQ, on its CQ */
 	for (int n = 0; n < 2; n++) {
-		struct ibv_wc wc = h_wait_wc(srq_cq);
+		struct ibv_wc wc = v_wait_wc(srq_cq);
 		const char *msg;
 		int from;
 
-		H_CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
 			wc.byte_len == MSG && wc.wr_id >= 1 && wc.wr_id <= 4,
 			"receive: %s opcode %d len %u wr_id %llu",
 			ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len,
 			(unsigned long long)wc.wr_id);
 		msg = buf + (wc.wr_id - 1) * MSG;
-		H_CHECK(strncmp(msg, "message from initiator ", 23) == 0, "content");
+		CHECK(strncmp(msg, "message from initiator ", 23) == 0, "content");
 		from = msg[23] - 'A';
-		H_CHECK(from == 0 || from == 1, "sender");
-		H_CHECK(wc.qp_num == qp[from], "qp_num %u names its connection (%u)",
+		CHECK(from == 0 || from == 1, "sender");
+		CHECK(wc.qp_num == qp[from], "qp_num %u names its connection (%u)",
 			wc.qp_num, qp[from]);
 		seen[from]++;
 	}
-	H_CHECK(seen[0] == 1 && seen[1] == 1, "one message from each");
+	CHECK(seen[0] == 1 && seen[1] == 1, "one message from each");
 	for (int i = 0; i < 2; i++) {
 		struct ibv_wc wc;
 
-		H_CHECK(rpma_conn_get_cq(conn[i], &cq) == 0, "cq");
-		H_CHECK(rpma_cq_get_wc(cq, 1, &wc, NULL) == RPMA_E_NO_COMPLETION,
+		CHECK(rpma_conn_get_cq(conn[i], &cq) == 0, "cq");
+		CHECK(rpma_cq_get_wc(cq, 1, &wc, NULL) == RPMA_E_NO_COMPLETION,
 			"nothing went to the connections' CQs");
 	}
-	H_CHECK(rpma_srq_delete(&srq) != 0 && srq != NULL,
+	CHECK(rpma_srq_delete(&srq) != 0 && srq != NULL,
 		"an SRQ in use is not deleted");
 
 	for (int i = 0; i < 2; i++) {
-		H_CHECK(rpma_conn_disconnect(conn[i]) == 0, "disconnect");
+		CHECK(rpma_conn_disconnect(conn[i]) == 0, "disconnect");
 		rpma_conn_delete(&conn[i]);
-		H_CHECK(waitpid(pid[i], &status, 0) == pid[i] && WIFEXITED(status) &&
+		CHECK(waitpid(pid[i], &status, 0) == pid[i] && WIFEXITED(status) &&
 			WEXITSTATUS(status) == 0, "initiator %d failed", i);
 	}
-	H_CHECK(rpma_srq_delete(&srq) == 0 && srq == NULL, "srq delete");
-	H_CHECK(rpma_mr_dereg(&mr) == 0, "dereg");
+	CHECK(rpma_srq_delete(&srq) == 0 && srq == NULL, "srq delete");
+	CHECK(rpma_mr_dereg(&mr) == 0, "dereg");
 	rpma_conn_cfg_delete(&cfg);
 	rpma_srq_cfg_delete(&scfg);
 	rpma_ep_shutdown(&ep);
-	H_CHECK(rpma_peer_delete(&peer) == 0, "peer delete");
+	CHECK(rpma_peer_delete(&peer) == 0, "peer delete");
 	printf("PASS: two verbs connections received through one SRQ\n");
 	return 0;
 }
