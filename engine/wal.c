@@ -136,12 +136,21 @@ struct wal {
 	pthread_mutex_t lock;
 	pthread_cond_t space;	/* signalled when space is released */
 	pthread_cond_t synced;	/* signalled when a sync ends */
+	pthread_cond_t published; /* signalled when records are published */
+	unsigned pub_waiters;
 	struct pos head;	/* the oldest record kept (the checkpoint) */
-	struct pos tail;	/* where the next record goes */
+	struct pos tail;	/* where the next reservation goes (crc unknown) */
+	struct pos pub;		/* records before it are complete: readable */
 	uint64_t used;		/* ring bytes from head to tail */
 	struct pos durable;	/* everything before is persistent */
 	bool syncing;
+
+	/* every IDX_STRIDE-th LSN's position, so a read scans few records */
+	struct pos *idx;
+	uint64_t idx_cap;
 };
+
+#define IDX_STRIDE 64
 
 static uint64_t
 align8(uint64_t v)
@@ -287,6 +296,26 @@ distance(const struct wal *wal, const struct pos *from, const struct pos *to)
 	return wal->ring_size - from->off + to->off;
 }
 
+/* remember where a record starts, if its LSN is a multiple of the stride */
+static void
+idx_note(struct wal *wal, const struct pos *p)
+{
+	if (p->lsn % IDX_STRIDE == 0)
+		wal->idx[(p->lsn / IDX_STRIDE) % wal->idx_cap] = *p;
+}
+
+/* the closest noted position at or before lsn, else the head */
+static struct pos
+idx_find(const struct wal *wal, uint64_t lsn)
+{
+	uint64_t base = lsn - lsn % IDX_STRIDE;
+	const struct pos *e = &wal->idx[(base / IDX_STRIDE) % wal->idx_cap];
+
+	if (base > wal->head.lsn && e->lsn == base)
+		return *e;
+	return wal->head;
+}
+
 int
 wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 {
@@ -317,11 +346,19 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->hdr = wal->hdr_copy == 0 ? a : b;
 	wal->ring = base + RING_OFF;
 	wal->ring_size = wal->hdr.ring_size;
+	/* live LSNs span fewer than ring_size / REC_HDR: no two share a slot */
+	wal->idx_cap = wal->ring_size / REC_HDR / IDX_STRIDE + 2;
+	wal->idx = calloc(wal->idx_cap, sizeof(*wal->idx));
+	if (wal->idx == NULL) {
+		free(wal);
+		return RPMA_E_NOMEM;
+	}
 	pthread_mutex_init(&wal->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&wal->space, &ca);
 	pthread_cond_init(&wal->synced, &ca);
+	pthread_cond_init(&wal->published, &ca);
 	pthread_condattr_destroy(&ca);
 
 	/* recovery: from the checkpoint to the first record that fails */
@@ -329,11 +366,14 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 		.lsn = wal->hdr.ck_lsn, .crc = wal->hdr.ck_crc };
 	wal->tail = wal->head;
 	while ((kind = rec_at(wal, &wal->tail, &h)) != 0) {
+		if (kind == 1)
+			idx_note(wal, &wal->tail);
 		advance(wal, &wal->tail, h.len, kind == 2, h.crc);
 		if (distance(wal, &wal->head, &wal->tail) >= wal->ring_size)
 			break;	/* a full circle: cannot be, stop */
 	}
 	wal->used = distance(wal, &wal->head, &wal->tail);
+	wal->pub = wal->tail;
 	wal->durable = wal->tail;	/* what recovery found is what the media holds */
 	*wal_ptr = wal;
 	return 0;
@@ -346,32 +386,13 @@ wal_close(struct wal **wal_ptr)
 
 	if (wal_ptr == NULL || (wal = *wal_ptr) == NULL)
 		return;
+	pthread_cond_destroy(&wal->published);
 	pthread_cond_destroy(&wal->synced);
 	pthread_cond_destroy(&wal->space);
 	pthread_mutex_destroy(&wal->lock);
+	free(wal->idx);
 	free(wal);
 	*wal_ptr = NULL;
-}
-
-/* write a record header (and its payload, already in place) at p */
-static uint32_t
-put_rec(struct wal *wal, const struct pos *p, struct rec_hdr *h,
-		const struct iovec *iov, int iovcnt)
-{
-	char *dst = wal->ring + p->off;
-	uint32_t crc;
-	size_t done = 0;
-
-	h->crc = 0;
-	crc = rpma_crc32c(p->crc, h, sizeof(*h));
-	for (int i = 0; i < iovcnt; i++) {
-		memcpy(dst + REC_HDR + done, iov[i].iov_base, iov[i].iov_len);
-		crc = rpma_crc32c(crc, iov[i].iov_base, iov[i].iov_len);
-		done += iov[i].iov_len;
-	}
-	h->crc = crc;
-	memcpy(dst, h, sizeof(*h));
-	return crc;
 }
 
 static struct timespec
@@ -389,14 +410,28 @@ deadline(int timeout_ms)
 	return ts;
 }
 
+/*
+ * An append in three steps, so that copying and checksumming run outside
+ * the lock and appenders overlap:
+ *   1. reserve (lock): an LSN and ring space, and a WRAP before it if the
+ *      record does not fit before the ring's end;
+ *   2. fill (no lock): copy the payload, CRC header + payload from zero;
+ *   3. publish (lock, in LSN order): chain the CRC onto the previous
+ *      record's (rpma_crc32c_shift), write the header, move pub.
+ * A record's header is written last, so a reader or a recovery never sees
+ * a record whose payload is still being copied.
+ */
 int
 wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		uint64_t client_id, int timeout_ms, uint64_t *lsn)
 {
-	struct timespec until = deadline(timeout_ms < 0 ? 0 : timeout_ms);
-	struct rec_hdr h;
-	uint64_t len = 0, need, waste;
-	uint32_t crc;
+	struct timespec until = { 0, 0 };
+	bool waited = false;
+	struct rec_hdr h, wrap;
+	struct pos at, wrap_at;
+	uint64_t len = 0, need, waste, before;
+	uint32_t crc0, crc;
+	size_t done = 0;
 
 	if (wal == NULL || lsn == NULL || iovcnt < 0 || (iovcnt && iov == NULL))
 		return RPMA_E_INVAL;
@@ -407,44 +442,84 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	if (len > UINT32_MAX || need > wal->ring_size - REC_HDR)
 		return WAL_E_TOO_BIG;
 
+	/* 1. reserve */
 	pthread_mutex_lock(&wal->lock);
 	for (;;) {
 		waste = need > wal->ring_size - wal->tail.off ?
 			wal->ring_size - wal->tail.off : 0;
 		if (wal->used + waste + need <= wal->ring_size)
 			break;
+		if (timeout_ms <= 0) {
+			pthread_mutex_unlock(&wal->lock);
+			return WAL_E_FULL;
+		}
+		if (!waited) {
+			until = deadline(timeout_ms);
+			waited = true;
+		}
 		if (pthread_cond_timedwait(&wal->space, &wal->lock, &until) == ETIMEDOUT) {
 			pthread_mutex_unlock(&wal->lock);
 			return WAL_E_FULL;
 		}
 	}
+	wrap_at = wal->tail;
 	if (waste) {
 		/* does not fit before the end: a WRAP sends readers to 0 */
-		memset(&h, 0, sizeof(h));
-		h.lsn = wal->tail.lsn;
-		h.lap = wal->tail.lap;
-		h.epoch = (uint32_t)wal->hdr.epoch;
-		h.flags = FLAG_WRAP;
-		crc = put_rec(wal, &wal->tail, &h, NULL, 0);
-		advance(wal, &wal->tail, 0, true, crc);
+		advance(wal, &wal->tail, 0, true, 0);
 		wal->used += waste;
 	}
+	at = wal->tail;
+	before = wal->tail.off;
+	advance(wal, &wal->tail, (uint32_t)len, false, 0);
+	/* the implicit wrap's unused end counts as used */
+	wal->used += wal->tail.off > before ? wal->tail.off - before :
+		wal->ring_size - before;
+	pthread_mutex_unlock(&wal->lock);
+
+	/* 2. fill */
 	memset(&h, 0, sizeof(h));
-	h.lsn = wal->tail.lsn;
+	h.lsn = at.lsn;
 	h.len = (uint32_t)len;
-	h.lap = wal->tail.lap;
+	h.lap = at.lap;
 	h.client_id = client_id;
 	h.epoch = (uint32_t)wal->hdr.epoch;
-	crc = put_rec(wal, &wal->tail, &h, iov, iovcnt);
-	*lsn = h.lsn;
-	{
-		uint64_t before = wal->tail.off;
-		advance(wal, &wal->tail, (uint32_t)len, false, crc);
-		/* the implicit wrap's unused end counts as used */
-		wal->used += wal->tail.off > before ? wal->tail.off - before :
-			wal->ring_size - before;
+	crc0 = rpma_crc32c(0, &h, sizeof(h));
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(wal->ring + at.off + REC_HDR + done, iov[i].iov_base,
+			iov[i].iov_len);
+		crc0 = rpma_crc32c(crc0, iov[i].iov_base, iov[i].iov_len);
+		done += iov[i].iov_len;
 	}
+
+	/* 3. publish, after every earlier reservation */
+	pthread_mutex_lock(&wal->lock);
+	while (wal->pub.lsn != wrap_at.lsn || wal->pub.off != wrap_at.off ||
+	       wal->pub.lap != wrap_at.lap) {
+		wal->pub_waiters++;
+		pthread_cond_wait(&wal->published, &wal->lock);
+		wal->pub_waiters--;
+	}
+	crc = wal->pub.crc;
+	if (waste) {
+		memset(&wrap, 0, sizeof(wrap));
+		wrap.lsn = wrap_at.lsn;
+		wrap.lap = wrap_at.lap;
+		wrap.epoch = (uint32_t)wal->hdr.epoch;
+		wrap.flags = FLAG_WRAP;
+		wrap.crc = rpma_crc32c(crc, &wrap, sizeof(wrap));
+		crc = wrap.crc;
+		memcpy(wal->ring + wrap_at.off, &wrap, sizeof(wrap));
+	}
+	at.crc = crc;
+	h.crc = crc0 ^ rpma_crc32c_shift(crc, REC_HDR + len);
+	memcpy(wal->ring + at.off, &h, sizeof(h));
+	idx_note(wal, &at);
+	wal->pub = at;
+	advance(wal, &wal->pub, (uint32_t)len, false, h.crc);
+	if (wal->pub_waiters)
+		pthread_cond_broadcast(&wal->published);
 	pthread_mutex_unlock(&wal->lock);
+	*lsn = h.lsn;
 	return 0;
 }
 
@@ -471,8 +546,8 @@ wal_sync(struct wal *wal, uint64_t lsn)
 	if (wal == NULL)
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	if (lsn >= wal->tail.lsn)
-		lsn = wal->tail.lsn - 1;	/* everything appended so far */
+	if (lsn >= wal->pub.lsn)
+		lsn = wal->pub.lsn - 1;	/* everything appended so far */
 	while (wal->durable.lsn <= lsn && ret == 0) {
 		struct pos from, to;
 
@@ -483,7 +558,7 @@ wal_sync(struct wal *wal, uint64_t lsn)
 		}
 		wal->syncing = true;
 		from = wal->durable;
-		to = wal->tail;
+		to = wal->pub;
 		pthread_mutex_unlock(&wal->lock);
 		ret = persist_range(wal, &from, &to);
 		pthread_mutex_lock(&wal->lock);
@@ -496,26 +571,41 @@ wal_sync(struct wal *wal, uint64_t lsn)
 	return ret;
 }
 
-/* find the record with lsn, scanning from the head; under the lock */
+/*
+ * Find the record with lsn (under the lock): from the nearest indexed
+ * position, hop over published records by their lengths (they were checked
+ * when written or recovered), then check the one asked for in full.
+ */
 static int
 find(struct wal *wal, uint64_t lsn, struct pos *at, struct rec_hdr *h)
 {
-	struct pos p = wal->head;
-	int kind;
+	struct pos p;
 
-	if (lsn < wal->head.lsn || lsn >= wal->tail.lsn)
+	if (lsn < wal->head.lsn || lsn >= wal->pub.lsn)
 		return WAL_E_NOT_FOUND;
-	while (p.lsn != wal->tail.lsn || p.off != wal->tail.off) {
-		kind = rec_at(wal, &p, h);
-		if (kind == 0)
-			return WAL_E_NOT_FOUND;
-		if (kind == 1 && h->lsn == lsn) {
+	p = idx_find(wal, lsn);
+	while (p.lsn < lsn) {
+		if (wal->ring_size - p.off < REC_HDR)
+			return WAL_E_CORRUPT;
+		memcpy(h, wal->ring + p.off, sizeof(*h));
+		if (h->lsn != p.lsn || h->lap != p.lap)
+			return WAL_E_CORRUPT;
+		advance(wal, &p, h->len, (h->flags & FLAG_WRAP) != 0, h->crc);
+	}
+	for (int hops = 0; hops < 2; hops++) {
+		switch (rec_at(wal, &p, h)) {
+		case 1:
 			*at = p;
 			return 0;
+		case 2:
+			advance(wal, &p, 0, true, h->crc);	/* a WRAP before it */
+			continue;
+		default:
+			/* published, yet it fails its checksum now: the media */
+			return WAL_E_CORRUPT;
 		}
-		advance(wal, &p, h->len, kind == 2, h->crc);
 	}
-	return WAL_E_NOT_FOUND;
+	return WAL_E_CORRUPT;
 }
 
 int
@@ -547,8 +637,14 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 	if (wal == NULL || cb == NULL)
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	p = wal->head;
-	while (ret == 0 && p.lsn < wal->tail.lsn && (kind = rec_at(wal, &p, &h)) != 0) {
+	p = from > wal->head.lsn ? idx_find(wal, from) : wal->head;
+	while (ret == 0 && p.lsn < wal->pub.lsn) {
+		kind = rec_at(wal, &p, &h);
+		if (kind == 0) {
+			/* published, yet it fails its checksum now: the media */
+			ret = WAL_E_CORRUPT;
+			break;
+		}
 		if (kind == 1 && h.lsn >= from)
 			ret = cb(arg, h.lsn, wal->ring + p.off + REC_HDR, h.len);
 		advance(wal, &p, h.len, kind == 2, h.crc);
@@ -600,8 +696,8 @@ void
 wal_status(struct wal *wal, struct wal_status *st)
 {
 	pthread_mutex_lock(&wal->lock);
-	st->first_lsn = wal->head.lsn < wal->tail.lsn ? wal->head.lsn : 0;
-	st->last_lsn = wal->tail.lsn - 1;
+	st->first_lsn = wal->head.lsn < wal->pub.lsn ? wal->head.lsn : 0;
+	st->last_lsn = wal->pub.lsn - 1;
 	st->durable_lsn = wal->durable.lsn - 1;
 	st->used = wal->used;
 	st->size = wal->ring_size;

@@ -110,3 +110,41 @@ rpma_crc32c(uint32_t crc, const void *buf, size_t len)
 	}
 	return fn(crc, buf, len);
 }
+
+/*
+ * GF(2) arithmetic modulo the polynomial, in the reflected representation
+ * (bit 31 is x^0).  crc32c(c, M) == crc32c(0, M) ^ c * x^(8 * |M|), so a
+ * CRC computed from zero can be chained after the fact; the log uses this to
+ * checksum a record before the record before it is finished.
+ */
+static uint32_t
+gf2_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t m = 1u << 31, p = 0;
+
+	while (a) {
+		if (a & m) {
+			p ^= b;
+			a &= ~m;
+		}
+		m >>= 1;
+		b = (b >> 1) ^ (POLY & (0u - (b & 1)));
+	}
+	return p;
+}
+
+uint32_t
+rpma_crc32c_shift(uint32_t crc, uint64_t len)
+{
+	/* x^(8 * 2^k) for k = 0..63, by repeated squaring of x^8 */
+	uint32_t sq = 1u << 23;	/* x^8 */
+
+	while (len && crc) {
+		if (len & 1)
+			crc = gf2_mulmod(crc, sq);
+		len >>= 1;
+		if (len)
+			sq = gf2_mulmod(sq, sq);
+	}
+	return crc;
+}

@@ -14,6 +14,12 @@
 
 uint32_t rpma_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * crc * x^(8 * len) modulo the polynomial: for any M of len bytes,
+ * rpma_crc32c(c, M) == rpma_crc32c(0, M) ^ rpma_crc32c_shift(c, len).
+ */
+uint32_t rpma_crc32c_shift(uint32_t crc, uint64_t len);
+
 /* the portable implementation, exposed so tests can compare both paths */
 uint32_t rpma_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 

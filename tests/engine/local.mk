@@ -17,3 +17,8 @@ check_PROGRAMS += tests/engine/repl_api
 TESTS += tests/engine/repl_api
 tests_engine_repl_api_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 tests_engine_repl_api_LDADD = engine/librepl_internal.la $(LDADD)
+
+check_PROGRAMS += tests/engine/wal_steps
+TESTS += tests/engine/wal_steps
+tests_engine_wal_steps_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_wal_steps_LDADD = engine/librepl_internal.la $(LDADD)

@@ -26,6 +26,25 @@ crc32c__chaining_and_paths_agree(void)
 	}
 }
 
+/* a CRC from zero chained afterwards equals the CRC computed in one go */
+static void
+crc32c__shift_chains_after_the_fact(void)
+{
+	static unsigned char buf[70000];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7919 + (i >> 9));
+	uint32_t seeds[] = { 0, 1, 0x80000000u, 0xdeadbeefu, 0xffffffffu };
+	size_t lens[] = { 0, 1, 7, 8, 40, 104, 4096, 65575, sizeof(buf) };
+	for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++)
+		for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+			CU_ASSERT_EQUAL(rpma_crc32c(seeds[s], buf, lens[l]),
+				rpma_crc32c(0, buf, lens[l]) ^
+				rpma_crc32c_shift(seeds[s], lens[l]));
+	CU_ASSERT_EQUAL(rpma_crc32c_shift(0x12345678u, 0), 0x12345678u);
+	CU_ASSERT_EQUAL(rpma_crc32c_shift(0, 12345), 0u);
+}
+
 UNIT_MAIN("rpma_crc32c",
 	UNIT_CASE(crc32c__check_value),
-	UNIT_CASE(crc32c__chaining_and_paths_agree))
+	UNIT_CASE(crc32c__chaining_and_paths_agree),
+	UNIT_CASE(crc32c__shift_chains_after_the_fact))
