@@ -51,9 +51,11 @@ dist_man_MANS += \
 	docs/man/rpma_ext_errormsg.3 \
 	docs/man/rpma_ext_mem_close.3 \
 	docs/man/rpma_ext_mem_get_backend.3 \
+	docs/man/rpma_ext_mem_get_health.3 \
 	docs/man/rpma_ext_mem_get_ptr.3 \
 	docs/man/rpma_ext_mem_get_size.3 \
 	docs/man/rpma_ext_mem_is_durable.3 \
+	docs/man/rpma_ext_mem_memcpy.3 \
 	docs/man/rpma_ext_mem_open.3 \
 	docs/man/rpma_ext_mem_persist.3 \
 	docs/man/rpma_ext_mr_reg_mem.3 \

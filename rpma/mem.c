@@ -4,6 +4,7 @@
 
 #include <linux/magic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/vfs.h>
 
 #include "errormsg.h"
@@ -128,4 +129,40 @@ rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len)
 	if (len == 0)
 		return 0;
 	return mem->ops->persist(mem, mem->addr + offset, len);
+}
+
+int
+rpma_ext_mem_memcpy(struct rpma_ext_mem *mem, size_t offset, const void *src,
+		size_t len)
+{
+	if (mem == NULL)
+		return RPMA_E_INVAL;
+	if (offset > mem->size || len > mem->size - offset)
+		return rpma_fail(RPMA_E_INVAL,
+			"memcpy range [%zu, +%zu) is outside the %zu-byte region",
+			offset, len, mem->size);
+	if (len == 0)
+		return 0;
+	if (src == NULL)
+		return RPMA_E_INVAL;
+	mem->ops->memcpy(mem, mem->addr + offset, src, len);
+	return 0;
+}
+
+int
+rpma_ext_mem_get_health(const struct rpma_ext_mem *mem,
+		struct rpma_ext_mem_health *health)
+{
+	if (mem == NULL || health == NULL)
+		return RPMA_E_INVAL;
+	memcpy(health, &mem->health, sizeof(*health));
+	return 0;
+}
+
+size_t
+rpma_mem_badblock_overlap(size_t offset, size_t length, size_t map_len)
+{
+	if (offset >= map_len)
+		return 0;
+	return length < map_len - offset ? length : map_len - offset;
 }

@@ -18,6 +18,10 @@ struct rpma_ext_mem;
 struct rpma_mem_ops {
 	/* make [addr, addr + len) durable; addr lies inside the region */
 	int (*persist)(struct rpma_ext_mem *mem, char *addr, size_t len);
+	/* copy into [dst, dst + len) without making it durable; hot path:
+	 * no allocation, syscall or lock */
+	void (*memcpy)(struct rpma_ext_mem *mem, char *dst, const void *src,
+			size_t len);
 	void (*close)(struct rpma_ext_mem *mem);
 };
 
@@ -32,6 +36,8 @@ struct rpma_ext_mem {
 	void *backend_data;
 	/* regions registered on it: close refuses while any remains */
 	atomic_int registrations;
+	/* read once at open (PMEM only); zero: nothing known */
+	struct rpma_ext_mem_health health;
 };
 
 int rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,
@@ -41,5 +47,8 @@ int rpma_mem_open_file(struct rpma_ext_mem *mem, const char *path, size_t size,
 
 /* whether the filesystem holding fd keeps data across power loss */
 bool rpma_mem_fd_is_durable(int fd);
+
+/* bytes of the bad block [offset, offset + length) inside [0, map_len) */
+size_t rpma_mem_badblock_overlap(size_t offset, size_t length, size_t map_len);
 
 #endif

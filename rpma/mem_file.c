@@ -90,6 +90,14 @@ crash_persist(struct rpma_ext_mem *mem, char *addr, size_t len)
 	return 0;
 }
 
+/* the region is plain memory: the image is only touched by persist */
+static void
+file_memcpy(struct rpma_ext_mem *mem, char *dst, const void *src, size_t len)
+{
+	(void)mem;
+	memcpy(dst, src, len);
+}
+
 static void
 file_close(struct rpma_ext_mem *mem)
 {
@@ -104,11 +112,13 @@ file_close(struct rpma_ext_mem *mem)
 
 static const struct rpma_mem_ops file_ops = {
 	.persist = file_persist,
+	.memcpy = file_memcpy,
 	.close = file_close,
 };
 
 static const struct rpma_mem_ops crash_ops = {
 	.persist = crash_persist,
+	.memcpy = file_memcpy,
 	.close = file_close,
 };
 

@@ -368,6 +368,48 @@ int rpma_ext_mem_get_backend(const struct rpma_ext_mem *mem,
 /* whether a persisted range survives power loss (false for /dev/shm) */
 int rpma_ext_mem_is_durable(const struct rpma_ext_mem *mem, bool *durable);
 int rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len);
+/*
+ * Copy len bytes from src (not overlapping the region) to offset without
+ * making them durable, so that one rpma_ext_mem_persist() over a larger
+ * range pays the flush once.  PMEM: libpmem2's memcpy with
+ * PMEM2_F_MEM_NOFLUSH.  Until that persist returns, the bytes may or may
+ * not survive a crash.
+ */
+int rpma_ext_mem_memcpy(struct rpma_ext_mem *mem, size_t offset,
+		const void *src, size_t len);
+
+/* room for the identifier of every NVDIMM of an interleave set */
+#define RPMA_EXT_MEM_DEVICE_ID_MAX	256
+
+/*
+ * What libpmem2 could tell at open about the PMem behind a PMEM region;
+ * nothing is known for FILE and CRASH.  A flag of 0 means the fields it
+ * guards are 0 / empty.  A restarted process compares usc and device_id
+ * with the values it saved to detect an unsafe shutdown (data persisted
+ * before it may be lost); see libpmem2_unsafe_shutdown(7).
+ *
+ * The size is fixed: the library fills every byte, reserved ones with 0,
+ * and a later version may define fields in reserved[] whose 0 means
+ * "not known", so callers built against this header keep working.
+ */
+struct rpma_ext_mem_health {
+	int usc_known;
+	int device_id_known;
+	int badblocks_known;
+	int reserved0;
+	/* unsafe shutdown count, summed over the NVDIMMs of the region */
+	uint64_t usc;
+	/* bad blocks overlapping the mapping, and their bytes inside it */
+	uint64_t badblocks;
+	uint64_t badblock_bytes;
+	/* the NVDIMMs' identifiers, NUL-terminated */
+	char device_id[RPMA_EXT_MEM_DEVICE_ID_MAX];
+	uint64_t reserved[8];
+};
+
+/* the health read at open: no I/O, cheap to call */
+int rpma_ext_mem_get_health(const struct rpma_ext_mem *mem,
+		struct rpma_ext_mem_health *health);
 
 /* ------------------------------------------------------------------ */
 /* extension: the libfabric provider and registering backend memory    */

@@ -1,7 +1,9 @@
 # tests/mem -- the persistence backends (rpma_ext_mem_*)
 MEM_TESTS = \
 	tests/mem/ext_mem_open \
-	tests/mem/ext_mem_persist
+	tests/mem/ext_mem_persist \
+	tests/mem/ext_mem_memcpy \
+	tests/mem/ext_mem_health
 
 check_PROGRAMS += $(MEM_TESTS)
 TESTS += $(MEM_TESTS)
