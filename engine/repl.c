@@ -12,6 +12,14 @@
 #include "repl.h"
 #include "wal.h"
 
+/* the log's health bits are librepl's, one for one */
+_Static_assert(REPL_HEALTH_NOT_CLOSED == WAL_HEALTH_NOT_CLOSED &&
+	REPL_HEALTH_USC_UNKNOWN == WAL_HEALTH_USC_UNKNOWN &&
+	REPL_HEALTH_BADBLOCKS_UNKNOWN == WAL_HEALTH_BADBLOCKS_UNKNOWN &&
+	REPL_HEALTH_UNSAFE_SHUTDOWN == WAL_HEALTH_UNSAFE_SHUTDOWN &&
+	REPL_HEALTH_BAD_BLOCKS == WAL_HEALTH_BAD_BLOCKS &&
+	REPL_HEALTH_SUSPECT == WAL_HEALTH_SUSPECT, "health bits differ");
+
 struct repl {
 	struct rpma_ext_mem *mem;
 	struct wal *wal;
@@ -41,7 +49,7 @@ repl_strerror(int err)
 	case REPL_E_INVAL:	return "Invalid argument or configuration";
 	case REPL_E_NOMEM:	return "Out of memory";
 	case REPL_E_IO:		return "The log's medium failed";
-	case REPL_E_CORRUPT:	return "No valid log header on the medium";
+	case REPL_E_CORRUPT:	return "The log on the medium is damaged (no valid header, or a record fails its checksum)";
 	case REPL_E_FULL:	return "The log is full (release what the database checkpointed)";
 	case REPL_E_TOO_BIG:	return "The record is larger than the log can hold";
 	case REPL_E_NOT_FOUND:	return "No such record in the log";
@@ -139,9 +147,12 @@ repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size, size_t *len)
 int
 repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb, void *arg)
 {
+	int ret;
+
 	if (repl == NULL || cb == NULL)
 		return REPL_E_INVAL;
-	return wal_iterate(repl->wal, from, cb, arg);
+	ret = wal_iterate(repl->wal, from, cb, arg);
+	return ret == WAL_E_CORRUPT ? REPL_E_CORRUPT : ret;
 }
 
 int
@@ -166,5 +177,6 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->used_bytes = ws.used;
 	st->size_bytes = ws.size;
 	st->epoch = ws.epoch;
+	st->health = ws.health;
 	return 0;
 }

@@ -11,7 +11,7 @@
  *   [4096, 8192)  header copy B
  *   [8192, S)     the ring: records, back to back, 8-byte aligned
  *
- * Header (96 bytes at the start of its copy):
+ * Header (112 bytes at the start of its copy):
  *
  *   off size field
  *     0    8 magic       "RPLWAL" 0x00 0x01
@@ -26,8 +26,13 @@
  *    72    8 ck_off      its offset in the ring,
  *    80    4 ck_lap      the lap it was written in,
  *    84    4 ck_crc      and the chain value before it
- *    88    4 reserved    0
- *    92    4 crc         CRC-32C of bytes 0..91
+ *    88    8 usc         the device's unsafe-shutdown count when the log
+ *                        was last opened (0: not known)
+ *    96    4 dev_crc     CRC-32C of the device's id (0: not known)
+ *   100    4 state       1 while a process has the log open, 0 after a
+ *                        clean close
+ *   104    4 reserved    0
+ *   108    4 crc         CRC-32C of bytes 0..107
  *
  * A header update writes the older copy with seq + 1 and persists it, so a
  * torn update leaves the other copy valid.  The checkpoint moves only after
@@ -60,10 +65,19 @@
  * record from an earlier pass has an older lap and so can never be taken
  * for the tail; memory never written has lap 0 and LSN 0.
  *
- * DURABILITY: an append copies into the ring without persisting; wal_sync
- * persists everything appended so far in one go (appends that arrive while
- * it runs share the next one).  Nothing is durable because of a pointer:
- * only the records themselves say what the log holds.
+ * HEALTH: opening the log records the device's unsafe-shutdown count and
+ * marks it open.  If it was still marked open and the same device now
+ * counts more unsafe shutdowns, the power failed while the log was in use
+ * and data the CPU had flushed may not have reached the media: the log is
+ * reported suspect (so are bad blocks overlapping it).  A process crash
+ * alone loses nothing that was persisted.
+ *
+ * DURABILITY: an append copies into the ring without persisting (the
+ * backend's NOFLUSH copy); wal_sync persists everything appended so far in
+ * one go (appends that arrive while it runs share the next one).  A
+ * record's header is stored after its payload, so a record is complete
+ * before anything can take it for one.  Nothing is durable because of a
+ * pointer: only the records themselves say what the log holds.
  */
 #include "config.h"
 
@@ -74,6 +88,7 @@
 #include <time.h>
 
 #include "crc32c.h"
+#include "log.h"
 #include "wal.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -100,10 +115,15 @@ struct wal_hdr {
 	uint64_t ck_off;
 	uint32_t ck_lap;
 	uint32_t ck_crc;
+	uint64_t usc;
+	uint32_t dev_crc;
+	uint32_t state;
 	uint32_t reserved;
 	uint32_t crc;
 };
-_Static_assert(sizeof(struct wal_hdr) == 96, "header is 96 bytes");
+_Static_assert(sizeof(struct wal_hdr) == 112, "header is 112 bytes");
+
+#define STATE_OPEN 1u
 
 struct rec_hdr {
 	uint64_t lsn;
@@ -144,6 +164,8 @@ struct wal {
 	uint64_t used;		/* ring bytes from head to tail */
 	struct pos durable;	/* everything before is persistent */
 	bool syncing;
+
+	unsigned health;	/* WAL_HEALTH_* found at open */
 
 	/* every IDX_STRIDE-th LSN's position, so a read scans few records */
 	struct pos *idx;
@@ -234,7 +256,7 @@ hdr_valid(const struct wal_hdr *h, size_t size)
 		h->ring_size <= size - RING_OFF && (h->ring_size & 7) == 0 &&
 		h->ck_off <= h->ring_size - REC_HDR && (h->ck_off & 7) == 0 &&
 		h->ck_lap > 0 &&
-		h->ck_lsn > 0;
+		h->ck_lsn > 0 && h->state <= STATE_OPEN && h->reserved == 0;
 }
 
 /* the next position after a record of len payload bytes at p */
@@ -296,6 +318,72 @@ distance(const struct wal *wal, const struct pos *from, const struct pos *to)
 	return wal->ring_size - from->off + to->off;
 }
 
+static void
+wal_free(struct wal *wal)
+{
+	pthread_cond_destroy(&wal->published);
+	pthread_cond_destroy(&wal->synced);
+	pthread_cond_destroy(&wal->space);
+	pthread_mutex_destroy(&wal->lock);
+	free(wal->idx);
+	free(wal);
+}
+
+/* write the next header generation into the older copy */
+static int
+hdr_update(struct wal *wal, struct wal_hdr *nh)
+{
+	int ret;
+
+	nh->seq = wal->hdr.seq + 1;
+	ret = hdr_write(wal->mem, wal->base, 1 - wal->hdr_copy, nh);
+	if (ret == 0) {
+		wal->hdr = *nh;
+		wal->hdr_copy = 1 - wal->hdr_copy;
+	}
+	return ret;
+}
+
+/*
+ * What the medium says about itself (rpma_ext_mem_get_health), against
+ * what the header recorded at the last open; then record this open.
+ */
+static int
+check_health(struct wal *wal)
+{
+	struct rpma_ext_mem_health mh;
+	struct wal_hdr nh = wal->hdr;
+	uint32_t dev_crc = 0;
+
+	if (rpma_ext_mem_get_health(wal->mem, &mh))
+		memset(&mh, 0, sizeof(mh));
+	if (mh.device_id_known)
+		dev_crc = rpma_crc32c(0, mh.device_id, strlen(mh.device_id)) | 1;
+	if (wal->hdr.state == STATE_OPEN)
+		wal->health |= WAL_HEALTH_NOT_CLOSED;
+	if (!mh.usc_known || !dev_crc)
+		wal->health |= WAL_HEALTH_USC_UNKNOWN;
+	else if (wal->hdr.state == STATE_OPEN && wal->hdr.dev_crc == dev_crc &&
+		 wal->hdr.usc != mh.usc)
+		wal->health |= WAL_HEALTH_UNSAFE_SHUTDOWN;
+	if (!mh.badblocks_known)
+		wal->health |= WAL_HEALTH_BADBLOCKS_UNKNOWN;
+	else if (mh.badblocks)
+		wal->health |= WAL_HEALTH_BAD_BLOCKS;
+	if (wal->health & WAL_HEALTH_UNSAFE_SHUTDOWN)
+		RPMA_LOG_ERROR("the log's device counted an unsafe shutdown while the log "
+			"was open (count %llu, now %llu): records may be lost",
+			(unsigned long long)wal->hdr.usc, (unsigned long long)mh.usc);
+	if (wal->health & WAL_HEALTH_BAD_BLOCKS)
+		RPMA_LOG_ERROR("%llu bad block(s), %llu bytes, overlap the log",
+			(unsigned long long)mh.badblocks,
+			(unsigned long long)mh.badblock_bytes);
+	nh.usc = (mh.usc_known && dev_crc) ? mh.usc : 0;
+	nh.dev_crc = (mh.usc_known && dev_crc) ? dev_crc : 0;
+	nh.state = STATE_OPEN;
+	return hdr_update(wal, &nh);
+}
+
 /* remember where a record starts, if its LSN is a multiple of the stride */
 static void
 idx_note(struct wal *wal, const struct pos *p)
@@ -326,7 +414,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	size_t size;
 	char *base;
 	bool va, vb;
-	int kind;
+	int kind, ret;
 
 	if (wal_ptr == NULL || region(mem, &base, &size))
 		return RPMA_E_INVAL;
@@ -375,6 +463,10 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->used = distance(wal, &wal->head, &wal->tail);
 	wal->pub = wal->tail;
 	wal->durable = wal->tail;	/* what recovery found is what the media holds */
+	if ((ret = check_health(wal))) {
+		wal_free(wal);
+		return ret;
+	}
 	*wal_ptr = wal;
 	return 0;
 }
@@ -386,12 +478,15 @@ wal_close(struct wal **wal_ptr)
 
 	if (wal_ptr == NULL || (wal = *wal_ptr) == NULL)
 		return;
-	pthread_cond_destroy(&wal->published);
-	pthread_cond_destroy(&wal->synced);
-	pthread_cond_destroy(&wal->space);
-	pthread_mutex_destroy(&wal->lock);
-	free(wal->idx);
-	free(wal);
+	if (wal->hdr.state == STATE_OPEN) {
+		struct wal_hdr nh = wal->hdr;
+
+		nh.state = 0;
+		if (hdr_update(wal, &nh))
+			RPMA_LOG_WARNING("cannot mark the log closed: the next open reports it "
+				"as not closed cleanly");
+	}
+	wal_free(wal);
 	*wal_ptr = NULL;
 }
 
@@ -485,8 +580,8 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	h.epoch = (uint32_t)wal->hdr.epoch;
 	crc0 = rpma_crc32c(0, &h, sizeof(h));
 	for (int i = 0; i < iovcnt; i++) {
-		memcpy(wal->ring + at.off + REC_HDR + done, iov[i].iov_base,
-			iov[i].iov_len);
+		rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off + REC_HDR + done,
+			iov[i].iov_base, iov[i].iov_len);
 		crc0 = rpma_crc32c(crc0, iov[i].iov_base, iov[i].iov_len);
 		done += iov[i].iov_len;
 	}
@@ -508,11 +603,11 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		wrap.flags = FLAG_WRAP;
 		wrap.crc = rpma_crc32c(crc, &wrap, sizeof(wrap));
 		crc = wrap.crc;
-		memcpy(wal->ring + wrap_at.off, &wrap, sizeof(wrap));
+		rpma_ext_mem_memcpy(wal->mem, RING_OFF + wrap_at.off, &wrap, sizeof(wrap));
 	}
 	at.crc = crc;
 	h.crc = crc0 ^ rpma_crc32c_shift(crc, REC_HDR + len);
-	memcpy(wal->ring + at.off, &h, sizeof(h));
+	rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off, &h, sizeof(h));
 	idx_note(wal, &at);
 	wal->pub = at;
 	advance(wal, &wal->pub, (uint32_t)len, false, h.crc);
@@ -674,16 +769,12 @@ wal_release(struct wal *wal, uint64_t lsn)
 		goto out;
 	/* the checkpoint moves first, durably; only then is the space free */
 	nh = wal->hdr;
-	nh.seq++;
 	nh.ck_lsn = p.lsn;
 	nh.ck_off = p.off;
 	nh.ck_lap = p.lap;
 	nh.ck_crc = p.crc;
-	ret = hdr_write(wal->mem, wal->base, 1 - wal->hdr_copy, &nh);
-	if (ret)
+	if ((ret = hdr_update(wal, &nh)))
 		goto out;
-	wal->hdr = nh;
-	wal->hdr_copy = 1 - wal->hdr_copy;
 	wal->used -= distance(wal, &wal->head, &p);
 	wal->head = p;
 	pthread_cond_broadcast(&wal->space);
@@ -702,5 +793,6 @@ wal_status(struct wal *wal, struct wal_status *st)
 	st->used = wal->used;
 	st->size = wal->ring_size;
 	st->epoch = wal->hdr.epoch;
+	st->health = wal->health;
 	pthread_mutex_unlock(&wal->lock);
 }

@@ -26,6 +26,7 @@ struct wal_identity {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
 	uint64_t epoch;
+	unsigned health;	/* WAL_HEALTH_* */
 };
 
 /* format mem as an empty log (overwrites it) */
@@ -69,6 +70,14 @@ int wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg);
 /* records up to lsn are no longer needed: their space may be reused */
 int wal_release(struct wal *wal, uint64_t lsn);
 
+/* what the medium's checks said when the log was opened (wal_status.health) */
+#define WAL_HEALTH_NOT_CLOSED		(1u << 0) /* the last user did not close it */
+#define WAL_HEALTH_USC_UNKNOWN		(1u << 1) /* no unsafe-shutdown count */
+#define WAL_HEALTH_BADBLOCKS_UNKNOWN	(1u << 2) /* bad blocks cannot be listed */
+#define WAL_HEALTH_UNSAFE_SHUTDOWN	(1u << 8) /* power lost while open: suspect */
+#define WAL_HEALTH_BAD_BLOCKS		(1u << 9) /* bad blocks in the log: suspect */
+#define WAL_HEALTH_SUSPECT		(0xffu << 8)
+
 struct wal_status {
 	uint64_t first_lsn;	/* oldest record kept (0: none) */
 	uint64_t last_lsn;	/* newest appended (0: none) */
@@ -76,6 +85,7 @@ struct wal_status {
 	uint64_t used;		/* bytes of the ring in use */
 	uint64_t size;		/* bytes of the ring */
 	uint64_t epoch;
+	unsigned health;	/* WAL_HEALTH_* */
 };
 
 void wal_status(struct wal *wal, struct wal_status *st);

@@ -25,7 +25,8 @@ extern "C" {
 #define REPL_E_INVAL	(-300001)	/* a bad argument or configuration */
 #define REPL_E_NOMEM	(-300002)
 #define REPL_E_IO	(-300003)	/* the medium failed (persist, open) */
-#define REPL_E_CORRUPT	(-300004)	/* no valid log header on the medium */
+#define REPL_E_CORRUPT	(-300004)	/* no valid log header, or a kept
+					   record fails its checksum */
 #define REPL_E_FULL	(-300005)	/* no space before the timeout */
 #define REPL_E_TOO_BIG	(-300006)	/* a record larger than the log */
 #define REPL_E_NOT_FOUND (-300007)	/* no such LSN (released, or not yet) */
@@ -75,6 +76,7 @@ int repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size,
 /*
  * Call cb for every record from lsn from on, in order, until it returns
  * non-zero (which repl_iterate then returns).  cb must not call librepl.
+ * A kept record that fails its checksum ends it with REPL_E_CORRUPT.
  */
 typedef int repl_iterate_fn(void *arg, uint64_t lsn, const void *data,
 		size_t len);
@@ -84,6 +86,19 @@ int repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb,
 /* the database checkpointed up to lsn: that space may be reused */
 int repl_release(struct repl *repl, uint64_t lsn);
 
+/*
+ * repl_status.health: what the medium said when the log was opened.  A
+ * SUSPECT bit means records the log acknowledged may be damaged or lost on
+ * this node (its checksums still guard every record returned).
+ */
+#define REPL_HEALTH_NOT_CLOSED		(1u << 0) /* last user did not close it */
+#define REPL_HEALTH_USC_UNKNOWN		(1u << 1) /* the device has no unsafe-
+						     shutdown count */
+#define REPL_HEALTH_BADBLOCKS_UNKNOWN	(1u << 2) /* bad blocks not listable */
+#define REPL_HEALTH_UNSAFE_SHUTDOWN	(1u << 8) /* power lost while open */
+#define REPL_HEALTH_BAD_BLOCKS		(1u << 9) /* bad blocks in the log */
+#define REPL_HEALTH_SUSPECT		(0xffu << 8)
+
 struct repl_status {
 	uint64_t first_lsn;	/* oldest record kept; 0: none */
 	uint64_t last_lsn;	/* newest appended; 0: none */
@@ -91,6 +106,7 @@ struct repl_status {
 	uint64_t used_bytes;
 	uint64_t size_bytes;
 	uint64_t epoch;
+	unsigned health;	/* REPL_HEALTH_* */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);

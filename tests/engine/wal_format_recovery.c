@@ -194,6 +194,19 @@ wal__torn_tail_ends_the_log(void)
 	rpma_ext_mem_close(&mem);
 }
 
+/* the header copy with the higher generation (seq at byte 16) */
+static size_t
+newest_copy(struct rpma_ext_mem *mem)
+{
+	uint64_t a, b;
+	char *p;
+
+	rpma_ext_mem_get_ptr(mem, (void **)&p);
+	memcpy(&a, p + 16, 8);
+	memcpy(&b, p + 4096 + 16, 8);
+	return a > b ? 0 : 4096;
+}
+
 static void
 wal__torn_header_update_uses_the_other_copy(void)
 {
@@ -204,17 +217,49 @@ wal__torn_header_update_uses_the_other_copy(void)
 	for (uint64_t l = 1; l <= 20; l++)
 		append(wal, l, 200);
 	CU_ASSERT_EQUAL(wal_sync(wal, 20), 0);
-	CU_ASSERT_EQUAL(wal_release(wal, 10), 0);	/* header now in copy B */
-	/* a later update of copy A torn half way */
-	corrupt(mem, 40);
-	reopen(&wal, &mem);
+	CU_ASSERT_EQUAL(wal_release(wal, 10), 0);
+	wal_close(&wal);
+	/* the last update (the clean close) torn half way */
+	corrupt(mem, newest_copy(mem) + 40);
+	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.first_lsn, 11);
 	CU_ASSERT_EQUAL(st.last_lsn, 20);
+	/* the surviving copy was written while the log was open */
+	CU_ASSERT(st.health & WAL_HEALTH_NOT_CLOSED);
 	/* both copies broken: the log refuses to open */
 	wal_close(&wal);
+	corrupt(mem, 40);
 	corrupt(mem, 4096 + 40);
 	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
+	rpma_ext_mem_close(&mem);
+}
+
+/* a clean close is remembered; an open that was never closed is reported */
+static void
+wal__open_state_and_health_are_reported(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = fresh(1 << 20, &mem);
+	struct wal *again = NULL;
+	struct wal_status st;
+
+	wal_status(wal, &st);
+	CU_ASSERT_EQUAL(st.health & WAL_HEALTH_NOT_CLOSED, 0);
+	/* a file is not PMem: nothing the device could report is known */
+	CU_ASSERT(st.health & WAL_HEALTH_USC_UNKNOWN);
+	CU_ASSERT(st.health & WAL_HEALTH_BADBLOCKS_UNKNOWN);
+	CU_ASSERT_EQUAL(st.health & WAL_HEALTH_SUSPECT, 0);
+	/* opened a second time without a close: as after a crash */
+	CU_ASSERT_FATAL(wal_open(mem, &again) == 0);
+	wal_status(again, &st);
+	CU_ASSERT(st.health & WAL_HEALTH_NOT_CLOSED);
+	wal_close(&again);
+	wal_close(&wal);
+	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
+	wal_status(wal, &st);
+	CU_ASSERT_EQUAL(st.health & WAL_HEALTH_NOT_CLOSED, 0);
+	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
 }
 
@@ -230,9 +275,11 @@ wal__checkpoint_at_the_ring_end_is_refused(void)
 
 	wal_close(&wal);
 	rpma_ext_mem_get_ptr(mem, (void **)&p);
-	memcpy(p + 72, &ck_off, 8);		/* ck_off */
-	crc = rpma_crc32c(0, p, 92);		/* a header that checks out */
-	memcpy(p + 92, &crc, 4);
+	for (size_t c = 0; c < 8192; c += 4096) {
+		memcpy(p + c + 72, &ck_off, 8);		/* ck_off */
+		crc = rpma_crc32c(0, p + c, 108);	/* a header that checks out */
+		memcpy(p + c + 108, &crc, 4);
+	}
 	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
 	CU_ASSERT_PTR_NULL(wal);
 	rpma_ext_mem_close(&mem);
@@ -275,6 +322,7 @@ main(void)
 		UNIT_CASE(wal__wraparound_straddling_many_laps),
 		UNIT_CASE(wal__torn_tail_ends_the_log),
 		UNIT_CASE(wal__torn_header_update_uses_the_other_copy),
+		UNIT_CASE(wal__open_state_and_health_are_reported),
 		UNIT_CASE(wal__checkpoint_at_the_ring_end_is_refused),
 		UNIT_CASE(wal__full_ring_blocks_then_fails),
 		CU_TEST_INFO_NULL,

@@ -39,7 +39,16 @@ no_close(struct rpma_ext_mem *mem)
 	(void)mem;
 }
 
-static const struct rpma_mem_ops fuzz_ops = { .persist = no_persist, .close = no_close };
+static void
+plain_memcpy(struct rpma_ext_mem *mem, char *dst, const void *src, size_t len)
+{
+	(void)mem;
+	memcpy(dst, src, len);
+}
+
+static const struct rpma_mem_ops fuzz_ops = {
+	.persist = no_persist, .memcpy = plain_memcpy, .close = no_close,
+};
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -87,8 +96,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size > 25)
 			memcpy(region + 8192, data + 25,
 				size - 25 < REGION - 8192 ? size - 25 : REGION - 8192);
-		crc = rpma_crc32c(0, region, 92);
-		memcpy(region + 92, &crc, 4);
+		crc = rpma_crc32c(0, region, 108);
+		memcpy(region + 108, &crc, 4);
 	} else if (data[0] & 1) {
 		/* a valid header, then the input as the ring */
 		struct wal_identity id = { .node_id = 1, .epoch = 1 };
