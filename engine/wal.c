@@ -83,6 +83,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -157,7 +159,11 @@ struct wal {
 	pthread_cond_t space;	/* signalled when space is released */
 	pthread_cond_t synced;	/* signalled when a sync ends */
 	pthread_cond_t published; /* signalled when records are published */
-	unsigned pub_waiters;
+	unsigned pub_waiters, sync_waiters;
+	/* pub.lsn and durable.lsn, for waiters spinning without the lock */
+	_Atomic uint64_t pub_lsn, durable_lsn;
+	/* appends between reserve and publish, by LSN modulo PUB_SLOTS */
+	struct slot *slots;
 	struct pos head;	/* the oldest record kept (the checkpoint) */
 	struct pos tail;	/* where the next reservation goes (crc unknown) */
 	struct pos pub;		/* records before it are complete: readable */
@@ -173,6 +179,17 @@ struct wal {
 };
 
 #define IDX_STRIDE 64
+#define PUB_SLOTS 1024
+#define SPIN_ROUNDS 50
+
+/* a filled record waiting for its turn to be published */
+struct slot {
+	struct rec_hdr h;	/* crc not yet chained */
+	struct pos at;
+	uint32_t crc0;		/* CRC of header + payload from zero */
+	bool wrap;		/* a WRAP precedes it */
+	bool ready;
+};
 
 static uint64_t
 align8(uint64_t v)
@@ -326,6 +343,7 @@ wal_free(struct wal *wal)
 	pthread_cond_destroy(&wal->space);
 	pthread_mutex_destroy(&wal->lock);
 	free(wal->idx);
+	free(wal->slots);
 	free(wal);
 }
 
@@ -437,11 +455,22 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	/* live LSNs span fewer than ring_size / REC_HDR: no two share a slot */
 	wal->idx_cap = wal->ring_size / REC_HDR / IDX_STRIDE + 2;
 	wal->idx = calloc(wal->idx_cap, sizeof(*wal->idx));
-	if (wal->idx == NULL) {
+	wal->slots = calloc(PUB_SLOTS, sizeof(*wal->slots));
+	if (wal->idx == NULL || wal->slots == NULL) {
+		free(wal->idx);
+		free(wal->slots);
 		free(wal);
 		return RPMA_E_NOMEM;
 	}
-	pthread_mutex_init(&wal->lock, NULL);
+	{
+		/* critical sections are a few hundred instructions: spin first */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&wal->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&wal->space, &ca);
@@ -463,6 +492,8 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->used = distance(wal, &wal->head, &wal->tail);
 	wal->pub = wal->tail;
 	wal->durable = wal->tail;	/* what recovery found is what the media holds */
+	atomic_init(&wal->pub_lsn, wal->pub.lsn);
+	atomic_init(&wal->durable_lsn, wal->durable.lsn);
 	if ((ret = check_health(wal))) {
 		wal_free(wal);
 		return ret;
@@ -511,21 +542,65 @@ deadline(int timeout_ms)
  *   1. reserve (lock): an LSN and ring space, and a WRAP before it if the
  *      record does not fit before the ring's end;
  *   2. fill (no lock): copy the payload, CRC header + payload from zero;
- *   3. publish (lock, in LSN order): chain the CRC onto the previous
- *      record's (rpma_crc32c_shift), write the header, move pub.
- * A record's header is written last, so a reader or a recovery never sees
- * a record whose payload is still being copied.
+ *   3. publish (lock): leave the record in its slot; whoever finds the
+ *      record at pub ready publishes it and every ready one after it, in
+ *      LSN order: chain the CRC onto the previous record's
+ *      (rpma_crc32c_shift), store the header, move pub.  Nobody waits for
+ *      a slower appender before it.
+ * A record's header is stored last, so a reader or a recovery never sees a
+ * record whose payload is still being copied.
  */
+static void
+publish_ready(struct wal *wal)
+{
+	struct slot *s;
+	bool moved = false;
+
+	while ((s = &wal->slots[wal->pub.lsn % PUB_SLOTS])->ready &&
+	       s->h.lsn == wal->pub.lsn) {
+		uint32_t crc = wal->pub.crc;
+		struct pos at = s->at;
+
+		if (s->wrap) {
+			struct rec_hdr wrap;
+
+			memset(&wrap, 0, sizeof(wrap));
+			wrap.lsn = wal->pub.lsn;
+			wrap.lap = wal->pub.lap;
+			wrap.epoch = (uint32_t)wal->hdr.epoch;
+			wrap.flags = FLAG_WRAP;
+			wrap.crc = rpma_crc32c(crc, &wrap, sizeof(wrap));
+			crc = wrap.crc;
+			rpma_ext_mem_memcpy(wal->mem, RING_OFF + wal->pub.off, &wrap,
+				sizeof(wrap));
+		}
+		at.crc = crc;
+		s->h.crc = s->crc0 ^ rpma_crc32c_shift(crc, REC_HDR + s->h.len);
+		rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off, &s->h, sizeof(s->h));
+		idx_note(wal, &at);
+		wal->pub = at;
+		advance(wal, &wal->pub, s->h.len, false, s->h.crc);
+		s->ready = false;
+		moved = true;
+	}
+	if (moved) {
+		atomic_store_explicit(&wal->pub_lsn, wal->pub.lsn, memory_order_release);
+		if (wal->pub_waiters)
+			pthread_cond_broadcast(&wal->published);
+	}
+}
+
 int
 wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		uint64_t client_id, int timeout_ms, uint64_t *lsn)
 {
 	struct timespec until = { 0, 0 };
 	bool waited = false;
-	struct rec_hdr h, wrap;
-	struct pos at, wrap_at;
+	struct rec_hdr h;
+	struct pos at;
+	struct slot *s;
 	uint64_t len = 0, need, waste, before;
-	uint32_t crc0, crc;
+	uint32_t crc0;
 	size_t done = 0;
 
 	if (wal == NULL || lsn == NULL || iovcnt < 0 || (iovcnt && iov == NULL))
@@ -542,8 +617,16 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	for (;;) {
 		waste = need > wal->ring_size - wal->tail.off ?
 			wal->ring_size - wal->tail.off : 0;
-		if (wal->used + waste + need <= wal->ring_size)
+		if (wal->used + waste + need <= wal->ring_size &&
+		    wal->tail.lsn - wal->pub.lsn < PUB_SLOTS)
 			break;
+		if (wal->tail.lsn - wal->pub.lsn >= PUB_SLOTS) {
+			/* every slot taken by appenders still copying */
+			wal->pub_waiters++;
+			pthread_cond_wait(&wal->published, &wal->lock);
+			wal->pub_waiters--;
+			continue;
+		}
 		if (timeout_ms <= 0) {
 			pthread_mutex_unlock(&wal->lock);
 			return WAL_E_FULL;
@@ -557,7 +640,8 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 			return WAL_E_FULL;
 		}
 	}
-	wrap_at = wal->tail;
+	s = &wal->slots[wal->tail.lsn % PUB_SLOTS];
+	s->wrap = waste != 0;
 	if (waste) {
 		/* does not fit before the end: a WRAP sends readers to 0 */
 		advance(wal, &wal->tail, 0, true, 0);
@@ -571,7 +655,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		wal->ring_size - before;
 	pthread_mutex_unlock(&wal->lock);
 
-	/* 2. fill */
+	/* 2. fill: the slot is ours until it is marked ready */
 	memset(&h, 0, sizeof(h));
 	h.lsn = at.lsn;
 	h.len = (uint32_t)len;
@@ -586,33 +670,13 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		done += iov[i].iov_len;
 	}
 
-	/* 3. publish, after every earlier reservation */
+	/* 3. publish what is ready from pub on, ours included if its turn */
 	pthread_mutex_lock(&wal->lock);
-	while (wal->pub.lsn != wrap_at.lsn || wal->pub.off != wrap_at.off ||
-	       wal->pub.lap != wrap_at.lap) {
-		wal->pub_waiters++;
-		pthread_cond_wait(&wal->published, &wal->lock);
-		wal->pub_waiters--;
-	}
-	crc = wal->pub.crc;
-	if (waste) {
-		memset(&wrap, 0, sizeof(wrap));
-		wrap.lsn = wrap_at.lsn;
-		wrap.lap = wrap_at.lap;
-		wrap.epoch = (uint32_t)wal->hdr.epoch;
-		wrap.flags = FLAG_WRAP;
-		wrap.crc = rpma_crc32c(crc, &wrap, sizeof(wrap));
-		crc = wrap.crc;
-		rpma_ext_mem_memcpy(wal->mem, RING_OFF + wrap_at.off, &wrap, sizeof(wrap));
-	}
-	at.crc = crc;
-	h.crc = crc0 ^ rpma_crc32c_shift(crc, REC_HDR + len);
-	rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off, &h, sizeof(h));
-	idx_note(wal, &at);
-	wal->pub = at;
-	advance(wal, &wal->pub, (uint32_t)len, false, h.crc);
-	if (wal->pub_waiters)
-		pthread_cond_broadcast(&wal->published);
+	s->h = h;
+	s->at = at;
+	s->crc0 = crc0;
+	s->ready = true;
+	publish_ready(wal);
 	pthread_mutex_unlock(&wal->lock);
 	*lsn = h.lsn;
 	return 0;
@@ -633,6 +697,29 @@ persist_range(struct wal *wal, const struct pos *from, const struct pos *to)
 	return ret;
 }
 
+/*
+ * Wait (under the lock) until *watched passes lsn, spinning briefly first:
+ * with a fast medium the persist or the copy being waited for takes less
+ * than a sleep and a wake-up would.
+ */
+static void
+wait_past(struct wal *wal, _Atomic uint64_t *watched, uint64_t lsn,
+		pthread_cond_t *cond, unsigned *waiters)
+{
+	pthread_mutex_unlock(&wal->lock);
+	for (int i = 0; i < SPIN_ROUNDS; i++) {
+		if (atomic_load_explicit(watched, memory_order_acquire) > lsn)
+			break;
+		sched_yield();
+	}
+	pthread_mutex_lock(&wal->lock);
+	if (atomic_load_explicit(watched, memory_order_acquire) > lsn)
+		return;
+	(*waiters)++;
+	pthread_cond_wait(cond, &wal->lock);
+	(*waiters)--;
+}
+
 int
 wal_sync(struct wal *wal, uint64_t lsn)
 {
@@ -641,14 +728,21 @@ wal_sync(struct wal *wal, uint64_t lsn)
 	if (wal == NULL)
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	if (lsn >= wal->pub.lsn)
-		lsn = wal->pub.lsn - 1;	/* everything appended so far */
+	if (lsn >= wal->tail.lsn)
+		lsn = wal->tail.lsn - 1;	/* everything appended so far */
 	while (wal->durable.lsn <= lsn && ret == 0) {
 		struct pos from, to;
 
+		if (wal->pub.lsn <= lsn) {
+			/* reserved, still being copied */
+			wait_past(wal, &wal->pub_lsn, lsn, &wal->published,
+				&wal->pub_waiters);
+			continue;
+		}
 		if (wal->syncing) {
 			/* another caller persists: its range may cover ours */
-			pthread_cond_wait(&wal->synced, &wal->lock);
+			wait_past(wal, &wal->durable_lsn, lsn, &wal->synced,
+				&wal->sync_waiters);
 			continue;
 		}
 		wal->syncing = true;
@@ -657,10 +751,14 @@ wal_sync(struct wal *wal, uint64_t lsn)
 		pthread_mutex_unlock(&wal->lock);
 		ret = persist_range(wal, &from, &to);
 		pthread_mutex_lock(&wal->lock);
-		if (ret == 0)
+		if (ret == 0) {
 			wal->durable = to;
+			atomic_store_explicit(&wal->durable_lsn, to.lsn,
+				memory_order_release);
+		}
 		wal->syncing = false;
-		pthread_cond_broadcast(&wal->synced);
+		if (wal->sync_waiters)
+			pthread_cond_broadcast(&wal->synced);
 	}
 	pthread_mutex_unlock(&wal->lock);
 	return ret;
