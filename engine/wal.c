@@ -187,6 +187,7 @@ struct slot {
 	struct rec_hdr h;	/* crc not yet chained */
 	struct pos at;
 	uint32_t crc0;		/* CRC of header + payload from zero */
+	uint32_t xpow;		/* x^(8 * (header + payload)): chains crc0 */
 	bool wrap;		/* a WRAP precedes it */
 	bool ready;
 };
@@ -575,7 +576,7 @@ publish_ready(struct wal *wal)
 				sizeof(wrap));
 		}
 		at.crc = crc;
-		s->h.crc = s->crc0 ^ rpma_crc32c_shift(crc, REC_HDR + s->h.len);
+		s->h.crc = s->crc0 ^ rpma_crc32c_mulmod(crc, s->xpow);
 		rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off, &s->h, sizeof(s->h));
 		idx_note(wal, &at);
 		wal->pub = at;
@@ -600,7 +601,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	struct pos at;
 	struct slot *s;
 	uint64_t len = 0, need, waste, before;
-	uint32_t crc0;
+	uint32_t crc0, xpow;
 	size_t done = 0;
 
 	if (wal == NULL || lsn == NULL || iovcnt < 0 || (iovcnt && iov == NULL))
@@ -669,12 +670,14 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		crc0 = rpma_crc32c(crc0, iov[i].iov_base, iov[i].iov_len);
 		done += iov[i].iov_len;
 	}
+	xpow = rpma_crc32c_xpow8n(REC_HDR + len);
 
 	/* 3. publish what is ready from pub on, ours included if its turn */
 	pthread_mutex_lock(&wal->lock);
 	s->h = h;
 	s->at = at;
 	s->crc0 = crc0;
+	s->xpow = xpow;
 	s->ready = true;
 	publish_ready(wal);
 	pthread_mutex_unlock(&wal->lock);

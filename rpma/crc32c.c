@@ -133,18 +133,44 @@ gf2_mulmod(uint32_t a, uint32_t b)
 	return p;
 }
 
+/* x^(8 * 2^k) modulo the polynomial, k = 0..63 */
+static uint32_t pow8_table[64];
+static atomic_int pow8_ready;
+
+static void
+pow8_build(void)
+{
+	uint32_t p = 1u << 23;	/* x^8 */
+
+	for (int k = 0; k < 64; k++) {
+		pow8_table[k] = p;
+		p = gf2_mulmod(p, p);
+	}
+	atomic_store_explicit(&pow8_ready, 1, memory_order_release);
+}
+
+uint32_t
+rpma_crc32c_xpow8n(uint64_t len)
+{
+	uint32_t r = 1u << 31;	/* x^0 */
+
+	/* building twice in a race writes the same values: harmless */
+	if (!atomic_load_explicit(&pow8_ready, memory_order_acquire))
+		pow8_build();
+	for (int k = 0; len; k++, len >>= 1)
+		if (len & 1)
+			r = gf2_mulmod(r, pow8_table[k]);
+	return r;
+}
+
+uint32_t
+rpma_crc32c_mulmod(uint32_t a, uint32_t b)
+{
+	return gf2_mulmod(a, b);
+}
+
 uint32_t
 rpma_crc32c_shift(uint32_t crc, uint64_t len)
 {
-	/* x^(8 * 2^k) for k = 0..63, by repeated squaring of x^8 */
-	uint32_t sq = 1u << 23;	/* x^8 */
-
-	while (len && crc) {
-		if (len & 1)
-			crc = gf2_mulmod(crc, sq);
-		len >>= 1;
-		if (len)
-			sq = gf2_mulmod(sq, sq);
-	}
-	return crc;
+	return gf2_mulmod(crc, rpma_crc32c_xpow8n(len));
 }

@@ -20,6 +20,13 @@ uint32_t rpma_crc32c(uint32_t crc, const void *buf, size_t len);
  */
 uint32_t rpma_crc32c_shift(uint32_t crc, uint64_t len);
 
+/*
+ * The same in two halves, so the costly one can run outside a lock:
+ * rpma_crc32c_shift(c, len) == rpma_crc32c_mulmod(c, rpma_crc32c_xpow8n(len)).
+ */
+uint32_t rpma_crc32c_xpow8n(uint64_t len);
+uint32_t rpma_crc32c_mulmod(uint32_t a, uint32_t b);
+
 /* the portable implementation, exposed so tests can compare both paths */
 uint32_t rpma_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 

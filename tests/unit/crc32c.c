@@ -40,6 +40,9 @@ crc32c__shift_chains_after_the_fact(void)
 			CU_ASSERT_EQUAL(rpma_crc32c(seeds[s], buf, lens[l]),
 				rpma_crc32c(0, buf, lens[l]) ^
 				rpma_crc32c_shift(seeds[s], lens[l]));
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		CU_ASSERT_EQUAL(rpma_crc32c_mulmod(0xdeadbeefu, rpma_crc32c_xpow8n(lens[l])),
+			rpma_crc32c_shift(0xdeadbeefu, lens[l]));
 	CU_ASSERT_EQUAL(rpma_crc32c_shift(0x12345678u, 0), 0x12345678u);
 	CU_ASSERT_EQUAL(rpma_crc32c_shift(0, 12345), 0u);
 }
