@@ -156,13 +156,19 @@ int
 rpma_progress_add(struct rpma_progress **pp, const struct rpma_progress_ops *ops,
 		void *owner, struct rpma_progress_item *item)
 {
+	/* connections of one peer may be set up from several threads at once */
+	static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = item->fd };
 	struct rpma_progress *p;
-	int ret;
+	int ret = 0;
 
-	if (*pp == NULL && (ret = progress_start(pp, ops, owner)))
-		return ret;
+	pthread_mutex_lock(&start_lock);
+	if (*pp == NULL)
+		ret = progress_start(pp, ops, owner);
 	p = *pp;
+	pthread_mutex_unlock(&start_lock);
+	if (ret)
+		return ret;
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, item->fd, &ev) != 0)
 		return rpma_fail(RPMA_E_PROVIDER, "epoll_ctl: %s", strerror(errno));
 	pthread_mutex_lock(&p->lock);
