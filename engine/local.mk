@@ -23,3 +23,12 @@ noinst_PROGRAMS += engine/repl_example
 engine_repl_example_SOURCES = engine/repl_example.c
 engine_repl_example_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 engine_repl_example_LDADD = engine/librepl.la
+
+# the control channel between a primary and its replicas
+engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
+	engine/ctl_chan.c engine/ctl_chan.h
+
+# replication: the primary's links and the replica's side
+engine_librepl_internal_la_SOURCES += \
+	engine/cluster.c engine/cluster.h \
+	engine/replica.c engine/replica.h

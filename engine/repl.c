@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "repl.h"
 #include "wal.h"
 
@@ -23,6 +24,7 @@ _Static_assert(REPL_HEALTH_NOT_CLOSED == WAL_HEALTH_NOT_CLOSED &&
 struct repl {
 	struct rpma_ext_mem *mem;
 	struct wal *wal;
+	struct cluster *cluster;	/* NULL: a single node */
 	int full_timeout_ms;
 };
 
@@ -37,6 +39,7 @@ err_of(int ret)
 	case WAL_E_FULL:	return REPL_E_FULL;
 	case WAL_E_TOO_BIG:	return REPL_E_TOO_BIG;
 	case WAL_E_NOT_FOUND:	return REPL_E_NOT_FOUND;
+	case WAL_E_TIMEDOUT:	return REPL_E_TIMEDOUT;
 	default:		return REPL_E_IO;
 	}
 }
@@ -53,6 +56,7 @@ repl_strerror(int err)
 	case REPL_E_FULL:	return "The log is full (release what the database checkpointed)";
 	case REPL_E_TOO_BIG:	return "The record is larger than the log can hold";
 	case REPL_E_NOT_FOUND:	return "No such record in the log";
+	case REPL_E_TIMEDOUT:	return "Not durable on enough replicas in time (see repl_replica_status)";
 	default:		return "Unknown error";
 	}
 }
@@ -65,7 +69,9 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 
 	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
 	    cfg->backend < REPL_BACKEND_PMEM || cfg->backend > REPL_BACKEND_CRASH ||
-	    (cfg->create && cfg->size == 0))
+	    (cfg->create && cfg->size == 0) || cfg->n_replicas < 0 ||
+	    (cfg->n_replicas && cfg->replicas == NULL) || cfg->quorum < 0 ||
+	    cfg->quorum > cfg->n_replicas)
 		return REPL_E_INVAL;
 	repl = calloc(1, sizeof(*repl));
 	if (repl == NULL)
@@ -85,9 +91,41 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	}
 	if ((ret = wal_open(repl->mem, &repl->wal)))
 		goto err_mem;
+	if (cfg->n_replicas) {
+		struct cluster_replica reps[64];
+		struct cluster_cfg cc = {
+			.provider = cfg->provider ? cfg->provider : "tcp",
+			.replicas = reps, .n_replicas = cfg->n_replicas,
+			.quorum = cfg->quorum, .heartbeat_ms = cfg->heartbeat_ms,
+			.down_timeout_ms = cfg->down_timeout_ms,
+		};
+		struct wal_identity id;
+		uint64_t ring_size;
+
+		if (cfg->n_replicas > 64) {
+			ret = RPMA_E_INVAL;
+			goto err_wal;
+		}
+		for (int i = 0; i < cfg->n_replicas; i++) {
+			if (cfg->replicas[i].host == NULL || cfg->replicas[i].port == NULL) {
+				ret = RPMA_E_INVAL;
+				goto err_wal;
+			}
+			reps[i] = (struct cluster_replica){ cfg->replicas[i].host,
+				cfg->replicas[i].port };
+		}
+		/* every start of a primary begins a new epoch */
+		wal_identity(repl->wal, &id, &ring_size);
+		if ((ret = wal_set_epoch(repl->wal, id.epoch + 1)))
+			goto err_wal;
+		if ((ret = cluster_start(&cc, repl->mem, repl->wal, &repl->cluster)))
+			goto err_wal;
+	}
 	*repl_ptr = repl;
 	return 0;
 
+err_wal:
+	wal_close(&repl->wal);
 err_mem:
 	rpma_ext_mem_close(&repl->mem);
 err_free:
@@ -102,6 +140,7 @@ repl_close(struct repl **repl_ptr)
 		return REPL_E_INVAL;
 	if (*repl_ptr == NULL)
 		return 0;
+	cluster_stop(&(*repl_ptr)->cluster);
 	wal_close(&(*repl_ptr)->wal);
 	rpma_ext_mem_close(&(*repl_ptr)->mem);
 	free(*repl_ptr);
@@ -130,9 +169,10 @@ repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
 int
 repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms)
 {
-	(void)timeout_ms;	/* a local persist is not interrupted */
 	if (repl == NULL)
 		return REPL_E_INVAL;
+	if (repl->cluster)
+		return err_of(cluster_wait_durable(repl->cluster, lsn, timeout_ms));
 	return err_of(wal_sync(repl->wal, lsn));
 }
 
@@ -160,6 +200,8 @@ repl_release(struct repl *repl, uint64_t lsn)
 {
 	if (repl == NULL)
 		return REPL_E_INVAL;
+	if (repl->cluster)
+		return err_of(cluster_release(repl->cluster, lsn));
 	return err_of(wal_release(repl->wal, lsn));
 }
 
@@ -178,5 +220,26 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->size_bytes = ws.size;
 	st->epoch = ws.epoch;
 	st->health = ws.health;
+	st->commit_lsn = repl->cluster ? cluster_durable_lsn(repl->cluster) :
+		ws.durable_lsn;
+	st->replicas_up = repl->cluster ? cluster_links_up(repl->cluster) : 0;
+	return 0;
+}
+
+int
+repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
+{
+	struct cluster_link_status ls;
+	int ret;
+
+	if (repl == NULL || st == NULL || repl->cluster == NULL)
+		return REPL_E_INVAL;
+	if ((ret = cluster_link_status(repl->cluster, i, &ls)))
+		return err_of(ret);
+	st->state = (enum repl_replica_state)ls.state;
+	st->flushed_lsn = ls.flushed_lsn;
+	st->lag_records = ls.lag_records;
+	st->reconnects = ls.reconnects;
+	memcpy(st->why, ls.why, sizeof(st->why));
 	return 0;
 }

@@ -97,7 +97,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	"the log's format is little-endian; this host is not");
 
 #define HDR_COPY_SIZE 4096
-#define RING_OFF (2 * HDR_COPY_SIZE)
+#define RING_OFF WAL_RING_OFF
+_Static_assert(WAL_RING_OFF == 2 * HDR_COPY_SIZE, "the ring follows both header copies");
 #define REC_HDR 40
 #define FLAG_WRAP 1u
 #define WAL_VERSION 1
@@ -139,13 +140,6 @@ struct rec_hdr {
 };
 _Static_assert(sizeof(struct rec_hdr) == REC_HDR, "record header is 40 bytes");
 
-/* a position in the ring */
-struct pos {
-	uint64_t off;
-	uint32_t lap;
-	uint64_t lsn;		/* of the record at off */
-	uint32_t crc;		/* chain value before it */
-};
 
 struct wal {
 	struct rpma_ext_mem *mem;
@@ -164,17 +158,18 @@ struct wal {
 	_Atomic uint64_t pub_lsn, durable_lsn;
 	/* appends between reserve and publish, by LSN modulo PUB_SLOTS */
 	struct slot *slots;
-	struct pos head;	/* the oldest record kept (the checkpoint) */
-	struct pos tail;	/* where the next reservation goes (crc unknown) */
-	struct pos pub;		/* records before it are complete: readable */
+	struct wal_pos head;	/* the oldest record kept (the checkpoint) */
+	struct wal_pos tail;	/* where the next reservation goes (crc unknown) */
+	struct wal_pos pub;		/* records before it are complete: readable */
 	uint64_t used;		/* ring bytes from head to tail */
-	struct pos durable;	/* everything before is persistent */
+	struct wal_pos durable;	/* everything before is persistent */
 	bool syncing;
+	uint64_t read_limit;	/* readers see LSNs below it (a replica's commit) */
 
 	unsigned health;	/* WAL_HEALTH_* found at open */
 
 	/* every IDX_STRIDE-th LSN's position, so a read scans few records */
-	struct pos *idx;
+	struct wal_pos *idx;
 	uint64_t idx_cap;
 };
 
@@ -185,7 +180,7 @@ struct wal {
 /* a filled record waiting for its turn to be published */
 struct slot {
 	struct rec_hdr h;	/* crc not yet chained */
-	struct pos at;
+	struct wal_pos at;
 	uint32_t crc0;		/* CRC of header + payload from zero */
 	uint32_t xpow;		/* x^(8 * (header + payload)): chains crc0 */
 	bool wrap;		/* a WRAP precedes it */
@@ -279,7 +274,7 @@ hdr_valid(const struct wal_hdr *h, size_t size)
 
 /* the next position after a record of len payload bytes at p */
 static void
-advance(const struct wal *wal, struct pos *p, uint32_t len, bool wrap,
+advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
 		uint32_t crc)
 {
 	if (wrap) {
@@ -301,7 +296,7 @@ advance(const struct wal *wal, struct pos *p, uint32_t len, bool wrap,
  * WRAP, 0 for the end of the log.
  */
 static int
-rec_at(const struct wal *wal, const struct pos *p, struct rec_hdr *h)
+rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
 {
 	struct rec_hdr z;
 	uint32_t crc;
@@ -329,7 +324,7 @@ rec_at(const struct wal *wal, const struct pos *p, struct rec_hdr *h)
 }
 
 static uint64_t
-distance(const struct wal *wal, const struct pos *from, const struct pos *to)
+distance(const struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
 {
 	if (to->lap == from->lap)
 		return to->off - from->off;
@@ -405,18 +400,18 @@ check_health(struct wal *wal)
 
 /* remember where a record starts, if its LSN is a multiple of the stride */
 static void
-idx_note(struct wal *wal, const struct pos *p)
+idx_note(struct wal *wal, const struct wal_pos *p)
 {
 	if (p->lsn % IDX_STRIDE == 0)
 		wal->idx[(p->lsn / IDX_STRIDE) % wal->idx_cap] = *p;
 }
 
 /* the closest noted position at or before lsn, else the head */
-static struct pos
+static struct wal_pos
 idx_find(const struct wal *wal, uint64_t lsn)
 {
 	uint64_t base = lsn - lsn % IDX_STRIDE;
-	const struct pos *e = &wal->idx[(base / IDX_STRIDE) % wal->idx_cap];
+	const struct wal_pos *e = &wal->idx[(base / IDX_STRIDE) % wal->idx_cap];
 
 	if (base > wal->head.lsn && e->lsn == base)
 		return *e;
@@ -480,7 +475,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	pthread_condattr_destroy(&ca);
 
 	/* recovery: from the checkpoint to the first record that fails */
-	wal->head = (struct pos){ .off = wal->hdr.ck_off, .lap = wal->hdr.ck_lap,
+	wal->head = (struct wal_pos){ .off = wal->hdr.ck_off, .lap = wal->hdr.ck_lap,
 		.lsn = wal->hdr.ck_lsn, .crc = wal->hdr.ck_crc };
 	wal->tail = wal->head;
 	while ((kind = rec_at(wal, &wal->tail, &h)) != 0) {
@@ -493,6 +488,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->used = distance(wal, &wal->head, &wal->tail);
 	wal->pub = wal->tail;
 	wal->durable = wal->tail;	/* what recovery found is what the media holds */
+	wal->read_limit = UINT64_MAX;
 	atomic_init(&wal->pub_lsn, wal->pub.lsn);
 	atomic_init(&wal->durable_lsn, wal->durable.lsn);
 	if ((ret = check_health(wal))) {
@@ -560,7 +556,7 @@ publish_ready(struct wal *wal)
 	while ((s = &wal->slots[wal->pub.lsn % PUB_SLOTS])->ready &&
 	       s->h.lsn == wal->pub.lsn) {
 		uint32_t crc = wal->pub.crc;
-		struct pos at = s->at;
+		struct wal_pos at = s->at;
 
 		if (s->wrap) {
 			struct rec_hdr wrap;
@@ -598,7 +594,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	struct timespec until = { 0, 0 };
 	bool waited = false;
 	struct rec_hdr h;
-	struct pos at;
+	struct wal_pos at;
 	struct slot *s;
 	uint64_t len = 0, need, waste, before;
 	uint32_t crc0, xpow;
@@ -687,7 +683,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 
 /* persist the ring between two positions (at most one wrap) */
 static int
-persist_range(struct wal *wal, const struct pos *from, const struct pos *to)
+persist_range(struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
 {
 	int ret;
 
@@ -707,7 +703,7 @@ persist_range(struct wal *wal, const struct pos *from, const struct pos *to)
  */
 static void
 wait_past(struct wal *wal, _Atomic uint64_t *watched, uint64_t lsn,
-		pthread_cond_t *cond, unsigned *waiters)
+		pthread_cond_t *cond, unsigned *waiters, const bool *busy)
 {
 	pthread_mutex_unlock(&wal->lock);
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
@@ -716,7 +712,9 @@ wait_past(struct wal *wal, _Atomic uint64_t *watched, uint64_t lsn,
 		sched_yield();
 	}
 	pthread_mutex_lock(&wal->lock);
-	if (atomic_load_explicit(watched, memory_order_acquire) > lsn)
+	/* done, or whoever would have woken us finished meanwhile: look again */
+	if (atomic_load_explicit(watched, memory_order_acquire) > lsn ||
+	    (busy && !*busy))
 		return;
 	(*waiters)++;
 	pthread_cond_wait(cond, &wal->lock);
@@ -734,18 +732,18 @@ wal_sync(struct wal *wal, uint64_t lsn)
 	if (lsn >= wal->tail.lsn)
 		lsn = wal->tail.lsn - 1;	/* everything appended so far */
 	while (wal->durable.lsn <= lsn && ret == 0) {
-		struct pos from, to;
+		struct wal_pos from, to;
 
 		if (wal->pub.lsn <= lsn) {
 			/* reserved, still being copied */
 			wait_past(wal, &wal->pub_lsn, lsn, &wal->published,
-				&wal->pub_waiters);
+				&wal->pub_waiters, NULL);
 			continue;
 		}
 		if (wal->syncing) {
 			/* another caller persists: its range may cover ours */
 			wait_past(wal, &wal->durable_lsn, lsn, &wal->synced,
-				&wal->sync_waiters);
+				&wal->sync_waiters, &wal->syncing);
 			continue;
 		}
 		wal->syncing = true;
@@ -773,9 +771,9 @@ wal_sync(struct wal *wal, uint64_t lsn)
  * when written or recovered), then check the one asked for in full.
  */
 static int
-find(struct wal *wal, uint64_t lsn, struct pos *at, struct rec_hdr *h)
+find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h)
 {
-	struct pos p;
+	struct wal_pos p;
 
 	if (lsn < wal->head.lsn || lsn >= wal->pub.lsn)
 		return WAL_E_NOT_FOUND;
@@ -808,13 +806,13 @@ int
 wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 {
 	struct rec_hdr h;
-	struct pos at;
+	struct wal_pos at;
 	int ret;
 
 	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	ret = find(wal, lsn, &at, &h);
+	ret = lsn >= wal->read_limit ? WAL_E_NOT_FOUND : find(wal, lsn, &at, &h);
 	if (ret == 0) {
 		*len = h.len;
 		memcpy(buf, wal->ring + at.off + REC_HDR, h.len < buf_size ? h.len : buf_size);
@@ -827,14 +825,14 @@ int
 wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 {
 	struct rec_hdr h;
-	struct pos p;
+	struct wal_pos p;
 	int kind, ret = 0;
 
 	if (wal == NULL || cb == NULL)
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	p = from > wal->head.lsn ? idx_find(wal, from) : wal->head;
-	while (ret == 0 && p.lsn < wal->pub.lsn) {
+	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit) {
 		kind = rec_at(wal, &p, &h);
 		if (kind == 0) {
 			/* published, yet it fails its checksum now: the media */
@@ -854,7 +852,7 @@ wal_release(struct wal *wal, uint64_t lsn)
 {
 	struct wal_hdr nh;
 	struct rec_hdr h;
-	struct pos p;
+	struct wal_pos p;
 	int kind, ret = 0;
 
 	if (wal == NULL)
@@ -895,5 +893,230 @@ wal_status(struct wal *wal, struct wal_status *st)
 	st->size = wal->ring_size;
 	st->epoch = wal->hdr.epoch;
 	st->health = wal->health;
+	pthread_mutex_unlock(&wal->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* replication: positions, and a replica's ring written from elsewhere */
+
+void
+wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
+		struct wal_pos *durable)
+{
+	pthread_mutex_lock(&wal->lock);
+	if (head)
+		*head = wal->head;
+	if (pub)
+		*pub = wal->pub;
+	if (durable)
+		*durable = wal->durable;
+	pthread_mutex_unlock(&wal->lock);
+}
+
+/* the position after record lsn (under the lock); lsn may be head.lsn - 1 */
+static int
+pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
+{
+	struct rec_hdr h;
+	struct wal_pos at;
+	int ret;
+
+	if (lsn + 1 == wal->head.lsn) {
+		*after = wal->head;
+		return 0;
+	}
+	if (lsn + 1 == wal->pub.lsn) {
+		*after = wal->pub;
+		return 0;
+	}
+	ret = find(wal, lsn, &at, &h);
+	if (ret)
+		return ret;
+	advance(wal, &at, h.len, false, h.crc);
+	*after = at;
+	return 0;
+}
+
+int
+wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
+{
+	int ret;
+
+	if (wal == NULL || after == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	if (lsn + 1 < wal->head.lsn || lsn >= wal->pub.lsn)
+		ret = WAL_E_NOT_FOUND;
+	else
+		ret = pos_after(wal, lsn, after);
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+static bool
+pos_equal(const struct wal_pos *a, const struct wal_pos *b)
+{
+	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
+		a->crc == b->crc;
+}
+
+/* extend the log over valid records found after pub (under the lock) */
+static void
+scan_forward(struct wal *wal)
+{
+	struct rec_hdr h;
+	int kind;
+
+	while ((kind = rec_at(wal, &wal->pub, &h)) != 0) {
+		if (kind == 1)
+			idx_note(wal, &wal->pub);
+		advance(wal, &wal->pub, h.len, kind == 2, h.crc);
+		if (distance(wal, &wal->head, &wal->pub) >= wal->ring_size)
+			break;
+	}
+	wal->tail = wal->pub;
+	wal->durable = wal->pub;
+	wal->used = distance(wal, &wal->head, &wal->tail);
+	atomic_store_explicit(&wal->pub_lsn, wal->pub.lsn, memory_order_release);
+	atomic_store_explicit(&wal->durable_lsn, wal->durable.lsn, memory_order_release);
+}
+
+int
+wal_refresh(struct wal *wal)
+{
+	if (wal == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	scan_forward(wal);
+	pthread_mutex_unlock(&wal->lock);
+	return 0;
+}
+
+/* make the ring hold no record at p: zero the header there, durably */
+static int
+end_at(struct wal *wal, const struct wal_pos *p)
+{
+	static const char zero[REC_HDR];
+
+	if (wal->ring_size - p->off < REC_HDR)
+		return 0;	/* no record can start there anyway */
+	rpma_ext_mem_memcpy(wal->mem, RING_OFF + p->off, zero, REC_HDR);
+	return persist(wal, RING_OFF + p->off, REC_HDR);
+}
+
+static bool
+pos_valid(const struct wal *wal, const struct wal_pos *p)
+{
+	return p->lsn > 0 && p->lap > 0 && (p->off & 7) == 0 &&
+		p->off < wal->ring_size;
+}
+
+int
+wal_truncate(struct wal *wal, const struct wal_pos *at)
+{
+	struct wal_pos own;
+	struct wal_hdr nh;
+	int ret = 0;
+
+	if (wal == NULL || at == NULL || !pos_valid(wal, at))
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	if (wal->tail.lsn != wal->pub.lsn || wal->syncing) {
+		ret = RPMA_E_INVAL;	/* appends in flight: not a replica */
+		goto out;
+	}
+	scan_forward(wal);
+	if (at->lsn >= wal->head.lsn && at->lsn <= wal->pub.lsn &&
+	    pos_after(wal, at->lsn - 1, &own) == 0 && pos_equal(&own, at)) {
+		/* a point of our own chain: forget what follows */
+		if ((ret = end_at(wal, at)))
+			goto out;
+	} else {
+		/* not in our chain: the log restarts empty at it */
+		if ((ret = end_at(wal, at)))
+			goto out;
+		nh = wal->hdr;
+		nh.ck_lsn = at->lsn;
+		nh.ck_off = at->off;
+		nh.ck_lap = at->lap;
+		nh.ck_crc = at->crc;
+		if ((ret = hdr_update(wal, &nh)))
+			goto out;
+		wal->head = *at;
+	}
+	wal->pub = *at;
+	memset(wal->idx, 0, wal->idx_cap * sizeof(*wal->idx));
+	scan_forward(wal);	/* finds nothing: records the new end */
+	pthread_cond_broadcast(&wal->space);
+out:
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+int
+wal_set_head(struct wal *wal, const struct wal_pos *at)
+{
+	struct wal_pos own;
+	struct wal_hdr nh;
+	int ret = 0;
+
+	if (wal == NULL || at == NULL || !pos_valid(wal, at))
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	scan_forward(wal);
+	if (at->lsn < wal->head.lsn || at->lsn > wal->pub.lsn ||
+	    pos_after(wal, at->lsn - 1, &own) || !pos_equal(&own, at)) {
+		ret = WAL_E_NOT_FOUND;	/* only forward, along our chain */
+		goto out;
+	}
+	if (pos_equal(at, &wal->head))
+		goto out;
+	nh = wal->hdr;
+	nh.ck_lsn = at->lsn;
+	nh.ck_off = at->off;
+	nh.ck_lap = at->lap;
+	nh.ck_crc = at->crc;
+	if ((ret = hdr_update(wal, &nh)))
+		goto out;
+	wal->used -= distance(wal, &wal->head, at);
+	wal->head = *at;
+	pthread_cond_broadcast(&wal->space);
+out:
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+int
+wal_set_epoch(struct wal *wal, uint64_t epoch)
+{
+	struct wal_hdr nh;
+	int ret;
+
+	if (wal == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	nh = wal->hdr;
+	nh.epoch = epoch;
+	ret = hdr_update(wal, &nh);
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+void
+wal_set_read_limit(struct wal *wal, uint64_t lsn)
+{
+	pthread_mutex_lock(&wal->lock);
+	wal->read_limit = lsn == UINT64_MAX ? UINT64_MAX : lsn + 1;
+	pthread_mutex_unlock(&wal->lock);
+}
+
+void
+wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
+{
+	pthread_mutex_lock(&wal->lock);
+	memcpy(id->cluster_uuid, wal->hdr.cluster_uuid, sizeof(id->cluster_uuid));
+	id->node_id = wal->hdr.node_id;
+	id->epoch = wal->hdr.epoch;
+	*ring_size = wal->ring_size;
 	pthread_mutex_unlock(&wal->lock);
 }

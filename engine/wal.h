@@ -19,8 +19,20 @@
 #define WAL_E_FULL	(-200002)	/* no space before the timeout */
 #define WAL_E_TOO_BIG	(-200003)	/* a record larger than the ring can hold */
 #define WAL_E_NOT_FOUND	(-200004)	/* no such LSN in the log */
+#define WAL_E_TIMEDOUT	(-200005)	/* not durable by the rule in time */
 
 struct wal;
+
+/* the ring starts here in the region; a replica's ring is at the same place */
+#define WAL_RING_OFF 8192
+
+/* a position in the ring: where record lsn starts, and the chain before it */
+struct wal_pos {
+	uint64_t lsn;
+	uint64_t off;		/* in the ring (add WAL_RING_OFF for the region) */
+	uint32_t lap;
+	uint32_t crc;		/* the CRC of record lsn - 1 (the chain value) */
+};
 
 struct wal_identity {
 	uint8_t cluster_uuid[16];
@@ -89,5 +101,38 @@ struct wal_status {
 };
 
 void wal_status(struct wal *wal, struct wal_status *st);
+
+/* --- replication ------------------------------------------------------ */
+
+/* the checkpoint, the end of what is published, the end of what is durable */
+void wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
+		struct wal_pos *durable);
+
+/* the position after record lsn (lsn = first - 1 gives the checkpoint) */
+int wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after);
+
+/* the identity and geometry in the header */
+void wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size);
+
+/* start a new epoch (a primary's start): durable in the header */
+int wal_set_epoch(struct wal *wal, uint64_t epoch);
+
+/*
+ * A replica's ring is written by its primary, not by wal_append.  These
+ * bring the log's view up to date with what is in the ring, and let the
+ * primary shape it; none may run while wal_append does.
+ */
+/* take in valid records the primary wrote after the current end */
+int wal_refresh(struct wal *wal);
+/*
+ * End the log at `at`: if it is a point of this log's chain, the records
+ * after it are forgotten; otherwise the log restarts, empty, at `at`.
+ * Durable before it returns.
+ */
+int wal_truncate(struct wal *wal, const struct wal_pos *at);
+/* move the checkpoint forward to `at`, a point of this log's chain */
+int wal_set_head(struct wal *wal, const struct wal_pos *at);
+/* readers (wal_read, wal_iterate) see nothing after lsn (UINT64_MAX: all) */
+void wal_set_read_limit(struct wal *wal, uint64_t lsn);
 
 #endif

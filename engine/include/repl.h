@@ -30,6 +30,7 @@ extern "C" {
 #define REPL_E_FULL	(-300005)	/* no space before the timeout */
 #define REPL_E_TOO_BIG	(-300006)	/* a record larger than the log */
 #define REPL_E_NOT_FOUND (-300007)	/* no such LSN (released, or not yet) */
+#define REPL_E_TIMEDOUT	(-300008)	/* not on enough replicas in time */
 
 const char *repl_strerror(int err);
 
@@ -37,6 +38,12 @@ enum repl_backend {
 	REPL_BACKEND_PMEM = 1,	/* a file on DAX, or device-dax */
 	REPL_BACKEND_FILE = 2,	/* memory + a file (fdatasync) */
 	REPL_BACKEND_CRASH = 3,	/* tests: memory + an image in /dev/shm */
+};
+
+/* a replica: where its control channel listens */
+struct repl_replica {
+	const char *host;
+	const char *port;
 };
 
 /* zero-initialise, then set what applies */
@@ -49,6 +56,15 @@ struct repl_cfg {
 	uint32_t node_id;
 	uint64_t epoch;
 	int full_timeout_ms;		/* how long an append waits for space */
+
+	/* replication (n_replicas 0: a single node) */
+	const struct repl_replica *replicas;
+	int n_replicas;
+	int quorum;			/* replicas that must hold a record
+					   before it is durable: 0..n */
+	const char *provider;		/* libfabric provider; NULL: "tcp" */
+	int heartbeat_ms;		/* 0: 100 */
+	int down_timeout_ms;		/* a silent replica is down; 0: 2000 */
 };
 
 struct repl;
@@ -63,9 +79,11 @@ int repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
 		uint64_t client_id, uint64_t *lsn);
 
 /*
- * Return once every record up to lsn is durable.  Concurrent callers share
- * one persist (group commit).  timeout_ms bounds waiting for peers; a
- * single node's persist is not interrupted.
+ * Return once every record up to lsn is durable: persisted in the local
+ * log and flushed on `quorum` replicas.  Concurrent callers share one
+ * persist and one flush per replica (group commit).  timeout_ms bounds the
+ * wait for replicas (< 0: no bound), then REPL_E_TIMEDOUT; the local
+ * persist is not interrupted.
  */
 int repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms);
 
@@ -107,9 +125,28 @@ struct repl_status {
 	uint64_t size_bytes;
 	uint64_t epoch;
 	unsigned health;	/* REPL_HEALTH_* */
+	uint64_t commit_lsn;	/* newest durable by the quorum rule */
+	int replicas_up;	/* replicas streaming (counting toward quorum) */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);
+
+enum repl_replica_state {
+	REPL_REPLICA_DOWN = 0,		/* not connected; retrying */
+	REPL_REPLICA_CATCHING_UP = 1,	/* connected, finding where to resume */
+	REPL_REPLICA_STREAMING = 2,	/* counts toward the quorum */
+};
+
+struct repl_replica_status {
+	enum repl_replica_state state;
+	uint64_t flushed_lsn;	/* newest LSN flushed on it */
+	uint64_t lag_records;	/* appended here, not yet flushed there */
+	uint64_t reconnects;
+	char why[160];		/* why it last went down ("" if never) */
+};
+
+/* replica i (0 .. n_replicas - 1) as this primary sees it */
+int repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,6 @@ tests_engine_wal_format_recovery_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engin
 tests_engine_wal_format_recovery_LDADD = engine/librepl_internal.la $(LDADD)
 EXTRA_DIST += tests/engine/wal_common.h
 
-ENGINE_TESTS += tests/engine/wal_crash
 check_PROGRAMS += tests/engine/wal_crash
 TESTS += tests/engine/wal_crash
 tests_engine_wal_crash_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
@@ -22,3 +21,23 @@ check_PROGRAMS += tests/engine/wal_steps
 TESTS += tests/engine/wal_steps
 tests_engine_wal_steps_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_wal_steps_LDADD = engine/librepl_internal.la $(LDADD)
+
+check_PROGRAMS += tests/engine/ctl_msg
+TESTS += tests/engine/ctl_msg
+tests_engine_ctl_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_ctl_msg_LDADD = engine/librepl_internal.la $(LDADD)
+
+# a cluster node (replica, primary, verifier) for the replication tests
+check_PROGRAMS += tests/engine/repl_node
+tests_engine_repl_node_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_repl_node_LDADD = engine/librepl_internal.la $(LDADD)
+
+# 1 primary + 2 replicas as processes, SIGKILLed at random (ofi tcp)
+TESTS += tests/engine/repl_cluster.sh
+EXTRA_DIST += tests/engine/repl_cluster.sh
+
+check_PROGRAMS += tests/engine/wal_replica
+TESTS += tests/engine/wal_replica
+tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)

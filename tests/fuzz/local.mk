@@ -57,3 +57,9 @@ clean-fuzz:
 	-rm -rf $(FUZZ_DIR)
 
 .PHONY: fuzz fuzz-build clean-fuzz
+
+# the control channel's decoder: bytes straight from a TCP peer
+FUZZ_TARGETS += ctl_msg
+$(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl_msg.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine -o $@ $^

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster.h -- the primary's side of replication: one link per replica,
+ * each a thread that catches its replica up and then streams the local
+ * ring's new bytes to it (rpma_write + rpma_flush, pipelined), and the
+ * quorum rule that turns the links' flushed positions into "durable".
+ */
+#ifndef REPL_CLUSTER_H
+#define REPL_CLUSTER_H
+
+#include <stdint.h>
+
+#include "wal.h"
+
+struct cluster;
+
+struct cluster_replica {
+	const char *host;
+	const char *ctl_port;
+};
+
+struct cluster_cfg {
+	const char *provider;		/* libfabric provider, e.g. "tcp" */
+	const struct cluster_replica *replicas;
+	int n_replicas;
+	int quorum;			/* replicas that must hold a record */
+	int heartbeat_ms;
+	int down_timeout_ms;		/* a replica silent this long is down */
+	uint8_t cluster_uuid[16];
+	uint32_t node_id;
+};
+
+/* the links start connecting at once; the log must stay open meanwhile */
+int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
+		struct wal *wal, struct cluster **c_ptr);
+void cluster_stop(struct cluster **c_ptr);
+
+/*
+ * Return once every record up to lsn is persistent locally and flushed on
+ * `quorum` replicas: 0, or WAL_E_TIMEDOUT after timeout_ms (< 0: forever).
+ */
+int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
+
+/*
+ * The database released records up to lsn: move every live replica's
+ * checkpoint (it must not point at space about to be overwritten), then
+ * the local one.  Records not yet on every live replica are kept.
+ */
+int cluster_release(struct cluster *c, uint64_t lsn);
+
+/* the newest LSN durable by the configuration's rule (0: none) */
+uint64_t cluster_durable_lsn(struct cluster *c);
+
+enum cluster_link_state {
+	LINK_DOWN = 0,		/* not connected; retrying */
+	LINK_CATCHING_UP = 1,	/* connected, finding where to resume */
+	LINK_STREAMING = 2,	/* up: counts toward the quorum */
+};
+
+struct cluster_link_status {
+	enum cluster_link_state state;
+	uint64_t flushed_lsn;	/* newest LSN flushed on it (0: none) */
+	uint64_t lag_records;	/* published on the primary, not yet flushed */
+	uint64_t reconnects;
+	char why[160];		/* the last reason it went down */
+};
+
+int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);
+int cluster_links_up(struct cluster *c);
+
+#endif

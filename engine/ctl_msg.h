@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ctl_msg.h -- the control channel's messages between a primary and a
+ * replica: encoding and a total decoder.  The wire format is specified in
+ * docs/replication.md ("Control messages"); bytes from the network are
+ * untrusted, so ctl_msg_decode() checks every field it can and names what
+ * is wrong.
+ *
+ * Frame (little-endian): magic "RPLC" (4), version 1 (2), type (2),
+ * body length (4), sequence number (4), then the body.  A frame is at most
+ * CTL_FRAME_MAX bytes.
+ */
+#ifndef REPL_CTL_MSG_H
+#define REPL_CTL_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTL_HDR_SIZE 16
+#define CTL_FRAME_MAX 512
+#define CTL_DESC_MAX 64
+#define CTL_TEXT_MAX 200
+#define CTL_VERSION 1
+
+enum ctl_type {
+	CTL_HELLO = 1,		/* primary -> replica: who I am, my geometry */
+	CTL_HELLO_REPLY = 2,	/* replica -> primary: its state, data endpoint */
+	CTL_QUERY = 3,		/* primary -> replica: your chain after lsn? */
+	CTL_QUERY_REPLY = 4,
+	CTL_TRUNCATE = 5,	/* primary -> replica: drop records from pos on */
+	CTL_SET_HEAD = 6,	/* primary -> replica: move the checkpoint to pos */
+	CTL_ACK = 7,		/* replica -> primary: TRUNCATE / SET_HEAD done */
+	CTL_COMMIT = 8,		/* primary -> replica: commit LSN, flushed tail */
+	CTL_HEARTBEAT = 9,	/* either way, when idle */
+	CTL_ERROR = 10,		/* either way, then the channel closes */
+};
+
+/* a position in a ring: the record with lsn starts at off in lap; crc is
+ * the chain value before it (the CRC of record lsn - 1) */
+struct ctl_pos {
+	uint64_t lsn;
+	uint64_t off;
+	uint32_t lap;
+	uint32_t crc;
+};
+
+struct ctl_hello {
+	uint8_t cluster_uuid[16];
+	uint32_t node_id;
+	uint64_t epoch;
+	uint64_t ring_size;
+	struct ctl_pos head;
+};
+
+struct ctl_hello_reply {
+	uint8_t cluster_uuid[16];
+	uint32_t node_id;
+	uint32_t flags;		/* CTL_HELLO_F_* */
+	uint64_t epoch;		/* the epoch of the replica's log header */
+	uint64_t ring_size;
+	struct ctl_pos head;	/* its checkpoint */
+	struct ctl_pos tail;	/* after its last valid record */
+	uint16_t data_port;	/* where its RPMA endpoint listens */
+	uint16_t desc_len;
+	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
+};
+
+#define CTL_HELLO_F_SUSPECT	(1u << 0)	/* its medium's health is suspect */
+
+struct ctl_query {
+	uint64_t lsn;
+};
+
+struct ctl_query_reply {
+	uint64_t lsn;
+	uint32_t found;		/* 0: lsn is not in its ring */
+	struct ctl_pos after;	/* the position after record lsn */
+};
+
+struct ctl_ack {
+	int32_t status;		/* 0 or a negative error */
+	struct ctl_pos head;
+	struct ctl_pos tail;
+};
+
+struct ctl_commit {
+	uint64_t epoch;
+	uint64_t commit_lsn;	/* readers on the replica stop there */
+	struct ctl_pos flushed;	/* everything before is durable on it */
+};
+
+struct ctl_heartbeat {
+	uint64_t time_ns;
+};
+
+struct ctl_error {
+	int32_t code;
+	char text[CTL_TEXT_MAX + 1];	/* NUL-terminated, printable ASCII */
+};
+
+struct ctl_msg {
+	enum ctl_type type;
+	uint32_t seq;
+	union {
+		struct ctl_hello hello;
+		struct ctl_hello_reply hello_reply;
+		struct ctl_query query;
+		struct ctl_query_reply query_reply;
+		struct ctl_pos pos;		/* TRUNCATE, SET_HEAD */
+		struct ctl_ack ack;
+		struct ctl_commit commit;
+		struct ctl_heartbeat heartbeat;
+		struct ctl_error error;
+	} u;
+};
+
+/*
+ * Encode m into buf (at least CTL_FRAME_MAX bytes); returns the frame's
+ * length, or a negative value if m cannot be encoded (an unknown type, a
+ * descriptor or text too long, or any field the decoder would reject:
+ * a sender never puts on the wire what its peer must refuse).
+ */
+int ctl_msg_encode(const struct ctl_msg *m, uint8_t *buf, size_t size);
+
+/* 0 if ctl_msg_encode() would accept m, else -1 with *why saying why not */
+int ctl_msg_check(const struct ctl_msg *m, const char **why);
+
+/*
+ * The total length of the frame whose first CTL_HDR_SIZE bytes are hdr, or
+ * -1 with *why set if the header is not one (bad magic, version, unknown
+ * type, or a body length the type cannot have -- so never more than
+ * CTL_FRAME_MAX).
+ */
+int ctl_msg_frame_len(const uint8_t *hdr, const char **why);
+
+/*
+ * Decode one whole frame of len bytes.  Returns 0, or -1 with *why naming
+ * the fault (a static string) and *m unspecified.
+ */
+int ctl_msg_decode(const uint8_t *buf, size_t len, struct ctl_msg *m,
+		const char **why);
+
+/* the type's name, for logs ("HELLO", ...; "unknown" otherwise) */
+const char *ctl_msg_type_name(int type);
+
+#endif

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * replica.c -- a replica: its ring, its endpoints, and the conversation
+ * with one primary at a time.
+ *
+ * Record bytes arrive by one-sided writes into the registered ring and are
+ * made durable by the primary's flush requests (served by the RPMA core's
+ * progress thread with the backend's persist).  This file only handles the
+ * control channel: it tells the primary where its log stands, answers the
+ * catch-up queries, truncates and moves its checkpoint when told, and
+ * keeps the commit point that limits its readers.  Its view of the ring is
+ * refreshed by scanning: the records validate themselves.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_chan.h"
+#include "log.h"
+#include "replica.h"
+#include "wal.h"
+
+struct replica {
+	const struct replica_cfg *cfg;
+	struct rpma_ext_mem *mem;
+	struct wal *wal;
+	struct rpma_peer *peer;
+	struct rpma_mr_local *mr;
+	struct rpma_ep *ep;
+	struct ctl_listener *listener;
+	uint8_t desc[CTL_DESC_MAX];
+	size_t desc_len;
+	uint64_t ring_size;
+	struct wal_identity id;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+to_ctl(struct ctl_pos *c, const struct wal_pos *w)
+{
+	c->lsn = w->lsn;
+	c->off = w->off;
+	c->lap = w->lap;
+	c->crc = w->crc;
+}
+
+static void
+from_ctl(struct wal_pos *w, const struct ctl_pos *c)
+{
+	w->lsn = c->lsn;
+	w->off = c->off;
+	w->lap = c->lap;
+	w->crc = c->crc;
+}
+
+static int
+send_error(struct ctl_chan *ch, int code, const char *text)
+{
+	struct ctl_msg m = { .type = CTL_ERROR };
+
+	m.u.error.code = code;
+	snprintf(m.u.error.text, sizeof(m.u.error.text), "%s", text);
+	return ctl_chan_send(ch, &m, 1000);
+}
+
+static int
+open_log(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	int ret;
+
+	ret = rpma_ext_mem_open(cfg->backend, cfg->path, cfg->create ? cfg->size : 0,
+		cfg->create ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot open its log %s", cfg->path);
+		return ret;
+	}
+	ret = wal_open(r->mem, &r->wal);
+	if (ret == WAL_E_CORRUPT && cfg->create) {
+		/* a new medium: an empty log in this cluster's name */
+		struct wal_identity id = { .node_id = cfg->node_id };
+
+		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
+		if ((ret = wal_format(r->mem, &id)) == 0)
+			ret = wal_open(r->mem, &r->wal);
+	}
+	if (ret) {
+		RPMA_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
+		return ret;
+	}
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
+		RPMA_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
+		return RPMA_E_INVAL;
+	}
+	/* nothing is readable before a primary says what is committed */
+	wal_set_read_limit(r->wal, 0);
+	return 0;
+}
+
+static int
+open_endpoints(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	int ret;
+
+	ret = cfg->provider ? rpma_ext_peer_new_ofi(cfg->provider, &r->peer) :
+		RPMA_E_NOSUPP;
+	if (ret) {
+		RPMA_LOG_ERROR("replica: no RPMA peer on provider %s",
+			cfg->provider ? cfg->provider : "(verbs)");
+		return ret;
+	}
+	ret = rpma_ext_mr_reg_mem(r->peer, r->mem, RPMA_MR_USAGE_WRITE_DST |
+		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &r->mr);
+	if (ret == 0)
+		ret = rpma_mr_get_descriptor_size(r->mr, &r->desc_len);
+	if (ret == 0 && r->desc_len > sizeof(r->desc))
+		ret = RPMA_E_INVAL;
+	if (ret == 0)
+		ret = rpma_mr_get_descriptor(r->mr, r->desc);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot register its ring");
+		return ret;
+	}
+	ret = rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
+			cfg->data_port);
+		return ret;
+	}
+	ret = ctl_listen(cfg->addr, cfg->ctl_port, &r->listener);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot listen for control on %s:%s: %s",
+			cfg->addr, cfg->ctl_port, strerror(-ret));
+		return RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+static void
+close_all(struct replica *r)
+{
+	ctl_listener_close(&r->listener);
+	if (r->ep)
+		rpma_ep_shutdown(&r->ep);
+	if (r->mr)
+		rpma_mr_dereg(&r->mr);
+	if (r->peer)
+		rpma_peer_delete(&r->peer);
+	wal_close(&r->wal);
+	if (r->mem)
+		rpma_ext_mem_close(&r->mem);
+}
+
+/* the primary's data connection: it connects right after HELLO_REPLY */
+static int
+accept_data(struct replica *r, struct rpma_conn **conn)
+{
+	struct rpma_conn_req *req = NULL;
+	enum rpma_conn_event ev;
+	struct pollfd pfd = { .events = POLLIN };
+	int ret;
+
+	if (rpma_ep_get_fd(r->ep, &pfd.fd))
+		return RPMA_E_PROVIDER;
+	if (poll(&pfd, 1, r->cfg->timeout_ms) <= 0)
+		return RPMA_E_PROVIDER;
+	if ((ret = rpma_ep_next_conn_req(r->ep, NULL, &req)))
+		return ret;
+	if ((ret = rpma_conn_req_connect(&req, NULL, conn)))
+		return ret;
+	if ((ret = rpma_conn_next_event(*conn, &ev)) || ev != RPMA_CONN_ESTABLISHED) {
+		rpma_conn_delete(conn);
+		return ret ? ret : RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+static void
+drop_conn(struct rpma_conn **conn)
+{
+	enum rpma_conn_event ev;
+
+	if (*conn == NULL)
+		return;
+	rpma_conn_disconnect(*conn);
+	while (rpma_conn_next_event(*conn, &ev) == 0 && ev != RPMA_CONN_CLOSED &&
+	       ev != RPMA_CONN_LOST)
+		;
+	rpma_conn_delete(conn);
+}
+
+static int
+answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
+{
+	struct ctl_msg out = { .seq = m->seq };
+	struct wal_pos p, head, tail;
+	int ret;
+
+	switch (m->type) {
+	case CTL_QUERY:
+		out.type = CTL_QUERY_REPLY;
+		out.u.query_reply.lsn = m->u.query.lsn;
+		wal_refresh(r->wal);
+		if (wal_pos_after(r->wal, m->u.query.lsn, &p) == 0) {
+			out.u.query_reply.found = 1;
+			to_ctl(&out.u.query_reply.after, &p);
+		}
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	case CTL_TRUNCATE:
+	case CTL_SET_HEAD:
+		from_ctl(&p, &m->u.pos);
+		ret = m->type == CTL_TRUNCATE ? wal_truncate(r->wal, &p) :
+			wal_set_head(r->wal, &p);
+		wal_positions(r->wal, &head, &tail, NULL);
+		out.type = CTL_ACK;
+		out.u.ack.status = ret;
+		to_ctl(&out.u.ack.head, &head);
+		to_ctl(&out.u.ack.tail, &tail);
+		if (ret)
+			RPMA_LOG_WARNING("replica: %s to LSN %llu refused (%d)",
+				ctl_msg_type_name(m->type),
+				(unsigned long long)p.lsn, ret);
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	case CTL_COMMIT:
+		/* take in what was written, then let readers up to the commit */
+		wal_refresh(r->wal);
+		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
+		return 0;
+	case CTL_HEARTBEAT:
+		out.type = CTL_HEARTBEAT;
+		out.u.heartbeat.time_ns = m->u.heartbeat.time_ns;
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	case CTL_ERROR:
+		RPMA_LOG_WARNING("replica: the primary at %s reports: %s",
+			ctl_chan_peer(ch), m->u.error.text);
+		return -1;
+	default:
+		RPMA_LOG_WARNING("replica: unexpected %s from %s",
+			ctl_msg_type_name(m->type), ctl_chan_peer(ch));
+		return -1;
+	}
+}
+
+/* one primary, from its hello until it goes away */
+static void
+serve(struct replica *r, struct ctl_chan *ch)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	struct rpma_conn *conn = NULL;
+	struct ctl_msg m, out = { .type = CTL_HELLO_REPLY };
+	struct ctl_hello_reply *hr = &out.u.hello_reply;
+	struct wal_pos head, tail;
+	struct wal_status st;
+	uint64_t last_heard;
+	int ret;
+
+	if (ctl_chan_recv(ch, &m, cfg->timeout_ms) != 0 || m.type != CTL_HELLO) {
+		RPMA_LOG_WARNING("replica: no HELLO from %s: %s", ctl_chan_peer(ch),
+			ctl_chan_why(ch));
+		return;
+	}
+	if (memcmp(m.u.hello.cluster_uuid, r->id.cluster_uuid, 16) != 0) {
+		send_error(ch, RPMA_E_INVAL, "another cluster: the cluster UUIDs differ");
+		return;
+	}
+	if (m.u.hello.ring_size != r->ring_size) {
+		send_error(ch, RPMA_E_INVAL, "the rings differ in size");
+		return;
+	}
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	if (m.u.hello.epoch < r->id.epoch) {
+		/* a primary from before the last one this replica followed */
+		send_error(ch, RPMA_E_INVAL, "stale epoch: a newer primary exists");
+		return;
+	}
+	if (m.u.hello.epoch > r->id.epoch && wal_set_epoch(r->wal, m.u.hello.epoch)) {
+		send_error(ch, RPMA_E_PROVIDER, "cannot record the new epoch");
+		return;
+	}
+	wal_refresh(r->wal);
+	wal_positions(r->wal, &head, &tail, NULL);
+	wal_status(r->wal, &st);
+	memcpy(hr->cluster_uuid, r->id.cluster_uuid, 16);
+	hr->node_id = r->id.node_id;
+	hr->flags = (st.health & WAL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
+	hr->epoch = m.u.hello.epoch;
+	hr->ring_size = r->ring_size;
+	to_ctl(&hr->head, &head);
+	to_ctl(&hr->tail, &tail);
+	hr->data_port = (uint16_t)atoi(cfg->data_port);
+	hr->desc_len = (uint16_t)r->desc_len;
+	memcpy(hr->desc, r->desc, r->desc_len);
+	out.seq = m.seq;
+	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
+		return;
+	if ((ret = accept_data(r, &conn))) {
+		RPMA_LOG_WARNING("replica: the primary at %s did not open its data "
+			"connection (%d)", ctl_chan_peer(ch), ret);
+		return;
+	}
+	RPMA_LOG_NOTICE("replica: following the primary at %s, epoch %llu, "
+		"log %llu..%llu", ctl_chan_peer(ch), (unsigned long long)m.u.hello.epoch,
+		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
+	/*
+	 * The control channel is the primary's heartbeat: its silence or its
+	 * close ends the session (the data connection's events are not
+	 * pollable on every provider).
+	 */
+	last_heard = now_ms();
+	while (!*cfg->stop) {
+		ret = ctl_chan_recv(ch, &m, 100);
+		if (ret == 0) {
+			last_heard = now_ms();
+			if (answer(r, ch, &m) != 0)
+				break;
+			continue;
+		}
+		if (ret != CTL_CHAN_AGAIN) {
+			if (ret != CTL_CHAN_CLOSED)
+				RPMA_LOG_WARNING("replica: control channel from %s: %s",
+					ctl_chan_peer(ch), ctl_chan_why(ch));
+			break;
+		}
+		if (now_ms() - last_heard > (uint64_t)cfg->timeout_ms) {
+			RPMA_LOG_WARNING("replica: the primary at %s is silent: dropped",
+				ctl_chan_peer(ch));
+			break;
+		}
+	}
+	drop_conn(&conn);
+	/* whatever it wrote and flushed is in the ring: take it in */
+	wal_refresh(r->wal);
+}
+
+int
+replica_run(const struct replica_cfg *cfg)
+{
+	struct replica r = { .cfg = cfg };
+	int ret;
+
+	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
+	    cfg->ctl_port == NULL || cfg->data_port == NULL || cfg->stop == NULL)
+		return RPMA_E_INVAL;
+	if ((ret = open_log(&r)) || (ret = open_endpoints(&r))) {
+		close_all(&r);
+		return ret;
+	}
+	if (cfg->ready)
+		cfg->ready(cfg->ready_arg);
+	while (!*cfg->stop) {
+		struct ctl_chan *ch = NULL;
+
+		if (ctl_accept(r.listener, 200, &ch) != 0)
+			continue;
+		serve(&r, ch);
+		ctl_chan_close(&ch);
+	}
+	close_all(&r);
+	return 0;
+}

@@ -1,0 +1,816 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ctl_msg.c -- the control channel: its messages' encoding and total
+ * decoder, and the framed TCP channel.
+ *
+ * The decoder gets every message type at its edge values, every truncation
+ * and every single-bit flip of valid frames, and one frame per rule it
+ * enforces.  The channel gets 1000 back-to-back messages read with timeout
+ * 0 (frames arrive in pieces), a frame written one byte at a time, garbage,
+ * a close in the middle of a frame, a refused connection and timeouts.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_chan.h"
+#include "ctl_msg.h"
+#include "unit.h"
+
+#define NSAMPLES 32
+#define NSTREAM 1000
+#define IO_TIMEOUT 10000
+
+static const struct ctl_pos pos_max = {
+	.lsn = UINT64_MAX, .off = UINT64_MAX - 7, .lap = UINT32_MAX,
+	.crc = UINT32_MAX,
+};
+static const struct ctl_pos pos_min = { .lsn = 1, .off = 0, .lap = 1 };
+
+/* a zeroed message: padding and unused bytes compare equal after decode */
+static struct ctl_msg *
+msg_init(struct ctl_msg *m, enum ctl_type type, uint32_t seq)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	m->seq = seq;
+	return m;
+}
+
+/* valid messages of every type at their edge values; returns how many */
+static int
+samples(struct ctl_msg *s)
+{
+	int n = 0;
+	struct ctl_msg *m;
+
+	m = msg_init(&s[n++], CTL_HELLO, 0);
+	memset(m->u.hello.cluster_uuid, 0xff, 16);
+	m->u.hello.node_id = UINT32_MAX;
+	m->u.hello.epoch = UINT64_MAX;
+	m->u.hello.ring_size = UINT64_MAX - 7;
+	m->u.hello.head = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
+		UINT32_MAX, UINT32_MAX };
+	m = msg_init(&s[n++], CTL_HELLO, UINT32_MAX);
+	m->u.hello.ring_size = 8;
+	m->u.hello.head = pos_min;
+
+	m = msg_init(&s[n++], CTL_HELLO_REPLY, 7);
+	m->u.hello_reply.ring_size = 4096;
+	m->u.hello_reply.head = pos_min;
+	m->u.hello_reply.tail = pos_min;
+	m = msg_init(&s[n++], CTL_HELLO_REPLY, UINT32_MAX);
+	memset(m->u.hello_reply.cluster_uuid, 0xa5, 16);
+	m->u.hello_reply.node_id = UINT32_MAX;
+	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT;
+	m->u.hello_reply.epoch = UINT64_MAX;
+	m->u.hello_reply.ring_size = UINT64_MAX - 7;
+	m->u.hello_reply.head = (struct ctl_pos){ 5, 4088, 3, 0xdeadbeef };
+	m->u.hello_reply.tail = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
+		UINT32_MAX, UINT32_MAX };
+	m->u.hello_reply.data_port = UINT16_MAX;
+	m->u.hello_reply.desc_len = CTL_DESC_MAX;
+	for (int i = 0; i < CTL_DESC_MAX; i++)
+		m->u.hello_reply.desc[i] = (uint8_t)(0xff - i);
+	m = msg_init(&s[n++], CTL_HELLO_REPLY, 1);
+	m->u.hello_reply.ring_size = 1 << 20;
+	m->u.hello_reply.head = (struct ctl_pos){ 10, 64, 1, 1 };
+	m->u.hello_reply.tail = (struct ctl_pos){ 10, 64, 1, 1 };
+	m->u.hello_reply.data_port = 7204;
+	m->u.hello_reply.desc_len = 1;
+	m->u.hello_reply.desc[0] = 0;
+
+	m = msg_init(&s[n++], CTL_QUERY, 3);
+	m->u.query.lsn = 1;
+	m = msg_init(&s[n++], CTL_QUERY, 4);
+	m->u.query.lsn = UINT64_MAX;
+
+	m = msg_init(&s[n++], CTL_QUERY_REPLY, 5);
+	m->u.query_reply.lsn = UINT64_MAX;
+	m->u.query_reply.found = 0;
+	m = msg_init(&s[n++], CTL_QUERY_REPLY, 6);
+	m->u.query_reply.lsn = UINT64_MAX - 1;
+	m->u.query_reply.found = 1;
+	m->u.query_reply.after = pos_max;
+	m = msg_init(&s[n++], CTL_QUERY_REPLY, 6);
+	m->u.query_reply.lsn = 1;
+	m->u.query_reply.found = 1;
+	m->u.query_reply.after = (struct ctl_pos){ 2, 0, 1, 0 };
+
+	m = msg_init(&s[n++], CTL_TRUNCATE, 8);
+	m->u.pos = pos_max;
+	m = msg_init(&s[n++], CTL_TRUNCATE, 9);
+	m->u.pos = pos_min;
+	m = msg_init(&s[n++], CTL_SET_HEAD, 10);
+	m->u.pos = pos_max;
+	m = msg_init(&s[n++], CTL_SET_HEAD, 11);
+	m->u.pos = pos_min;
+
+	m = msg_init(&s[n++], CTL_ACK, 12);
+	m->u.ack.status = 0;
+	m->u.ack.head = pos_min;
+	m->u.ack.tail = pos_max;
+	m = msg_init(&s[n++], CTL_ACK, 13);
+	m->u.ack.status = INT32_MIN;
+	m = msg_init(&s[n++], CTL_ACK, 14);
+	m->u.ack.status = -1;
+	m->u.ack.head = pos_max;
+	m->u.ack.tail = pos_max;
+
+	m = msg_init(&s[n++], CTL_COMMIT, 15);
+	m->u.commit.flushed = pos_min;
+	m = msg_init(&s[n++], CTL_COMMIT, 16);
+	m->u.commit.epoch = UINT64_MAX;
+	m->u.commit.commit_lsn = UINT64_MAX;
+	m->u.commit.flushed = pos_max;
+
+	m = msg_init(&s[n++], CTL_HEARTBEAT, 17);
+	m = msg_init(&s[n++], CTL_HEARTBEAT, 18);
+	m->u.heartbeat.time_ns = UINT64_MAX;
+
+	m = msg_init(&s[n++], CTL_ERROR, 19);
+	m->u.error.code = INT32_MIN;
+	m = msg_init(&s[n++], CTL_ERROR, 20);
+	m->u.error.code = INT32_MAX;
+	for (int i = 0; i < CTL_TEXT_MAX; i++)
+		m->u.error.text[i] = (char)(0x20 + i % 95);	/* ' ' to '~' */
+	m = msg_init(&s[n++], CTL_ERROR, 21);
+	m->u.error.code = -110;
+	strcpy(m->u.error.text, "replica 2: log is full");
+
+	CU_ASSERT_FATAL(n <= NSAMPLES);
+	return n;
+}
+
+/* decode from an exact-size heap copy, so a read past len is caught */
+static int
+decode_exact(const uint8_t *frame, size_t len, struct ctl_msg *m,
+		const char **why)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	int ret;
+
+	CU_ASSERT_FATAL(copy != NULL);
+	memcpy(copy, frame, len);
+	*why = NULL;
+	ret = ctl_msg_decode(copy, len, m, why);
+	free(copy);
+	if (ret != 0) {
+		CU_ASSERT_EQUAL(ret, -1);
+		CU_ASSERT_PTR_NOT_NULL(*why);
+	}
+	return ret;
+}
+
+/* the body sizes docs/replication.md gives */
+static int
+body_size(const struct ctl_msg *m)
+{
+	switch (m->type) {
+	case CTL_HELLO:		return 64;
+	case CTL_HELLO_REPLY:	return 96 + m->u.hello_reply.desc_len;
+	case CTL_QUERY:		return 8;
+	case CTL_QUERY_REPLY:	return 40;
+	case CTL_TRUNCATE:	return 24;
+	case CTL_SET_HEAD:	return 24;
+	case CTL_ACK:		return 56;
+	case CTL_COMMIT:	return 40;
+	case CTL_HEARTBEAT:	return 8;
+	case CTL_ERROR:		return 6 + (int)strlen(m->u.error.text);
+	}
+	return -1;
+}
+
+static void
+round_trip(void)
+{
+	struct ctl_msg s[NSAMPLES], back;
+	uint8_t frame[CTL_FRAME_MAX], again[CTL_FRAME_MAX];
+	const char *why;
+	int n = samples(s), seen[CTL_ERROR + 1] = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		int len = ctl_msg_encode(&s[i], frame, sizeof(frame));
+
+		CU_ASSERT_FATAL(len >= CTL_HDR_SIZE && len <= CTL_FRAME_MAX);
+		CU_ASSERT_EQUAL(ctl_msg_frame_len(frame, &why), len);
+		CU_ASSERT_EQUAL(ctl_msg_check(&s[i], &why), 0);
+		CU_ASSERT_EQUAL_FATAL(decode_exact(frame, (size_t)len, &back,
+			&why), 0);
+		CU_ASSERT_EQUAL(memcmp(&back, &s[i], sizeof(back)), 0);
+		CU_ASSERT_EQUAL(ctl_msg_encode(&back, again, sizeof(again)), len);
+		CU_ASSERT_EQUAL(memcmp(again, frame, (size_t)len), 0);
+		/* too small a buffer is refused, not overrun */
+		CU_ASSERT_EQUAL(ctl_msg_encode(&s[i], again, (size_t)len - 1), -1);
+		CU_ASSERT_EQUAL(len, CTL_HDR_SIZE + body_size(&s[i]));
+		seen[s[i].type]++;
+	}
+	for (int t = CTL_HELLO; t <= CTL_ERROR; t++)
+		CU_ASSERT(seen[t] >= 2);
+
+	/* the exact bytes of one frame, as docs/replication.md lays it out */
+	msg_init(&back, CTL_QUERY, 0x04030201);
+	back.u.query.lsn = 0x1122334455667788ull;
+	{
+		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 1, 0, 3, 0,
+			8, 0, 0, 0, 1, 2, 3, 4,
+			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
+
+		CU_ASSERT_EQUAL(ctl_msg_encode(&back, frame, sizeof(frame)),
+			(int)sizeof(want));
+		CU_ASSERT_EQUAL(memcmp(frame, want, sizeof(want)), 0);
+	}
+}
+
+static void
+type_names(void)
+{
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_HELLO), "HELLO");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_HELLO_REPLY), "HELLO_REPLY");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_SET_HEAD), "SET_HEAD");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_ERROR), "ERROR");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(0), "unknown");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(11), "unknown");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(-1), "unknown");
+}
+
+static void
+truncations(void)
+{
+	struct ctl_msg s[NSAMPLES], back;
+	uint8_t frame[CTL_FRAME_MAX + 1];
+	const char *why;
+	int n = samples(s);
+
+	for (int i = 0; i < n; i++) {
+		int len = ctl_msg_encode(&s[i], frame, CTL_FRAME_MAX);
+
+		CU_ASSERT_FATAL(len > 0);
+		for (int cut = 0; cut < len; cut++)
+			CU_ASSERT_EQUAL(decode_exact(frame, (size_t)cut, &back,
+				&why), -1);
+		/* and a byte too many */
+		frame[len] = 0;
+		CU_ASSERT_EQUAL(decode_exact(frame, (size_t)len + 1, &back,
+			&why), -1);
+	}
+}
+
+static void
+bit_flips(void)
+{
+	struct ctl_msg s[NSAMPLES], back;
+	uint8_t frame[CTL_FRAME_MAX], again[CTL_FRAME_MAX];
+	const char *why;
+	int n = samples(s), accepted = 0, rejected = 0;
+
+	for (int i = 0; i < n; i++) {
+		int len = ctl_msg_encode(&s[i], frame, sizeof(frame));
+
+		CU_ASSERT_FATAL(len > 0);
+		for (int bit = 0; bit < len * 8; bit++) {
+			frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			if (decode_exact(frame, (size_t)len, &back, &why) == 0) {
+				accepted++;
+				CU_ASSERT_EQUAL(ctl_msg_encode(&back, again,
+					sizeof(again)), len);
+				CU_ASSERT_EQUAL(memcmp(again, frame,
+					(size_t)len), 0);
+			} else {
+				rejected++;
+			}
+			/* a header's verdict never promises more than a frame */
+			if (ctl_msg_frame_len(frame, &why) > CTL_FRAME_MAX)
+				CU_FAIL("frame_len beyond CTL_FRAME_MAX");
+			frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		}
+	}
+	/* both outcomes occur: flips of data fields pass, of checks fail */
+	CU_ASSERT(accepted > 0);
+	CU_ASSERT(rejected > 0);
+}
+
+/* encode m bypassing nothing: the encoder must refuse it */
+static void
+refused(const struct ctl_msg *m, const char *want_why)
+{
+	uint8_t frame[CTL_FRAME_MAX];
+	const char *why = NULL;
+
+	CU_ASSERT_EQUAL(ctl_msg_encode(m, frame, sizeof(frame)), -1);
+	CU_ASSERT_EQUAL(ctl_msg_check(m, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+	if (strstr(why, want_why) == NULL) {
+		printf("\n  encoder said \"%s\", want \"%s\"\n", why, want_why);
+		CU_FAIL("wrong reason");
+	}
+}
+
+static void
+expect_reject(const uint8_t *frame, size_t len, const char *want_why)
+{
+	struct ctl_msg back;
+	const char *why = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(decode_exact(frame, len, &back, &why), -1);
+	if (strstr(why, want_why) == NULL) {
+		printf("\n  decoder said \"%s\", want \"%s\"\n", why, want_why);
+		CU_FAIL("wrong reason");
+	}
+}
+
+static void
+put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* a valid message's frame, for one corruption */
+static int
+frame_of(const struct ctl_msg *m, uint8_t *frame)
+{
+	int len = ctl_msg_encode(m, frame, CTL_FRAME_MAX);
+
+	CU_ASSERT_FATAL(len > 0);
+	return len;
+}
+
+static void
+rejections(void)
+{
+	struct ctl_msg s[NSAMPLES], m;
+	uint8_t f[CTL_FRAME_MAX + 8];
+	const char *why;
+	int n = samples(s), len;
+
+	(void)n;
+	/* s[0]: HELLO, s[3]: HELLO_REPLY with 64 descriptor bytes */
+	len = frame_of(&s[0], f);
+	f[0] = 'X';
+	expect_reject(f, (size_t)len, "magic");
+	CU_ASSERT_EQUAL(ctl_msg_frame_len(f, &why), -1);
+
+	len = frame_of(&s[0], f);
+	put_le(f + 4, 2, 2);
+	expect_reject(f, (size_t)len, "version");
+	put_le(f + 4, 0, 2);
+	expect_reject(f, (size_t)len, "version");
+
+	len = frame_of(&s[0], f);
+	put_le(f + 6, 0, 2);
+	expect_reject(f, (size_t)len, "type");
+	put_le(f + 6, 11, 2);
+	expect_reject(f, (size_t)len, "type");
+	put_le(f + 6, 0xffff, 2);
+	expect_reject(f, (size_t)len, "type");
+
+	/* body length off by one, the frame agreeing with it */
+	len = frame_of(&s[0], f);
+	put_le(f + 8, 63, 4);
+	expect_reject(f, (size_t)len - 1, "HELLO: body length");
+	put_le(f + 8, 65, 4);
+	f[len] = 0;
+	expect_reject(f, (size_t)len + 1, "HELLO: body length");
+	/* and a header promising more than the frame has */
+	put_le(f + 8, 0xffffffff, 4);
+	expect_reject(f, (size_t)len, "body length");
+	CU_ASSERT_EQUAL(ctl_msg_frame_len(f, &why), -1);
+
+	/* HELLO_REPLY: the variable part must match desc_len */
+	len = frame_of(&s[4], f);	/* desc_len 1 */
+	put_le(f + 8, 96 + 2, 4);
+	f[len] = 0;
+	expect_reject(f, (size_t)len + 1, "96 + desc_len");
+	put_le(f + 8, 96, 4);
+	expect_reject(f, (size_t)len - 1, "96 + desc_len");
+
+	len = frame_of(&s[3], f);
+	put_le(f + 16 + 90, 65, 2);
+	expect_reject(f, (size_t)len, "HELLO_REPLY: desc_len exceeds 64");
+	m = s[3];
+	m.u.hello_reply.desc_len = 65;
+	refused(&m, "desc_len exceeds 64");
+
+	/* reserved fields */
+	len = frame_of(&s[0], f);
+	f[16 + 20] = 1;
+	expect_reject(f, (size_t)len, "HELLO: reserved");
+	len = frame_of(&s[3], f);
+	f[16 + 95] = 0x80;
+	expect_reject(f, (size_t)len, "HELLO_REPLY: reserved");
+	len = frame_of(&s[8], f);	/* QUERY_REPLY */
+	f[16 + 12] = 1;
+	expect_reject(f, (size_t)len, "QUERY_REPLY: reserved");
+	len = frame_of(&s[14], f);	/* ACK */
+	f[16 + 4] = 1;
+	expect_reject(f, (size_t)len, "ACK: reserved");
+
+	/* ERROR: printable text only, the length consistent */
+	m = s[23];
+	CU_ASSERT_EQUAL_FATAL(m.type, CTL_ERROR);
+	len = frame_of(&m, f);
+	f[16 + 6 + 3] = '\n';
+	expect_reject(f, (size_t)len, "printable");
+	f[16 + 6 + 3] = 0x7f;
+	expect_reject(f, (size_t)len, "printable");
+	f[16 + 6 + 3] = 0;
+	expect_reject(f, (size_t)len, "printable");
+	m.u.error.text[3] = '\t';
+	refused(&m, "printable");
+	len = frame_of(&s[22], f);	/* 200 characters */
+	put_le(f + 16 + 4, 201, 2);
+	expect_reject(f, (size_t)len, "text length exceeds 200");
+	put_le(f + 16 + 4, 199, 2);
+	expect_reject(f, (size_t)len, "6 + text length");
+	m = s[22];
+	m.u.error.text[CTL_TEXT_MAX] = 'x';	/* no NUL within 200 */
+	refused(&m, "exceeds 200");
+
+	/* positions: aligned offsets, LSNs and laps from 1 */
+	msg_init(&m, CTL_TRUNCATE, 1);
+	m.u.pos = (struct ctl_pos){ 1, 4, 1, 0 };
+	refused(&m, "TRUNCATE: pos.off is not a multiple of 8");
+	m.u.pos.off = 8;
+	len = frame_of(&m, f);
+	f[16 + 8] = 12;
+	expect_reject(f, (size_t)len, "TRUNCATE: pos.off is not a multiple of 8");
+	f[16 + 8] = 8;
+	put_le(f + 16, 0, 8);
+	expect_reject(f, (size_t)len, "TRUNCATE: pos.lsn is 0");
+	m.u.pos.lap = 0;
+	refused(&m, "TRUNCATE: pos.lap is 0");
+
+	msg_init(&m, CTL_SET_HEAD, 1);
+	refused(&m, "SET_HEAD: pos.lsn is 0");
+	msg_init(&m, CTL_COMMIT, 1);
+	refused(&m, "COMMIT: flushed.lsn is 0");
+	/* but QUERY lsn 0 asks for the position before the first record */
+	msg_init(&m, CTL_QUERY, 1);
+	CU_ASSERT_EQUAL(ctl_msg_check(&m, &why), 0);
+	msg_init(&m, CTL_QUERY_REPLY, 1);
+	m.u.query_reply.found = 1;
+	m.u.query_reply.after = pos_min;
+	CU_ASSERT_EQUAL(ctl_msg_check(&m, &why), 0);
+	m.u.query_reply.after.lsn = 2;
+	refused(&m, "after.lsn is not lsn + 1");
+
+	m = s[0];
+	m.u.hello.head.off = m.u.hello.ring_size;
+	refused(&m, "HELLO: head.off is not below ring_size");
+	m = s[0];
+	m.u.hello.ring_size = 12;
+	refused(&m, "ring_size");
+	m = s[3];
+	m.u.hello_reply.tail.lsn = 4;	/* below head.lsn 5 */
+	refused(&m, "tail.lsn is below head.lsn");
+	m = s[3];
+	m.u.hello_reply.flags = 2;
+	refused(&m, "flags");
+
+	/* QUERY_REPLY: found is a boolean; after only when found */
+	m = s[9];
+	m.u.query_reply.found = 2;
+	refused(&m, "found is not 0 or 1");
+	m.u.query_reply.found = 0;
+	refused(&m, "after is not zero");
+	m = s[9];
+	m.u.query_reply.after.lsn = m.u.query_reply.lsn;
+	refused(&m, "after.lsn is not lsn + 1");
+
+	/* ACK: a status is 0 or negative; zero positions only on failure */
+	m = s[15];	/* status INT32_MIN, positions zero */
+	m.u.ack.status = 0;
+	refused(&m, "ACK: head.lsn is 0");
+	m.u.ack.status = 1;
+	refused(&m, "status is positive");
+
+	/* and what cannot be encoded at all */
+	msg_init(&m, (enum ctl_type)0, 1);
+	refused(&m, "type");
+	msg_init(&m, (enum ctl_type)11, 1);
+	refused(&m, "type");
+}
+
+/* the i-th message of the stream: every type, valid, derived from i */
+static void
+stream_msg(int i, struct ctl_msg *m)
+{
+	uint64_t v = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+	struct ctl_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
+		(uint32_t)i / 7 + 1, (uint32_t)v };
+
+	msg_init(m, (enum ctl_type)(CTL_HELLO + i % 10), (uint32_t)i);
+	switch (m->type) {
+	case CTL_HELLO:
+		memcpy(m->u.hello.cluster_uuid, &v, sizeof(v));
+		m->u.hello.node_id = (uint32_t)i;
+		m->u.hello.epoch = v;
+		m->u.hello.ring_size = 1 << 20;
+		m->u.hello.head = p;
+		break;
+	case CTL_HELLO_REPLY:
+		m->u.hello_reply.ring_size = 1 << 20;
+		m->u.hello_reply.head = p;
+		m->u.hello_reply.tail = p;
+		m->u.hello_reply.data_port = (uint16_t)i;
+		m->u.hello_reply.desc_len = (uint16_t)(i % (CTL_DESC_MAX + 1));
+		for (int k = 0; k < m->u.hello_reply.desc_len; k++)
+			m->u.hello_reply.desc[k] = (uint8_t)(i + k);
+		break;
+	case CTL_QUERY:
+		m->u.query.lsn = v | 1;
+		break;
+	case CTL_QUERY_REPLY:
+		m->u.query_reply.lsn = p.lsn;
+		m->u.query_reply.found = (uint32_t)(i / 10) & 1;
+		if (m->u.query_reply.found) {
+			m->u.query_reply.after = p;
+			m->u.query_reply.after.lsn++;
+		}
+		break;
+	case CTL_TRUNCATE:
+	case CTL_SET_HEAD:
+		m->u.pos = p;
+		break;
+	case CTL_ACK:
+		m->u.ack.head = p;
+		m->u.ack.tail = p;
+		break;
+	case CTL_COMMIT:
+		m->u.commit.epoch = v;
+		m->u.commit.commit_lsn = v >> 1;
+		m->u.commit.flushed = p;
+		break;
+	case CTL_HEARTBEAT:
+		m->u.heartbeat.time_ns = v;
+		break;
+	case CTL_ERROR:
+		m->u.error.code = -i;
+		snprintf(m->u.error.text, sizeof(m->u.error.text),
+			"error %d of the stream", i);
+		break;
+	}
+}
+
+/* a connected pair over 127.0.0.1 */
+static void
+pair(struct ctl_chan **a, struct ctl_chan **b)
+{
+	struct ctl_listener *l = NULL;
+	char port[16];
+
+	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", &l), 0);
+	CU_ASSERT_FATAL(ctl_listener_port(l) > 0);
+	CU_ASSERT_FATAL(ctl_listener_fd(l) >= 0);
+	snprintf(port, sizeof(port), "%d", ctl_listener_port(l));
+	CU_ASSERT_EQUAL_FATAL(ctl_connect("127.0.0.1", port, IO_TIMEOUT, a), 0);
+	CU_ASSERT_EQUAL_FATAL(ctl_accept(l, IO_TIMEOUT, b), 0);
+	ctl_listener_close(&l);
+	CU_ASSERT_PTR_NULL(l);
+}
+
+static void *
+stream_sender(void *arg)
+{
+	struct ctl_chan *ch = arg;
+	struct ctl_msg m;
+	intptr_t failed = 0;
+
+	for (int i = 0; i < NSTREAM; i++) {
+		stream_msg(i, &m);
+		if (ctl_chan_send(ch, &m, IO_TIMEOUT) != 0)
+			failed++;
+	}
+	ctl_chan_close(&ch);
+	return (void *)failed;
+}
+
+static void
+chan_stream(void)
+{
+	struct ctl_chan *tx = NULL, *rx = NULL;
+	struct ctl_msg got, want;
+	pthread_t thread;
+	void *failed;
+	int i = 0, ret;
+	char prefix[32];
+
+	pair(&tx, &rx);
+	snprintf(prefix, sizeof(prefix), "127.0.0.1:");
+	CU_ASSERT_EQUAL(strncmp(ctl_chan_peer(rx), prefix, strlen(prefix)), 0);
+	CU_ASSERT(ctl_chan_fd(rx) >= 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&thread, NULL, stream_sender, tx), 0);
+	for (;;) {
+		ret = ctl_chan_recv(rx, &got, 0);
+		if (ret == CTL_CHAN_AGAIN) {
+			continue;	/* timeout 0: spins on partial frames */
+		}
+		if (ret != 0)
+			break;
+		stream_msg(i, &want);
+		if (i >= NSTREAM || memcmp(&got, &want, sizeof(got)) != 0) {
+			CU_FAIL("message out of order or altered");
+			break;
+		}
+		i++;
+	}
+	CU_ASSERT_EQUAL(ret, CTL_CHAN_CLOSED);
+	CU_ASSERT_EQUAL(i, NSTREAM);
+	/* CLOSED is final */
+	CU_ASSERT_EQUAL(ctl_chan_recv(rx, &got, 0), CTL_CHAN_CLOSED);
+	CU_ASSERT_EQUAL(pthread_join(thread, &failed), 0);
+	CU_ASSERT_PTR_NULL(failed);
+	ctl_chan_close(&rx);
+	CU_ASSERT_PTR_NULL(rx);
+	ctl_chan_close(&rx);	/* harmless twice */
+}
+
+static void
+raw_send(struct ctl_chan *ch, const void *buf, size_t len)
+{
+	CU_ASSERT_EQUAL_FATAL(send(ctl_chan_fd(ch), buf, len, MSG_NOSIGNAL),
+		(ssize_t)len);
+}
+
+/* a receive that must complete from what was already sent */
+static int
+recv_soon(struct ctl_chan *ch, struct ctl_msg *m)
+{
+	return ctl_chan_recv(ch, m, IO_TIMEOUT);
+}
+
+static void
+chan_partial(void)
+{
+	struct ctl_chan *a = NULL, *b = NULL;
+	struct ctl_msg m[3], got;
+	uint8_t bytes[3 * CTL_FRAME_MAX];
+	size_t total = 0, ends[3];
+
+	pair(&a, &b);
+	for (int i = 0; i < 3; i++) {
+		stream_msg(i * 3 + 1, &m[i]);	/* HELLO_REPLY, TRUNCATE, ... */
+		total += (size_t)ctl_msg_encode(&m[i], bytes + total,
+			CTL_FRAME_MAX);
+		ends[i] = total;
+	}
+	/* one byte at a time: nothing until a frame's last byte */
+	for (size_t k = 0, next = 0; k < ends[1]; k++) {
+		int ret;
+
+		raw_send(a, bytes + k, 1);
+		if (k + 1 == ends[next]) {
+			CU_ASSERT_EQUAL(recv_soon(b, &got), 0);
+			CU_ASSERT_EQUAL(memcmp(&got, &m[next], sizeof(got)), 0);
+			next++;
+		} else {
+			/* the byte may still be in flight: allow for it */
+			usleep(200);
+			ret = ctl_chan_recv(b, &got, 0);
+			CU_ASSERT_EQUAL(ret, CTL_CHAN_AGAIN);
+		}
+	}
+	/* the rest in one write with half of a fourth frame */
+	raw_send(a, bytes + ends[1], ends[2] - ends[1]);
+	raw_send(a, bytes, ends[0] / 2);
+	CU_ASSERT_EQUAL(recv_soon(b, &got), 0);
+	CU_ASSERT_EQUAL(memcmp(&got, &m[2], sizeof(got)), 0);
+	CU_ASSERT_EQUAL(ctl_chan_recv(b, &got, 50), CTL_CHAN_AGAIN);
+	raw_send(a, bytes + ends[0] / 2, ends[0] - ends[0] / 2);
+	CU_ASSERT_EQUAL(recv_soon(b, &got), 0);
+	CU_ASSERT_EQUAL(memcmp(&got, &m[0], sizeof(got)), 0);
+
+	/* the sender stops mid-frame */
+	raw_send(a, bytes, 10);
+	ctl_chan_close(&a);
+	CU_ASSERT_EQUAL(recv_soon(b, &got), CTL_CHAN_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctl_chan_why(b), "mid-frame"));
+	ctl_chan_close(&b);
+}
+
+static void
+chan_garbage(void)
+{
+	struct ctl_chan *a = NULL, *b = NULL;
+	struct ctl_msg got, m;
+	uint8_t f[CTL_FRAME_MAX];
+	int len;
+
+	pair(&a, &b);
+	raw_send(a, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
+	CU_ASSERT_EQUAL(recv_soon(b, &got), CTL_CHAN_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctl_chan_why(b), "magic"));
+	/* the stream is lost: ERROR from now on */
+	CU_ASSERT_EQUAL(ctl_chan_recv(b, &got, 0), CTL_CHAN_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctl_chan_why(b), "magic"));
+	ctl_chan_close(&a);
+	ctl_chan_close(&b);
+
+	/* a good header with a bad body: refused once the body is in */
+	pair(&a, &b);
+	stream_msg(5, &m);	/* TRUNCATE */
+	len = ctl_msg_encode(&m, f, sizeof(f));
+	CU_ASSERT_FATAL(len > 0);
+	f[16 + 8] |= 4;		/* an unaligned offset */
+	raw_send(a, f, (size_t)len);
+	CU_ASSERT_EQUAL(recv_soon(b, &got), CTL_CHAN_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctl_chan_why(b), "multiple of 8"));
+	ctl_chan_close(&a);
+	ctl_chan_close(&b);
+}
+
+static int64_t
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+chan_timeouts(void)
+{
+	struct ctl_listener *l = NULL;
+	struct ctl_chan *a = NULL, *b = NULL;
+	struct ctl_msg m;
+	char port[16];
+	int64_t t0, dt;
+	int ret = 0;
+	long sent;
+
+	/* nothing to read: AGAIN after about the timeout */
+	pair(&a, &b);
+	t0 = ms_now();
+	CU_ASSERT_EQUAL(ctl_chan_recv(b, &m, 200), CTL_CHAN_AGAIN);
+	dt = ms_now() - t0;
+	CU_ASSERT(dt >= 190 && dt < 2000);
+	t0 = ms_now();
+	CU_ASSERT_EQUAL(ctl_chan_recv(b, &m, 0), CTL_CHAN_AGAIN);
+	CU_ASSERT(ms_now() - t0 < 100);
+
+	/* a peer that never reads: the send times out, never blocks */
+	stream_msg(3, &m);
+	for (sent = 0; sent < 10000000; sent++)
+		if ((ret = ctl_chan_send(a, &m, 20)) != 0)
+			break;
+	CU_ASSERT_EQUAL(ret, CTL_CHAN_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctl_chan_why(a), "timed out"));
+	ctl_chan_close(&a);
+	ctl_chan_close(&b);
+
+	/* an unencodable message is refused, with the decoder's reason */
+	pair(&a, &b);
+	msg_init(&m, CTL_SET_HEAD, 1);
+	CU_ASSERT_EQUAL(ctl_chan_send(a, &m, 100), CTL_CHAN_ERROR);
+	CU_ASSERT_PTR_NOT_NULL(strstr(ctl_chan_why(a), "lsn is 0"));
+	/* ... which does not spoil the channel */
+	stream_msg(2, &m);
+	CU_ASSERT_EQUAL(ctl_chan_send(a, &m, 100), 0);
+	CU_ASSERT_EQUAL(recv_soon(b, &m), 0);
+
+	/* the peer went away: CLOSED, and no SIGPIPE */
+	ctl_chan_close(&b);
+	stream_msg(2, &m);
+	for (int i = 0; i < 1000; i++) {
+		if ((ret = ctl_chan_send(a, &m, 100)) != 0)
+			break;
+		usleep(1000);
+	}
+	CU_ASSERT_EQUAL(ret, CTL_CHAN_CLOSED);
+	CU_ASSERT_EQUAL(ctl_chan_send(a, &m, 100), CTL_CHAN_CLOSED);
+	ctl_chan_close(&a);
+
+	/* no one accepts: -ETIMEDOUT */
+	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", &l), 0);
+	t0 = ms_now();
+	CU_ASSERT_EQUAL(ctl_accept(l, 100, &a), -ETIMEDOUT);
+	CU_ASSERT(ms_now() - t0 >= 90);
+	CU_ASSERT_PTR_NULL(a);
+
+	/* a closed port: refused */
+	snprintf(port, sizeof(port), "%d", ctl_listener_port(l));
+	ctl_listener_close(&l);
+	ret = ctl_connect("127.0.0.1", port, 1000, &a);
+	CU_ASSERT(ret < 0);
+	CU_ASSERT_EQUAL(ret, -ECONNREFUSED);
+	CU_ASSERT_PTR_NULL(a);
+	CU_ASSERT(ctl_listen("127.0.0.1", "no-such-service", &l) < 0);
+	CU_ASSERT_PTR_NULL(l);
+}
+
+UNIT_MAIN("ctl_msg",
+	UNIT_CASE(round_trip),
+	UNIT_CASE(type_names),
+	UNIT_CASE(truncations),
+	UNIT_CASE(bit_flips),
+	UNIT_CASE(rejections),
+	UNIT_CASE(chan_stream),
+	UNIT_CASE(chan_partial),
+	UNIT_CASE(chan_garbage),
+	UNIT_CASE(chan_timeouts))
