@@ -450,9 +450,6 @@ link_connect(struct link *l)
 		link_fail(l, "cannot reach its control port: %s", strerror(-ret));
 		return -1;
 	}
-	pthread_mutex_lock(&c->lock);
-	l->state = LINK_CATCHING_UP;
-	pthread_mutex_unlock(&c->lock);
 	l->last_recv_ms = now_ms();
 	wal_positions(c->wal, &head, NULL, NULL);
 	memcpy(m.u.hello.cluster_uuid, c->id.cluster_uuid, 16);
@@ -463,6 +460,10 @@ link_connect(struct link *l)
 	if (send_msg(l, &m) || recv_reply(l, CTL_HELLO_REPLY, &m))
 		return -1;
 	hr = m.u.hello_reply;
+	/* it answers: from here on it is catching up, not down */
+	pthread_mutex_lock(&c->lock);
+	l->state = LINK_CATCHING_UP;
+	pthread_mutex_unlock(&c->lock);
 	if (memcmp(hr.cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
 	    hr.ring_size != c->ring_size) {
 		link_fail(l, "its log belongs to another cluster or has another size");
@@ -687,7 +688,9 @@ stream(struct link *l)
 		if (send_msg(l, &hb))
 			return -1;
 	}
-	if (t - l->last_recv_ms > (uint64_t)c->cfg.down_timeout_ms) {
+	t = now_ms();	/* messages above may have moved last_recv_ms past t */
+	if (t > l->last_recv_ms &&
+	    t - l->last_recv_ms > (uint64_t)c->cfg.down_timeout_ms) {
 		link_fail(l, "silent for %d ms", c->cfg.down_timeout_ms);
 		return -1;
 	}

@@ -168,16 +168,20 @@ close_all(struct replica *r)
 
 /* the primary's data connection: it connects right after HELLO_REPLY */
 static int
-accept_data(struct replica *r, struct rpma_conn **conn)
+accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
 	struct rpma_conn_req *req = NULL;
 	enum rpma_conn_event ev;
-	struct pollfd pfd = { .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .events = POLLIN },
+		{ .fd = ctl_chan_fd(ch), .events = POLLIN },
+	};
 	int ret;
 
-	if (rpma_ep_get_fd(r->ep, &pfd.fd))
+	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
 		return RPMA_E_PROVIDER;
-	if (poll(&pfd, 1, r->cfg->timeout_ms) <= 0)
+	/* the primary sends nothing before it connects: input means it left */
+	if (poll(pfd, 2, r->cfg->timeout_ms) <= 0 || !(pfd[0].revents & POLLIN))
 		return RPMA_E_PROVIDER;
 	if ((ret = rpma_ep_next_conn_req(r->ep, NULL, &req)))
 		return ret;
@@ -274,6 +278,16 @@ serve(struct replica *r, struct ctl_chan *ch)
 			ctl_chan_why(ch));
 		return;
 	}
+	{
+		/*
+		 * A primary that gave up waiting (this replica was stopped) left
+		 * its HELLO behind and closed: do not answer the dead.
+		 */
+		struct ctl_msg extra;
+
+		if (ctl_chan_recv(ch, &extra, 0) != CTL_CHAN_AGAIN)
+			return;
+	}
 	if (memcmp(m.u.hello.cluster_uuid, r->id.cluster_uuid, 16) != 0) {
 		send_error(ch, RPMA_E_INVAL, "another cluster: the cluster UUIDs differ");
 		return;
@@ -308,7 +322,7 @@ serve(struct replica *r, struct ctl_chan *ch)
 	out.seq = m.seq;
 	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
 		return;
-	if ((ret = accept_data(r, &conn))) {
+	if ((ret = accept_data(r, ch, &conn))) {
 		RPMA_LOG_WARNING("replica: the primary at %s did not open its data "
 			"connection (%d)", ctl_chan_peer(ch), ret);
 		return;

@@ -41,3 +41,7 @@ check_PROGRAMS += tests/engine/wal_replica
 TESTS += tests/engine/wal_replica
 tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
+
+# a replica that stops answering: marked down; quorum blocks or goes on
+TESTS += tests/engine/repl_quorum.sh
+EXTRA_DIST += tests/engine/repl_quorum.sh

@@ -163,7 +163,22 @@ run_primary(int argc, char *argv[])
 			}
 			st.last_lsn = lsn;
 		}
-		ret = repl_wait_durable(repl, lsn, -1);
+		while ((ret = repl_wait_durable(repl, lsn, 1000)) == REPL_E_TIMEDOUT) {
+			/* blocked: say why, as an operator would want to see it */
+			repl_status(repl, &st);
+			fprintf(stderr, "repl_node: LSN %llu waits: %d of %d replicas up, "
+				"quorum %d\n", (unsigned long long)lsn, st.replicas_up,
+				cfg.n_replicas, cfg.quorum);
+			for (int i = 0; i < cfg.n_replicas; i++) {
+				struct repl_replica_status rs;
+
+				repl_replica_status(repl, i, &rs);
+				fprintf(stderr, "repl_node:   replica %d %s: %s\n", i,
+					rs.state == REPL_REPLICA_STREAMING ? "streaming" :
+					rs.state == REPL_REPLICA_CATCHING_UP ? "catching up" :
+					"down", rs.why[0] ? rs.why : "-");
+			}
+		}
 		if (ret) {
 			fprintf(stderr, "repl_node: wait %llu: %s\n",
 				(unsigned long long)lsn, repl_strerror(ret));
