@@ -84,6 +84,7 @@ struct link {
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
+	uint64_t last_report_ms;	/* progress of a long catch-up */
 	uint32_t msg_seq;
 };
 
@@ -693,6 +694,20 @@ stream(struct link *l)
 	    t - l->last_recv_ms > (uint64_t)c->cfg.down_timeout_ms) {
 		link_fail(l, "silent for %d ms", c->cfg.down_timeout_ms);
 		return -1;
+	}
+	if (t - l->last_report_ms >= 2000) {
+		/* a long catch-up or resync: say how far it has come */
+		uint64_t flushed;
+
+		pthread_mutex_lock(&c->lock);
+		flushed = l->flushed_lsn;
+		pthread_mutex_unlock(&c->lock);
+		if (pub.lsn - flushed > 10000)
+			RPMA_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
+				"%llu, %llu records behind", l->host, l->ctl_port,
+				(unsigned long long)flushed - 1,
+				(unsigned long long)(pub.lsn - flushed));
+		l->last_report_ms = t;
 	}
 	if (l->force_down) {
 		link_fail(l, "did not move its checkpoint in time");
