@@ -47,6 +47,7 @@
 #define LINK_DEPTH 8			/* batches in flight per replica */
 #define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
 #define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
+#define LINK_SPIN_US 50			/* REPL_LINK_SPIN_US overrides it */
 
 struct batch {
 	uint64_t seq;
@@ -104,9 +105,19 @@ struct cluster {
 	unsigned waiters;
 	atomic_bool stopping;
 	pthread_mutex_t release_lock;	/* release vs. a link's catch-up */
+	uint64_t spin_ns;		/* a link polls its CQ this long */
 
 	struct link *links;
 };
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t
 now_ms(void)
@@ -716,6 +727,22 @@ stream(struct link *l)
 	if (progress)
 		return 0;
 
+	/*
+	 * Batches in flight: poll the completion queue a little first.  Polling
+	 * makes progress in this thread, so a flush that completes soon costs
+	 * no hand-off through the core's progress thread and no wake-up.
+	 */
+	if (l->next_seq != l->oldest_seq && c->spin_ns) {
+		uint64_t until = now_ns() + c->spin_ns;
+
+		do {
+			if (reap(l, &progress))
+				return -1;
+			if (progress)
+				return 0;
+		} while (now_ns() < until);
+	}
+
 	/* nothing to do: sleep until a completion, a message or a kick */
 	{
 		struct pollfd pfd[3] = {
@@ -893,6 +920,11 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->cfg.down_timeout_ms = 2000;
 	c->mem = mem;
 	c->wal = wal;
+	{
+		const char *spin = getenv("REPL_LINK_SPIN_US");
+
+		c->spin_ns = (spin ? strtoull(spin, NULL, 0) : LINK_SPIN_US) * 1000;
+	}
 	wal_identity(wal, &c->id, &c->ring_size);
 	wal_positions(wal, NULL, NULL, &durable);
 	c->durable_lsn = durable.lsn;

@@ -4,13 +4,33 @@ noinst_PROGRAMS += tools/descriptor_demo
 tools_descriptor_demo_SOURCES = tools/descriptor_demo.c
 tools_descriptor_demo_LDADD = rpma/librpmacore_internal.la
 
+# what the two benchmarks share: clock, percentiles, the floors
+noinst_LTLIBRARIES += tools/bench/libbenchutil.la
+tools_bench_libbenchutil_la_SOURCES = tools/bench/bench_util.c tools/bench/bench_util.h
+
 # the core's micro-benchmark: write+flush against its floor, same run
 noinst_PROGRAMS += tools/bench/rpma-bench
 tools_bench_rpma_bench_SOURCES = tools/bench/rpma_bench.c
-tools_bench_rpma_bench_LDADD = rpma/librpmacore_internal.la
+tools_bench_rpma_bench_LDADD = tools/bench/libbenchutil.la rpma/librpmacore_internal.la
 
-# the local log's benchmark: append+durable against copy+persist, same run
+# the engine's benchmark: append+durable, alone or replicated, against
+# copy+persist (+ a TCP round trip), same run
 noinst_PROGRAMS += tools/bench/repl-bench
 tools_bench_repl_bench_SOURCES = tools/bench/repl_bench.c
-tools_bench_repl_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
-tools_bench_repl_bench_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
+tools_bench_repl_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include \
+	-I$(top_srcdir)/engine
+tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl_internal.la \
+	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
+
+# runs repl-bench over a matrix of configurations: one markdown table
+EXTRA_DIST += tools/bench/repl-bench-matrix
+
+# a cluster node (replica, primary, verifier): the demo's and the
+# replication tests' processes
+noinst_PROGRAMS += tools/repl-node
+tools_repl_node_SOURCES = tools/repl_node.c
+tools_repl_node_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tests/engine
+tools_repl_node_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \
+	$(AX_PTHREAD_LIBS)
+EXTRA_DIST += tools/demo-cluster

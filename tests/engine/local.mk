@@ -27,11 +27,6 @@ TESTS += tests/engine/ctl_msg
 tests_engine_ctl_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_ctl_msg_LDADD = engine/librepl_internal.la $(LDADD)
 
-# a cluster node (replica, primary, verifier) for the replication tests
-check_PROGRAMS += tests/engine/repl_node
-tests_engine_repl_node_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include
-tests_engine_repl_node_LDADD = engine/librepl_internal.la $(LDADD)
 
 # 1 primary + 2 replicas as processes, SIGKILLed at random (ofi tcp)
 TESTS += tests/engine/repl_cluster.sh

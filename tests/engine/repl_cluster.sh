@@ -21,7 +21,7 @@
 # REPL_NODE (the node program).
 set -u
 
-NODE=${REPL_NODE:-./tests/engine/repl_node}
+NODE=${REPL_NODE:-./tools/repl-node}
 SEED=${SEED:-$(( (RANDOM << 15) | RANDOM ))}
 KILLS=${KILLS:-20}
 APPENDS=${APPENDS:-100000}

@@ -8,7 +8,7 @@
 # of 2 they never stop.
 set -u
 
-NODE=${REPL_NODE:-./tests/engine/repl_node}
+NODE=${REPL_NODE:-./tools/repl-node}
 SEED=${SEED:-$(( (RANDOM << 15) | RANDOM ))}
 RANDOM=$SEED
 echo "repl_quorum: seed $SEED"

@@ -20,22 +20,15 @@
  * sleeps in rpma_cq_wait(), as the floor's blocking socket sleeps; -w 0
  * busy-polls throughout.
  */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "rpma.h"
 
 #define DIE(...) \
@@ -59,31 +52,6 @@ struct opts {
 	uint64_t spin_ns;	/* poll this long before sleeping; 0: never sleep */
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-pct(uint64_t *v, long n, double p)
-{
-	long i = (long)(p / 100.0 * (double)(n - 1) + 0.5);
-
-	return (double)v[i] / 1000.0;
-}
-
 struct stats {
 	double p50, p99, p999, mb_s;
 };
@@ -91,14 +59,10 @@ struct stats {
 static struct stats
 summarize(uint64_t *lat, long n, uint64_t total_ns, size_t size)
 {
-	struct stats s;
+	struct bench_stats b = bench_summarize(lat, n);
 
-	qsort(lat, (size_t)n, sizeof(*lat), cmp_u64);
-	s.p50 = pct(lat, n, 50);
-	s.p99 = pct(lat, n, 99);
-	s.p999 = pct(lat, n, 99.9);
-	s.mb_s = (double)size * (double)n / ((double)total_ns / 1e9) / 1e6;
-	return s;
+	return (struct stats){ b.p50, b.p99, b.p999,
+		(double)size * (double)n / ((double)total_ns / 1e9) / 1e6 };
 }
 
 static struct rpma_peer *
@@ -241,7 +205,7 @@ bench_ours(const struct opts *o)
 		DIE("descriptor");
 	rpma_conn_get_cq(conn, &cq);
 
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	uint64_t idle_since = t0;
 	while (done < o->ops) {
 		struct ibv_wc wc[16];
@@ -252,7 +216,7 @@ bench_ours(const struct opts *o)
 			long k = posted % o->depth;
 			size_t off = (size_t)k * o->size;
 
-			start[k] = now_ns();
+			start[k] = bench_now_ns();
 			if (rpma_write(conn, dst, off, src, off, o->size,
 					RPMA_F_COMPLETION_ON_ERROR, NULL) ||
 			    rpma_flush(conn, dst, off, o->size, RPMA_FLUSH_TYPE_PERSISTENT,
@@ -263,7 +227,7 @@ bench_ours(const struct opts *o)
 		ret = rpma_cq_get_wc(cq, 16, wc, &n);
 		if (ret == RPMA_E_NO_COMPLETION) {
 			/* poll briefly, then sleep as the floor's socket does */
-			if (o->spin_ns && now_ns() - idle_since > o->spin_ns) {
+			if (o->spin_ns && bench_now_ns() - idle_since > o->spin_ns) {
 				if (rpma_cq_wait(cq))
 					DIE("rpma_cq_wait");
 			}
@@ -271,15 +235,15 @@ bench_ours(const struct opts *o)
 		}
 		if (ret)
 			DIE("completion");
-		idle_since = now_ns();
+		idle_since = bench_now_ns();
 		for (int i = 0; i < n; i++) {
 			long k = (long)wc[i].wr_id - 1;
 			if (wc[i].status != IBV_WC_SUCCESS)
 				DIE("flush failed: %s", ibv_wc_status_str(wc[i].status));
-			lat[done++] = now_ns() - start[k];
+			lat[done++] = bench_now_ns() - start[k];
 		}
 	}
-	uint64_t total = now_ns() - t0;
+	uint64_t total = bench_now_ns() - t0;
 
 	rpma_conn_disconnect(conn);
 	while (rpma_conn_next_event(conn, &ev) == 0 && ev != RPMA_CONN_CLOSED)
@@ -299,74 +263,15 @@ bench_ours(const struct opts *o)
 /* ---------------------------------------------------------------- */
 /* the floor: a TCP round trip with the payload, and one persist      */
 
-static int
-tcp_connect_pair(int port, int *server_fd)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0), c;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
-		DIE("tcp listen on %d: %s", port, strerror(errno));
-	c = socket(AF_INET, SOCK_STREAM, 0);
-	if (connect(c, (struct sockaddr *)&a, sizeof(a)))
-		DIE("tcp connect: %s", strerror(errno));
-	*server_fd = accept(l, NULL, NULL);
-	close(l);
-	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(*server_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return c;
-}
-
-static void
-full_io(int fd, void *buf, size_t len, int is_write)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = is_write ? write(fd, p, len) : read(fd, p, len);
-		if (n <= 0)
-			DIE("tcp %s: %s", is_write ? "write" : "read", strerror(errno));
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
 static struct stats
 bench_tcp(const struct opts *o)
 {
-	uint64_t *lat = calloc((size_t)o->ops, sizeof(*lat));
-	char *buf = malloc(o->size);
-	int s, c = tcp_connect_pair(o->port + 1, &s);
-	char ack[8] = { 0 };
-	pid_t pid;
-	uint64_t t0;
+	uint64_t *lat = calloc((size_t)o->ops, sizeof(*lat)), total;
 
-	if (lat == NULL || buf == NULL)
+	if (lat == NULL)
 		DIE("out of memory");
-	memset(buf, 0x5a, o->size);
-	pid = fork();
-	if (pid == 0) {	/* the echo side: takes the payload, acknowledges */
-		close(c);
-		for (long i = 0; i < o->ops; i++) {
-			full_io(s, buf, o->size, 0);
-			full_io(s, ack, sizeof(ack), 1);
-		}
-		exit(0);
-	}
-	close(s);
-	t0 = now_ns();
-	for (long i = 0; i < o->ops; i++) {
-		uint64_t t = now_ns();
-		full_io(c, buf, o->size, 1);
-		full_io(c, ack, sizeof(ack), 0);
-		lat[i] = now_ns() - t;
-	}
-	uint64_t total = now_ns() - t0;
-	close(c);
-	waitpid(pid, NULL, 0);
-	free(buf);
+	if (bench_tcp_round_trips(o->port + 1, o->size, o->ops, lat, &total))
+		exit(1);
 	struct stats st = summarize(lat, o->ops, total, o->size);
 	free(lat);
 	return st;
@@ -375,55 +280,18 @@ bench_tcp(const struct opts *o)
 static struct stats
 bench_persist(const struct opts *o, int *durable)
 {
-	const char *path = region_path(o, "floor");
-	struct rpma_ext_mem *mem;
-	uint64_t *lat = calloc((size_t)o->ops, sizeof(*lat));
-	char *buf = malloc(o->size), *ptr;
-	size_t region = region_size(o);
-	bool dur;
-	uint64_t t0;
+	uint64_t *lat = calloc((size_t)o->ops, sizeof(*lat)), total;
+	bool dur = false;
 
-	if (lat == NULL || buf == NULL)
+	if (lat == NULL)
 		DIE("out of memory");
-	memset(buf, 0x5a, o->size);
-	if (rpma_ext_mem_open(o->backend, path, region, RPMA_EXT_MEM_CREATE, &mem))
-		DIE("floor memory at %s", path);
-	rpma_ext_mem_get_ptr(mem, (void **)&ptr);
-	rpma_ext_mem_is_durable(mem, &dur);
+	if (bench_copy_persist(o->backend, region_path(o, "floor"), region_size(o),
+			o->size, o->depth, o->ops, lat, &total, &dur))
+		exit(1);
 	*durable = dur;
-	t0 = now_ns();
-	for (long i = 0; i < o->ops; i++) {
-		size_t off = (size_t)(i % o->depth) * o->size;
-		uint64_t t = now_ns();
-		memcpy(ptr + off, buf, o->size);
-		if (rpma_ext_mem_persist(mem, off, o->size))
-			DIE("persist");
-		lat[i] = now_ns() - t;
-	}
-	uint64_t total = now_ns() - t0;
-	rpma_ext_mem_close(&mem);
-	unlink(path);
-	free(buf);
 	struct stats s = summarize(lat, o->ops, total, o->size);
 	free(lat);
 	return s;
-}
-
-static const char *
-fs_name(const char *dir)
-{
-	struct statfs st;
-
-	if (statfs(dir, &st))
-		return "?";
-	switch ((unsigned long)st.f_type) {
-	case 0x01021994: return "tmpfs";
-	case 0xEF53: return "ext4";
-	case 0x58465342: return "xfs";
-	case 0x9123683E: return "btrfs";
-	case 0x794c7630: return "overlayfs";
-	default: return "other";
-	}
 }
 
 static void
@@ -483,7 +351,7 @@ main(int argc, char *argv[])
 
 	printf("rpma-bench: %s, %zu B, depth %d, %ld ops, backend %s in %s (%s, %s)\n",
 		o.transport, o.size, o.depth, o.ops, o.backend_name, o.dir,
-		fs_name(o.dir), durable ? "durable" : "NOT durable");
+		bench_fs_name(o.dir), durable ? "durable" : "NOT durable");
 	printf("%-26s %10s %10s %10s %10s\n", "", "p50 us", "p99 us", "p99.9 us", "MB/s");
 	printf("%-26s %10.1f %10.1f %10.1f %10.1f\n", "write+flush (ours)",
 		ours.p50, ours.p99, ours.p999, ours.mb_s);

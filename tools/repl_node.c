@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * repl_node.c -- one node of a test cluster, as a process the tests can
- * SIGKILL and restart, and the verifier that checks what the nodes left.
+ * repl_node.c -- repl-node: one node of a small cluster, as a process the
+ * demo and the tests can SIGKILL and restart, and the verifier that checks
+ * what the nodes left.
  *
- *   repl_node replica PATH SIZE CTL_PORT DATA_PORT
+ *   repl-node replica PATH SIZE CTL_PORT DATA_PORT
  *	serve primaries until SIGTERM; prints "ready" once listening.
  *
- *   repl_node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
+ *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
  *	append records until the log's last LSN reaches UNTIL; record n's
  *	payload is derived from (SEED, n).  After each batch is durable its
  *	last LSN is appended to ACKED_FILE (the acknowledgement the test
@@ -14,11 +15,11 @@
  *	Exits 0 when done (or on SIGTERM), after every replica flushed
  *	everything.
  *
- *   repl_node forge PATH N
+ *   repl-node forge PATH N
  *	append N records of junk to the log at PATH (a replica's), as a
  *	primary that crashed before committing them would have left them.
  *
- *   repl_node verify SEED ACKED_FILE PRIMARY REPLICA...
+ *   repl-node verify SEED ACKED_FILE PRIMARY REPLICA...
  *	the primary holds every acknowledged LSN still in its ring, each
  *	record byte-exact; every replica's ring is byte-identical to the
  *	primary's over the LSNs both hold, and holds the newest acknowledged.
@@ -89,7 +90,7 @@ run_replica(int argc, char *argv[])
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	if (replica_run(&cfg) != 0) {
-		fprintf(stderr, "repl_node: the replica could not start\n");
+		fprintf(stderr, "repl-node: the replica could not start\n");
 		return 1;
 	}
 	return 0;
@@ -141,7 +142,7 @@ run_primary(int argc, char *argv[])
 	}
 	acked_fd = open(argv[7], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (acked_fd < 0 || (ret = repl_open(&cfg, &repl))) {
-		fprintf(stderr, "repl_node: cannot open the primary's log %s\n", cfg.path);
+		fprintf(stderr, "repl-node: cannot open the primary's log %s\n", cfg.path);
 		return 1;
 	}
 	rnd = (unsigned)(seed ^ (uint64_t)getpid());
@@ -156,7 +157,7 @@ run_primary(int argc, char *argv[])
 
 			wal_test_fill(seed, want, buf, len);
 			if ((ret = repl_append(repl, buf, len, &lsn)) || lsn != want) {
-				fprintf(stderr, "repl_node: append %llu: %s (got %llu)\n",
+				fprintf(stderr, "repl-node: append %llu: %s (got %llu)\n",
 					(unsigned long long)want, repl_strerror(ret),
 					(unsigned long long)lsn);
 				return 1;
@@ -166,21 +167,21 @@ run_primary(int argc, char *argv[])
 		while ((ret = repl_wait_durable(repl, lsn, 1000)) == REPL_E_TIMEDOUT) {
 			/* blocked: say why, as an operator would want to see it */
 			repl_status(repl, &st);
-			fprintf(stderr, "repl_node: LSN %llu waits: %d of %d replicas up, "
+			fprintf(stderr, "repl-node: LSN %llu waits: %d of %d replicas up, "
 				"quorum %d\n", (unsigned long long)lsn, st.replicas_up,
 				cfg.n_replicas, cfg.quorum);
 			for (int i = 0; i < cfg.n_replicas; i++) {
 				struct repl_replica_status rs;
 
 				repl_replica_status(repl, i, &rs);
-				fprintf(stderr, "repl_node:   replica %d %s: %s\n", i,
+				fprintf(stderr, "repl-node:   replica %d %s: %s\n", i,
 					rs.state == REPL_REPLICA_STREAMING ? "streaming" :
 					rs.state == REPL_REPLICA_CATCHING_UP ? "catching up" :
 					"down", rs.why[0] ? rs.why : "-");
 			}
 		}
 		if (ret) {
-			fprintf(stderr, "repl_node: wait %llu: %s\n",
+			fprintf(stderr, "repl-node: wait %llu: %s\n",
 				(unsigned long long)lsn, repl_strerror(ret));
 			return 1;
 		}
@@ -379,6 +380,6 @@ main(int argc, char *argv[])
 		return run_verify(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "forge") == 0)
 		return run_forge(argc, argv);
-	fprintf(stderr, "usage: repl_node replica|primary|verify ...\n");
+	fprintf(stderr, "usage: repl-node replica|primary|verify ...\n");
 	return 2;
 }
