@@ -339,8 +339,8 @@ main(int argc, char *argv[])
 	}
 	if (o.size == 0 || o.depth < 1 || o.ops < 1)
 		usage();
-	if (o.port == 0)
-		o.port = 30000 + (int)(getpid() % 20000);
+	if (o.port == 0)	/* below the ephemeral range (32768 and up) */
+		o.port = 20000 + (int)(getpid() % 1500) * 8;
 	signal(SIGPIPE, SIG_IGN);
 	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_ERROR);
 
