@@ -46,7 +46,7 @@ fail() {
 
 # a 2 MiB ring: a lap is about 6,000 records of these sizes
 SIZE=$((8192 + 2 * 1024 * 1024))
-BASE=$((20000 + RANDOM % 30000))
+BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up)
 CTL=($BASE $((BASE + 2)))
 DATA=($((BASE + 1)) $((BASE + 3)))
 export REPL_NODE_TIMEOUT_MS=${REPL_NODE_TIMEOUT_MS:-1500}

@@ -28,7 +28,7 @@ fail() {
 }
 
 SIZE=$((8192 + 2 * 1024 * 1024))
-BASE=$((20000 + RANDOM % 30000))
+BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up)
 CTL=($BASE $((BASE + 2)))
 DATA=($((BASE + 1)) $((BASE + 3)))
 TIMEOUT_MS=1000
