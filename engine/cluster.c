@@ -609,6 +609,8 @@ reap(struct link *l, bool *progress)
 		l->flushed_lsn = flushed;
 		l->flushed_pos = end;
 		quorum_update(l->c);
+		if (l->c->waiters)	/* a clean close waits for every replica */
+			pthread_cond_broadcast(&l->c->cond);
 		pthread_mutex_unlock(&l->c->lock);
 		*progress = true;
 	}
@@ -988,6 +990,36 @@ cluster_stop(struct cluster **c_ptr)
 
 	if (c_ptr == NULL || (c = *c_ptr) == NULL)
 		return;
+	{
+		/*
+		 * A clean close: give streaming replicas what was published
+		 * (bounded by the down timeout), so no flush is cut off.
+		 */
+		struct timespec until = deadline(c->cfg.down_timeout_ms);
+		struct wal_pos pub;
+		bool pending = true;
+
+		wal_positions(c->wal, NULL, &pub, NULL);
+		pthread_mutex_lock(&c->lock);
+		while (pending) {
+			pending = false;
+			for (int i = 0; i < c->cfg.n_replicas; i++) {
+				struct link *l = &c->links[i];
+
+				if (l->state == LINK_STREAMING && l->flushed_lsn < pub.lsn) {
+					pending = true;
+					kick(l);
+				}
+			}
+			if (pending) {
+				c->waiters++;
+				pending = pthread_cond_timedwait(&c->cond, &c->lock,
+					&until) != ETIMEDOUT;
+				c->waiters--;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
 	atomic_store(&c->stopping, true);
 	for (int i = 0; i < c->cfg.n_replicas; i++) {
 		uint64_t one = 1;
