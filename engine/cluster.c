@@ -75,6 +75,15 @@ struct link {
 	int head_status;
 	bool force_down;
 
+	/*
+	 * The data path (conn, cq, sent, batches) is under io_lock: the link
+	 * thread and an appender waiting for durability both post and reap,
+	 * so a lone client needs no hand-off to another thread.  io_ready says
+	 * the connection is up (set after catch-up, cleared before teardown).
+	 */
+	pthread_mutex_t io_lock;
+	bool io_ready;
+
 	/* the link thread's own */
 	struct ctl_chan *ch;
 	struct rpma_conn *conn;
@@ -106,6 +115,7 @@ struct cluster {
 	atomic_bool stopping;
 	pthread_mutex_t release_lock;	/* release vs. a link's catch-up */
 	uint64_t spin_ns;		/* a link polls its CQ this long */
+	atomic_bool spinning;		/* a waiter polls the links */
 
 	struct link *links;
 };
@@ -214,6 +224,8 @@ deadline(int timeout_ms)
 	return ts;
 }
 
+static void help_link(struct link *l, bool post);
+
 int
 cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
@@ -222,11 +234,34 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 
 	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
 		return 0;
+	/* post our batch ourselves where the link is free: no hand-off */
 	for (int i = 0; i < c->cfg.n_replicas; i++)
-		kick(&c->links[i]);
-	/* the local persist runs while the links ship the same bytes */
+		help_link(&c->links[i], true);
+	/* the local persist runs while the flushes travel */
 	if ((ret = wal_sync(c->wal, lsn)))
 		return ret;
+	pthread_mutex_lock(&c->lock);
+	quorum_update(c);
+	pthread_mutex_unlock(&c->lock);
+	if (!atomic_exchange(&c->spinning, true)) {
+		/*
+		 * Reap the completions ourselves for a while: no wake-up.  One
+		 * waiter at a time: more would only take the CPU from the
+		 * threads doing the work.
+		 */
+		uint64_t spin_until = now_ns() + c->spin_ns;
+
+		while (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) <= lsn &&
+		       now_ns() < spin_until)
+			for (int i = 0; i < c->cfg.n_replicas; i++)
+				help_link(&c->links[i], true);
+		atomic_store(&c->spinning, false);
+	}
+	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
+		return 0;
+	/* then leave it to the links, asleep until they are done */
+	for (int i = 0; i < c->cfg.n_replicas; i++)
+		kick(&c->links[i]);
 	if (timeout_ms >= 0)
 		until = deadline(timeout_ms);
 	pthread_mutex_lock(&c->lock);
@@ -282,6 +317,9 @@ link_close(struct link *l)
 {
 	enum rpma_conn_event ev;
 
+	pthread_mutex_lock(&l->io_lock);
+	l->io_ready = false;
+	pthread_mutex_unlock(&l->io_lock);
 	if (l->conn) {
 		rpma_conn_disconnect(l->conn);
 		while (rpma_conn_next_event(l->conn, &ev) == 0 &&
@@ -427,8 +465,11 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 		return -1;
 	if (ack.head.lsn < head.lsn && shape_replica(l, CTL_SET_HEAD, &head, &ack))
 		return -1;
+	pthread_mutex_lock(&l->io_lock);
 	l->sent = start;
 	l->next_seq = l->oldest_seq = 0;
+	l->io_ready = true;
+	pthread_mutex_unlock(&l->io_lock);
 	pthread_mutex_lock(&c->lock);
 	l->flushed_lsn = start.lsn;
 	l->flushed_pos = start;
@@ -617,6 +658,43 @@ reap(struct link *l, bool *progress)
 	return 0;
 }
 
+/*
+ * Reap completions and, with post, send what was published since the last
+ * batch (under io_lock).
+ */
+static int
+data_path(struct link *l, bool post, bool *progress)
+{
+	struct wal_pos pub;
+
+	if (!l->io_ready)
+		return -1;
+	if (reap(l, progress))
+		return -1;
+	if (!post || l->next_seq - l->oldest_seq >= LINK_DEPTH)
+		return 0;
+	wal_positions(l->c->wal, NULL, &pub, NULL);
+	if (pos_equal(&pub, &l->sent))
+		return 0;
+	if (post_batch(l, &pub))
+		return -1;
+	*progress = true;
+	return 0;
+}
+
+/* an appender's turn at a link's data path, if nobody else has it */
+static void
+help_link(struct link *l, bool post)
+{
+	bool progress = false;
+
+	if (pthread_mutex_trylock(&l->io_lock) != 0)
+		return;		/* its thread (or another appender) is at it */
+	if (l->io_ready && data_path(l, post, &progress))
+		l->io_ready = false;	/* failed: its thread reconnects */
+	pthread_mutex_unlock(&l->io_lock);
+}
+
 static int
 serve_head_request(struct link *l)
 {
@@ -651,14 +729,17 @@ stream(struct link *l)
 	bool progress = false;
 	int ret;
 
-	if (reap(l, &progress))
+	pthread_mutex_lock(&c->lock);
+	ret = l->state == LINK_DOWN;	/* failed in an appender's hands */
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		return -1;
+	pthread_mutex_lock(&l->io_lock);
+	ret = data_path(l, true, &progress);
+	pthread_mutex_unlock(&l->io_lock);
+	if (ret)
 		return -1;
 	wal_positions(c->wal, NULL, &pub, NULL);
-	if (!pos_equal(&pub, &l->sent) && l->next_seq - l->oldest_seq < LINK_DEPTH) {
-		if (post_batch(l, &pub))
-			return -1;
-		progress = true;
-	}
 	if (serve_head_request(l))
 		return -1;
 
@@ -738,7 +819,10 @@ stream(struct link *l)
 		uint64_t until = now_ns() + c->spin_ns;
 
 		do {
-			if (reap(l, &progress))
+			pthread_mutex_lock(&l->io_lock);
+			ret = data_path(l, false, &progress);
+			pthread_mutex_unlock(&l->io_lock);
+			if (ret)
 				return -1;
 			if (progress)
 				return 0;
@@ -753,13 +837,16 @@ stream(struct link *l)
 			{ .fd = l->cq_fd, .events = POLLIN },
 		};
 		uint64_t v;
-		bool idle = l->next_seq == l->oldest_seq;
+		bool idle, unsent;
 
 		atomic_store(&l->sleeping, true);
 		/* a publish or a head request between the check and the flag */
 		wal_positions(c->wal, NULL, &pub, NULL);
-		if ((!pos_equal(&pub, &l->sent) && idle) ||
-		    l->head_req_seq != l->head_done_seq) {
+		pthread_mutex_lock(&l->io_lock);
+		idle = l->next_seq == l->oldest_seq;
+		unsent = !pos_equal(&pub, &l->sent);
+		pthread_mutex_unlock(&l->io_lock);
+		if ((unsent && idle) || l->head_req_seq != l->head_done_seq) {
 			atomic_store(&l->sleeping, false);
 			return 0;
 		}
@@ -932,6 +1019,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	c->durable_lsn = durable.lsn;
 	atomic_init(&c->durable_atomic, durable.lsn);
 	atomic_init(&c->stopping, false);
+	atomic_init(&c->spinning, false);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->release_lock, NULL);
 	pthread_condattr_init(&ca);
@@ -959,6 +1047,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		l->host = cfg->replicas[i].host;
 		l->ctl_port = cfg->replicas[i].ctl_port;
 		l->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		pthread_mutex_init(&l->io_lock, NULL);
 		snprintf(l->why, sizeof(l->why), "not connected yet");
 		if (l->kick_fd < 0 || pthread_create(&l->thread, NULL, link_main, l)) {
 			if (l->kick_fd >= 0)
@@ -1029,6 +1118,7 @@ cluster_stop(struct cluster **c_ptr)
 	for (int i = 0; i < c->cfg.n_replicas; i++) {
 		pthread_join(c->links[i].thread, NULL);
 		close(c->links[i].kick_fd);
+		pthread_mutex_destroy(&c->links[i].io_lock);
 	}
 	rpma_mr_dereg(&c->src);
 	rpma_peer_delete(&c->peer);
