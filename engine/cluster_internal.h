@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster_internal.h -- what the quorum (cluster.c) and the links
+ * (link.c) share: the link and cluster objects and a few small helpers.
+ */
+#ifndef REPL_CLUSTER_INTERNAL_H
+#define REPL_CLUSTER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cluster.h"
+#include "ctl_msg.h"
+
+#define LINK_DEPTH 8			/* batches in flight per replica */
+#define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
+#define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
+#define LINK_SPIN_US 50			/* REPL_LINK_SPIN_US overrides it */
+
+struct batch {
+	uint64_t seq;
+	struct wal_pos end;
+	bool done;
+};
+
+struct link {
+	struct cluster *c;
+	int idx;
+	const char *host;
+	const char *ctl_port;
+	pthread_t thread;
+	int kick_fd;
+	atomic_bool sleeping;
+
+	/* shared, under c->lock */
+	enum cluster_link_state state;
+	uint64_t flushed_lsn;		/* next LSN not yet flushed on it */
+	struct wal_pos flushed_pos;	/* the same as a position: its tail hint */
+	uint64_t reconnects;
+	char why[160];
+	struct wal_pos head_req;	/* a checkpoint move asked by release */
+	uint64_t head_req_seq, head_done_seq;
+	int head_status;
+	bool force_down;
+
+	/*
+	 * The data path (conn, cq, sent, batches) is under io_lock: the link
+	 * thread and an appender waiting for durability both post and reap,
+	 * so a lone client needs no hand-off to another thread.  io_ready says
+	 * the connection is up (set after catch-up, cleared before teardown).
+	 */
+	pthread_mutex_t io_lock;
+	bool io_ready;
+
+	/* the link thread's own */
+	struct ctl_chan *ch;
+	struct rpma_conn *conn;
+	struct rpma_mr_remote *dst;
+	struct rpma_cq *cq;
+	int cq_fd;
+	struct wal_pos sent;
+	struct batch inflight[LINK_DEPTH];
+	uint64_t next_seq, oldest_seq;
+	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
+	uint64_t last_report_ms;	/* progress of a long catch-up */
+	uint32_t msg_seq;
+};
+
+struct cluster {
+	struct cluster_cfg cfg;
+	struct rpma_ext_mem *mem;
+	struct wal *wal;
+	uint64_t ring_size;
+	struct wal_identity id;
+	struct rpma_peer *peer;
+	struct rpma_mr_local *src;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* durable moved, or a link changed */
+	uint64_t durable_lsn;		/* next LSN not yet durable by the rule */
+	_Atomic uint64_t durable_atomic;
+	unsigned waiters;
+	atomic_bool stopping;
+	pthread_mutex_t release_lock;	/* release vs. a link's catch-up */
+	uint64_t spin_ns;		/* a link polls its CQ this long */
+	atomic_bool spinning;		/* a waiter polls the links */
+
+	struct link *links;
+};
+
+
+static inline uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static inline void
+to_ctl(struct ctl_pos *c, const struct wal_pos *w)
+{
+	*c = (struct ctl_pos){ .lsn = w->lsn, .off = w->off, .lap = w->lap,
+		.crc = w->crc };
+}
+
+static inline void
+from_ctl(struct wal_pos *w, const struct ctl_pos *c)
+{
+	*w = (struct wal_pos){ .lsn = c->lsn, .off = c->off, .lap = c->lap,
+		.crc = c->crc };
+}
+
+static inline bool
+pos_equal(const struct wal_pos *a, const struct wal_pos *b)
+{
+	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
+		a->crc == b->crc;
+}
+
+/* cluster.c */
+void cluster_quorum_update(struct cluster *c);
+struct timespec cluster_deadline(int timeout_ms);
+
+/* link.c */
+void link_kick(struct link *l);
+void link_help(struct link *l, bool post);
+void *link_main(void *arg);
+
+#endif

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * link.c -- one replica's link on the primary: its connection, catch-up
+ * and streaming, run by its thread (and, for the data path, by appenders
+ * waiting for durability).
+ *
+ * A link copies the byte range [sent, published) of the local ring with
+ * rpma_write (split where the ring wraps), then rpma_flush(PERSISTENT) over
+ * the same range; the flush's completion moves the link's flushed position.
+ * Up to LINK_DEPTH batches are in flight; a batch takes everything
+ * published when it is posted, so appends that arrive meanwhile share the
+ * next one (group commit across the network).
+ *
+ * Catch-up, on every (re)connection: the link and the replica find the
+ * last LSN whose chain position (offset, lap, chained CRC) both hold, by
+ * binary search with QUERY messages; the replica is truncated after it
+ * (records an earlier primary left there were never committed), and the
+ * link resumes from there.  When the local ring no longer holds that
+ * point, the replica restarts empty at the local checkpoint and receives
+ * the whole ring from there (a full resync), chasing the live tail.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster_internal.h"
+#include "ctl_chan.h"
+#include "log.h"
+
+/* ------------------------------------------------------------------ */
+/* a link's connection                                                */
+
+void
+link_kick(struct link *l)
+{
+	uint64_t one = 1;
+
+	/* a syscall only for a link that sleeps: not one per record */
+	if (atomic_exchange(&l->sleeping, false))
+		(void)!write(l->kick_fd, &one, sizeof(one));
+}
+
+static void
+link_fail(struct link *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+link_fail(struct link *l, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&l->c->lock);
+	if (l->state != LINK_DOWN || strcmp(l->why, why) != 0)
+		RPMA_LOG_WARNING("replica %s:%s is down: %s", l->host, l->ctl_port, why);
+	snprintf(l->why, sizeof(l->why), "%s", why);
+	l->state = LINK_DOWN;
+	pthread_cond_broadcast(&l->c->cond);
+	pthread_mutex_unlock(&l->c->lock);
+}
+
+static void
+link_close(struct link *l)
+{
+	enum rpma_conn_event ev;
+
+	pthread_mutex_lock(&l->io_lock);
+	l->io_ready = false;
+	pthread_mutex_unlock(&l->io_lock);
+	if (l->conn) {
+		rpma_conn_disconnect(l->conn);
+		while (rpma_conn_next_event(l->conn, &ev) == 0 &&
+		       ev != RPMA_CONN_CLOSED && ev != RPMA_CONN_LOST)
+			;
+		rpma_conn_delete(&l->conn);
+	}
+	if (l->dst)
+		rpma_mr_remote_delete(&l->dst);
+	ctl_chan_close(&l->ch);
+	l->cq = NULL;
+	pthread_mutex_lock(&l->c->lock);
+	l->state = LINK_DOWN;
+	l->force_down = false;
+	pthread_cond_broadcast(&l->c->cond);
+	pthread_mutex_unlock(&l->c->lock);
+}
+
+static int
+send_msg(struct link *l, struct ctl_msg *m)
+{
+	m->seq = ++l->msg_seq;
+	if (ctl_chan_send(l->ch, m, l->c->cfg.down_timeout_ms) != 0) {
+		link_fail(l, "control channel: %s", ctl_chan_why(l->ch));
+		return -1;
+	}
+	l->last_send_ms = now_ms();
+	return 0;
+}
+
+/* wait for a reply of type `want`, answering heartbeats meanwhile */
+static int
+recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
+{
+	uint64_t until = now_ms() + (uint64_t)l->c->cfg.down_timeout_ms;
+
+	for (;;) {
+		int left = (int)(until - now_ms());
+		int ret = ctl_chan_recv(l->ch, m, left > 0 ? left : 0);
+
+		if (ret == 0) {
+			l->last_recv_ms = now_ms();
+			if (m->type == want)
+				return 0;
+			if (m->type == CTL_HEARTBEAT)
+				continue;
+			if (m->type == CTL_ERROR)
+				link_fail(l, "the replica refused: %s", m->u.error.text);
+			else
+				link_fail(l, "the replica sent %s, not %s",
+					ctl_msg_type_name(m->type), ctl_msg_type_name(want));
+			return -1;
+		}
+		if (ret == CTL_CHAN_AGAIN && left > 0)
+			continue;
+		link_fail(l, "no %s from the replica: %s", ctl_msg_type_name(want),
+			ret == CTL_CHAN_AGAIN ? "timed out" : ctl_chan_why(l->ch));
+		return -1;
+	}
+}
+
+/* does the replica's chain hold the same position after lsn as ours? */
+static int
+agrees(struct link *l, uint64_t lsn, bool *yes)
+{
+	struct ctl_msg m = { .type = CTL_QUERY };
+	struct wal_pos ours, theirs;
+
+	*yes = false;
+	if (wal_pos_after(l->c->wal, lsn, &ours))
+		return 0;
+	m.u.query.lsn = lsn;
+	if (send_msg(l, &m) || recv_reply(l, CTL_QUERY_REPLY, &m))
+		return -1;
+	from_ctl(&theirs, &m.u.query_reply.after);
+	*yes = m.u.query_reply.found && pos_equal(&ours, &theirs);
+	return 0;
+}
+
+static int
+shape_replica(struct link *l, enum ctl_type type, const struct wal_pos *p,
+		struct ctl_ack *ack)
+{
+	struct ctl_msg m = { .type = type };
+
+	to_ctl(&m.u.pos, p);
+	if (send_msg(l, &m) || recv_reply(l, CTL_ACK, &m))
+		return -1;
+	*ack = m.u.ack;
+	if (ack->status != 0) {
+		link_fail(l, "the replica could not %s (error %d)",
+			type == CTL_TRUNCATE ? "truncate" : "move its checkpoint",
+			ack->status);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Find where the replica resumes and make its log end there (under
+ * release_lock: the local checkpoint does not move meanwhile).
+ */
+static int
+catch_up(struct link *l, const struct ctl_hello_reply *hr)
+{
+	struct cluster *c = l->c;
+	struct wal_pos head, pub, start;
+	struct ctl_ack ack;
+	uint64_t lo, hi, r_first = hr->head.lsn, r_last = hr->tail.lsn - 1;
+	bool yes = false;
+
+	wal_positions(c->wal, &head, &pub, NULL);
+	lo = (r_first > head.lsn ? r_first : head.lsn) - 1;
+	hi = r_last < pub.lsn - 1 ? r_last : pub.lsn - 1;
+	if (lo <= hi && agrees(l, lo, &yes))
+		return -1;
+	if (lo > hi || !yes) {
+		/* nothing in common that we still hold: a full resync */
+		start = head;
+		RPMA_LOG_NOTICE("replica %s:%s: full resync from LSN %llu", l->host,
+			l->ctl_port, (unsigned long long)head.lsn);
+	} else {
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo + 1) / 2;
+
+			if (agrees(l, mid, &yes))
+				return -1;
+			if (yes)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		if (wal_pos_after(c->wal, lo, &start)) {
+			link_fail(l, "lost LSN %llu during catch-up", (unsigned long long)lo);
+			return -1;
+		}
+		if (r_last > lo)
+			RPMA_LOG_NOTICE("replica %s:%s: dropping its LSNs %llu..%llu "
+				"(never committed)", l->host, l->ctl_port,
+				(unsigned long long)lo + 1, (unsigned long long)r_last);
+	}
+	if (shape_replica(l, CTL_TRUNCATE, &start, &ack))
+		return -1;
+	if (ack.head.lsn < head.lsn && shape_replica(l, CTL_SET_HEAD, &head, &ack))
+		return -1;
+	pthread_mutex_lock(&l->io_lock);
+	l->sent = start;
+	l->next_seq = l->oldest_seq = 0;
+	l->io_ready = true;
+	pthread_mutex_unlock(&l->io_lock);
+	pthread_mutex_lock(&c->lock);
+	l->flushed_lsn = start.lsn;
+	l->flushed_pos = start;
+	l->state = LINK_STREAMING;
+	l->why[0] = '\0';
+	cluster_quorum_update(c);
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	RPMA_LOG_NOTICE("replica %s:%s is up, resuming at LSN %llu (%llu to send)",
+		l->host, l->ctl_port, (unsigned long long)start.lsn,
+		(unsigned long long)(pub.lsn - start.lsn));
+	return 0;
+}
+
+static int
+link_connect(struct link *l)
+{
+	struct cluster *c = l->c;
+	struct ctl_msg m = { .type = CTL_HELLO };
+	struct ctl_hello_reply hr;
+	struct rpma_conn_cfg *ccfg = NULL;
+	struct rpma_conn_req *req = NULL;
+	enum rpma_conn_event ev;
+	struct wal_pos head;
+	char port[8];
+	size_t size;
+	int ret, ft;
+
+	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, &l->ch);
+	if (ret) {
+		link_fail(l, "cannot reach its control port: %s", strerror(-ret));
+		return -1;
+	}
+	l->last_recv_ms = now_ms();
+	wal_positions(c->wal, &head, NULL, NULL);
+	memcpy(m.u.hello.cluster_uuid, c->id.cluster_uuid, 16);
+	m.u.hello.node_id = c->id.node_id;
+	m.u.hello.epoch = c->id.epoch;
+	m.u.hello.ring_size = c->ring_size;
+	to_ctl(&m.u.hello.head, &head);
+	if (send_msg(l, &m) || recv_reply(l, CTL_HELLO_REPLY, &m))
+		return -1;
+	hr = m.u.hello_reply;
+	/* it answers: from here on it is catching up, not down */
+	pthread_mutex_lock(&c->lock);
+	l->state = LINK_CATCHING_UP;
+	pthread_mutex_unlock(&c->lock);
+	if (memcmp(hr.cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
+	    hr.ring_size != c->ring_size) {
+		link_fail(l, "its log belongs to another cluster or has another size");
+		return -1;
+	}
+	if (rpma_mr_remote_from_descriptor(hr.desc, hr.desc_len, &l->dst) ||
+	    rpma_mr_remote_get_size(l->dst, &size) ||
+	    rpma_mr_remote_get_flush_type(l->dst, &ft)) {
+		link_fail(l, "its region descriptor is not valid");
+		return -1;
+	}
+	if (size < WAL_RING_OFF + c->ring_size ||
+	    !(ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+		link_fail(l, "its region is %zu bytes%s; %llu and persistent flushes "
+			"are needed", size, (ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) ?
+			"" : " without persistent flushes",
+			(unsigned long long)(WAL_RING_OFF + c->ring_size));
+		return -1;
+	}
+	snprintf(port, sizeof(port), "%u", (unsigned)hr.data_port);
+	if (rpma_conn_cfg_new(&ccfg) == 0) {
+		rpma_conn_cfg_set_sq_size(ccfg, 4 * LINK_DEPTH + 8);
+		rpma_conn_cfg_set_cq_size(ccfg, 4 * LINK_DEPTH + 8);
+		rpma_conn_cfg_set_timeout(ccfg, c->cfg.down_timeout_ms);
+	}
+	ret = rpma_conn_req_new(c->peer, l->host, port, ccfg, &req);
+	rpma_conn_cfg_delete(&ccfg);
+	if (ret == 0)
+		ret = rpma_conn_req_connect(&req, NULL, &l->conn);
+	if (ret == 0)
+		ret = rpma_conn_next_event(l->conn, &ev);
+	if (ret || ev != RPMA_CONN_ESTABLISHED) {
+		link_fail(l, "cannot open the data connection to port %s", port);
+		return -1;
+	}
+	rpma_conn_get_cq(l->conn, &l->cq);
+	if (rpma_cq_get_fd(l->cq, &l->cq_fd)) {
+		link_fail(l, "no completion fd");
+		return -1;
+	}
+	pthread_mutex_lock(&c->release_lock);
+	ret = catch_up(l, &hr);
+	pthread_mutex_unlock(&c->release_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* streaming                                                          */
+
+/* write and flush ring bytes [from, from + len) (no wrap inside) */
+static int
+post_range(struct link *l, uint64_t from, uint64_t len, bool signal,
+		uint64_t seq)
+{
+	for (uint64_t done = 0; done < len;) {
+		uint64_t n = len - done < LINK_WRITE_MAX ? len - done : LINK_WRITE_MAX;
+		size_t off = (size_t)(WAL_RING_OFF + from + done);
+
+		if (rpma_write(l->conn, l->dst, off, l->c->src, off, (size_t)n,
+				RPMA_F_COMPLETION_ON_ERROR, NULL))
+			return -1;
+		done += n;
+	}
+	return rpma_flush(l->conn, l->dst, (size_t)(WAL_RING_OFF + from), (size_t)len,
+		RPMA_FLUSH_TYPE_PERSISTENT,
+		signal ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
+		signal ? (void *)(uintptr_t)(seq + 1) : NULL) ? -1 : 0;
+}
+
+/* post one batch: everything published since the last one */
+static int
+post_batch(struct link *l, const struct wal_pos *pub)
+{
+	struct batch *b = &l->inflight[l->next_seq % LINK_DEPTH];
+	const struct wal_pos *from = &l->sent;
+	int ret;
+
+	if (from->lap == pub->lap) {
+		ret = post_range(l, from->off, pub->off - from->off, true, l->next_seq);
+	} else {
+		ret = post_range(l, from->off, l->c->ring_size - from->off,
+			pub->off == 0, l->next_seq);
+		if (ret == 0 && pub->off)
+			ret = post_range(l, 0, pub->off, true, l->next_seq);
+	}
+	if (ret) {
+		link_fail(l, "cannot post a write: %s", rpma_ext_errormsg());
+		return -1;
+	}
+	*b = (struct batch){ .seq = l->next_seq, .end = *pub };
+	l->next_seq++;
+	l->sent = *pub;
+	return 0;
+}
+
+/* completions: a batch's flush finished; move flushed over the done prefix */
+static int
+reap(struct link *l, bool *progress)
+{
+	struct ibv_wc wc[16];
+	int n = 0, ret;
+	uint64_t flushed = 0;
+	struct wal_pos end;
+
+	ret = rpma_cq_get_wc(l->cq, 16, wc, &n);
+	if (ret == RPMA_E_NO_COMPLETION)
+		return 0;
+	if (ret) {
+		link_fail(l, "completion queue: %s", rpma_ext_errormsg());
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t seq = (uint64_t)(uintptr_t)wc[i].wr_id;
+
+		if (wc[i].status != IBV_WC_SUCCESS || seq == 0 ||
+		    seq - 1 < l->oldest_seq || seq - 1 >= l->next_seq) {
+			link_fail(l, "a write or flush failed: %s",
+				ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		l->inflight[(seq - 1) % LINK_DEPTH].done = true;
+	}
+	while (l->oldest_seq < l->next_seq &&
+	       l->inflight[l->oldest_seq % LINK_DEPTH].done) {
+		end = l->inflight[l->oldest_seq % LINK_DEPTH].end;
+		flushed = end.lsn;
+		l->oldest_seq++;
+	}
+	if (flushed) {
+		pthread_mutex_lock(&l->c->lock);
+		l->flushed_lsn = flushed;
+		l->flushed_pos = end;
+		cluster_quorum_update(l->c);
+		if (l->c->waiters)	/* a clean close waits for every replica */
+			pthread_cond_broadcast(&l->c->cond);
+		pthread_mutex_unlock(&l->c->lock);
+		*progress = true;
+	}
+	return 0;
+}
+
+/*
+ * Reap completions and, with post, send what was published since the last
+ * batch (under io_lock).
+ */
+static int
+data_path(struct link *l, bool post, bool *progress)
+{
+	struct wal_pos pub;
+
+	if (!l->io_ready)
+		return -1;
+	if (reap(l, progress))
+		return -1;
+	if (!post || l->next_seq - l->oldest_seq >= LINK_DEPTH)
+		return 0;
+	wal_positions(l->c->wal, NULL, &pub, NULL);
+	if (pos_equal(&pub, &l->sent))
+		return 0;
+	if (post_batch(l, &pub))
+		return -1;
+	*progress = true;
+	return 0;
+}
+
+/* an appender's turn at a link's data path, if nobody else has it */
+void
+link_help(struct link *l, bool post)
+{
+	bool progress = false;
+
+	if (pthread_mutex_trylock(&l->io_lock) != 0)
+		return;		/* its thread (or another appender) is at it */
+	if (l->io_ready && data_path(l, post, &progress))
+		l->io_ready = false;	/* failed: its thread reconnects */
+	pthread_mutex_unlock(&l->io_lock);
+}
+
+static int
+serve_head_request(struct link *l)
+{
+	struct cluster *c = l->c;
+	struct wal_pos want;
+	struct ctl_ack ack;
+	uint64_t seq;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	seq = l->head_req_seq;
+	want = l->head_req;
+	pthread_mutex_unlock(&c->lock);
+	if (seq == l->head_done_seq)
+		return 0;
+	ret = shape_replica(l, CTL_SET_HEAD, &want, &ack);
+	pthread_mutex_lock(&c->lock);
+	l->head_done_seq = seq;
+	l->head_status = ret;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+static int
+stream(struct link *l)
+{
+	struct cluster *c = l->c;
+	struct ctl_msg m;
+	struct wal_pos pub;
+	uint64_t t, durable;
+	bool progress = false;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	ret = l->state == LINK_DOWN;	/* failed in an appender's hands */
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		return -1;
+	pthread_mutex_lock(&l->io_lock);
+	ret = data_path(l, true, &progress);
+	pthread_mutex_unlock(&l->io_lock);
+	if (ret)
+		return -1;
+	wal_positions(c->wal, NULL, &pub, NULL);
+	if (serve_head_request(l))
+		return -1;
+
+	t = now_ms();
+	durable = atomic_load_explicit(&c->durable_atomic, memory_order_acquire);
+	if (durable > l->commit_sent &&
+	    (t - l->last_commit_ms >= COMMIT_EVERY_MS || l->next_seq == l->oldest_seq)) {
+		struct ctl_msg cm = { .type = CTL_COMMIT };
+
+		cm.u.commit.epoch = c->id.epoch;
+		cm.u.commit.commit_lsn = durable - 1;
+		pthread_mutex_lock(&c->lock);
+		to_ctl(&cm.u.commit.flushed, &l->flushed_pos);
+		pthread_mutex_unlock(&c->lock);
+		if (send_msg(l, &cm))
+			return -1;
+		l->commit_sent = durable;
+		l->last_commit_ms = t;
+	}
+	while ((ret = ctl_chan_recv(l->ch, &m, 0)) == 0) {
+		l->last_recv_ms = now_ms();
+		if (m.type == CTL_ERROR) {
+			link_fail(l, "the replica reports: %s", m.u.error.text);
+			return -1;
+		}
+		if (m.type != CTL_HEARTBEAT) {
+			link_fail(l, "unexpected %s from the replica",
+				ctl_msg_type_name(m.type));
+			return -1;
+		}
+	}
+	if (ret != CTL_CHAN_AGAIN) {
+		link_fail(l, "control channel: %s", ret == CTL_CHAN_CLOSED ?
+			"closed by the replica" : ctl_chan_why(l->ch));
+		return -1;
+	}
+	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms) {
+		struct ctl_msg hb = { .type = CTL_HEARTBEAT };
+
+		hb.u.heartbeat.time_ns = t * 1000000;
+		if (send_msg(l, &hb))
+			return -1;
+	}
+	t = now_ms();	/* messages above may have moved last_recv_ms past t */
+	if (t > l->last_recv_ms &&
+	    t - l->last_recv_ms > (uint64_t)c->cfg.down_timeout_ms) {
+		link_fail(l, "silent for %d ms", c->cfg.down_timeout_ms);
+		return -1;
+	}
+	if (t - l->last_report_ms >= 2000) {
+		/* a long catch-up or resync: say how far it has come */
+		uint64_t flushed;
+
+		pthread_mutex_lock(&c->lock);
+		flushed = l->flushed_lsn;
+		pthread_mutex_unlock(&c->lock);
+		if (pub.lsn - flushed > 10000)
+			RPMA_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
+				"%llu, %llu records behind", l->host, l->ctl_port,
+				(unsigned long long)flushed - 1,
+				(unsigned long long)(pub.lsn - flushed));
+		l->last_report_ms = t;
+	}
+	if (l->force_down) {
+		link_fail(l, "did not move its checkpoint in time");
+		return -1;
+	}
+	if (progress)
+		return 0;
+
+	/*
+	 * Batches in flight: poll the completion queue a little first.  Polling
+	 * makes progress in this thread, so a flush that completes soon costs
+	 * no hand-off through the core's progress thread and no wake-up.
+	 */
+	if (l->next_seq != l->oldest_seq && c->spin_ns) {
+		uint64_t until = now_ns() + c->spin_ns;
+
+		do {
+			pthread_mutex_lock(&l->io_lock);
+			ret = data_path(l, false, &progress);
+			pthread_mutex_unlock(&l->io_lock);
+			if (ret)
+				return -1;
+			if (progress)
+				return 0;
+		} while (now_ns() < until);
+	}
+
+	/* nothing to do: sleep until a completion, a message or a kick */
+	{
+		struct pollfd pfd[3] = {
+			{ .fd = ctl_chan_fd(l->ch), .events = POLLIN },
+			{ .fd = l->kick_fd, .events = POLLIN },
+			{ .fd = l->cq_fd, .events = POLLIN },
+		};
+		uint64_t v;
+		bool idle, unsent;
+
+		atomic_store(&l->sleeping, true);
+		/* a publish or a head request between the check and the flag */
+		wal_positions(c->wal, NULL, &pub, NULL);
+		pthread_mutex_lock(&l->io_lock);
+		idle = l->next_seq == l->oldest_seq;
+		unsent = !pos_equal(&pub, &l->sent);
+		pthread_mutex_unlock(&l->io_lock);
+		if ((unsent && idle) || l->head_req_seq != l->head_done_seq) {
+			atomic_store(&l->sleeping, false);
+			return 0;
+		}
+		(void)poll(pfd, idle ? 2 : 3, c->cfg.heartbeat_ms);
+		atomic_store(&l->sleeping, false);
+		if (pfd[1].revents)
+			(void)!read(l->kick_fd, &v, sizeof(v));
+		if (pfd[2].revents)
+			(void)!read(l->cq_fd, &v, sizeof(v));
+	}
+	return 0;
+}
+
+void *
+link_main(void *arg)
+{
+	struct link *l = arg;
+	struct cluster *c = l->c;
+	int backoff = 50;
+
+	while (!atomic_load(&c->stopping)) {
+		if (link_connect(l) == 0) {
+			backoff = 50;
+			while (!atomic_load(&c->stopping) && stream(l) == 0)
+				;
+		}
+		link_close(l);
+		pthread_mutex_lock(&c->lock);
+		l->reconnects++;
+		pthread_mutex_unlock(&c->lock);
+		if (atomic_load(&c->stopping))
+			break;
+		{
+			struct pollfd pfd = { .fd = l->kick_fd, .events = POLLIN };
+			uint64_t v;
+
+			/* retry soon, then less often; a stop wakes it */
+			if (poll(&pfd, 1, backoff) > 0)
+				(void)!read(l->kick_fd, &v, sizeof(v));
+			backoff = backoff < 1000 ? backoff * 2 : 1000;
+		}
+	}
+	return NULL;
+}
