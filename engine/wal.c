@@ -91,101 +91,12 @@
 
 #include "crc32c.h"
 #include "log.h"
-#include "wal.h"
+#include "wal_internal.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	"the log's format is little-endian; this host is not");
 
-#define HDR_COPY_SIZE 4096
-#define RING_OFF WAL_RING_OFF
-_Static_assert(WAL_RING_OFF == 2 * HDR_COPY_SIZE, "the ring follows both header copies");
-#define REC_HDR 40
-#define FLAG_WRAP 1u
-#define WAL_VERSION 1
-
 static const char wal_magic[8] = { 'R', 'P', 'L', 'W', 'A', 'L', 0, 1 };
-
-struct wal_hdr {
-	char magic[8];
-	uint32_t version;
-	uint32_t node_id;
-	uint64_t seq;
-	uint8_t cluster_uuid[16];
-	uint64_t epoch;
-	uint64_t ring_off;
-	uint64_t ring_size;
-	uint64_t ck_lsn;
-	uint64_t ck_off;
-	uint32_t ck_lap;
-	uint32_t ck_crc;
-	uint64_t usc;
-	uint32_t dev_crc;
-	uint32_t state;
-	uint32_t reserved;
-	uint32_t crc;
-};
-_Static_assert(sizeof(struct wal_hdr) == 112, "header is 112 bytes");
-
-#define STATE_OPEN 1u
-
-struct rec_hdr {
-	uint64_t lsn;
-	uint32_t len;
-	uint32_t lap;
-	uint64_t client_id;
-	uint32_t epoch;
-	uint32_t flags;
-	uint32_t crc;
-	uint32_t reserved;
-};
-_Static_assert(sizeof(struct rec_hdr) == REC_HDR, "record header is 40 bytes");
-
-
-struct wal {
-	struct rpma_ext_mem *mem;
-	char *base;		/* the whole region */
-	char *ring;
-	uint64_t ring_size;
-	struct wal_hdr hdr;	/* the current header */
-	int hdr_copy;		/* which copy holds it */
-
-	pthread_mutex_t lock;
-	pthread_cond_t space;	/* signalled when space is released */
-	pthread_cond_t synced;	/* signalled when a sync ends */
-	pthread_cond_t published; /* signalled when records are published */
-	unsigned pub_waiters, sync_waiters;
-	/* pub.lsn and durable.lsn, for waiters spinning without the lock */
-	_Atomic uint64_t pub_lsn, durable_lsn;
-	/* appends between reserve and publish, by LSN modulo PUB_SLOTS */
-	struct slot *slots;
-	struct wal_pos head;	/* the oldest record kept (the checkpoint) */
-	struct wal_pos tail;	/* where the next reservation goes (crc unknown) */
-	struct wal_pos pub;		/* records before it are complete: readable */
-	uint64_t used;		/* ring bytes from head to tail */
-	struct wal_pos durable;	/* everything before is persistent */
-	bool syncing;
-	uint64_t read_limit;	/* readers see LSNs below it (a replica's commit) */
-
-	unsigned health;	/* WAL_HEALTH_* found at open */
-
-	/* every IDX_STRIDE-th LSN's position, so a read scans few records */
-	struct wal_pos *idx;
-	uint64_t idx_cap;
-};
-
-#define IDX_STRIDE 64
-#define PUB_SLOTS 1024
-#define SPIN_ROUNDS 50
-
-/* a filled record waiting for its turn to be published */
-struct slot {
-	struct rec_hdr h;	/* crc not yet chained */
-	struct wal_pos at;
-	uint32_t crc0;		/* CRC of header + payload from zero */
-	uint32_t xpow;		/* x^(8 * (header + payload)): chains crc0 */
-	bool wrap;		/* a WRAP precedes it */
-	bool ready;
-};
 
 static uint64_t
 align8(uint64_t v)
@@ -199,8 +110,8 @@ hdr_crc(const struct wal_hdr *h)
 	return rpma_crc32c(0, h, offsetof(struct wal_hdr, crc));
 }
 
-static int
-persist(struct wal *wal, uint64_t off, uint64_t len)
+int
+wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 {
 	return rpma_ext_mem_persist(wal->mem, (size_t)off, (size_t)len);
 }
@@ -273,8 +184,8 @@ hdr_valid(const struct wal_hdr *h, size_t size)
 }
 
 /* the next position after a record of len payload bytes at p */
-static void
-advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
+void
+wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
 		uint32_t crc)
 {
 	if (wrap) {
@@ -295,8 +206,8 @@ advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
  * Is there a valid record at p?  Fills *h; returns 1 for a record, 2 for a
  * WRAP, 0 for the end of the log.
  */
-static int
-rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
+int
+wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
 {
 	struct rec_hdr z;
 	uint32_t crc;
@@ -323,8 +234,8 @@ rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
 	return (h->flags & FLAG_WRAP) ? 2 : 1;
 }
 
-static uint64_t
-distance(const struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
+uint64_t
+wal_distance(const struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
 {
 	if (to->lap == from->lap)
 		return to->off - from->off;
@@ -344,8 +255,8 @@ wal_free(struct wal *wal)
 }
 
 /* write the next header generation into the older copy */
-static int
-hdr_update(struct wal *wal, struct wal_hdr *nh)
+int
+wal_hdr_update(struct wal *wal, struct wal_hdr *nh)
 {
 	int ret;
 
@@ -395,12 +306,12 @@ check_health(struct wal *wal)
 	nh.usc = (mh.usc_known && dev_crc) ? mh.usc : 0;
 	nh.dev_crc = (mh.usc_known && dev_crc) ? dev_crc : 0;
 	nh.state = STATE_OPEN;
-	return hdr_update(wal, &nh);
+	return wal_hdr_update(wal, &nh);
 }
 
 /* remember where a record starts, if its LSN is a multiple of the stride */
-static void
-idx_note(struct wal *wal, const struct wal_pos *p)
+void
+wal_idx_note(struct wal *wal, const struct wal_pos *p)
 {
 	if (p->lsn % IDX_STRIDE == 0)
 		wal->idx[(p->lsn / IDX_STRIDE) % wal->idx_cap] = *p;
@@ -478,14 +389,14 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->head = (struct wal_pos){ .off = wal->hdr.ck_off, .lap = wal->hdr.ck_lap,
 		.lsn = wal->hdr.ck_lsn, .crc = wal->hdr.ck_crc };
 	wal->tail = wal->head;
-	while ((kind = rec_at(wal, &wal->tail, &h)) != 0) {
+	while ((kind = wal_rec_at(wal, &wal->tail, &h)) != 0) {
 		if (kind == 1)
-			idx_note(wal, &wal->tail);
-		advance(wal, &wal->tail, h.len, kind == 2, h.crc);
-		if (distance(wal, &wal->head, &wal->tail) >= wal->ring_size)
+			wal_idx_note(wal, &wal->tail);
+		wal_advance(wal, &wal->tail, h.len, kind == 2, h.crc);
+		if (wal_distance(wal, &wal->head, &wal->tail) >= wal->ring_size)
 			break;	/* a full circle: cannot be, stop */
 	}
-	wal->used = distance(wal, &wal->head, &wal->tail);
+	wal->used = wal_distance(wal, &wal->head, &wal->tail);
 	wal->pub = wal->tail;
 	wal->durable = wal->tail;	/* what recovery found is what the media holds */
 	wal->read_limit = UINT64_MAX;
@@ -510,7 +421,7 @@ wal_close(struct wal **wal_ptr)
 		struct wal_hdr nh = wal->hdr;
 
 		nh.state = 0;
-		if (hdr_update(wal, &nh))
+		if (wal_hdr_update(wal, &nh))
 			RPMA_LOG_WARNING("cannot mark the log closed: the next open reports it "
 				"as not closed cleanly");
 	}
@@ -574,9 +485,9 @@ publish_ready(struct wal *wal)
 		at.crc = crc;
 		s->h.crc = s->crc0 ^ rpma_crc32c_mulmod(crc, s->xpow);
 		rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off, &s->h, sizeof(s->h));
-		idx_note(wal, &at);
+		wal_idx_note(wal, &at);
 		wal->pub = at;
-		advance(wal, &wal->pub, s->h.len, false, s->h.crc);
+		wal_advance(wal, &wal->pub, s->h.len, false, s->h.crc);
 		s->ready = false;
 		moved = true;
 	}
@@ -641,12 +552,12 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	s->wrap = waste != 0;
 	if (waste) {
 		/* does not fit before the end: a WRAP sends readers to 0 */
-		advance(wal, &wal->tail, 0, true, 0);
+		wal_advance(wal, &wal->tail, 0, true, 0);
 		wal->used += waste;
 	}
 	at = wal->tail;
 	before = wal->tail.off;
-	advance(wal, &wal->tail, (uint32_t)len, false, 0);
+	wal_advance(wal, &wal->tail, (uint32_t)len, false, 0);
 	/* the implicit wrap's unused end counts as used */
 	wal->used += wal->tail.off > before ? wal->tail.off - before :
 		wal->ring_size - before;
@@ -689,10 +600,10 @@ persist_range(struct wal *wal, const struct wal_pos *from, const struct wal_pos 
 
 	if (from->lap == to->lap)
 		return to->off > from->off ?
-			persist(wal, RING_OFF + from->off, to->off - from->off) : 0;
-	ret = persist(wal, RING_OFF + from->off, wal->ring_size - from->off);
+			wal_persist(wal, RING_OFF + from->off, to->off - from->off) : 0;
+	ret = wal_persist(wal, RING_OFF + from->off, wal->ring_size - from->off);
 	if (ret == 0 && to->off)
-		ret = persist(wal, RING_OFF, to->off);
+		ret = wal_persist(wal, RING_OFF, to->off);
 	return ret;
 }
 
@@ -770,8 +681,8 @@ wal_sync(struct wal *wal, uint64_t lsn)
  * position, hop over published records by their lengths (they were checked
  * when written or recovered), then check the one asked for in full.
  */
-static int
-find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h)
+int
+wal_find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h)
 {
 	struct wal_pos p;
 
@@ -784,15 +695,15 @@ find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h)
 		memcpy(h, wal->ring + p.off, sizeof(*h));
 		if (h->lsn != p.lsn || h->lap != p.lap)
 			return WAL_E_CORRUPT;
-		advance(wal, &p, h->len, (h->flags & FLAG_WRAP) != 0, h->crc);
+		wal_advance(wal, &p, h->len, (h->flags & FLAG_WRAP) != 0, h->crc);
 	}
 	for (int hops = 0; hops < 2; hops++) {
-		switch (rec_at(wal, &p, h)) {
+		switch (wal_rec_at(wal, &p, h)) {
 		case 1:
 			*at = p;
 			return 0;
 		case 2:
-			advance(wal, &p, 0, true, h->crc);	/* a WRAP before it */
+			wal_advance(wal, &p, 0, true, h->crc);	/* a WRAP before it */
 			continue;
 		default:
 			/* published, yet it fails its checksum now: the media */
@@ -812,7 +723,7 @@ wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	ret = lsn >= wal->read_limit ? WAL_E_NOT_FOUND : find(wal, lsn, &at, &h);
+	ret = lsn >= wal->read_limit ? WAL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
 	if (ret == 0) {
 		*len = h.len;
 		memcpy(buf, wal->ring + at.off + REC_HDR, h.len < buf_size ? h.len : buf_size);
@@ -833,7 +744,7 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 	pthread_mutex_lock(&wal->lock);
 	p = from > wal->head.lsn ? idx_find(wal, from) : wal->head;
 	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit) {
-		kind = rec_at(wal, &p, &h);
+		kind = wal_rec_at(wal, &p, &h);
 		if (kind == 0) {
 			/* published, yet it fails its checksum now: the media */
 			ret = WAL_E_CORRUPT;
@@ -841,7 +752,7 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 		}
 		if (kind == 1 && h.lsn >= from)
 			ret = cb(arg, h.lsn, wal->ring + p.off + REC_HDR, h.len);
-		advance(wal, &p, h.len, kind == 2, h.crc);
+		wal_advance(wal, &p, h.len, kind == 2, h.crc);
 	}
 	pthread_mutex_unlock(&wal->lock);
 	return ret;
@@ -862,8 +773,8 @@ wal_release(struct wal *wal, uint64_t lsn)
 	if (lsn >= wal->durable.lsn)
 		lsn = wal->durable.lsn - 1;
 	p = wal->head;
-	while (p.lsn <= lsn && (kind = rec_at(wal, &p, &h)) != 0)
-		advance(wal, &p, h.len, kind == 2, h.crc);
+	while (p.lsn <= lsn && (kind = wal_rec_at(wal, &p, &h)) != 0)
+		wal_advance(wal, &p, h.len, kind == 2, h.crc);
 	if (p.lsn == wal->head.lsn && p.off == wal->head.off)
 		goto out;
 	/* the checkpoint moves first, durably; only then is the space free */
@@ -872,9 +783,9 @@ wal_release(struct wal *wal, uint64_t lsn)
 	nh.ck_off = p.off;
 	nh.ck_lap = p.lap;
 	nh.ck_crc = p.crc;
-	if ((ret = hdr_update(wal, &nh)))
+	if ((ret = wal_hdr_update(wal, &nh)))
 		goto out;
-	wal->used -= distance(wal, &wal->head, &p);
+	wal->used -= wal_distance(wal, &wal->head, &p);
 	wal->head = p;
 	pthread_cond_broadcast(&wal->space);
 out:
@@ -893,230 +804,5 @@ wal_status(struct wal *wal, struct wal_status *st)
 	st->size = wal->ring_size;
 	st->epoch = wal->hdr.epoch;
 	st->health = wal->health;
-	pthread_mutex_unlock(&wal->lock);
-}
-
-/* ------------------------------------------------------------------ */
-/* replication: positions, and a replica's ring written from elsewhere */
-
-void
-wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
-		struct wal_pos *durable)
-{
-	pthread_mutex_lock(&wal->lock);
-	if (head)
-		*head = wal->head;
-	if (pub)
-		*pub = wal->pub;
-	if (durable)
-		*durable = wal->durable;
-	pthread_mutex_unlock(&wal->lock);
-}
-
-/* the position after record lsn (under the lock); lsn may be head.lsn - 1 */
-static int
-pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
-{
-	struct rec_hdr h;
-	struct wal_pos at;
-	int ret;
-
-	if (lsn + 1 == wal->head.lsn) {
-		*after = wal->head;
-		return 0;
-	}
-	if (lsn + 1 == wal->pub.lsn) {
-		*after = wal->pub;
-		return 0;
-	}
-	ret = find(wal, lsn, &at, &h);
-	if (ret)
-		return ret;
-	advance(wal, &at, h.len, false, h.crc);
-	*after = at;
-	return 0;
-}
-
-int
-wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
-{
-	int ret;
-
-	if (wal == NULL || after == NULL)
-		return RPMA_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
-	if (lsn + 1 < wal->head.lsn || lsn >= wal->pub.lsn)
-		ret = WAL_E_NOT_FOUND;
-	else
-		ret = pos_after(wal, lsn, after);
-	pthread_mutex_unlock(&wal->lock);
-	return ret;
-}
-
-static bool
-pos_equal(const struct wal_pos *a, const struct wal_pos *b)
-{
-	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
-		a->crc == b->crc;
-}
-
-/* extend the log over valid records found after pub (under the lock) */
-static void
-scan_forward(struct wal *wal)
-{
-	struct rec_hdr h;
-	int kind;
-
-	while ((kind = rec_at(wal, &wal->pub, &h)) != 0) {
-		if (kind == 1)
-			idx_note(wal, &wal->pub);
-		advance(wal, &wal->pub, h.len, kind == 2, h.crc);
-		if (distance(wal, &wal->head, &wal->pub) >= wal->ring_size)
-			break;
-	}
-	wal->tail = wal->pub;
-	wal->durable = wal->pub;
-	wal->used = distance(wal, &wal->head, &wal->tail);
-	atomic_store_explicit(&wal->pub_lsn, wal->pub.lsn, memory_order_release);
-	atomic_store_explicit(&wal->durable_lsn, wal->durable.lsn, memory_order_release);
-}
-
-int
-wal_refresh(struct wal *wal)
-{
-	if (wal == NULL)
-		return RPMA_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
-	scan_forward(wal);
-	pthread_mutex_unlock(&wal->lock);
-	return 0;
-}
-
-/* make the ring hold no record at p: zero the header there, durably */
-static int
-end_at(struct wal *wal, const struct wal_pos *p)
-{
-	static const char zero[REC_HDR];
-
-	if (wal->ring_size - p->off < REC_HDR)
-		return 0;	/* no record can start there anyway */
-	rpma_ext_mem_memcpy(wal->mem, RING_OFF + p->off, zero, REC_HDR);
-	return persist(wal, RING_OFF + p->off, REC_HDR);
-}
-
-static bool
-pos_valid(const struct wal *wal, const struct wal_pos *p)
-{
-	return p->lsn > 0 && p->lap > 0 && (p->off & 7) == 0 &&
-		p->off < wal->ring_size;
-}
-
-int
-wal_truncate(struct wal *wal, const struct wal_pos *at)
-{
-	struct wal_pos own;
-	struct wal_hdr nh;
-	int ret = 0;
-
-	if (wal == NULL || at == NULL || !pos_valid(wal, at))
-		return RPMA_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
-	if (wal->tail.lsn != wal->pub.lsn || wal->syncing) {
-		ret = RPMA_E_INVAL;	/* appends in flight: not a replica */
-		goto out;
-	}
-	scan_forward(wal);
-	if (at->lsn >= wal->head.lsn && at->lsn <= wal->pub.lsn &&
-	    pos_after(wal, at->lsn - 1, &own) == 0 && pos_equal(&own, at)) {
-		/* a point of our own chain: forget what follows */
-		if ((ret = end_at(wal, at)))
-			goto out;
-	} else {
-		/* not in our chain: the log restarts empty at it */
-		if ((ret = end_at(wal, at)))
-			goto out;
-		nh = wal->hdr;
-		nh.ck_lsn = at->lsn;
-		nh.ck_off = at->off;
-		nh.ck_lap = at->lap;
-		nh.ck_crc = at->crc;
-		if ((ret = hdr_update(wal, &nh)))
-			goto out;
-		wal->head = *at;
-	}
-	wal->pub = *at;
-	memset(wal->idx, 0, wal->idx_cap * sizeof(*wal->idx));
-	scan_forward(wal);	/* finds nothing: records the new end */
-	pthread_cond_broadcast(&wal->space);
-out:
-	pthread_mutex_unlock(&wal->lock);
-	return ret;
-}
-
-int
-wal_set_head(struct wal *wal, const struct wal_pos *at)
-{
-	struct wal_pos own;
-	struct wal_hdr nh;
-	int ret = 0;
-
-	if (wal == NULL || at == NULL || !pos_valid(wal, at))
-		return RPMA_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
-	scan_forward(wal);
-	if (at->lsn < wal->head.lsn || at->lsn > wal->pub.lsn ||
-	    pos_after(wal, at->lsn - 1, &own) || !pos_equal(&own, at)) {
-		ret = WAL_E_NOT_FOUND;	/* only forward, along our chain */
-		goto out;
-	}
-	if (pos_equal(at, &wal->head))
-		goto out;
-	nh = wal->hdr;
-	nh.ck_lsn = at->lsn;
-	nh.ck_off = at->off;
-	nh.ck_lap = at->lap;
-	nh.ck_crc = at->crc;
-	if ((ret = hdr_update(wal, &nh)))
-		goto out;
-	wal->used -= distance(wal, &wal->head, at);
-	wal->head = *at;
-	pthread_cond_broadcast(&wal->space);
-out:
-	pthread_mutex_unlock(&wal->lock);
-	return ret;
-}
-
-int
-wal_set_epoch(struct wal *wal, uint64_t epoch)
-{
-	struct wal_hdr nh;
-	int ret;
-
-	if (wal == NULL)
-		return RPMA_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
-	nh = wal->hdr;
-	nh.epoch = epoch;
-	ret = hdr_update(wal, &nh);
-	pthread_mutex_unlock(&wal->lock);
-	return ret;
-}
-
-void
-wal_set_read_limit(struct wal *wal, uint64_t lsn)
-{
-	pthread_mutex_lock(&wal->lock);
-	wal->read_limit = lsn == UINT64_MAX ? UINT64_MAX : lsn + 1;
-	pthread_mutex_unlock(&wal->lock);
-}
-
-void
-wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
-{
-	pthread_mutex_lock(&wal->lock);
-	memcpy(id->cluster_uuid, wal->hdr.cluster_uuid, sizeof(id->cluster_uuid));
-	id->node_id = wal->hdr.node_id;
-	id->epoch = wal->hdr.epoch;
-	*ring_size = wal->ring_size;
 	pthread_mutex_unlock(&wal->lock);
 }
