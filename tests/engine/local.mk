@@ -40,3 +40,4 @@ tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
 # a replica that stops answering: marked down; quorum blocks or goes on
 TESTS += tests/engine/repl_quorum.sh
 EXTRA_DIST += tests/engine/repl_quorum.sh
+EXTRA_DIST += tests/engine/wal_test.h

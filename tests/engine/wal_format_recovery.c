@@ -10,80 +10,22 @@
 
 #include "crc32c.h"
 #include "unit.h"
-#include "wal.h"
-#include "wal_common.h"
+#include "wal_test.h"
 
 #define SEED 0x5EEDull
 
 static char dir[] = "/tmp/rpma-wal-XXXXXX";
 static char path[256];
 
-static struct rpma_ext_mem *
-mem_open(size_t size, unsigned flags)
-{
-	struct rpma_ext_mem *mem = NULL;
-
-	CU_ASSERT_FATAL(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, path, size, flags, &mem) == 0);
-	return mem;
-}
-
-static struct wal *
-fresh(size_t size, struct rpma_ext_mem **mem)
-{
-	struct wal_identity id = { .node_id = 7, .epoch = 3 };
-	struct wal *wal = NULL;
-
-	unlink(path);
-	*mem = mem_open(size, RPMA_EXT_MEM_CREATE);
-	CU_ASSERT_FATAL(wal_format(*mem, &id) == 0);
-	CU_ASSERT_FATAL(wal_open(*mem, &wal) == 0);
-	return wal;
-}
-
-static uint64_t
-append(struct wal *wal, uint64_t lsn_expected, size_t max)
-{
-	unsigned char buf[4096];
-	size_t len = wal_test_len(SEED, lsn_expected, max);
-	struct iovec iov = { buf, len };
-	uint64_t lsn = 0;
-
-	wal_test_fill(SEED, lsn_expected, buf, len);
-	CU_ASSERT_EQUAL_FATAL(wal_append(wal, &iov, 1, 42, 0, &lsn), 0);
-	CU_ASSERT_EQUAL(lsn, lsn_expected);
-	return lsn;
-}
-
-static int
-record_ok(struct wal *wal, uint64_t lsn, size_t max)
-{
-	unsigned char got[4096], want[4096];
-	size_t len = 0, wl = wal_test_len(SEED, lsn, max);
-
-	if (wal_read(wal, lsn, got, sizeof(got), &len) != 0 || len != wl)
-		return 0;
-	wal_test_fill(SEED, lsn, want, wl);
-	return memcmp(got, want, wl) == 0;
-}
-
-static void
-reopen(struct wal **wal, struct rpma_ext_mem **mem)
-{
-	wal_close(wal);
-	CU_ASSERT_FATAL(rpma_ext_mem_close(mem) == 0);
-	*mem = mem_open(0, 0);
-	CU_ASSERT_FATAL(wal_open(*mem, wal) == 0);
-}
-
 static void
 wal__append_sync_read_reopen(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(1 << 20, &mem);
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
 	struct wal_status st;
 
 	for (uint64_t l = 1; l <= 100; l++)
-		append(wal, l, 1000);
+		wt_append(wal, SEED, l, 1000);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 100);
 	CU_ASSERT_EQUAL(st.durable_lsn, 0);
@@ -92,17 +34,17 @@ wal__append_sync_read_reopen(void)
 	CU_ASSERT_EQUAL(st.durable_lsn, 100);
 	CU_ASSERT_EQUAL(st.first_lsn, 1);
 	for (uint64_t l = 1; l <= 100; l++)
-		CU_ASSERT(record_ok(wal, l, 1000));
+		CU_ASSERT(wt_record_ok(wal, SEED, l, 1000));
 	CU_ASSERT_EQUAL(wal_read(wal, 101, NULL, 0, &(size_t){0}), WAL_E_NOT_FOUND);
 
-	reopen(&wal, &mem);
+	wt_reopen(path, &wal, &mem);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 100);
 	CU_ASSERT_EQUAL(st.epoch, 3);
 	for (uint64_t l = 1; l <= 100; l++)
-		CU_ASSERT(record_ok(wal, l, 1000));
+		CU_ASSERT(wt_record_ok(wal, SEED, l, 1000));
 	/* appends go on after the recovered tail */
-	append(wal, 101, 1000);
+	wt_append(wal, SEED, 101, 1000);
 	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
 }
@@ -111,16 +53,16 @@ static void
 wal__unsynced_records_are_not_on_media(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(1 << 20, &mem);
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
 	struct wal_status st;
 
 	for (uint64_t l = 1; l <= 10; l++)
-		append(wal, l, 500);
+		wt_append(wal, SEED, l, 500);
 	CU_ASSERT_EQUAL(wal_sync(wal, 5), 0);	/* persists all ten (group) */
 	for (uint64_t l = 11; l <= 20; l++)
-		append(wal, l, 500);	/* never synced */
+		wt_append(wal, SEED, l, 500);	/* never synced */
 	/* the file backend's image holds only what was persisted */
-	reopen(&wal, &mem);
+	wt_reopen(path, &wal, &mem);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 10);
 	wal_close(&wal);
@@ -132,12 +74,12 @@ wal__wraparound_straddling_many_laps(void)
 {
 	struct rpma_ext_mem *mem;
 	/* a 16 KiB ring; records up to 1.5 KiB straddle its end often */
-	struct wal *wal = fresh(8192 + 16384, &mem);
+	struct wal *wal = wt_fresh(path, 8192 + 16384, &mem);
 	struct wal_status st;
 	uint64_t kept_from = 1;
 
 	for (uint64_t l = 1; l <= 2000; l++) {
-		append(wal, l, 1500);
+		wt_append(wal, SEED, l, 1500);
 		CU_ASSERT_EQUAL_FATAL(wal_sync(wal, l), 0);
 		/* keep the last 6 records, release the rest */
 		if (l > 6) {
@@ -145,12 +87,12 @@ wal__wraparound_straddling_many_laps(void)
 			kept_from = l - 5;
 		}
 		if (l % 250 == 0) {
-			reopen(&wal, &mem);
+			wt_reopen(path, &wal, &mem);
 			wal_status(wal, &st);
 			CU_ASSERT_EQUAL(st.last_lsn, l);
 			CU_ASSERT_EQUAL(st.first_lsn, kept_from);
 			for (uint64_t k = kept_from; k <= l; k++)
-				CU_ASSERT(record_ok(wal, k, 1500));
+				CU_ASSERT(wt_record_ok(wal, SEED, k, 1500));
 		}
 	}
 	wal_status(wal, &st);
@@ -174,22 +116,22 @@ static void
 wal__torn_tail_ends_the_log(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(1 << 20, &mem);
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
 	struct wal_status st;
 	size_t rec2_off;
 
-	append(wal, 1, 100);
-	append(wal, 2, 100);
-	append(wal, 3, 100);
+	wt_append(wal, SEED, 1, 100);
+	wt_append(wal, SEED, 2, 100);
+	wt_append(wal, SEED, 3, 100);
 	CU_ASSERT_EQUAL(wal_sync(wal, 3), 0);
 	/* the second record's payload starts after record 1 and its header */
 	rec2_off = 8192 + 40 + ((wal_test_len(SEED, 1, 100) + 7) & ~(size_t)7) + 40;
 	corrupt(mem, rec2_off);
-	reopen(&wal, &mem);
+	wt_reopen(path, &wal, &mem);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 1);	/* record 3 is intact but past the tear */
 	CU_ASSERT_EQUAL(wal_read(wal, 3, NULL, 0, &(size_t){0}), WAL_E_NOT_FOUND);
-	CU_ASSERT(record_ok(wal, 1, 100));
+	CU_ASSERT(wt_record_ok(wal, SEED, 1, 100));
 	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
 }
@@ -211,11 +153,11 @@ static void
 wal__torn_header_update_uses_the_other_copy(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(1 << 20, &mem);
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
 	struct wal_status st;
 
 	for (uint64_t l = 1; l <= 20; l++)
-		append(wal, l, 200);
+		wt_append(wal, SEED, l, 200);
 	CU_ASSERT_EQUAL(wal_sync(wal, 20), 0);
 	CU_ASSERT_EQUAL(wal_release(wal, 10), 0);
 	wal_close(&wal);
@@ -240,7 +182,7 @@ static void
 wal__open_state_and_health_are_reported(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(1 << 20, &mem);
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
 	struct wal *again = NULL;
 	struct wal_status st;
 
@@ -268,7 +210,7 @@ static void
 wal__checkpoint_at_the_ring_end_is_refused(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(8192 + 4096, &mem);
+	struct wal *wal = wt_fresh(path, 8192 + 4096, &mem);
 	uint64_t ck_off = 4096 - 8;
 	uint32_t crc;
 	char *p;
@@ -289,7 +231,7 @@ static void
 wal__full_ring_blocks_then_fails(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(8192 + 4096, &mem);
+	struct wal *wal = wt_fresh(path, 8192 + 4096, &mem);
 	unsigned char buf[1000] = { 0 };
 	struct iovec iov = { buf, sizeof(buf) };
 	uint64_t lsn, n = 0;

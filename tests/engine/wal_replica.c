@@ -9,52 +9,20 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "wal.h"
-#include "wal_common.h"
+#include "wal_test.h"
 
 #define SEED 0xA11CEull
 #define SIZE (8192 + 256 * 1024)
+#define MAX_LEN 512
 
 static char dir[] = "/tmp/rpma-walrep-XXXXXX";
 static char ppath[256], rpath[256];
 
-static struct wal *
-fresh(const char *path, struct rpma_ext_mem **mem)
-{
-	struct wal_identity id = { .node_id = 1 };
-	struct wal *wal = NULL;
-
-	unlink(path);
-	CU_ASSERT_FATAL(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, path, SIZE,
-		RPMA_EXT_MEM_CREATE, mem) == 0);
-	CU_ASSERT_FATAL(wal_format(*mem, &id) == 0);
-	CU_ASSERT_FATAL(wal_open(*mem, &wal) == 0);
-	return wal;
-}
-
-static void
-reopen(const char *path, struct wal **wal, struct rpma_ext_mem **mem)
-{
-	wal_close(wal);
-	CU_ASSERT_FATAL(rpma_ext_mem_close(mem) == 0);
-	CU_ASSERT_FATAL(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, path, 0, 0, mem) == 0);
-	CU_ASSERT_FATAL(wal_open(*mem, wal) == 0);
-}
-
 static void
 append_n(struct wal *wal, uint64_t from, uint64_t to)
 {
-	unsigned char buf[512];
-
-	for (uint64_t l = from; l <= to; l++) {
-		size_t len = wal_test_len(SEED, l, sizeof(buf));
-		struct iovec iov = { buf, len };
-		uint64_t lsn;
-
-		wal_test_fill(SEED, l, buf, len);
-		CU_ASSERT_EQUAL_FATAL(wal_append(wal, &iov, 1, 0, 0, &lsn), 0);
-		CU_ASSERT_EQUAL_FATAL(lsn, l);
-	}
+	for (uint64_t l = from; l <= to; l++)
+		wt_append(wal, SEED, l, MAX_LEN);
 	CU_ASSERT_EQUAL_FATAL(wal_sync(wal, to), 0);
 }
 
@@ -81,7 +49,7 @@ static void
 wal__replica_ring_refresh_truncate_head_limit(void)
 {
 	struct rpma_ext_mem *pm, *rm;
-	struct wal *p = fresh(ppath, &pm), *r = fresh(rpath, &rm);
+	struct wal *p = wt_fresh(ppath, SIZE, &pm), *r = wt_fresh(rpath, SIZE, &rm);
 	struct wal_status st;
 	struct wal_pos a, b;
 	unsigned char buf[512];
@@ -107,7 +75,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	CU_ASSERT_EQUAL(wal_truncate(r, &a), 0);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 50);
-	reopen(rpath, &r, &rm);
+	wt_reopen(rpath, &r, &rm);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 50);
 	CU_ASSERT_EQUAL(wal_read(r, 51, buf, sizeof(buf), &len), WAL_E_NOT_FOUND);
@@ -119,7 +87,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	CU_ASSERT_EQUAL(wal_set_head(r, &a), WAL_E_NOT_FOUND);
 	a.crc ^= 1;	/* a point not of its chain */
 	CU_ASSERT_EQUAL(wal_set_head(r, &a), WAL_E_NOT_FOUND);
-	reopen(rpath, &r, &rm);
+	wt_reopen(rpath, &r, &rm);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.first_lsn, 21);
 	CU_ASSERT_EQUAL(st.last_lsn, 50);
@@ -127,7 +95,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	/* readers stop at the commit point */
 	wal_set_read_limit(r, 30);
 	CU_ASSERT_EQUAL(wal_read(r, 30, buf, sizeof(buf), &len), 0);
-	CU_ASSERT_EQUAL(len, wal_test_len(SEED, 30, sizeof(buf)));
+	CU_ASSERT_EQUAL(len, wal_test_len(SEED, 30, MAX_LEN));
 	CU_ASSERT_EQUAL(wal_read(r, 31, buf, sizeof(buf), &len), WAL_E_NOT_FOUND);
 	wal_set_read_limit(r, UINT64_MAX);
 	CU_ASSERT_EQUAL(wal_read(r, 31, buf, sizeof(buf), &len), 0);
@@ -143,7 +111,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	/* the primary's records from there on, shipped, are taken in */
 	ship(pm, rm);
 	CU_ASSERT_EQUAL(wal_refresh(r), 0);
-	reopen(rpath, &r, &rm);
+	wt_reopen(rpath, &r, &rm);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.first_lsn, 301);
 	CU_ASSERT_EQUAL(st.last_lsn, 400);

@@ -18,8 +18,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "wal.h"
-#include "wal_common.h"
+#include "wal_test.h"
 
 #define SEED 0x57E95ull
 #define RING_SIZE (64 * 1024)
@@ -28,54 +27,6 @@
 
 static char dir[] = "/tmp/rpma-walsteps-XXXXXX";
 static char path[256];
-
-static struct rpma_ext_mem *
-mem_open(size_t size, unsigned flags)
-{
-	struct rpma_ext_mem *mem = NULL;
-
-	CU_ASSERT_FATAL(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, path, size, flags,
-		&mem) == 0);
-	return mem;
-}
-
-static struct wal *
-fresh(size_t size, struct rpma_ext_mem **mem)
-{
-	struct wal_identity id = { .node_id = 1, .epoch = 9 };
-	struct wal *wal = NULL;
-
-	unlink(path);
-	*mem = mem_open(size, RPMA_EXT_MEM_CREATE);
-	CU_ASSERT_FATAL(wal_format(*mem, &id) == 0);
-	CU_ASSERT_FATAL(wal_open(*mem, &wal) == 0);
-	return wal;
-}
-
-static void
-append(struct wal *wal, uint64_t want, size_t max)
-{
-	unsigned char buf[4096];
-	size_t len = wal_test_len(SEED, want, max);
-	struct iovec iov = { buf, len };
-	uint64_t lsn = 0;
-
-	wal_test_fill(SEED, want, buf, len);
-	CU_ASSERT_EQUAL_FATAL(wal_append(wal, &iov, 1, want, 0, &lsn), 0);
-	CU_ASSERT_EQUAL_FATAL(lsn, want);
-}
-
-static int
-record_ok(struct wal *wal, uint64_t lsn, size_t max)
-{
-	unsigned char got[4096], want[4096];
-	size_t len = 0, wl = wal_test_len(SEED, lsn, max);
-
-	if (wal_read(wal, lsn, got, sizeof(got), &len) != 0 || len != wl)
-		return 0;
-	wal_test_fill(SEED, lsn, want, wl);
-	return memcmp(got, want, wl) == 0;
-}
 
 static char *
 region(struct rpma_ext_mem *mem)
@@ -164,10 +115,10 @@ check_append(struct wal *wal, void *arg)
 
 	wal_status(wal, &st);
 	for (uint64_t l = c->first; l <= c->last; l++)
-		if (!record_ok(wal, l, c->max))
+		if (!wt_record_ok(wal, SEED, l, c->max))
 			c->bad++;
 	if (st.last_lsn == c->last + 1) {
-		if (!record_ok(wal, c->last + 1, c->max))
+		if (!wt_record_ok(wal, SEED, c->last + 1, c->max))
 			c->bad++;
 		return 1;
 	}
@@ -199,7 +150,7 @@ append_between_images(struct wal *wal, struct rpma_ext_mem *mem,
 		struct append_case *c)
 {
 	memcpy(before, region(mem), REGION);
-	append(wal, c->last + 1, c->max);
+	wt_append(wal, SEED, c->last + 1, c->max);
 	CU_ASSERT_EQUAL_FATAL(wal_sync(wal, c->last + 1), 0);
 	memcpy(after, region(mem), REGION);
 	return straddles();
@@ -226,14 +177,14 @@ static void
 wal__crash_at_every_step_of_an_append(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(REGION, &mem);
+	struct wal *wal = wt_fresh(path, REGION, &mem);
 	struct append_case c = { .first = 1, .max = 60 };
 	struct wal_status st;
 	int wrapped = 0;
 
 	/* on fresh (zeroed) media, after three records */
 	for (uint64_t l = 1; l <= 3; l++)
-		append(wal, l, c.max);
+		wt_append(wal, SEED, l, c.max);
 	CU_ASSERT_EQUAL(wal_sync(wal, 3), 0);
 	c.last = 3;
 	append_between_images(wal, mem, &c);
@@ -242,7 +193,7 @@ wal__crash_at_every_step_of_an_append(void)
 	/* over a previous lap's records, after the ring wrapped */
 	c.max = 700;
 	for (;;) {
-		append(wal, ++c.last, c.max);
+		wt_append(wal, SEED, ++c.last, c.max);
 		CU_ASSERT_EQUAL_FATAL(wal_sync(wal, c.last), 0);
 		CU_ASSERT_EQUAL_FATAL(wal_release(wal, c.last - 20), 0);
 		wal_status(wal, &st);
@@ -286,7 +237,7 @@ check_release(struct wal *wal, void *arg)
 	    (st.first_lsn != c->old_first && st.first_lsn != c->new_first))
 		c->bad++;
 	for (uint64_t l = st.first_lsn; l && l <= st.last_lsn; l++)
-		if (!record_ok(wal, l, c->max))
+		if (!wt_record_ok(wal, SEED, l, c->max))
 			c->bad++;
 	return st.first_lsn == c->new_first;
 }
@@ -295,12 +246,12 @@ static void
 wal__crash_at_every_step_of_a_header_update(void)
 {
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(REGION, &mem);
+	struct wal *wal = wt_fresh(path, REGION, &mem);
 	struct release_case c = { .max = 300 };
 	unsigned nb = 0, na = 0;
 
 	for (uint64_t l = 1; l <= 40; l++)
-		append(wal, l, c.max);
+		wt_append(wal, SEED, l, c.max);
 	CU_ASSERT_EQUAL(wal_sync(wal, 40), 0);
 	/* both header copies in play: the update rewrites the older one */
 	for (int round = 0; round < 2; round++) {
@@ -393,7 +344,7 @@ wal__concurrent_appenders_get_exactly_their_records(void)
 {
 	static struct appender a[THREADS];
 	struct rpma_ext_mem *mem;
-	struct wal *wal = fresh(8192 + 1024 * 1024, &mem);
+	struct wal *wal = wt_fresh(path, 8192 + 1024 * 1024, &mem);
 	struct releaser r = { .wal = wal };
 	pthread_t th[THREADS], rt;
 	struct wal_status st;
@@ -421,7 +372,7 @@ wal__concurrent_appenders_get_exactly_their_records(void)
 	/* after recovery, every LSN still kept holds what its appender wrote */
 	wal_close(&wal);
 	CU_ASSERT_FATAL(rpma_ext_mem_close(&mem) == 0);
-	mem = mem_open(0, 0);
+	mem = wt_mem_open(path, 0, 0);
 	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.first_lsn, first);
