@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cluster_internal.h"
+#include "ctl_chan.h"
 #include "log.h"
 
 /* ------------------------------------------------------------------ */
@@ -282,6 +283,24 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		ret = RPMA_E_NOMEM;
 		goto err;
 	}
+	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
+		const char *why = "";
+
+		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+			RPMA_LOG_ERROR("TLS needs a CA, a certificate and a key");
+			ret = RPMA_E_INVAL;
+			goto err;
+		}
+		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0, &c->tls,
+				&why)) {
+			RPMA_LOG_ERROR("%s", why);
+			ret = RPMA_E_INVAL;
+			goto err;
+		}
+	} else {
+		RPMA_LOG_WARNING("the control channel to the replicas is plain TCP: "
+			"anyone on the network can read and forge it (configure TLS)");
+	}
 	if ((ret = rpma_ext_peer_new_ofi(cfg->provider, &c->peer)) ||
 	    (ret = rpma_ext_mr_reg_mem(c->peer, mem, RPMA_MR_USAGE_WRITE_SRC, &c->src))) {
 		RPMA_LOG_ERROR("cannot prepare the %s fabric for replication",
@@ -311,6 +330,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 err:
 	if (c->src)
 		rpma_mr_dereg(&c->src);
+	ctl_tls_delete(&c->tls);
 	if (c->peer)
 		rpma_peer_delete(&c->peer);
 	free(c->links);
@@ -371,6 +391,7 @@ cluster_stop(struct cluster **c_ptr)
 	}
 	rpma_mr_dereg(&c->src);
 	rpma_peer_delete(&c->peer);
+	ctl_tls_delete(&c->tls);
 	free(c->links);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->release_lock);

@@ -28,6 +28,8 @@ struct cluster_cfg {
 	int down_timeout_ms;		/* a replica silent this long is down */
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
+	/* the control channel's TLS (CA, certificate, key); all NULL: plain TCP */
+	const char *tls_ca, *tls_cert, *tls_key;
 };
 
 /* the links start connecting at once; the log must stay open meanwhile */

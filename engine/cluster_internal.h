@@ -77,6 +77,7 @@ struct cluster {
 	struct wal_identity id;
 	struct rpma_peer *peer;
 	struct rpma_mr_local *src;
+	struct ctl_tls *tls;		/* the control channel's; NULL: plain */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* durable moved, or a link changed */

@@ -253,9 +253,10 @@ link_connect(struct link *l)
 	size_t size;
 	int ret, ft;
 
-	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, &l->ch);
+	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, c->tls, &l->ch);
 	if (ret) {
-		link_fail(l, "cannot reach its control port: %s", strerror(-ret));
+		link_fail(l, "cannot reach its control port: %s", ret == -EPROTO ?
+			ctl_last_error() : strerror(-ret));
 		return -1;
 	}
 	l->last_recv_ms = now_ms();
@@ -551,7 +552,8 @@ stream(struct link *l)
 		pthread_mutex_lock(&c->lock);
 		flushed = l->flushed_lsn;
 		pthread_mutex_unlock(&c->lock);
-		if (pub.lsn - flushed > 10000)
+		/* flushed may be past this pub: appenders post too */
+		if (pub.lsn > flushed && pub.lsn - flushed > 10000)
 			RPMA_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
 				"%llu, %llu records behind", l->host, l->ctl_port,
 				(unsigned long long)flushed - 1,

@@ -32,3 +32,8 @@ engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
 engine_librepl_internal_la_SOURCES += \
 	engine/cluster.c engine/cluster.h engine/cluster_internal.h engine/link.c \
 	engine/replica.c engine/replica.h
+
+# the control channel's TLS (OpenSSL); librepl and every program linking
+# librepl_internal.la get the libraries through libtool's dependency_libs
+engine_librepl_internal_la_CPPFLAGS += $(SSL_CFLAGS)
+engine_librepl_internal_la_LIBADD = $(SSL_LIBS)

@@ -98,6 +98,8 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.replicas = reps, .n_replicas = cfg->n_replicas,
 			.quorum = cfg->quorum, .heartbeat_ms = cfg->heartbeat_ms,
 			.down_timeout_ms = cfg->down_timeout_ms,
+			.tls_ca = cfg->tls_ca, .tls_cert = cfg->tls_cert,
+			.tls_key = cfg->tls_key,
 		};
 		struct wal_identity id;
 		uint64_t ring_size;

@@ -33,6 +33,7 @@ struct replica {
 	struct rpma_mr_local *mr;
 	struct rpma_ep *ep;
 	struct ctl_listener *listener;
+	struct ctl_tls *tls;		/* NULL: plain TCP */
 	uint8_t desc[CTL_DESC_MAX];
 	size_t desc_len;
 	uint64_t ring_size;
@@ -142,7 +143,23 @@ open_endpoints(struct replica *r)
 			cfg->data_port);
 		return ret;
 	}
-	ret = ctl_listen(cfg->addr, cfg->ctl_port, &r->listener);
+	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
+		const char *why = "";
+
+		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+			RPMA_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
+			return RPMA_E_INVAL;
+		}
+		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 1, &r->tls,
+				&why)) {
+			RPMA_LOG_ERROR("replica: %s", why);
+			return RPMA_E_INVAL;
+		}
+	} else {
+		RPMA_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
+			"the network can read and forge it (configure TLS)");
+	}
+	ret = ctl_listen(cfg->addr, cfg->ctl_port, r->tls, &r->listener);
 	if (ret) {
 		RPMA_LOG_ERROR("replica: cannot listen for control on %s:%s: %s",
 			cfg->addr, cfg->ctl_port, strerror(-ret));
@@ -155,6 +172,7 @@ static void
 close_all(struct replica *r)
 {
 	ctl_listener_close(&r->listener);
+	ctl_tls_delete(&r->tls);
 	if (r->ep)
 		rpma_ep_shutdown(&r->ep);
 	if (r->mr)
@@ -327,8 +345,9 @@ serve(struct replica *r, struct ctl_chan *ch)
 			"connection (%d)", ctl_chan_peer(ch), ret);
 		return;
 	}
-	RPMA_LOG_NOTICE("replica: following the primary at %s, epoch %llu, "
-		"log %llu..%llu", ctl_chan_peer(ch), (unsigned long long)m.u.hello.epoch,
+	RPMA_LOG_NOTICE("replica: following the primary at %s%s%s, epoch %llu, "
+		"log %llu..%llu", ctl_chan_peer(ch), r->tls ? " as " : "",
+		ctl_chan_peer_name(ch), (unsigned long long)m.u.hello.epoch,
 		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
 	/*
 	 * The control channel is the primary's heartbeat: its silence or its

@@ -27,6 +27,8 @@ struct replica_cfg {
 	const char *ctl_port;		/* the control channel's port */
 	const char *data_port;		/* the RPMA endpoint's port */
 	int timeout_ms;			/* a primary silent this long is dropped */
+	/* the control channel's TLS (CA, certificate, key); all NULL: plain TCP */
+	const char *tls_ca, *tls_cert, *tls_key;
 	volatile sig_atomic_t *stop;	/* set (e.g. by a signal handler) to stop */
 	/* called once the replica listens (both ports), e.g. to signal readiness */
 	void (*ready)(void *arg);

@@ -26,7 +26,10 @@
  *
  * The crash backend is used throughout: a SIGKILL loses exactly what was
  * not persisted.  Environment: REPL_NODE_BATCH (max records per batch),
- * REPL_NODE_TIMEOUT_MS (replica down timeout).
+ * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_TLS_DIR (TLS on
+ * the control channel with DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key,
+ * NAME from REPL_NODE_TLS_NAME, else "primary" or "replica1"; as made by
+ * tests/engine/make-test-ca.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +72,29 @@ env_int(const char *name, int dflt)
 	return v && *v ? atoi(v) : dflt;
 }
 
+/* TLS files from REPL_NODE_TLS_DIR, or all NULL (plain TCP) */
+static char tls_paths[3][512];
+
+static void
+tls_files(const char *dflt_name, const char **ca, const char **cert,
+		const char **key)
+{
+	const char *dir = getenv("REPL_NODE_TLS_DIR");
+	const char *name = getenv("REPL_NODE_TLS_NAME");
+
+	*ca = *cert = *key = NULL;
+	if (dir == NULL || *dir == '\0')
+		return;
+	if (name == NULL || *name == '\0')
+		name = dflt_name;
+	snprintf(tls_paths[0], sizeof(tls_paths[0]), "%s/ca.pem", dir);
+	snprintf(tls_paths[1], sizeof(tls_paths[1]), "%s/%s.pem", dir, name);
+	snprintf(tls_paths[2], sizeof(tls_paths[2]), "%s/%s.key", dir, name);
+	*ca = tls_paths[0];
+	*cert = tls_paths[1];
+	*key = tls_paths[2];
+}
+
 static int
 run_replica(int argc, char *argv[])
 {
@@ -86,6 +112,7 @@ run_replica(int argc, char *argv[])
 	cfg.data_port = argv[5];
 	cfg.node_id = (uint32_t)atoi(argv[4]);
 	cfg.timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
+	tls_files("replica1", &cfg.tls_ca, &cfg.tls_cert, &cfg.tls_key);
 	memcpy(cfg.cluster_uuid, uuid, 16);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -132,6 +159,7 @@ run_primary(int argc, char *argv[])
 		reps[i] = (struct repl_replica){ hosts[i], colon + 1 };
 	}
 	cfg.replicas = reps;
+	tls_files("primary", &cfg.tls_ca, &cfg.tls_cert, &cfg.tls_key);
 	memcpy(cfg.cluster_uuid, uuid, 16);
 	cfg.create = access(cfg.path, F_OK) != 0;
 	{

@@ -65,6 +65,16 @@ struct repl_cfg {
 	const char *provider;		/* libfabric provider; NULL: "tcp" */
 	int heartbeat_ms;		/* 0: 100 */
 	int down_timeout_ms;		/* a silent replica is down; 0: 2000 */
+
+	/*
+	 * The control channel's TLS (mutual: each side presents a certificate
+	 * signed by the cluster's CA and checks the other's).  All three NULL:
+	 * plain TCP, which anyone on the network can read and forge; it is
+	 * logged as a warning.
+	 */
+	const char *tls_ca;		/* PEM: the cluster's CA certificate */
+	const char *tls_cert;		/* PEM: this node's certificate */
+	const char *tls_key;		/* PEM: its private key */
 };
 
 struct repl;

@@ -19,6 +19,7 @@
 
 #include "ctl_chan.h"
 #include "ctl_msg.h"
+#include "ctl_stream.h"
 #include "unit.h"
 
 #define NSAMPLES 32
@@ -30,16 +31,6 @@ static const struct ctl_pos pos_max = {
 	.crc = UINT32_MAX,
 };
 static const struct ctl_pos pos_min = { .lsn = 1, .off = 0, .lap = 1 };
-
-/* a zeroed message: padding and unused bytes compare equal after decode */
-static struct ctl_msg *
-msg_init(struct ctl_msg *m, enum ctl_type type, uint32_t seq)
-{
-	memset(m, 0, sizeof(*m));
-	m->type = type;
-	m->seq = seq;
-	return m;
-}
 
 /* valid messages of every type at their edge values; returns how many */
 static int
@@ -496,67 +487,6 @@ rejections(void)
 	refused(&m, "type");
 }
 
-/* the i-th message of the stream: every type, valid, derived from i */
-static void
-stream_msg(int i, struct ctl_msg *m)
-{
-	uint64_t v = (uint64_t)i * 0x9E3779B97F4A7C15ull;
-	struct ctl_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
-		(uint32_t)i / 7 + 1, (uint32_t)v };
-
-	msg_init(m, (enum ctl_type)(CTL_HELLO + i % 10), (uint32_t)i);
-	switch (m->type) {
-	case CTL_HELLO:
-		memcpy(m->u.hello.cluster_uuid, &v, sizeof(v));
-		m->u.hello.node_id = (uint32_t)i;
-		m->u.hello.epoch = v;
-		m->u.hello.ring_size = 1 << 20;
-		m->u.hello.head = p;
-		break;
-	case CTL_HELLO_REPLY:
-		m->u.hello_reply.ring_size = 1 << 20;
-		m->u.hello_reply.head = p;
-		m->u.hello_reply.tail = p;
-		m->u.hello_reply.data_port = (uint16_t)i;
-		m->u.hello_reply.desc_len = (uint16_t)(i % (CTL_DESC_MAX + 1));
-		for (int k = 0; k < m->u.hello_reply.desc_len; k++)
-			m->u.hello_reply.desc[k] = (uint8_t)(i + k);
-		break;
-	case CTL_QUERY:
-		m->u.query.lsn = v | 1;
-		break;
-	case CTL_QUERY_REPLY:
-		m->u.query_reply.lsn = p.lsn;
-		m->u.query_reply.found = (uint32_t)(i / 10) & 1;
-		if (m->u.query_reply.found) {
-			m->u.query_reply.after = p;
-			m->u.query_reply.after.lsn++;
-		}
-		break;
-	case CTL_TRUNCATE:
-	case CTL_SET_HEAD:
-		m->u.pos = p;
-		break;
-	case CTL_ACK:
-		m->u.ack.head = p;
-		m->u.ack.tail = p;
-		break;
-	case CTL_COMMIT:
-		m->u.commit.epoch = v;
-		m->u.commit.commit_lsn = v >> 1;
-		m->u.commit.flushed = p;
-		break;
-	case CTL_HEARTBEAT:
-		m->u.heartbeat.time_ns = v;
-		break;
-	case CTL_ERROR:
-		m->u.error.code = -i;
-		snprintf(m->u.error.text, sizeof(m->u.error.text),
-			"error %d of the stream", i);
-		break;
-	}
-}
-
 /* a connected pair over 127.0.0.1 */
 static void
 pair(struct ctl_chan **a, struct ctl_chan **b)
@@ -564,11 +494,12 @@ pair(struct ctl_chan **a, struct ctl_chan **b)
 	struct ctl_listener *l = NULL;
 	char port[16];
 
-	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", NULL, &l), 0);
 	CU_ASSERT_FATAL(ctl_listener_port(l) > 0);
 	CU_ASSERT_FATAL(ctl_listener_fd(l) >= 0);
 	snprintf(port, sizeof(port), "%d", ctl_listener_port(l));
-	CU_ASSERT_EQUAL_FATAL(ctl_connect("127.0.0.1", port, IO_TIMEOUT, a), 0);
+	CU_ASSERT_EQUAL_FATAL(ctl_connect("127.0.0.1", port, IO_TIMEOUT, NULL,
+		a), 0);
 	CU_ASSERT_EQUAL_FATAL(ctl_accept(l, IO_TIMEOUT, b), 0);
 	ctl_listener_close(&l);
 	CU_ASSERT_PTR_NULL(l);
@@ -604,6 +535,7 @@ chan_stream(void)
 	snprintf(prefix, sizeof(prefix), "127.0.0.1:");
 	CU_ASSERT_EQUAL(strncmp(ctl_chan_peer(rx), prefix, strlen(prefix)), 0);
 	CU_ASSERT(ctl_chan_fd(rx) >= 0);
+	CU_ASSERT_STRING_EQUAL(ctl_chan_peer_name(rx), "");	/* no TLS */
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&thread, NULL, stream_sender, tx), 0);
 	for (;;) {
 		ret = ctl_chan_recv(rx, &got, 0);
@@ -787,7 +719,7 @@ chan_timeouts(void)
 	ctl_chan_close(&a);
 
 	/* no one accepts: -ETIMEDOUT */
-	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", &l), 0);
+	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", NULL, &l), 0);
 	t0 = ms_now();
 	CU_ASSERT_EQUAL(ctl_accept(l, 100, &a), -ETIMEDOUT);
 	CU_ASSERT(ms_now() - t0 >= 90);
@@ -796,11 +728,11 @@ chan_timeouts(void)
 	/* a closed port: refused */
 	snprintf(port, sizeof(port), "%d", ctl_listener_port(l));
 	ctl_listener_close(&l);
-	ret = ctl_connect("127.0.0.1", port, 1000, &a);
+	ret = ctl_connect("127.0.0.1", port, 1000, NULL, &a);
 	CU_ASSERT(ret < 0);
 	CU_ASSERT_EQUAL(ret, -ECONNREFUSED);
 	CU_ASSERT_PTR_NULL(a);
-	CU_ASSERT(ctl_listen("127.0.0.1", "no-such-service", &l) < 0);
+	CU_ASSERT(ctl_listen("127.0.0.1", "no-such-service", NULL, &l) < 0);
 	CU_ASSERT_PTR_NULL(l);
 }
 

@@ -41,3 +41,13 @@ tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
 TESTS += tests/engine/repl_quorum.sh
 EXTRA_DIST += tests/engine/repl_quorum.sh
 EXTRA_DIST += tests/engine/wal_test.h
+
+# the control channel over TLS: certificates from make-test-ca.sh
+check_PROGRAMS += tests/engine/ctl_tls
+TESTS += tests/engine/ctl_tls
+tests_engine_ctl_tls_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	$(SSL_CFLAGS) \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_ctl_tls_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+EXTRA_DIST += tests/engine/make-test-ca.sh tests/engine/ctl_stream.h

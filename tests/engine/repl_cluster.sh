@@ -45,6 +45,11 @@ fail() {
 }
 
 # a 2 MiB ring: a lap is about 6,000 records of these sizes
+# the control channel runs over TLS, as in production: a CA for this run
+sh "$(dirname "$0")/make-test-ca.sh" "$D/tls" >/dev/null || {
+	rc=$?; [[ $rc -eq 77 ]] && echo "repl_cluster: SKIP: no openssl command"; exit $rc; }
+export REPL_NODE_TLS_DIR=$D/tls
+
 SIZE=$((8192 + 2 * 1024 * 1024))
 BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up)
 CTL=($BASE $((BASE + 2)))

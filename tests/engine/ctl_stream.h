@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ctl_stream.h -- messages for the control channel's tests: a zeroed
+ * message, and the i-th message of a stream of every type.
+ */
+#ifndef CTL_STREAM_H
+#define CTL_STREAM_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl_msg.h"
+
+/* a zeroed message: padding and unused bytes compare equal after decode */
+static inline struct ctl_msg *
+msg_init(struct ctl_msg *m, enum ctl_type type, uint32_t seq)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	m->seq = seq;
+	return m;
+}
+
+/* the i-th message of the stream: every type, valid, derived from i */
+static inline void
+stream_msg(int i, struct ctl_msg *m)
+{
+	uint64_t v = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+	struct ctl_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
+		(uint32_t)i / 7 + 1, (uint32_t)v };
+
+	msg_init(m, (enum ctl_type)(CTL_HELLO + i % 10), (uint32_t)i);
+	switch (m->type) {
+	case CTL_HELLO:
+		memcpy(m->u.hello.cluster_uuid, &v, sizeof(v));
+		m->u.hello.node_id = (uint32_t)i;
+		m->u.hello.epoch = v;
+		m->u.hello.ring_size = 1 << 20;
+		m->u.hello.head = p;
+		break;
+	case CTL_HELLO_REPLY:
+		m->u.hello_reply.ring_size = 1 << 20;
+		m->u.hello_reply.head = p;
+		m->u.hello_reply.tail = p;
+		m->u.hello_reply.data_port = (uint16_t)i;
+		m->u.hello_reply.desc_len = (uint16_t)(i % (CTL_DESC_MAX + 1));
+		for (int k = 0; k < m->u.hello_reply.desc_len; k++)
+			m->u.hello_reply.desc[k] = (uint8_t)(i + k);
+		break;
+	case CTL_QUERY:
+		m->u.query.lsn = v | 1;
+		break;
+	case CTL_QUERY_REPLY:
+		m->u.query_reply.lsn = p.lsn;
+		m->u.query_reply.found = (uint32_t)(i / 10) & 1;
+		if (m->u.query_reply.found) {
+			m->u.query_reply.after = p;
+			m->u.query_reply.after.lsn++;
+		}
+		break;
+	case CTL_TRUNCATE:
+	case CTL_SET_HEAD:
+		m->u.pos = p;
+		break;
+	case CTL_ACK:
+		m->u.ack.head = p;
+		m->u.ack.tail = p;
+		break;
+	case CTL_COMMIT:
+		m->u.commit.epoch = v;
+		m->u.commit.commit_lsn = v >> 1;
+		m->u.commit.flushed = p;
+		break;
+	case CTL_HEARTBEAT:
+		m->u.heartbeat.time_ns = v;
+		break;
+	case CTL_ERROR:
+		m->u.error.code = -i;
+		snprintf(m->u.error.text, sizeof(m->u.error.text),
+			"error %d of the stream", i);
+		break;
+	}
+}
+
+#endif
