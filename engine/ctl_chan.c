@@ -1050,3 +1050,17 @@ ctl_chan_close(struct ctl_chan **ch_ptr)
 	chan_free(*ch_ptr);
 	*ch_ptr = NULL;
 }
+
+int
+ctl_chan_admission_token(const struct ctl_chan *ch, uint8_t token[CTL_TOKEN_SIZE])
+{
+	static const char label[] = "EXPORTER-rpma-repl data admission";
+
+	if (ch == NULL || token == NULL || ch->ssl == NULL)
+		return -EINVAL;
+	/* RFC 8446 7.5: a secret both ends of this TLS session share, nobody else */
+	if (SSL_export_keying_material(ch->ssl, token, CTL_TOKEN_SIZE, label,
+			sizeof(label) - 1, NULL, 0, 0) != 1)
+		return -EPROTO;
+	return 0;
+}

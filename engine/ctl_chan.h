@@ -128,4 +128,15 @@ const char *ctl_chan_why(const struct ctl_chan *ch);
 /* close (with TLS, after a close_notify sent if it can go at once) */
 void ctl_chan_close(struct ctl_chan **ch_ptr);
 
+/*
+ * The data-path admission token of a TLS channel: CTL_TOKEN_SIZE bytes
+ * exported from the TLS session (RFC 8446 section 7.5), the same on both
+ * ends and known to nobody else.  The primary presents it as the private
+ * data of its RPMA connection; the replica accepts a data connection only
+ * with the token of the channel it is serving, once.  -EINVAL on plain TCP.
+ */
+#define CTL_TOKEN_SIZE 16
+int ctl_chan_admission_token(const struct ctl_chan *ch,
+		uint8_t token[CTL_TOKEN_SIZE]);
+
 #endif

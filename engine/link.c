@@ -251,7 +251,7 @@ link_connect(struct link *l)
 	struct wal_pos head;
 	char port[8];
 	size_t size;
-	int ret, ft;
+	int ret, ft, usage;
 
 	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, c->tls, &l->ch);
 	if (ret) {
@@ -280,8 +280,13 @@ link_connect(struct link *l)
 	}
 	if (rpma_mr_remote_from_descriptor(hr.desc, hr.desc_len, &l->dst) ||
 	    rpma_mr_remote_get_size(l->dst, &size) ||
-	    rpma_mr_remote_get_flush_type(l->dst, &ft)) {
+	    rpma_mr_remote_get_flush_type(l->dst, &ft) ||
+	    rpma_ext_mr_remote_get_usage(l->dst, &usage)) {
 		link_fail(l, "its region descriptor is not valid");
+		return -1;
+	}
+	if (!(usage & RPMA_MR_USAGE_WRITE_DST)) {
+		link_fail(l, "its region does not take RDMA writes (usage 0x%x)", usage);
 		return -1;
 	}
 	if (size < WAL_RING_OFF + c->ring_size ||
@@ -300,8 +305,15 @@ link_connect(struct link *l)
 	}
 	ret = rpma_conn_req_new(c->peer, l->host, port, ccfg, &req);
 	rpma_conn_cfg_delete(&ccfg);
-	if (ret == 0)
-		ret = rpma_conn_req_connect(&req, NULL, &l->conn);
+	if (ret == 0) {
+		/* over TLS, the admission token of this session opens the door */
+		uint8_t token[CTL_TOKEN_SIZE];
+		struct rpma_conn_private_data pdata = { token, CTL_TOKEN_SIZE };
+
+		ret = rpma_conn_req_connect(&req,
+			ctl_chan_admission_token(l->ch, token) == 0 ? &pdata : NULL,
+			&l->conn);
+	}
 	if (ret == 0)
 		ret = rpma_conn_next_event(l->conn, &ev);
 	if (ret || ev != RPMA_CONN_ESTABLISHED) {

@@ -184,27 +184,61 @@ close_all(struct replica *r)
 		rpma_ext_mem_close(&r->mem);
 }
 
-/* the primary's data connection: it connects right after HELLO_REPLY */
+/* constant time: how much of a token matched must not leak through timing */
+static bool
+token_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+/*
+ * The primary's data connection: it connects right after HELLO_REPLY.
+ * Over TLS it must present this session's admission token as its private
+ * data; anything else is rejected before it is accepted, and the wait
+ * goes on (bounded by the timeout) for the real one.
+ */
 static int
 accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
-	struct rpma_conn_req *req = NULL;
-	enum rpma_conn_event ev;
+	uint8_t token[CTL_TOKEN_SIZE];
+	bool need_token = ctl_chan_admission_token(ch, token) == 0;
+	uint64_t until = now_ms() + (uint64_t)r->cfg->timeout_ms;
 	struct pollfd pfd[2] = {
 		{ .events = POLLIN },
 		{ .fd = ctl_chan_fd(ch), .events = POLLIN },
 	};
+	enum rpma_conn_event ev;
 	int ret;
 
 	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
 		return RPMA_E_PROVIDER;
-	/* the primary sends nothing before it connects: input means it left */
-	if (poll(pfd, 2, r->cfg->timeout_ms) <= 0 || !(pfd[0].revents & POLLIN))
-		return RPMA_E_PROVIDER;
-	if ((ret = rpma_ep_next_conn_req(r->ep, NULL, &req)))
-		return ret;
-	if ((ret = rpma_conn_req_connect(&req, NULL, conn)))
-		return ret;
+	for (;;) {
+		struct rpma_conn_req *req = NULL;
+		struct rpma_conn_private_data pdata = { NULL, 0 };
+		int left = (int)(until - now_ms());
+
+		/* the primary sends nothing before it connects: input means it left */
+		if (left <= 0 || poll(pfd, 2, left) <= 0 || !(pfd[0].revents & POLLIN))
+			return RPMA_E_PROVIDER;
+		if ((ret = rpma_ep_next_conn_req(r->ep, NULL, &req)))
+			return ret;
+		if (need_token && (rpma_conn_req_get_private_data(req, &pdata) ||
+		    pdata.len != CTL_TOKEN_SIZE ||
+		    !token_equal(pdata.ptr, token, CTL_TOKEN_SIZE))) {
+			RPMA_LOG_WARNING("replica: refused a data connection without the "
+				"admission token of the session with %s (%u bytes of "
+				"private data)", ctl_chan_peer(ch), (unsigned)pdata.len);
+			rpma_conn_req_delete(&req);
+			continue;
+		}
+		if ((ret = rpma_conn_req_connect(&req, NULL, conn)))
+			return ret;
+		break;
+	}
 	if ((ret = rpma_conn_next_event(*conn, &ev)) || ev != RPMA_CONN_ESTABLISHED) {
 		rpma_conn_delete(conn);
 		return ret ? ret : RPMA_E_PROVIDER;
@@ -398,8 +432,20 @@ replica_run(const struct replica_cfg *cfg)
 	while (!*cfg->stop) {
 		struct ctl_chan *ch = NULL;
 
-		if (ctl_accept(r.listener, 200, &ch) != 0)
+		struct pollfd lp = { .fd = ctl_listener_fd(r.listener), .events = POLLIN };
+
+		/* wait here (checking stop); the handshake gets its own time */
+		if (poll(&lp, 1, 200) <= 0)
 			continue;
+		ret = ctl_accept(r.listener, cfg->timeout_ms, &ch);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret) {
+			/* a failed TLS handshake, for one: say who and why */
+			RPMA_LOG_WARNING("replica: refused a control connection: %s",
+				ctl_last_error());
+			continue;
+		}
 		serve(&r, ch);
 		ctl_chan_close(&ch);
 	}

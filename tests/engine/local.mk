@@ -51,3 +51,11 @@ tests_engine_ctl_tls_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 tests_engine_ctl_tls_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
 	$(AX_PTHREAD_LIBS)
 EXTRA_DIST += tests/engine/make-test-ca.sh tests/engine/ctl_stream.h
+
+# a replica admits a data connection only with its TLS session's token
+check_PROGRAMS += tests/engine/repl_admission
+TESTS += tests/engine/repl_admission
+tests_engine_repl_admission_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	$(SSL_CFLAGS) \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_repl_admission_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
