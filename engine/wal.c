@@ -269,6 +269,19 @@ wal_hdr_update(struct wal *wal, struct wal_hdr *nh)
 	return ret;
 }
 
+/* the checkpoint is at: a new header generation, durable on return */
+int
+wal_set_checkpoint(struct wal *wal, const struct wal_pos *at)
+{
+	struct wal_hdr nh = wal->hdr;
+
+	nh.ck_lsn = at->lsn;
+	nh.ck_off = at->off;
+	nh.ck_lap = at->lap;
+	nh.ck_crc = at->crc;
+	return wal_hdr_update(wal, &nh);
+}
+
 /*
  * What the medium says about itself (rpma_ext_mem_get_health), against
  * what the header recorded at the last open; then record this open.
@@ -761,7 +774,6 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 int
 wal_release(struct wal *wal, uint64_t lsn)
 {
-	struct wal_hdr nh;
 	struct rec_hdr h;
 	struct wal_pos p;
 	int kind, ret = 0;
@@ -778,12 +790,7 @@ wal_release(struct wal *wal, uint64_t lsn)
 	if (p.lsn == wal->head.lsn && p.off == wal->head.off)
 		goto out;
 	/* the checkpoint moves first, durably; only then is the space free */
-	nh = wal->hdr;
-	nh.ck_lsn = p.lsn;
-	nh.ck_off = p.off;
-	nh.ck_lap = p.lap;
-	nh.ck_crc = p.crc;
-	if ((ret = wal_hdr_update(wal, &nh)))
+	if ((ret = wal_set_checkpoint(wal, &p)))
 		goto out;
 	wal->used -= wal_distance(wal, &wal->head, &p);
 	wal->head = p;

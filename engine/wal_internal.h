@@ -105,6 +105,7 @@ struct slot {
 /* wal.c */
 int wal_persist(struct wal *wal, uint64_t off, uint64_t len);
 int wal_hdr_update(struct wal *wal, struct wal_hdr *nh);
+int wal_set_checkpoint(struct wal *wal, const struct wal_pos *at);
 void wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len,
 		bool wrap, uint32_t crc);
 int wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h);

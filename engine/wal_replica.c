@@ -128,7 +128,6 @@ int
 wal_truncate(struct wal *wal, const struct wal_pos *at)
 {
 	struct wal_pos own;
-	struct wal_hdr nh;
 	int ret = 0;
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
@@ -148,12 +147,7 @@ wal_truncate(struct wal *wal, const struct wal_pos *at)
 		/* not in our chain: the log restarts empty at it */
 		if ((ret = end_at(wal, at)))
 			goto out;
-		nh = wal->hdr;
-		nh.ck_lsn = at->lsn;
-		nh.ck_off = at->off;
-		nh.ck_lap = at->lap;
-		nh.ck_crc = at->crc;
-		if ((ret = wal_hdr_update(wal, &nh)))
+		if ((ret = wal_set_checkpoint(wal, at)))
 			goto out;
 		wal->head = *at;
 	}
@@ -170,7 +164,6 @@ int
 wal_set_head(struct wal *wal, const struct wal_pos *at)
 {
 	struct wal_pos own;
-	struct wal_hdr nh;
 	int ret = 0;
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
@@ -184,12 +177,7 @@ wal_set_head(struct wal *wal, const struct wal_pos *at)
 	}
 	if (pos_equal(at, &wal->head))
 		goto out;
-	nh = wal->hdr;
-	nh.ck_lsn = at->lsn;
-	nh.ck_off = at->off;
-	nh.ck_lap = at->lap;
-	nh.ck_crc = at->crc;
-	if ((ret = wal_hdr_update(wal, &nh)))
+	if ((ret = wal_set_checkpoint(wal, at)))
 		goto out;
 	wal->used -= wal_distance(wal, &wal->head, at);
 	wal->head = *at;
