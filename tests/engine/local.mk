@@ -59,3 +59,4 @@ tests_engine_repl_admission_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_admission_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
+EXTRA_DIST += tests/engine/cluster_lib.sh

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# cluster_lib.sh -- what the cluster tests share, sourced after they set
+# NAME (their name in messages) and, optionally, TIMEOUT_MS: a directory in
+# /dev/shm removed on exit, a CA for the run (TLS on the control channel),
+# ports, and starting, watching and stopping 2 replicas and a primary
+# (tools/repl-node, crash backend).  The caller seeds RANDOM first.
+
+NODE=${REPL_NODE:-./tools/repl-node}
+[[ -x $NODE ]] || { echo "$NAME: $NODE not built"; exit 99; }
+D=$(mktemp -d "/dev/shm/$NAME.XXXXXX") || exit 99
+pids=()
+cleanup() {
+	kill "$watchdog" 2>/dev/null
+	for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$D"
+}
+trap cleanup EXIT
+# a hung test must fail, not hold the suite: stop it after WATCHDOG_S
+trap 'echo "$NAME: FAIL: still running after ${WATCHDOG_S:-600} s"; exit 1' TERM
+# (its fds detached: a sleep it leaves behind holds no pipe of the harness)
+( exec >/dev/null 2>&1 </dev/null; sleep "${WATCHDOG_S:-600}"; kill -TERM $$ ) &
+watchdog=$!
+
+fail() {
+	echo "$NAME: FAIL: $*"
+	for f in "$D"/*.err; do echo "--- $f (last 15 lines)"; tail -n 15 "$f"; done
+	exit 1
+}
+
+# the control channel runs over TLS, as in production: a CA for this run
+sh "$(dirname "${BASH_SOURCE[0]}")/make-test-ca.sh" "$D/tls" >/dev/null || {
+	rc=$?; [[ $rc -eq 77 ]] && echo "$NAME: SKIP: no openssl command"; exit $rc; }
+export REPL_NODE_TLS_DIR=$D/tls
+
+# a 2 MiB ring: a lap is about 6,000 records of these sizes
+SIZE=$((8192 + 2 * 1024 * 1024))
+BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up)
+CTL=($BASE $((BASE + 2)))
+DATA=($((BASE + 1)) $((BASE + 3)))
+export REPL_NODE_TIMEOUT_MS=${REPL_NODE_TIMEOUT_MS:-${TIMEOUT_MS:-1500}}
+
+rpid=(0 0)
+start_replica() {	# index
+	local i=$1 t
+	: > "$D/r$i.out"
+	"$NODE" replica "$D/r$i" $SIZE ${CTL[$i]} ${DATA[$i]} > "$D/r$i.out" 2>> "$D/r$i.err" &
+	rpid[$i]=$!
+	pids+=($!)
+	for ((t = 0; t < 100; t++)); do
+		grep -q ready "$D/r$i.out" 2>/dev/null && return 0
+		kill -0 ${rpid[$i]} 2>/dev/null || fail "replica $i did not start"
+		sleep 0.1
+	done
+	fail "replica $i not ready in 10 s"
+}
+
+ppid=0
+start_primary() {	# quorum
+	"$NODE" primary "$D/p" $SIZE $SEED 1000000000 $1 "$D/acked" \
+		127.0.0.1:${CTL[0]} 127.0.0.1:${CTL[1]} 2>> "$D/p.err" &
+	ppid=$!
+	pids+=($!)
+}
+
+acked() {
+	[[ -s $D/acked ]] && tail -n 1 "$D/acked" || echo 0
+}
+
+# wait until the acknowledged LSN passes $1 (the cluster makes progress)
+wait_acked() {
+	local want=$1 t
+	for ((t = 0; t < 600; t++)); do
+		(( $(acked) >= want )) && return 0
+		kill -0 $ppid 2>/dev/null || fail "the primary died (acked $(acked))"
+		sleep 0.1
+	done
+	fail "no progress past LSN $want in 60 s (acked $(acked))"
+}
+
+stop_all() {
+	kill -TERM $ppid
+	wait $ppid || fail "the primary did not stop cleanly"
+	kill -TERM ${rpid[0]} ${rpid[1]}
+	wait ${rpid[0]} ${rpid[1]}
+}
+
+verify() {
+	"$NODE" verify $SEED "$D/acked" "$D/p" "$D/r0" "$D/r1" || fail "verification"
+}
