@@ -65,21 +65,6 @@ cluster_quorum_update(struct cluster *c)
 	}
 }
 
-struct timespec
-cluster_deadline(int timeout_ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
-}
-
 int
 cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
@@ -103,10 +88,10 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		 * waiter at a time: more would only take the CPU from the
 		 * threads doing the work.
 		 */
-		uint64_t spin_until = now_ns() + c->spin_ns;
+		uint64_t spin_until = clock_now_ns() + c->spin_ns;
 
 		while (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) <= lsn &&
-		       now_ns() < spin_until)
+		       clock_now_ns() < spin_until)
 			for (int i = 0; i < c->cfg.n_replicas; i++)
 				link_help(&c->links[i], true);
 		atomic_store(&c->spinning, false);
@@ -117,7 +102,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	for (int i = 0; i < c->cfg.n_replicas; i++)
 		link_kick(&c->links[i]);
 	if (timeout_ms >= 0)
-		until = cluster_deadline(timeout_ms);
+		until = clock_deadline(timeout_ms);
 	pthread_mutex_lock(&c->lock);
 	cluster_quorum_update(c);
 	while (c->durable_lsn <= lsn) {
@@ -179,7 +164,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 		want[i] = ++l->head_req_seq;
 		link_kick(l);
 	}
-	until = cluster_deadline(c->cfg.down_timeout_ms);
+	until = clock_deadline(c->cfg.down_timeout_ms);
 	for (int i = 0; i < c->cfg.n_replicas; i++) {
 		struct link *l = &c->links[i];
 
@@ -191,7 +176,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 				/* it must not keep a checkpoint we overwrite */
 				l->force_down = true;
 				link_kick(l);
-				until = cluster_deadline(c->cfg.down_timeout_ms);
+				until = clock_deadline(c->cfg.down_timeout_ms);
 			}
 		}
 	}
@@ -353,7 +338,7 @@ cluster_stop(struct cluster **c_ptr)
 		 * A clean close: give streaming replicas what was published
 		 * (bounded by the down timeout), so no flush is cut off.
 		 */
-		struct timespec until = cluster_deadline(c->cfg.down_timeout_ms);
+		struct timespec until = clock_deadline(c->cfg.down_timeout_ms);
 		struct wal_pos pub;
 		bool pending = true;
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cluster.h"
 #include "ctl_msg.h"
 
@@ -93,24 +94,6 @@ struct cluster {
 };
 
 
-static inline uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static inline void
 to_ctl(struct ctl_pos *c, const struct wal_pos *w)
 {
@@ -134,7 +117,6 @@ pos_equal(const struct wal_pos *a, const struct wal_pos *b)
 
 /* cluster.c */
 void cluster_quorum_update(struct cluster *c);
-struct timespec cluster_deadline(int timeout_ms);
 
 /* link.c */
 void link_kick(struct link *l);

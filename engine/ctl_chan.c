@@ -35,6 +35,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "clock.h"
 #include "ctl_chan.h"
 
 #define LISTEN_BACKLOG 16
@@ -133,20 +134,11 @@ gai_errno(int gai)
 	}
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* deadline of a timeout (-1: none) and what remains of it */
 static int64_t
 deadline_of(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	return timeout_ms < 0 ? -1 : (int64_t)clock_now_ms() + timeout_ms;
 }
 
 static int
@@ -156,7 +148,7 @@ remaining(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	left = deadline - now_ms();
+	left = deadline - (int64_t)clock_now_ms();
 	return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
 }
 

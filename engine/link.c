@@ -101,7 +101,7 @@ send_msg(struct link *l, struct ctl_msg *m)
 		link_fail(l, "control channel: %s", ctl_chan_why(l->ch));
 		return -1;
 	}
-	l->last_send_ms = now_ms();
+	l->last_send_ms = clock_now_ms();
 	return 0;
 }
 
@@ -109,14 +109,14 @@ send_msg(struct link *l, struct ctl_msg *m)
 static int
 recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
 {
-	uint64_t until = now_ms() + (uint64_t)l->c->cfg.down_timeout_ms;
+	uint64_t until = clock_now_ms() + (uint64_t)l->c->cfg.down_timeout_ms;
 
 	for (;;) {
-		int left = (int)(until - now_ms());
+		int left = (int)(until - clock_now_ms());
 		int ret = ctl_chan_recv(l->ch, m, left > 0 ? left : 0);
 
 		if (ret == 0) {
-			l->last_recv_ms = now_ms();
+			l->last_recv_ms = clock_now_ms();
 			if (m->type == want)
 				return 0;
 			if (m->type == CTL_HEARTBEAT)
@@ -259,7 +259,7 @@ link_connect(struct link *l)
 			ctl_last_error() : strerror(-ret));
 		return -1;
 	}
-	l->last_recv_ms = now_ms();
+	l->last_recv_ms = clock_now_ms();
 	wal_positions(c->wal, &head, NULL, NULL);
 	memcpy(m.u.hello.cluster_uuid, c->id.cluster_uuid, 16);
 	m.u.hello.node_id = c->id.node_id;
@@ -511,7 +511,7 @@ stream(struct link *l)
 	if (serve_head_request(l))
 		return -1;
 
-	t = now_ms();
+	t = clock_now_ms();
 	durable = atomic_load_explicit(&c->durable_atomic, memory_order_acquire);
 	if (durable > l->commit_sent &&
 	    (t - l->last_commit_ms >= COMMIT_EVERY_MS || l->next_seq == l->oldest_seq)) {
@@ -528,7 +528,7 @@ stream(struct link *l)
 		l->last_commit_ms = t;
 	}
 	while ((ret = ctl_chan_recv(l->ch, &m, 0)) == 0) {
-		l->last_recv_ms = now_ms();
+		l->last_recv_ms = clock_now_ms();
 		if (m.type == CTL_ERROR) {
 			link_fail(l, "the replica reports: %s", m.u.error.text);
 			return -1;
@@ -551,7 +551,7 @@ stream(struct link *l)
 		if (send_msg(l, &hb))
 			return -1;
 	}
-	t = now_ms();	/* messages above may have moved last_recv_ms past t */
+	t = clock_now_ms();	/* messages above may have moved last_recv_ms past t */
 	if (t > l->last_recv_ms &&
 	    t - l->last_recv_ms > (uint64_t)c->cfg.down_timeout_ms) {
 		link_fail(l, "silent for %d ms", c->cfg.down_timeout_ms);
@@ -585,7 +585,7 @@ stream(struct link *l)
 	 * no hand-off through the core's progress thread and no wake-up.
 	 */
 	if (l->next_seq != l->oldest_seq && c->spin_ns) {
-		uint64_t until = now_ns() + c->spin_ns;
+		uint64_t until = clock_now_ns() + c->spin_ns;
 
 		do {
 			pthread_mutex_lock(&l->io_lock);
@@ -595,7 +595,7 @@ stream(struct link *l)
 				return -1;
 			if (progress)
 				return 0;
-		} while (now_ns() < until);
+		} while (clock_now_ns() < until);
 	}
 
 	/* nothing to do: sleep until a completion, a message or a kick */

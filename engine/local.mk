@@ -2,7 +2,7 @@
 noinst_LTLIBRARIES += engine/librepl_internal.la
 engine_librepl_internal_la_SOURCES = \
 	engine/repl.c engine/include/repl.h \
-	engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c
+	engine/clock.h engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c
 engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 
 lib_LTLIBRARIES += engine/librepl.la

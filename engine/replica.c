@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ctl_chan.h"
 #include "log.h"
 #include "replica.h"
@@ -39,15 +40,6 @@ struct replica {
 	uint64_t ring_size;
 	struct wal_identity id;
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void
 to_ctl(struct ctl_pos *c, const struct wal_pos *w)
@@ -206,7 +198,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
 	uint8_t token[CTL_TOKEN_SIZE];
 	bool need_token = ctl_chan_admission_token(ch, token) == 0;
-	uint64_t until = now_ms() + (uint64_t)r->cfg->timeout_ms;
+	uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
 	struct pollfd pfd[2] = {
 		{ .events = POLLIN },
 		{ .fd = ctl_chan_fd(ch), .events = POLLIN },
@@ -219,7 +211,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 	for (;;) {
 		struct rpma_conn_req *req = NULL;
 		struct rpma_conn_private_data pdata = { NULL, 0 };
-		int left = (int)(until - now_ms());
+		int left = (int)(until - clock_now_ms());
 
 		/* the primary sends nothing before it connects: input means it left */
 		if (left <= 0 || poll(pfd, 2, left) <= 0 || !(pfd[0].revents & POLLIN))
@@ -388,11 +380,11 @@ serve(struct replica *r, struct ctl_chan *ch)
 	 * close ends the session (the data connection's events are not
 	 * pollable on every provider).
 	 */
-	last_heard = now_ms();
+	last_heard = clock_now_ms();
 	while (!*cfg->stop) {
 		ret = ctl_chan_recv(ch, &m, 100);
 		if (ret == 0) {
-			last_heard = now_ms();
+			last_heard = clock_now_ms();
 			if (answer(r, ch, &m) != 0)
 				break;
 			continue;
@@ -403,7 +395,7 @@ serve(struct replica *r, struct ctl_chan *ch)
 					ctl_chan_peer(ch), ctl_chan_why(ch));
 			break;
 		}
-		if (now_ms() - last_heard > (uint64_t)cfg->timeout_ms) {
+		if (clock_now_ms() - last_heard > (uint64_t)cfg->timeout_ms) {
 			RPMA_LOG_WARNING("replica: the primary at %s is silent: dropped",
 				ctl_chan_peer(ch));
 			break;

@@ -89,6 +89,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "crc32c.h"
 #include "log.h"
 #include "wal_internal.h"
@@ -442,21 +443,6 @@ wal_close(struct wal **wal_ptr)
 	*wal_ptr = NULL;
 }
 
-static struct timespec
-deadline(int timeout_ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
-}
-
 /*
  * An append in three steps, so that copying and checksumming run outside
  * the lock and appenders overlap:
@@ -553,7 +539,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 			return WAL_E_FULL;
 		}
 		if (!waited) {
-			until = deadline(timeout_ms);
+			until = clock_deadline(timeout_ms);
 			waited = true;
 		}
 		if (pthread_cond_timedwait(&wal->space, &wal->lock, &until) == ETIMEDOUT) {
