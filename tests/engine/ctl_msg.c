@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl_chan.h"
 #include "ctl_msg.h"
 #include "ctl_stream.h"
@@ -656,15 +657,6 @@ chan_garbage(void)
 	ctl_chan_close(&b);
 }
 
-static int64_t
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 chan_timeouts(void)
 {
@@ -678,13 +670,13 @@ chan_timeouts(void)
 
 	/* nothing to read: AGAIN after about the timeout */
 	pair(&a, &b);
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_chan_recv(b, &m, 200), CTL_CHAN_AGAIN);
-	dt = ms_now() - t0;
+	dt = (int64_t)clock_now_ms() - t0;
 	CU_ASSERT(dt >= 190 && dt < 2000);
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_chan_recv(b, &m, 0), CTL_CHAN_AGAIN);
-	CU_ASSERT(ms_now() - t0 < 100);
+	CU_ASSERT((int64_t)clock_now_ms() - t0 < 100);
 
 	/* a peer that never reads: the send times out, never blocks */
 	stream_msg(3, &m);
@@ -720,9 +712,9 @@ chan_timeouts(void)
 
 	/* no one accepts: -ETIMEDOUT */
 	CU_ASSERT_EQUAL_FATAL(ctl_listen("127.0.0.1", "0", NULL, &l), 0);
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_accept(l, 100, &a), -ETIMEDOUT);
-	CU_ASSERT(ms_now() - t0 >= 90);
+	CU_ASSERT((int64_t)clock_now_ms() - t0 >= 90);
 	CU_ASSERT_PTR_NULL(a);
 
 	/* a closed port: refused */

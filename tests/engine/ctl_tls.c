@@ -31,6 +31,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "clock.h"
 #include "ctl_chan.h"
 #include "ctl_msg.h"
 #include "ctl_stream.h"
@@ -48,15 +49,6 @@ ca_file(char *buf, const char *name, const char *ext)
 {
 	snprintf(buf, PATH_SIZE, "%s/%s.%s", ca_dir, name, ext);
 	return buf;
-}
-
-static int64_t
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -182,9 +174,9 @@ receiver_run(void *arg)
 	int64_t t0, dt;
 
 	for (;;) {
-		t0 = ms_now();
+		t0 = (int64_t)clock_now_ms();
 		r->ret = ctl_chan_recv(r->ch, &m, 0);
-		dt = ms_now() - t0;
+		dt = (int64_t)clock_now_ms() - t0;
 		if (dt > r->max_ms)
 			r->max_ms = dt;
 		if (r->ret == CTL_CHAN_AGAIN)
@@ -499,9 +491,9 @@ tls_plain_peers(void)
 	/* a silent client costs the accept's timeout, no more */
 	CU_ASSERT_EQUAL_FATAL(ctl_connect("127.0.0.1", port, IO_TIMEOUT, NULL,
 		&c), 0);
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_accept(l, 300, &s), -ETIMEDOUT);
-	dt = ms_now() - t0;
+	dt = (int64_t)clock_now_ms() - t0;
 	CU_ASSERT(dt >= 290 && dt < 3000);
 	CU_ASSERT_PTR_NULL(s);
 	expect_in(ctl_last_error(), "timed out", "the server's reason");
@@ -701,13 +693,13 @@ tls_ends_and_timeouts(void)
 	/* nothing to read: AGAIN after about the timeout, at once with 0 */
 	tls_pair(srv, cli, &s, &c);
 	CU_ASSERT_STRING_EQUAL(ctl_chan_peer_name(c), "replica2");
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_chan_recv(s, &m, 200), CTL_CHAN_AGAIN);
-	dt = ms_now() - t0;
+	dt = (int64_t)clock_now_ms() - t0;
 	CU_ASSERT(dt >= 190 && dt < 2000);
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_chan_recv(s, &m, 0), CTL_CHAN_AGAIN);
-	CU_ASSERT(ms_now() - t0 < 100);
+	CU_ASSERT((int64_t)clock_now_ms() - t0 < 100);
 
 	/* the end of the connection without close_notify: CLOSED; and the
 	 * client's close then writes to a shut socket without SIGPIPE */
@@ -739,9 +731,9 @@ tls_ends_and_timeouts(void)
 			break;
 	CU_ASSERT_EQUAL(ret, CTL_CHAN_ERROR);
 	expect_in(ctl_chan_why(c), "timed out", "why");
-	t0 = ms_now();
+	t0 = (int64_t)clock_now_ms();
 	CU_ASSERT_EQUAL(ctl_chan_send(c, &m, 1000), CTL_CHAN_ERROR);
-	CU_ASSERT(ms_now() - t0 < 500);
+	CU_ASSERT((int64_t)clock_now_ms() - t0 < 500);
 	/* an unencodable message is refused before TLS sees it */
 	ctl_chan_close(&c);
 	ctl_chan_close(&s);
