@@ -13,35 +13,8 @@
 #define REGION 65536
 #define HALF (REGION / 2)
 
-static char dir[] = "/tmp/rpma-persist-XXXXXX";
-
-static const char *
-path(const char *name)
-{
-	static char buf[256];
-	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
-	return buf;
-}
-
-/* the durable image, read with plain file I/O by this process */
-static void
-read_image(const char *name, unsigned char *buf)
-{
-	FILE *f = fopen(path(name), "rb");
-
-	CU_ASSERT_FATAL(f != NULL);
-	CU_ASSERT_EQUAL(fread(buf, 1, REGION, f), REGION);
-	fclose(f);
-}
-
-static int
-all_equal(const unsigned char *p, size_t n, unsigned char v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return 0;
-	return 1;
-}
+#define MEM_TEST_DIR "/tmp/rpma-persist-XXXXXX"
+#include "mem_image.h"
 
 static void
 persist__range_checks(void)

@@ -7,3 +7,4 @@ MEM_TESTS = \
 
 check_PROGRAMS += $(MEM_TESTS)
 TESTS += $(MEM_TESTS)
+EXTRA_DIST += tests/mem/mem_image.h
