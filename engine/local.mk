@@ -26,7 +26,7 @@ engine_repl_example_LDADD = engine/librepl.la
 
 # the control channel between a primary and its replicas
 engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
-	engine/ctl_chan.c engine/ctl_chan.h
+	engine/ctl_chan.c engine/ctl_chan.h engine/ctl_chan_internal.h engine/ctl_tls.c
 
 # replication: the primary's links and the replica's side
 engine_librepl_internal_la_SOURCES += \
