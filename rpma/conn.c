@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -426,5 +427,14 @@ rpma_ext_conn_get_flush_method(const struct rpma_conn *conn,
 	    (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY))
 		return RPMA_E_INVAL;
 	*method = conn->flush_method[type];
+	return 0;
+}
+
+int
+rpma_ext_conn_set_epoch(struct rpma_conn *conn, uint64_t epoch)
+{
+	if (conn == NULL)
+		return RPMA_E_INVAL;
+	atomic_store_explicit(&conn->epoch, epoch, memory_order_relaxed);
 	return 0;
 }

@@ -32,6 +32,8 @@ struct rpma_conn {
 	uint32_t qp_num;
 	/* how each flush type is reached (chosen by the provider) */
 	enum rpma_ext_flush_method flush_method[2];
+	/* carried by this connection's flush requests (fencing) */
+	_Atomic uint64_t epoch;
 };
 
 /*

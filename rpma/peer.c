@@ -23,12 +23,15 @@ rpma_peer_init(struct rpma_peer *peer, const struct rpma_provider *prov)
 	peer->mrs_cap = MRS_INITIAL;
 	peer->mrs_count = 0;
 	pthread_rwlock_init(&peer->mrs_lock, NULL);
+	pthread_rwlock_init(&peer->fence_lock, NULL);
+	peer->epoch_floor = 0;
 	return 0;
 }
 
 void
 rpma_peer_fini(struct rpma_peer *peer)
 {
+	pthread_rwlock_destroy(&peer->fence_lock);
 	pthread_rwlock_destroy(&peer->mrs_lock);
 	free(peer->mrs);
 	peer->mrs = NULL;
@@ -144,4 +147,16 @@ rpma_peer_delete(struct rpma_peer **peer_ptr)
 	if (ret == 0)
 		*peer_ptr = NULL;
 	return ret;
+}
+
+int
+rpma_ext_peer_fence(struct rpma_peer *peer, uint64_t epoch)
+{
+	if (peer == NULL)
+		return RPMA_E_INVAL;
+	pthread_rwlock_wrlock(&peer->fence_lock);
+	if (epoch > peer->epoch_floor)
+		peer->epoch_floor = epoch;
+	pthread_rwlock_unlock(&peer->fence_lock);
+	return 0;
 }

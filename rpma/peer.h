@@ -20,6 +20,14 @@ struct rpma_peer {
 	struct rpma_mr_local **mrs;	/* open addressing, power-of-two size */
 	size_t mrs_cap;
 	size_t mrs_count;
+	/*
+	 * Fencing: flush requests carrying an epoch below epoch_floor are
+	 * refused.  A request is served under fence_lock's read side, so a
+	 * raise (write side) returns only when none of the old epoch is
+	 * still being carried out.
+	 */
+	pthread_rwlock_t fence_lock;
+	uint64_t epoch_floor;
 };
 
 int rpma_peer_init(struct rpma_peer *peer, const struct rpma_provider *prov);

@@ -16,7 +16,8 @@
 #include "request.h"
 
 void
-rpma_req_fill(struct rpma_req *r, enum rpma_req_op op, const struct rpma_op *o)
+rpma_req_fill(struct rpma_req *r, enum rpma_req_op op, const struct rpma_op *o,
+		uint64_t epoch)
 {
 	memset(r, 0, sizeof(*r));
 	r->op = (uint8_t)op;
@@ -25,6 +26,33 @@ rpma_req_fill(struct rpma_req *r, enum rpma_req_op op, const struct rpma_op *o)
 	r->addr = htole64(o->remote->desc.raddr + o->remote_offset);
 	if (o->atomic_src)
 		memcpy(&r->value, o->atomic_src, 8);	/* raw bytes */
+	else
+		r->value = htole64(epoch);
+}
+
+/* a flush of an epoch the peer fenced off is refused (under fence_lock) */
+static unsigned
+serve_flush(struct rpma_peer *peer, struct rpma_mr_local *mr,
+		const struct rpma_req *r, char *ptr, uint64_t len)
+{
+	unsigned status = RPMA_REQ_OK;
+
+	pthread_rwlock_rdlock(&peer->fence_lock);
+	if (le64toh(r->value) < peer->epoch_floor)
+		status = RPMA_REQ_FENCED;
+	else if (r->op == RPMA_REQ_FLUSH_PERSISTENT) {
+		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
+			status = RPMA_REQ_USAGE;
+		else if (rpma_mr_persist(mr, ptr, (size_t)len) != 0)
+			status = RPMA_REQ_PERSIST;
+	} else {
+		/* the writes were placed before this request arrived */
+		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY))
+			status = RPMA_REQ_USAGE;
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+	pthread_rwlock_unlock(&peer->fence_lock);
+	return status;
 }
 
 unsigned
@@ -50,16 +78,8 @@ rpma_req_serve(struct rpma_peer *peer, const struct rpma_req *r)
 
 	switch (r->op) {
 	case RPMA_REQ_FLUSH_PERSISTENT:
-		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
-			status = RPMA_REQ_USAGE;
-		else if (rpma_mr_persist(mr, ptr, (size_t)len) != 0)
-			status = RPMA_REQ_PERSIST;
-		break;
 	case RPMA_REQ_FLUSH_VISIBILITY:
-		/* the writes were placed before this request arrived */
-		if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY))
-			status = RPMA_REQ_USAGE;
-		atomic_thread_fence(memory_order_seq_cst);
+		status = serve_flush(peer, mr, r, ptr, len);
 		break;
 	case RPMA_REQ_ATOMIC_WRITE: {
 		uint64_t v;

@@ -12,8 +12,11 @@
  *     4    4 len
  *     8    8 key     the target region's key
  *    16    8 addr    raddr + offset, as the initiator addresses the region
- *    24    8 value   atomic write: the 8 bytes to store
+ *    24    8 value   atomic write: the 8 bytes to store;
+ *                     flushes: the initiator's epoch (fencing)
  *
+ * A flush whose epoch is below the target peer's floor
+ * (rpma_ext_peer_fence) is refused with RPMA_REQ_FENCED.
  * A PERSISTENT flush is answered OK only after the range was persisted by
  * the region's backend (or its CPU cache lines flushed); any failure is a
  * non-OK status that the initiator completes as an error, never success.
@@ -55,11 +58,12 @@ enum rpma_req_status {
 	RPMA_REQ_USAGE = 3,		/* region not registered for it */
 	RPMA_REQ_PERSIST = 4,		/* the backend failed to persist */
 	RPMA_REQ_BAD = 5,		/* malformed */
+	RPMA_REQ_FENCED = 6,		/* its epoch was fenced off */
 };
 
 /* fill a request for op (little-endian on the wire) */
 void rpma_req_fill(struct rpma_req *r, enum rpma_req_op op,
-		const struct rpma_op *o);
+		const struct rpma_op *o, uint64_t epoch);
 
 /* carry out a request against peer's regions; returns its status */
 unsigned rpma_req_serve(struct rpma_peer *peer, const struct rpma_req *r);

@@ -459,6 +459,19 @@ int rpma_ext_conn_get_flush_method(const struct rpma_conn *conn,
 int rpma_ext_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, bool enable);
 int rpma_ext_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, bool *enable);
 
+/*
+ * Fencing a former writer off a target's regions.  An initiator stamps its
+ * connection with an epoch (0 until set); every flush request the core
+ * sends for it (GPSPM: every ofi flush, verbs flushes on GPSPM
+ * connections) carries it.  rpma_ext_peer_fence() raises the target
+ * peer's floor: from its return, flush requests of a lower epoch are
+ * refused (the initiator's flush completes with IBV_WC_REM_ACCESS_ERR),
+ * and none of them is still being carried out.  One-sided writes carry no
+ * epoch: deregister the region (or disconnect) to stop those.
+ */
+int rpma_ext_conn_set_epoch(struct rpma_conn *conn, uint64_t epoch);
+int rpma_ext_peer_fence(struct rpma_peer *peer, uint64_t epoch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,7 +47,8 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		return (int)ret;
 
 	req = &conn->stage[slot];
-	rpma_req_fill(req, rop, op);
+	rpma_req_fill(req, rop, op, atomic_load_explicit(&conn->base.epoch,
+		memory_order_relaxed));
 
 	iov.iov_base = req;
 	iov.iov_len = sizeof(*req);

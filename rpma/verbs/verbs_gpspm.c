@@ -221,7 +221,8 @@ rpma_verbs_gpspm_request(struct verbs_conn *conn, const struct rpma_op *op,
 	if ((ret = rpma_req_table_take(&g->pending, g->nslots, op,
 			(enum rpma_req_op)req_op, &slot)))
 		return ret;
-	rpma_req_fill(&g->req_area[slot], (enum rpma_req_op)req_op, op);
+	rpma_req_fill(&g->req_area[slot], (enum rpma_req_op)req_op, op,
+		atomic_load_explicit(&conn->base.epoch, memory_order_relaxed));
 	g->req_area[slot].slot = htole16((uint16_t)slot);
 	ret = post_service_send(conn, &g->req_area[slot], WR_REQ_SENT | slot);
 	if (ret)

@@ -7,7 +7,9 @@
  * success -- a PERSISTENT flush on a region registered for VISIBILITY only
  * (also with RPMA_F_COMPLETION_ON_ERROR), an unknown key, a range beyond
  * the real region, an address below it.  The connection keeps working and
- * a refused atomic write leaves the target's memory alone.
+ * a refused atomic write leaves the target's memory alone.  Fencing: once
+ * the target raised its epoch floor, flushes stamped with a lower epoch
+ * (or none) complete with a remote access error; the new epoch's succeed.
  */
 #include "descriptor.h"
 #include "ofi_target.h"
@@ -126,6 +128,32 @@ main(void)
 	r = h_cmd(&t, H_CMD_GET8, 0, 0, 0);
 	H_CHECK(memcmp(&r.v[0], v, 8) == 0, "the valid atomic write");
 	cases++;
+
+	/* fencing: an old epoch's flush is refused, the new one's is not */
+	H_CHECK(rpma_ext_conn_set_epoch(conn, 7) == 0, "set epoch");
+	H_CHECK(rpma_flush(conn, rem, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+		RPMA_F_COMPLETION_ALWAYS, (void *)0x9) == 0, "epoch 7 flush");
+	h_expect_wc(cq, 0x9, IBV_WC_SUCCESS);
+	r = h_cmd(&t, H_CMD_FENCE, 8, 0, 0);
+	H_CHECK(r.st == 0, "fence");
+	H_CHECK(rpma_flush(conn, rem, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+		RPMA_F_COMPLETION_ALWAYS, (void *)0xa) == 0, "epoch 7 flush");
+	h_expect_wc(cq, 0xa, IBV_WC_REM_ACCESS_ERR);
+	cases++;
+	/* a lower floor does not lower it */
+	r = h_cmd(&t, H_CMD_FENCE, 3, 0, 0);
+	H_CHECK(rpma_ext_conn_set_epoch(conn, 5) == 0 &&
+		rpma_flush(conn, rem, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+			RPMA_F_COMPLETION_ON_ERROR, (void *)0xb) == 0, "epoch 5 flush");
+	h_expect_wc(cq, 0xb, IBV_WC_REM_ACCESS_ERR);
+	cases++;
+	H_CHECK(rpma_ext_conn_set_epoch(conn, 8) == 0 &&
+		rpma_flush(conn, rem, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+			RPMA_F_COMPLETION_ALWAYS, (void *)0xc) == 0, "epoch 8 flush");
+	h_expect_wc(cq, 0xc, IBV_WC_SUCCESS);
+	cases++;
+	H_CHECK(rpma_ext_conn_set_epoch(NULL, 1) == RPMA_E_INVAL &&
+		rpma_ext_peer_fence(NULL, 1) == RPMA_E_INVAL, "NULL checks");
 
 	h_close(&conn);
 	rpma_mr_remote_delete(&rem);

@@ -44,6 +44,7 @@ enum h_cmd_op {
 	H_CMD_WATCH_START,	/* a = records, b = record size, c = seed */
 	H_CMD_WATCH_STOP,	/* v[0] violations, v[1] tail changes seen,
 				   v[2] last tail */
+	H_CMD_FENCE,		/* st = rpma_ext_peer_fence(peer, a) */
 };
 
 struct h_cmd {
@@ -312,6 +313,9 @@ h_child_main(const struct h_target_cfg *tc, int cmd_fd, int rep_fd)
 				break;
 			case H_CMD_DISCONNECT:
 				r.st = conn ? rpma_conn_disconnect(conn) : RPMA_E_INVAL;
+				break;
+			case H_CMD_FENCE:
+				r.st = rpma_ext_peer_fence(peer, c.a);
 				break;
 			case H_CMD_HASH:
 				H_CHECK(c.a <= tc->size && c.b <= tc->size - c.a, "hash range");
