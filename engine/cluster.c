@@ -36,6 +36,12 @@ cluster_quorum_update(struct cluster *c)
 	uint64_t flushed[64], d;
 	int n = 0;
 
+	/*
+	 * Fenced: a new primary may have taken records this one never
+	 * acknowledged, or dropped them; nothing more is acknowledged here.
+	 */
+	if (atomic_load(&c->fenced))
+		return;
 	wal_positions(c->wal, NULL, NULL, &durable);
 	d = durable.lsn;
 	if (c->cfg.quorum > 0) {
@@ -98,6 +104,8 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	}
 	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
 		return 0;
+	if (atomic_load(&c->fenced))
+		return CLUSTER_E_FENCED;
 	/* then leave it to the links, asleep until they are done */
 	for (int i = 0; i < c->cfg.n_replicas; i++)
 		link_kick(&c->links[i]);
@@ -112,6 +120,10 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		else
 			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
 		c->waiters--;
+		if (c->durable_lsn <= lsn && atomic_load(&c->fenced)) {
+			pthread_mutex_unlock(&c->lock);
+			return CLUSTER_E_FENCED;
+		}
 		if (ret == ETIMEDOUT && c->durable_lsn <= lsn) {
 			pthread_mutex_unlock(&c->lock);
 			return WAL_E_TIMEDOUT;
@@ -119,6 +131,12 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+bool
+cluster_fenced(struct cluster *c)
+{
+	return atomic_load_explicit(&c->fenced, memory_order_relaxed);
 }
 
 uint64_t
@@ -255,6 +273,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	atomic_init(&c->durable_atomic, durable.lsn);
 	atomic_init(&c->stopping, false);
 	atomic_init(&c->spinning, false);
+	atomic_init(&c->fenced, false);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->release_lock, NULL);
 	pthread_condattr_init(&ca);

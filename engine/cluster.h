@@ -8,6 +8,7 @@
 #ifndef REPL_CLUSTER_H
 #define REPL_CLUSTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "wal.h"
@@ -49,6 +50,15 @@ int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
  * the local one.  Records not yet on every live replica are kept.
  */
 int cluster_release(struct cluster *c, uint64_t lsn);
+
+/*
+ * cluster_wait_durable: a newer primary fenced the replicas before lsn
+ * became durable here; it may or may not be kept (the new primary knows).
+ */
+#define CLUSTER_E_FENCED (-200100)
+
+/* a replica follows a newer primary: this one must not append any more */
+bool cluster_fenced(struct cluster *c);
 
 /* the newest LSN durable by the configuration's rule (0: none) */
 uint64_t cluster_durable_lsn(struct cluster *c);

@@ -16,6 +16,8 @@
 #include "cluster.h"
 #include "ctl_msg.h"
 
+struct ctl_chan;
+
 #define LINK_DEPTH 8			/* batches in flight per replica */
 #define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
 #define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
@@ -91,6 +93,10 @@ struct cluster {
 	atomic_bool spinning;		/* a waiter polls the links */
 
 	struct link *links;
+
+	/* a replica follows a newer primary: durable_lsn never moves again */
+	atomic_bool fenced;
+	char fenced_why[160];		/* under lock */
 };
 
 
@@ -119,6 +125,20 @@ pos_equal(const struct wal_pos *a, const struct wal_pos *b)
 void cluster_quorum_update(struct cluster *c);
 
 /* link.c */
+void link_fenced(struct link *l, const char *why);
+int link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
+		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
+		struct rpma_mr_remote **dst, char *why, size_t n);
+void link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst);
+/*
+ * Binary search with QUERY messages for the newest LSN in [lo, hi] after
+ * which the replica's chain and wal's hold the same position (equal
+ * offset, lap and chained CRC: everything before agrees too).  *found is
+ * false when not even lo agrees.  -1 with why on a channel failure.
+ */
+int chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
+		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
+		uint64_t *lsn, char *why, size_t n);
 void link_kick(struct link *l);
 void link_help(struct link *l, bool post);
 void *link_main(void *arg);

@@ -20,12 +20,13 @@
  *
  * Bodies:
  *
- *   HELLO (64)        0 uuid[16], 16 node_id u32, 20 reserved u32,
+ *   HELLO (64)        0 uuid[16], 16 node_id u32, 20 flags u32,
  *                     24 epoch u64, 32 ring_size u64, 40 head pos
  *   HELLO_REPLY       0 uuid[16], 16 node_id u32, 20 flags u32,
- *     (96 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
+ *    (104 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
  *                     64 tail pos, 88 data_port u16, 90 desc_len u16,
- *                     92 reserved u32, 96 desc[desc_len]
+ *                     92 reserved u32, 96 tail_epoch u64,
+ *                     104 desc[desc_len]
  *   QUERY (8)         0 lsn u64
  *   QUERY_REPLY (40)  0 lsn u64, 8 found u32, 12 reserved u32, 16 after pos
  *   TRUNCATE (24)     0 pos
@@ -46,7 +47,7 @@
 
 #define POS_SIZE 24
 #define HELLO_SIZE 64
-#define HELLO_REPLY_FIXED 96
+#define HELLO_REPLY_FIXED 104
 #define QUERY_SIZE 8
 #define QUERY_REPLY_SIZE 40
 #define ACK_SIZE 56
@@ -66,7 +67,7 @@ static const struct {
 		"HELLO: body length is not 64" },
 	[CTL_HELLO_REPLY] = { "HELLO_REPLY", HELLO_REPLY_FIXED,
 		HELLO_REPLY_FIXED + CTL_DESC_MAX,
-		"HELLO_REPLY: body length is not 96 to 160" },
+		"HELLO_REPLY: body length is not 104 to 168" },
 	[CTL_QUERY] = { "QUERY", QUERY_SIZE, QUERY_SIZE,
 		"QUERY: body length is not 8" },
 	[CTL_QUERY_REPLY] = { "QUERY_REPLY", QUERY_REPLY_SIZE, QUERY_REPLY_SIZE,
@@ -241,8 +242,9 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 
 		memcpy(h->cluster_uuid, b, 16);
 		h->node_id = get32(b + 16);
-		if (get32(b + 20) != 0)
-			return "HELLO: reserved field is not 0";
+		h->flags = get32(b + 20);
+		if (h->flags & ~(uint32_t)CTL_HELLO_F_FENCE_ONLY)
+			return "HELLO: unknown flags";
 		h->epoch = get64(b + 24);
 		h->ring_size = get64(b + 32);
 		get_pos(b + 40, &h->head);
@@ -262,14 +264,15 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		get_pos(b + 64, &r->tail);
 		r->data_port = get16(b + 88);
 		r->desc_len = get16(b + 90);
-		if (r->flags & ~(uint32_t)CTL_HELLO_F_SUSPECT)
+		r->tail_epoch = get64(b + 96);
+		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE))
 			return "HELLO_REPLY: unknown flags";
 		if (get32(b + 92) != 0)
 			return "HELLO_REPLY: reserved field is not 0";
 		if (r->desc_len > CTL_DESC_MAX)
 			return "HELLO_REPLY: desc_len exceeds 64";
 		if (len != HELLO_REPLY_FIXED + (uint32_t)r->desc_len)
-			return "HELLO_REPLY: body length is not 96 + desc_len";
+			return "HELLO_REPLY: body length is not 104 + desc_len";
 		memcpy(r->desc, b + HELLO_REPLY_FIXED, r->desc_len);
 		if (r->ring_size == 0 || r->ring_size % 8 != 0)
 			return "HELLO_REPLY: ring_size is 0 or not a multiple of 8";
@@ -404,6 +407,7 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 
 		memcpy(b, h->cluster_uuid, 16);
 		put32(b + 16, h->node_id);
+		put32(b + 20, h->flags);
 		put64(b + 24, h->epoch);
 		put64(b + 32, h->ring_size);
 		put_pos(b + 40, &h->head);
@@ -426,6 +430,7 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		put_pos(b + 64, &r->tail);
 		put16(b + 88, r->data_port);
 		put16(b + 90, r->desc_len);
+		put64(b + 96, r->tail_epoch);
 		memcpy(b + HELLO_REPLY_FIXED, r->desc, r->desc_len);
 		len = HELLO_REPLY_FIXED + r->desc_len;
 		break;

@@ -47,6 +47,7 @@ struct ctl_pos {
 struct ctl_hello {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
+	uint32_t flags;		/* CTL_HELLO_F_FENCE_ONLY */
 	uint64_t epoch;
 	uint64_t ring_size;
 	struct ctl_pos head;
@@ -56,16 +57,22 @@ struct ctl_hello_reply {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
 	uint32_t flags;		/* CTL_HELLO_F_* */
-	uint64_t epoch;		/* the epoch of the replica's log header */
+	uint64_t epoch;		/* the epoch the replica follows (its header's) */
 	uint64_t ring_size;
 	struct ctl_pos head;	/* its checkpoint */
 	struct ctl_pos tail;	/* after its last valid record */
 	uint16_t data_port;	/* where its RPMA endpoint listens */
 	uint16_t desc_len;
+	uint64_t tail_epoch;	/* the epoch of its last record (0: none) */
 	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
 };
 
+/* HELLO: a promotion's fence -- fence, report, and expect no data path */
+#define CTL_HELLO_F_FENCE_ONLY	(1u << 0)
+/* HELLO_REPLY */
 #define CTL_HELLO_F_SUSPECT	(1u << 0)	/* its medium's health is suspect */
+#define CTL_HELLO_F_STALE	(1u << 1)	/* refused: the HELLO's epoch is
+						   below .epoch; nothing changed */
 
 struct ctl_query {
 	uint64_t lsn;
@@ -93,8 +100,11 @@ struct ctl_heartbeat {
 	uint64_t time_ns;
 };
 
+/* ERROR code: the replica now follows a newer primary (see its text) */
+#define CTL_CODE_FENCED 1
+
 struct ctl_error {
-	int32_t code;
+	int32_t code;		/* CTL_CODE_* or a negative error */
 	char text[CTL_TEXT_MAX + 1];	/* NUL-terminated, printable ASCII */
 };
 

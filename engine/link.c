@@ -67,23 +67,36 @@ link_fail(struct link *l, const char *fmt, ...)
 	pthread_mutex_unlock(&l->c->lock);
 }
 
+/*
+ * The replica follows a newer primary (a promotion happened): this
+ * primary is deposed.  Appends waiting for durability end, none follows,
+ * and no link reconnects.
+ */
+void
+link_fenced(struct link *l, const char *why)
+{
+	struct cluster *c = l->c;
+
+	pthread_mutex_lock(&c->lock);
+	if (!atomic_exchange(&c->fenced, true)) {
+		snprintf(c->fenced_why, sizeof(c->fenced_why), "%s", why);
+		RPMA_LOG_ERROR("this primary is fenced: replica %s:%s says %s; it "
+			"acknowledges nothing more", l->host, l->ctl_port, why);
+	}
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < c->cfg.n_replicas; i++)
+		link_kick(&c->links[i]);
+	link_fail(l, "fenced: %s", why);
+}
+
 static void
 link_close(struct link *l)
 {
-	enum rpma_conn_event ev;
-
 	pthread_mutex_lock(&l->io_lock);
 	l->io_ready = false;
 	pthread_mutex_unlock(&l->io_lock);
-	if (l->conn) {
-		rpma_conn_disconnect(l->conn);
-		while (rpma_conn_next_event(l->conn, &ev) == 0 &&
-		       ev != RPMA_CONN_CLOSED && ev != RPMA_CONN_LOST)
-			;
-		rpma_conn_delete(&l->conn);
-	}
-	if (l->dst)
-		rpma_mr_remote_delete(&l->dst);
+	link_data_close(&l->conn, &l->dst);
 	ctl_chan_close(&l->ch);
 	l->cq = NULL;
 	pthread_mutex_lock(&l->c->lock);
@@ -121,7 +134,9 @@ recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
 				return 0;
 			if (m->type == CTL_HEARTBEAT)
 				continue;
-			if (m->type == CTL_ERROR)
+			if (m->type == CTL_ERROR && m->u.error.code == CTL_CODE_FENCED)
+				link_fenced(l, m->u.error.text);
+			else if (m->type == CTL_ERROR)
 				link_fail(l, "the replica refused: %s", m->u.error.text);
 			else
 				link_fail(l, "the replica sent %s, not %s",
@@ -138,19 +153,61 @@ recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
 
 /* does the replica's chain hold the same position after lsn as ours? */
 static int
-agrees(struct link *l, uint64_t lsn, bool *yes)
+agrees(struct ctl_chan *ch, uint32_t *seq, int timeout_ms, struct wal *wal,
+		uint64_t lsn, bool *yes, char *why, size_t n)
 {
-	struct ctl_msg m = { .type = CTL_QUERY };
+	struct ctl_msg m = { .type = CTL_QUERY, .seq = ++*seq };
 	struct wal_pos ours, theirs;
+	int ret;
 
 	*yes = false;
-	if (wal_pos_after(l->c->wal, lsn, &ours))
+	if (wal_pos_after(wal, lsn, &ours))
 		return 0;
 	m.u.query.lsn = lsn;
-	if (send_msg(l, &m) || recv_reply(l, CTL_QUERY_REPLY, &m))
+	if (ctl_chan_send(ch, &m, timeout_ms) != 0) {
+		snprintf(why, n, "control channel: %s", ctl_chan_why(ch));
 		return -1;
+	}
+	do
+		ret = ctl_chan_recv(ch, &m, timeout_ms);
+	while (ret == 0 && m.type == CTL_HEARTBEAT);
+	if (ret != 0 || m.type != CTL_QUERY_REPLY) {
+		snprintf(why, n, "no QUERY_REPLY from the replica: %s", ret ?
+			(ret == CTL_CHAN_AGAIN ? "timed out" : ctl_chan_why(ch)) :
+			m.type == CTL_ERROR ? m.u.error.text : ctl_msg_type_name(m.type));
+		return -1;
+	}
 	from_ctl(&theirs, &m.u.query_reply.after);
 	*yes = m.u.query_reply.found && pos_equal(&ours, &theirs);
+	return 0;
+}
+
+int
+chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
+		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
+		uint64_t *lsn, char *why, size_t n)
+{
+	bool yes = false;
+
+	*found = false;
+	if (lo > hi)
+		return 0;
+	if (agrees(ch, seq, timeout_ms, wal, lo, &yes, why, n))
+		return -1;
+	if (!yes)
+		return 0;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (agrees(ch, seq, timeout_ms, wal, mid, &yes, why, n))
+			return -1;
+		if (yes)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*found = true;
+	*lsn = lo;
 	return 0;
 }
 
@@ -184,29 +241,23 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	struct wal_pos head, pub, start;
 	struct ctl_ack ack;
 	uint64_t lo, hi, r_first = hr->head.lsn, r_last = hr->tail.lsn - 1;
-	bool yes = false;
+	bool found;
+	char why[160];
 
 	wal_positions(c->wal, &head, &pub, NULL);
 	lo = (r_first > head.lsn ? r_first : head.lsn) - 1;
 	hi = r_last < pub.lsn - 1 ? r_last : pub.lsn - 1;
-	if (lo <= hi && agrees(l, lo, &yes))
+	if (chain_agreement(l->ch, &l->msg_seq, c->cfg.down_timeout_ms, c->wal,
+			lo, hi, &found, &lo, why, sizeof(why))) {
+		link_fail(l, "%s", why);
 		return -1;
-	if (lo > hi || !yes) {
+	}
+	if (!found) {
 		/* nothing in common that we still hold: a full resync */
 		start = head;
 		RPMA_LOG_NOTICE("replica %s:%s: full resync from LSN %llu", l->host,
 			l->ctl_port, (unsigned long long)head.lsn);
 	} else {
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo + 1) / 2;
-
-			if (agrees(l, mid, &yes))
-				return -1;
-			if (yes)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
 		if (wal_pos_after(c->wal, lo, &start)) {
 			link_fail(l, "lost LSN %llu during catch-up", (unsigned long long)lo);
 			return -1;
@@ -239,19 +290,104 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	return 0;
 }
 
+/*
+ * The data path to a replica that answered HELLO with hr: its descriptor
+ * checked against the geometry (a region that does not take writes, has
+ * no persistent flush or is smaller than the ring is refused, named), the
+ * connection opened with the session's admission token, and stamped with
+ * this primary's epoch.
+ */
+int
+link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
+		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
+		struct rpma_mr_remote **dst, char *why, size_t n)
+{
+	struct rpma_conn_cfg *ccfg = NULL;
+	struct rpma_conn_req *req = NULL;
+	enum rpma_conn_event ev;
+	char port[8];
+	size_t size;
+	int ret, ft, usage;
+
+	if (memcmp(hr->cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
+	    hr->ring_size != c->ring_size) {
+		snprintf(why, n, "its log belongs to another cluster or has another size");
+		return -1;
+	}
+	if (rpma_mr_remote_from_descriptor(hr->desc, hr->desc_len, dst) ||
+	    rpma_mr_remote_get_size(*dst, &size) ||
+	    rpma_mr_remote_get_flush_type(*dst, &ft) ||
+	    rpma_ext_mr_remote_get_usage(*dst, &usage)) {
+		snprintf(why, n, "its region descriptor is not valid");
+		goto err;
+	}
+	if (!(usage & RPMA_MR_USAGE_WRITE_DST)) {
+		snprintf(why, n, "its region does not take RDMA writes (usage 0x%x)", usage);
+		goto err;
+	}
+	if (size < WAL_RING_OFF + c->ring_size ||
+	    !(ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+		snprintf(why, n, "its region is %zu bytes%s; %llu and persistent flushes "
+			"are needed", size, (ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) ?
+			"" : " without persistent flushes",
+			(unsigned long long)(WAL_RING_OFF + c->ring_size));
+		goto err;
+	}
+	snprintf(port, sizeof(port), "%u", (unsigned)hr->data_port);
+	if (rpma_conn_cfg_new(&ccfg) == 0) {
+		rpma_conn_cfg_set_sq_size(ccfg, 4 * LINK_DEPTH + 8);
+		rpma_conn_cfg_set_cq_size(ccfg, 4 * LINK_DEPTH + 8);
+		rpma_conn_cfg_set_timeout(ccfg, c->cfg.down_timeout_ms);
+	}
+	ret = rpma_conn_req_new(c->peer, host, port, ccfg, &req);
+	rpma_conn_cfg_delete(&ccfg);
+	if (ret == 0) {
+		/* over TLS, the admission token of this session opens the door */
+		uint8_t token[CTL_TOKEN_SIZE];
+		struct rpma_conn_private_data pdata = { token, CTL_TOKEN_SIZE };
+
+		ret = rpma_conn_req_connect(&req,
+			ctl_chan_admission_token(ch, token) == 0 ? &pdata : NULL, conn);
+	}
+	if (ret == 0)
+		ret = rpma_conn_next_event(*conn, &ev);
+	if (ret || ev != RPMA_CONN_ESTABLISHED) {
+		snprintf(why, n, "cannot open the data connection to port %s", port);
+		goto err;
+	}
+	/* its flush requests carry the epoch: a fenced replica refuses them */
+	rpma_ext_conn_set_epoch(*conn, c->id.epoch);
+	return 0;
+err:
+	link_data_close(conn, dst);
+	return -1;
+}
+
+void
+link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst)
+{
+	enum rpma_conn_event ev;
+
+	if (*conn) {
+		rpma_conn_disconnect(*conn);
+		while (rpma_conn_next_event(*conn, &ev) == 0 &&
+		       ev != RPMA_CONN_CLOSED && ev != RPMA_CONN_LOST)
+			;
+		rpma_conn_delete(conn);
+	}
+	if (*dst)
+		rpma_mr_remote_delete(dst);
+}
+
 static int
 link_connect(struct link *l)
 {
 	struct cluster *c = l->c;
 	struct ctl_msg m = { .type = CTL_HELLO };
 	struct ctl_hello_reply hr;
-	struct rpma_conn_cfg *ccfg = NULL;
-	struct rpma_conn_req *req = NULL;
-	enum rpma_conn_event ev;
 	struct wal_pos head;
-	char port[8];
-	size_t size;
-	int ret, ft, usage;
+	char why[160];
+	int ret;
 
 	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, c->tls, &l->ch);
 	if (ret) {
@@ -269,55 +405,20 @@ link_connect(struct link *l)
 	if (send_msg(l, &m) || recv_reply(l, CTL_HELLO_REPLY, &m))
 		return -1;
 	hr = m.u.hello_reply;
+	if (hr.flags & CTL_HELLO_F_STALE) {
+		snprintf(why, sizeof(why), "it follows epoch %llu, above this "
+			"primary's %llu", (unsigned long long)hr.epoch,
+			(unsigned long long)c->id.epoch);
+		link_fenced(l, why);
+		return -1;
+	}
 	/* it answers: from here on it is catching up, not down */
 	pthread_mutex_lock(&c->lock);
 	l->state = LINK_CATCHING_UP;
 	pthread_mutex_unlock(&c->lock);
-	if (memcmp(hr.cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
-	    hr.ring_size != c->ring_size) {
-		link_fail(l, "its log belongs to another cluster or has another size");
-		return -1;
-	}
-	if (rpma_mr_remote_from_descriptor(hr.desc, hr.desc_len, &l->dst) ||
-	    rpma_mr_remote_get_size(l->dst, &size) ||
-	    rpma_mr_remote_get_flush_type(l->dst, &ft) ||
-	    rpma_ext_mr_remote_get_usage(l->dst, &usage)) {
-		link_fail(l, "its region descriptor is not valid");
-		return -1;
-	}
-	if (!(usage & RPMA_MR_USAGE_WRITE_DST)) {
-		link_fail(l, "its region does not take RDMA writes (usage 0x%x)", usage);
-		return -1;
-	}
-	if (size < WAL_RING_OFF + c->ring_size ||
-	    !(ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
-		link_fail(l, "its region is %zu bytes%s; %llu and persistent flushes "
-			"are needed", size, (ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) ?
-			"" : " without persistent flushes",
-			(unsigned long long)(WAL_RING_OFF + c->ring_size));
-		return -1;
-	}
-	snprintf(port, sizeof(port), "%u", (unsigned)hr.data_port);
-	if (rpma_conn_cfg_new(&ccfg) == 0) {
-		rpma_conn_cfg_set_sq_size(ccfg, 4 * LINK_DEPTH + 8);
-		rpma_conn_cfg_set_cq_size(ccfg, 4 * LINK_DEPTH + 8);
-		rpma_conn_cfg_set_timeout(ccfg, c->cfg.down_timeout_ms);
-	}
-	ret = rpma_conn_req_new(c->peer, l->host, port, ccfg, &req);
-	rpma_conn_cfg_delete(&ccfg);
-	if (ret == 0) {
-		/* over TLS, the admission token of this session opens the door */
-		uint8_t token[CTL_TOKEN_SIZE];
-		struct rpma_conn_private_data pdata = { token, CTL_TOKEN_SIZE };
-
-		ret = rpma_conn_req_connect(&req,
-			ctl_chan_admission_token(l->ch, token) == 0 ? &pdata : NULL,
-			&l->conn);
-	}
-	if (ret == 0)
-		ret = rpma_conn_next_event(l->conn, &ev);
-	if (ret || ev != RPMA_CONN_ESTABLISHED) {
-		link_fail(l, "cannot open the data connection to port %s", port);
+	if (link_data_open(c, l->host, l->ch, &hr, &l->conn, &l->dst, why,
+			sizeof(why))) {
+		link_fail(l, "%s", why);
 		return -1;
 	}
 	rpma_conn_get_cq(l->conn, &l->cq);
@@ -529,6 +630,10 @@ stream(struct link *l)
 	}
 	while ((ret = ctl_chan_recv(l->ch, &m, 0)) == 0) {
 		l->last_recv_ms = clock_now_ms();
+		if (m.type == CTL_ERROR && m.u.error.code == CTL_CODE_FENCED) {
+			link_fenced(l, m.u.error.text);
+			return -1;
+		}
 		if (m.type == CTL_ERROR) {
 			link_fail(l, "the replica reports: %s", m.u.error.text);
 			return -1;
@@ -636,17 +741,18 @@ link_main(void *arg)
 	struct cluster *c = l->c;
 	int backoff = 50;
 
-	while (!atomic_load(&c->stopping)) {
+	while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced)) {
 		if (link_connect(l) == 0) {
 			backoff = 50;
-			while (!atomic_load(&c->stopping) && stream(l) == 0)
+			while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced) &&
+			       stream(l) == 0)
 				;
 		}
 		link_close(l);
 		pthread_mutex_lock(&c->lock);
 		l->reconnects++;
 		pthread_mutex_unlock(&c->lock);
-		if (atomic_load(&c->stopping))
+		if (atomic_load(&c->stopping) || atomic_load(&c->fenced))
 			break;
 		{
 			struct pollfd pfd = { .fd = l->kick_fd, .events = POLLIN };

@@ -10,6 +10,11 @@
  * catch-up queries, truncates and moves its checkpoint when told, and
  * keeps the commit point that limits its readers.  Its view of the ring is
  * refreshed by scanning: the records validate themselves.
+ *
+ * A HELLO is welcome at any time, also while a primary is being served: a
+ * promotion's new primary fences this replica (fence() has the order) and
+ * the old primary's session ends with an ERROR saying so.  A HELLO of an
+ * epoch below the one followed is answered STALE and changes nothing.
  */
 #include "config.h"
 
@@ -26,6 +31,15 @@
 #include "replica.h"
 #include "wal.h"
 
+/* the primary being followed (or fenced for, during a promotion) */
+struct session {
+	struct ctl_chan *ch;		/* NULL: none */
+	struct rpma_conn *conn;		/* its data connection (not when fencing) */
+	uint64_t epoch;
+	uint32_t primary;		/* its node id */
+	uint64_t last_heard;
+};
+
 struct replica {
 	const struct replica_cfg *cfg;
 	struct rpma_ext_mem *mem;
@@ -39,6 +53,7 @@ struct replica {
 	size_t desc_len;
 	uint64_t ring_size;
 	struct wal_identity id;
+	struct session s;
 };
 
 static void
@@ -104,6 +119,8 @@ open_log(struct replica *r)
 	return 0;
 }
 
+static int new_region(struct replica *r);
+
 static int
 open_endpoints(struct replica *r)
 {
@@ -117,18 +134,8 @@ open_endpoints(struct replica *r)
 			cfg->provider ? cfg->provider : "(verbs)");
 		return ret;
 	}
-	ret = rpma_ext_mr_reg_mem(r->peer, r->mem, RPMA_MR_USAGE_WRITE_DST |
-		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &r->mr);
-	if (ret == 0)
-		ret = rpma_mr_get_descriptor_size(r->mr, &r->desc_len);
-	if (ret == 0 && r->desc_len > sizeof(r->desc))
-		ret = RPMA_E_INVAL;
-	if (ret == 0)
-		ret = rpma_mr_get_descriptor(r->mr, r->desc);
-	if (ret) {
-		RPMA_LOG_ERROR("replica: cannot register its ring");
+	if ((ret = new_region(r)))
 		return ret;
-	}
 	ret = rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep);
 	if (ret) {
 		RPMA_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
@@ -304,23 +311,124 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 	}
 }
 
-/* one primary, from its hello until it goes away */
+/* ------------------------------------------------------------------ */
+/* sessions and fencing                                               */
+
+/*
+ * Register the ring anew and drop the old registration: the key a former
+ * primary holds then names nothing, so its one-sided writes fail at the
+ * NIC (a remote access error) instead of landing in the ring.
+ */
+static int
+new_region(struct replica *r)
+{
+	struct rpma_mr_local *mr = NULL, *old = r->mr;
+	uint8_t desc[CTL_DESC_MAX];
+	size_t len = 0;
+	int ret;
+
+	ret = rpma_ext_mr_reg_mem(r->peer, r->mem, RPMA_MR_USAGE_WRITE_DST |
+		RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr);
+	if (ret == 0)
+		ret = rpma_mr_get_descriptor_size(mr, &len);
+	if (ret == 0 && len > sizeof(desc))
+		ret = RPMA_E_INVAL;
+	if (ret == 0)
+		ret = rpma_mr_get_descriptor(mr, desc);
+	if (ret) {
+		if (mr)
+			rpma_mr_dereg(&mr);
+		RPMA_LOG_ERROR("replica: cannot register its ring");
+		return ret;
+	}
+	r->mr = mr;
+	memcpy(r->desc, desc, len);
+	r->desc_len = len;
+	if (old) {
+		/* a flush request being served holds it: that ends soon */
+		uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
+
+		while ((ret = rpma_mr_dereg(&old)) == RPMA_E_AGAIN &&
+		       clock_now_ms() < until)
+			(void)poll(NULL, 0, 1);
+		if (ret) {
+			RPMA_LOG_ERROR("replica: cannot drop its old registration");
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* the session ends: its data connection first, so no write outlives it */
 static void
-serve(struct replica *r, struct ctl_chan *ch)
+end_session(struct replica *r, const char *why_fenced)
+{
+	struct session *s = &r->s;
+
+	if (s->ch && why_fenced) {
+		struct ctl_msg m = { .type = CTL_ERROR };
+
+		m.u.error.code = CTL_CODE_FENCED;
+		snprintf(m.u.error.text, sizeof(m.u.error.text), "%s", why_fenced);
+		(void)ctl_chan_send(s->ch, &m, 200);
+	}
+	drop_conn(&s->conn);
+	ctl_chan_close(&s->ch);
+	*s = (struct session){ 0 };
+	/* whatever it wrote and flushed is in the ring: take it in */
+	wal_refresh(r->wal);
+}
+
+/*
+ * Accept epoch (>= the one followed so far) from primary node `from`: the
+ * order matters.  The old primary's data connection goes first (its QP to
+ * the error state: writes in flight die), then its flush requests are
+ * refused (atomically with any being served), then the ring gets a new
+ * registration and the old one is dropped, the new epoch is made durable,
+ * and the ring is rescanned (a write cut in half leaves a torn tail that
+ * the scan stops at).  Only then is the new primary answered.
+ */
+static int
+fence(struct replica *r, uint64_t epoch, uint32_t from)
+{
+	char why[CTL_TEXT_MAX + 1];
+	int ret;
+
+	snprintf(why, sizeof(why), "fenced: this replica now follows epoch %llu "
+		"of node %u", (unsigned long long)epoch, (unsigned)from);
+	if (r->s.ch)
+		RPMA_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
+			"%llu)", why, ctl_chan_peer(r->s.ch),
+			(unsigned long long)r->s.epoch);
+	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
+	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
+		return ret;
+	if ((ret = new_region(r)))
+		return ret;
+	if (epoch > r->id.epoch && (ret = wal_set_epoch(r->wal, epoch)))
+		return ret;
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	wal_refresh(r->wal);
+	return 0;
+}
+
+/* a new control connection: its HELLO, and the session it may start */
+static void
+greet(struct replica *r, struct ctl_chan *ch)
 {
 	const struct replica_cfg *cfg = r->cfg;
-	struct rpma_conn *conn = NULL;
 	struct ctl_msg m, out = { .type = CTL_HELLO_REPLY };
 	struct ctl_hello_reply *hr = &out.u.hello_reply;
+	struct rpma_conn *conn = NULL;
 	struct wal_pos head, tail;
 	struct wal_status st;
-	uint64_t last_heard;
+	bool fence_only;
 	int ret;
 
 	if (ctl_chan_recv(ch, &m, cfg->timeout_ms) != 0 || m.type != CTL_HELLO) {
 		RPMA_LOG_WARNING("replica: no HELLO from %s: %s", ctl_chan_peer(ch),
 			ctl_chan_why(ch));
-		return;
+		goto close;
 	}
 	{
 		/*
@@ -330,80 +438,99 @@ serve(struct replica *r, struct ctl_chan *ch)
 		struct ctl_msg extra;
 
 		if (ctl_chan_recv(ch, &extra, 0) != CTL_CHAN_AGAIN)
-			return;
+			goto close;
 	}
 	if (memcmp(m.u.hello.cluster_uuid, r->id.cluster_uuid, 16) != 0) {
 		send_error(ch, RPMA_E_INVAL, "another cluster: the cluster UUIDs differ");
-		return;
+		goto close;
 	}
 	if (m.u.hello.ring_size != r->ring_size) {
 		send_error(ch, RPMA_E_INVAL, "the rings differ in size");
-		return;
+		goto close;
 	}
-	wal_identity(r->wal, &r->id, &r->ring_size);
-	if (m.u.hello.epoch < r->id.epoch) {
-		/* a primary from before the last one this replica followed */
-		send_error(ch, RPMA_E_INVAL, "stale epoch: a newer primary exists");
-		return;
-	}
-	if (m.u.hello.epoch > r->id.epoch && wal_set_epoch(r->wal, m.u.hello.epoch)) {
-		send_error(ch, RPMA_E_PROVIDER, "cannot record the new epoch");
-		return;
-	}
-	wal_refresh(r->wal);
-	wal_positions(r->wal, &head, &tail, NULL);
-	wal_status(r->wal, &st);
+	fence_only = (m.u.hello.flags & CTL_HELLO_F_FENCE_ONLY) != 0;
 	memcpy(hr->cluster_uuid, r->id.cluster_uuid, 16);
 	hr->node_id = r->id.node_id;
-	hr->flags = (st.health & WAL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
-	hr->epoch = m.u.hello.epoch;
 	hr->ring_size = r->ring_size;
+	out.seq = m.seq;
+	if (m.u.hello.epoch < r->id.epoch) {
+		/* a primary from before the one this replica follows: fenced */
+		RPMA_LOG_NOTICE("replica: refused node %u at %s: its epoch %llu is "
+			"below %llu", (unsigned)m.u.hello.node_id, ctl_chan_peer(ch),
+			(unsigned long long)m.u.hello.epoch,
+			(unsigned long long)r->id.epoch);
+		wal_positions(r->wal, &head, &tail, NULL);
+		hr->flags = CTL_HELLO_F_STALE;
+		hr->epoch = r->id.epoch;
+		to_ctl(&hr->head, &head);
+		to_ctl(&hr->tail, &tail);
+		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
+		goto close;
+	}
+	if ((ret = fence(r, m.u.hello.epoch, m.u.hello.node_id))) {
+		send_error(ch, RPMA_E_PROVIDER, "cannot fence the former primary");
+		goto close;
+	}
+	wal_positions(r->wal, &head, &tail, NULL);
+	wal_status(r->wal, &st);
+	hr->flags = (st.health & WAL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
+	hr->epoch = r->id.epoch;
 	to_ctl(&hr->head, &head);
 	to_ctl(&hr->tail, &tail);
+	hr->tail_epoch = wal_tail_epoch(r->wal);
 	hr->data_port = (uint16_t)atoi(cfg->data_port);
 	hr->desc_len = (uint16_t)r->desc_len;
 	memcpy(hr->desc, r->desc, r->desc_len);
-	out.seq = m.seq;
 	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
-		return;
-	if ((ret = accept_data(r, ch, &conn))) {
+		goto close;
+	if (!fence_only && (ret = accept_data(r, ch, &conn))) {
 		RPMA_LOG_WARNING("replica: the primary at %s did not open its data "
 			"connection (%d)", ctl_chan_peer(ch), ret);
+		goto close;
+	}
+	RPMA_LOG_NOTICE("replica: %s the primary at %s%s%s, epoch %llu, "
+		"log %llu..%llu", fence_only ? "fenced for" : "following",
+		ctl_chan_peer(ch), r->tls ? " as " : "", ctl_chan_peer_name(ch),
+		(unsigned long long)m.u.hello.epoch,
+		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
+	r->s = (struct session){ .ch = ch, .conn = conn, .epoch = m.u.hello.epoch,
+		.primary = m.u.hello.node_id, .last_heard = clock_now_ms() };
+	return;
+close:
+	ctl_chan_close(&ch);
+}
+
+/*
+ * The session's messages.  The control channel is the primary's
+ * heartbeat: its silence or its close ends the session (the data
+ * connection's events are not pollable on every provider).
+ */
+static void
+serve(struct replica *r)
+{
+	struct session *s = &r->s;
+	struct ctl_msg m;
+	int ret;
+
+	while ((ret = ctl_chan_recv(s->ch, &m, 0)) == 0) {
+		s->last_heard = clock_now_ms();
+		if (answer(r, s->ch, &m) != 0) {
+			end_session(r, NULL);
+			return;
+		}
+	}
+	if (ret != CTL_CHAN_AGAIN) {
+		if (ret != CTL_CHAN_CLOSED)
+			RPMA_LOG_WARNING("replica: control channel from %s: %s",
+				ctl_chan_peer(s->ch), ctl_chan_why(s->ch));
+		end_session(r, NULL);
 		return;
 	}
-	RPMA_LOG_NOTICE("replica: following the primary at %s%s%s, epoch %llu, "
-		"log %llu..%llu", ctl_chan_peer(ch), r->tls ? " as " : "",
-		ctl_chan_peer_name(ch), (unsigned long long)m.u.hello.epoch,
-		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
-	/*
-	 * The control channel is the primary's heartbeat: its silence or its
-	 * close ends the session (the data connection's events are not
-	 * pollable on every provider).
-	 */
-	last_heard = clock_now_ms();
-	while (!*cfg->stop) {
-		ret = ctl_chan_recv(ch, &m, 100);
-		if (ret == 0) {
-			last_heard = clock_now_ms();
-			if (answer(r, ch, &m) != 0)
-				break;
-			continue;
-		}
-		if (ret != CTL_CHAN_AGAIN) {
-			if (ret != CTL_CHAN_CLOSED)
-				RPMA_LOG_WARNING("replica: control channel from %s: %s",
-					ctl_chan_peer(ch), ctl_chan_why(ch));
-			break;
-		}
-		if (clock_now_ms() - last_heard > (uint64_t)cfg->timeout_ms) {
-			RPMA_LOG_WARNING("replica: the primary at %s is silent: dropped",
-				ctl_chan_peer(ch));
-			break;
-		}
+	if (clock_now_ms() - s->last_heard > (uint64_t)r->cfg->timeout_ms) {
+		RPMA_LOG_WARNING("replica: the primary at %s is silent: dropped",
+			ctl_chan_peer(s->ch));
+		end_session(r, NULL);
 	}
-	drop_conn(&conn);
-	/* whatever it wrote and flushed is in the ring: take it in */
-	wal_refresh(r->wal);
 }
 
 int
@@ -423,12 +550,18 @@ replica_run(const struct replica_cfg *cfg)
 		cfg->ready(cfg->ready_arg);
 	while (!*cfg->stop) {
 		struct ctl_chan *ch = NULL;
+		struct pollfd p[2] = {
+			{ .fd = ctl_listener_fd(r.listener), .events = POLLIN },
+			{ .fd = r.s.ch ? ctl_chan_fd(r.s.ch) : -1, .events = POLLIN },
+		};
 
-		struct pollfd lp = { .fd = ctl_listener_fd(r.listener), .events = POLLIN };
-
-		/* wait here (checking stop); the handshake gets its own time */
-		if (poll(&lp, 1, 200) <= 0)
+		/* wait here (checking stop); a handshake gets its own time */
+		(void)poll(p, 2, 100);
+		if (r.s.ch)
+			serve(&r);
+		if (!(p[0].revents & POLLIN))
 			continue;
+		/* a new primary may come while one is served: it may fence it */
 		ret = ctl_accept(r.listener, cfg->timeout_ms, &ch);
 		if (ret == -EAGAIN)
 			continue;
@@ -438,9 +571,9 @@ replica_run(const struct replica_cfg *cfg)
 				ctl_last_error());
 			continue;
 		}
-		serve(&r, ch);
-		ctl_chan_close(&ch);
+		greet(&r, ch);
 	}
+	end_session(&r, NULL);
 	close_all(&r);
 	return 0;
 }

@@ -114,6 +114,9 @@ int wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after);
 /* the identity and geometry in the header */
 void wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size);
 
+/* the epoch of the newest record (0: the log holds none) */
+uint64_t wal_tail_epoch(struct wal *wal);
+
 /* start a new epoch (a primary's start): durable in the header */
 int wal_set_epoch(struct wal *wal, uint64_t epoch);
 

@@ -124,6 +124,21 @@ pos_valid(const struct wal *wal, const struct wal_pos *p)
 		p->off < wal->ring_size;
 }
 
+uint64_t
+wal_tail_epoch(struct wal *wal)
+{
+	struct wal_pos at;
+	struct rec_hdr h;
+	uint64_t epoch = 0;
+
+	pthread_mutex_lock(&wal->lock);
+	if (wal->pub.lsn > wal->head.lsn &&
+	    wal_find(wal, wal->pub.lsn - 1, &at, &h) == 0)
+		epoch = h.epoch;
+	pthread_mutex_unlock(&wal->lock);
+	return epoch;
+}
+
 int
 wal_truncate(struct wal *wal, const struct wal_pos *at)
 {

@@ -43,6 +43,7 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_HELLO, 0);
 	memset(m->u.hello.cluster_uuid, 0xff, 16);
 	m->u.hello.node_id = UINT32_MAX;
+	m->u.hello.flags = CTL_HELLO_F_FENCE_ONLY;
 	m->u.hello.epoch = UINT64_MAX;
 	m->u.hello.ring_size = UINT64_MAX - 7;
 	m->u.hello.head = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
@@ -58,8 +59,9 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, UINT32_MAX);
 	memset(m->u.hello_reply.cluster_uuid, 0xa5, 16);
 	m->u.hello_reply.node_id = UINT32_MAX;
-	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT;
+	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE;
 	m->u.hello_reply.epoch = UINT64_MAX;
+	m->u.hello_reply.tail_epoch = UINT64_MAX - 1;
 	m->u.hello_reply.ring_size = UINT64_MAX - 7;
 	m->u.hello_reply.head = (struct ctl_pos){ 5, 4088, 3, 0xdeadbeef };
 	m->u.hello_reply.tail = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
@@ -164,7 +166,7 @@ body_size(const struct ctl_msg *m)
 {
 	switch (m->type) {
 	case CTL_HELLO:		return 64;
-	case CTL_HELLO_REPLY:	return 96 + m->u.hello_reply.desc_len;
+	case CTL_HELLO_REPLY:	return 104 + m->u.hello_reply.desc_len;
 	case CTL_QUERY:		return 8;
 	case CTL_QUERY_REPLY:	return 40;
 	case CTL_TRUNCATE:	return 24;
@@ -375,11 +377,11 @@ rejections(void)
 
 	/* HELLO_REPLY: the variable part must match desc_len */
 	len = frame_of(&s[4], f);	/* desc_len 1 */
-	put_le(f + 8, 96 + 2, 4);
+	put_le(f + 8, 104 + 2, 4);
 	f[len] = 0;
-	expect_reject(f, (size_t)len + 1, "96 + desc_len");
-	put_le(f + 8, 96, 4);
-	expect_reject(f, (size_t)len - 1, "96 + desc_len");
+	expect_reject(f, (size_t)len + 1, "104 + desc_len");
+	put_le(f + 8, 104, 4);
+	expect_reject(f, (size_t)len - 1, "104 + desc_len");
 
 	len = frame_of(&s[3], f);
 	put_le(f + 16 + 90, 65, 2);
@@ -390,8 +392,8 @@ rejections(void)
 
 	/* reserved fields */
 	len = frame_of(&s[0], f);
-	f[16 + 20] = 1;
-	expect_reject(f, (size_t)len, "HELLO: reserved");
+	f[16 + 20] = 2;
+	expect_reject(f, (size_t)len, "HELLO: unknown flags");
 	len = frame_of(&s[3], f);
 	f[16 + 95] = 0x80;
 	expect_reject(f, (size_t)len, "HELLO_REPLY: reserved");
@@ -461,8 +463,11 @@ rejections(void)
 	m.u.hello_reply.tail.lsn = 4;	/* below head.lsn 5 */
 	refused(&m, "tail.lsn is below head.lsn");
 	m = s[3];
-	m.u.hello_reply.flags = 2;
+	m.u.hello_reply.flags = 4;
 	refused(&m, "flags");
+	m = s[0];
+	m.u.hello.flags = 2;
+	refused(&m, "HELLO: unknown flags");
 
 	/* QUERY_REPLY: found is a boolean; after only when found */
 	m = s[9];
