@@ -260,6 +260,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->cfg.heartbeat_ms = 100;
 	if (c->cfg.down_timeout_ms <= 0)
 		c->cfg.down_timeout_ms = 2000;
+	if (c->cfg.promote_wait_ms <= 0)
+		c->cfg.promote_wait_ms = 2 * c->cfg.down_timeout_ms;
 	c->mem = mem;
 	c->wal = wal;
 	{
@@ -306,11 +308,20 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 			"anyone on the network can read and forge it (configure TLS)");
 	}
 	if ((ret = rpma_ext_peer_new_ofi(cfg->provider, &c->peer)) ||
-	    (ret = rpma_ext_mr_reg_mem(c->peer, mem, RPMA_MR_USAGE_WRITE_SRC, &c->src))) {
+	    (ret = rpma_ext_mr_reg_mem(c->peer, mem, RPMA_MR_USAGE_WRITE_SRC |
+			RPMA_MR_USAGE_READ_DST, &c->src))) {
 		RPMA_LOG_ERROR("cannot prepare the %s fabric for replication",
 			cfg->provider);
 		goto err;
 	}
+	if (c->id.node_id > 0xffff) {
+		/* epochs carry it in 16 bits (promote.c) */
+		RPMA_LOG_ERROR("node id %u is above 65535", c->id.node_id);
+		ret = RPMA_E_INVAL;
+		goto err;
+	}
+	if ((ret = cluster_promote(c)))
+		goto err;
 	for (int i = 0; i < cfg->n_replicas; i++) {
 		struct link *l = &c->links[i];
 

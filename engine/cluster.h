@@ -31,9 +31,18 @@ struct cluster_cfg {
 	uint32_t node_id;
 	/* the control channel's TLS (CA, certificate, key); all NULL: plain TCP */
 	const char *tls_ca, *tls_cert, *tls_key;
+	/* promotion (promote.c): how long to wait for n - k + 1 nodes, and
+	 * whether to go on with fewer (acknowledged records may be lost) */
+	int promote_wait_ms;
+	bool force;
 };
 
-/* the links start connecting at once; the log must stay open meanwhile */
+/*
+ * Become the primary: a promotion (promote.c) with a new epoch, then the
+ * links start connecting; the log must stay open meanwhile.
+ * CLUSTER_E_NO_QUORUM: fewer than n - k + 1 nodes could be fenced.
+ */
+#define CLUSTER_E_NO_QUORUM (-200101)
 int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr);
 void cluster_stop(struct cluster **c_ptr);

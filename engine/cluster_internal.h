@@ -121,6 +121,10 @@ pos_equal(const struct wal_pos *a, const struct wal_pos *b)
 		a->crc == b->crc;
 }
 
+/* promote.c */
+uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);
+int cluster_promote(struct cluster *c);
+
 /* cluster.c */
 void cluster_quorum_update(struct cluster *c);
 

@@ -40,6 +40,8 @@ err_of(int ret)
 	case WAL_E_TOO_BIG:	return REPL_E_TOO_BIG;
 	case WAL_E_NOT_FOUND:	return REPL_E_NOT_FOUND;
 	case WAL_E_TIMEDOUT:	return REPL_E_TIMEDOUT;
+	case CLUSTER_E_FENCED:	return REPL_E_UNKNOWN;
+	case CLUSTER_E_NO_QUORUM: return REPL_E_NO_QUORUM;
 	default:		return REPL_E_IO;
 	}
 }
@@ -57,6 +59,9 @@ repl_strerror(int err)
 	case REPL_E_TOO_BIG:	return "The record is larger than the log can hold";
 	case REPL_E_NOT_FOUND:	return "No such record in the log";
 	case REPL_E_TIMEDOUT:	return "Not durable on enough replicas in time (see repl_replica_status)";
+	case REPL_E_FENCED:	return "Fenced: a newer primary took over; this one appends no more";
+	case REPL_E_UNKNOWN:	return "Outcome unknown: fenced while the record was in flight (read it on the new primary)";
+	case REPL_E_NO_QUORUM:	return "Cannot promote: fewer than n - k + 1 nodes reachable (forcing it may lose acknowledged records)";
 	default:		return "Unknown error";
 	}
 }
@@ -100,9 +105,9 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.down_timeout_ms = cfg->down_timeout_ms,
 			.tls_ca = cfg->tls_ca, .tls_cert = cfg->tls_cert,
 			.tls_key = cfg->tls_key,
+			.promote_wait_ms = cfg->promote_wait_ms,
+			.force = cfg->force_promotion != 0,
 		};
-		struct wal_identity id;
-		uint64_t ring_size;
 
 		if (cfg->n_replicas > 64) {
 			ret = RPMA_E_INVAL;
@@ -116,10 +121,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			reps[i] = (struct cluster_replica){ cfg->replicas[i].host,
 				cfg->replicas[i].port };
 		}
-		/* every start of a primary begins a new epoch */
-		wal_identity(repl->wal, &id, &ring_size);
-		if ((ret = wal_set_epoch(repl->wal, id.epoch + 1)))
-			goto err_wal;
+		/* every start of a primary is a promotion: a new epoch */
 		if ((ret = cluster_start(&cc, repl->mem, repl->wal, &repl->cluster)))
 			goto err_wal;
 	}
@@ -164,6 +166,8 @@ repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
 {
 	if (repl == NULL)
 		return REPL_E_INVAL;
+	if (repl->cluster && cluster_fenced(repl->cluster))
+		return REPL_E_FENCED;
 	return err_of(wal_append(repl->wal, iov, iovcnt, client_id,
 		repl->full_timeout_ms, lsn));
 }
@@ -225,6 +229,7 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->commit_lsn = repl->cluster ? cluster_durable_lsn(repl->cluster) :
 		ws.durable_lsn;
 	st->replicas_up = repl->cluster ? cluster_links_up(repl->cluster) : 0;
+	st->fenced = repl->cluster ? cluster_fenced(repl->cluster) : 0;
 	return 0;
 }
 

@@ -16,8 +16,9 @@
  *	everything.
  *
  *   repl-node forge PATH N
- *	append N records of junk to the log at PATH (a replica's), as a
- *	primary that crashed before committing them would have left them.
+ *	append N records of junk to the log at PATH (a replica's) in the
+ *	previous epoch, as a primary deposed before committing them would
+ *	have left them.
  *
  *   repl-node verify SEED ACKED_FILE PRIMARY REPLICA...
  *	the primary holds every acknowledged LSN still in its ring, each
@@ -304,16 +305,21 @@ run_forge(int argc, char *argv[])
 	struct wal *wal;
 	unsigned char junk[100];
 	struct iovec iov = { junk, sizeof(junk) };
-	uint64_t lsn = 0;
+	struct wal_identity id;
+	uint64_t lsn = 0, ring;
 
 	if (argc != 4)
 		return 2;
 	memset(junk, 0xEE, sizeof(junk));
 	wal = open_image(argv[2], &mem);
+	wal_identity(wal, &id, &ring);
+	/* written by the primary of the term before the one it follows */
+	if (id.epoch < 0x20000 || wal_set_epoch(wal, id.epoch - 0x10000))
+		return 1;
 	for (long i = 0; i < atol(argv[3]); i++)
 		if (wal_append(wal, &iov, 1, 0, 0, &lsn))
 			return 1;
-	if (wal_sync(wal, lsn))
+	if (wal_sync(wal, lsn) || wal_set_epoch(wal, id.epoch))
 		return 1;
 	printf("forge: %s now ends at LSN %llu\n", argv[2], (unsigned long long)lsn);
 	wal_close(&wal);

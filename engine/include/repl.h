@@ -31,6 +31,13 @@ extern "C" {
 #define REPL_E_TOO_BIG	(-300006)	/* a record larger than the log */
 #define REPL_E_NOT_FOUND (-300007)	/* no such LSN (released, or not yet) */
 #define REPL_E_TIMEDOUT	(-300008)	/* not on enough replicas in time */
+#define REPL_E_FENCED	(-300009)	/* a newer primary took over: this one
+					   appends no more */
+#define REPL_E_UNKNOWN	(-300010)	/* outcome unknown: fenced while the
+					   record was in flight; read it on the
+					   new primary (its client id) */
+#define REPL_E_NO_QUORUM (-300011)	/* promotion: fewer than n - k + 1
+					   nodes reachable (see force) */
 
 const char *repl_strerror(int err);
 
@@ -65,6 +72,17 @@ struct repl_cfg {
 	const char *provider;		/* libfabric provider; NULL: "tcp" */
 	int heartbeat_ms;		/* 0: 100 */
 	int down_timeout_ms;		/* a silent replica is down; 0: 2000 */
+
+	/*
+	 * Opening with replicas promotes this node (a new epoch): it fences
+	 * n - k + 1 nodes (itself counting) and takes the most advanced log
+	 * among them, so no acknowledged record is lost.  It waits up to
+	 * promote_wait_ms (0: twice down_timeout_ms) for them, then fails
+	 * with REPL_E_NO_QUORUM -- unless force_promotion is set: then it goes
+	 * on with whom it reached, and records acknowledged before may be lost.
+	 */
+	int promote_wait_ms;
+	int force_promotion;
 
 	/*
 	 * The control channel's TLS (mutual: each side presents a certificate
@@ -137,6 +155,7 @@ struct repl_status {
 	unsigned health;	/* REPL_HEALTH_* */
 	uint64_t commit_lsn;	/* newest durable by the quorum rule */
 	int replicas_up;	/* replicas streaming (counting toward quorum) */
+	int fenced;		/* a newer primary took over (REPL_E_FENCED) */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);

@@ -60,3 +60,13 @@ tests_engine_repl_admission_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_admission_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
 EXTRA_DIST += tests/engine/cluster_lib.sh
+
+# attacks with valid TLS refused by name; a flipped bit refused by TLS
+check_PROGRAMS += tests/engine/repl_attacks
+TESTS += tests/engine/repl_attacks
+tests_engine_repl_attacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include $(SSL_CFLAGS) \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_repl_attacks_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+EXTRA_DIST += tests/engine/repl_test_node.h

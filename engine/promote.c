@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * promote.c -- how a node becomes the primary: every start of a primary is
+ * a promotion, whether the node led before or was a replica a moment ago.
+ *
+ * An acknowledged record is on the primary that acknowledged it and on
+ * `quorum` (k) replicas: k + 1 of the n + 1 nodes.  Any n - k + 1 nodes
+ * therefore hold every acknowledged record between them.  So a promotion:
+ *
+ *  1. picks an epoch above every one it knows of: epoch = term << 16 |
+ *     node id, so two nodes can never pick the same one;
+ *  2. fences replicas with it (HELLO with FENCE_ONLY: each drops its
+ *     current primary, refuses its writes and flushes, and answers with its
+ *     log's end and that end's epoch); a replica that already follows a
+ *     higher epoch answers STALE and the round starts again above it;
+ *  3. counts itself and the fenced replicas whose media are not suspect:
+ *     at least n - k + 1 nodes, or it waits (up to promote_wait_ms) and
+ *     then refuses -- unless forced, and then it says data may be lost;
+ *  4. takes the highest (epoch of the last record, LSN) among them: if a
+ *     replica's log goes further, the missing tail is read from it with
+ *     RDMA reads into the local ring at the same offsets, persisted and
+ *     rescanned (the records check themselves), after dropping a local
+ *     tail the best one does not hold (never committed);
+ *  5. only then records the new epoch in its header and starts the links,
+ *     whose catch-up truncates every replica to the new primary's chain.
+ *
+ * The old primary, if it still runs, learns from the first replica it
+ * talks to that it was fenced and acknowledges nothing more.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster_internal.h"
+#include "ctl_chan.h"
+#include "log.h"
+
+#define TERM_SHIFT 16
+#define ROUNDS_MAX 8		/* STALE answers before giving up */
+#define PULL_PIECE (4u << 20)	/* the largest single rpma_read */
+
+struct fenced {
+	struct ctl_chan *ch;	/* NULL: not fenced */
+	struct ctl_hello_reply hr;
+	uint32_t seq;
+	char why[256];		/* why not */
+};
+
+uint64_t
+cluster_next_epoch(uint64_t above, uint32_t node_id)
+{
+	return (((above >> TERM_SHIFT) + 1) << TERM_SHIFT) | (node_id & 0xffff);
+}
+
+static void
+close_all(struct fenced *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		ctl_chan_close(&f[i].ch);
+}
+
+/*
+ * HELLO with epoch to replica i: 0 fenced (f->ch stays open), 1 it follows
+ * a higher epoch (f->hr.epoch), -1 unreachable or refused (f->why).
+ */
+static int
+fence_one(struct cluster *c, int i, uint64_t epoch, bool fence_only,
+		struct fenced *f)
+{
+	const struct cluster_replica *rep = &c->cfg.replicas[i];
+	struct ctl_msg m = { .type = CTL_HELLO };
+	struct wal_pos head;
+	int ret;
+
+	f->why[0] = '\0';
+	ret = ctl_connect(rep->host, rep->ctl_port, c->cfg.down_timeout_ms, c->tls,
+		&f->ch);
+	if (ret) {
+		snprintf(f->why, sizeof(f->why), "unreachable: %s", ret == -EPROTO ?
+			ctl_last_error() : strerror(-ret));
+		return -1;
+	}
+	wal_positions(c->wal, &head, NULL, NULL);
+	memcpy(m.u.hello.cluster_uuid, c->id.cluster_uuid, 16);
+	m.u.hello.node_id = c->id.node_id;
+	m.u.hello.flags = fence_only ? CTL_HELLO_F_FENCE_ONLY : 0;
+	m.u.hello.epoch = epoch;
+	m.u.hello.ring_size = c->ring_size;
+	to_ctl(&m.u.hello.head, &head);
+	m.seq = ++f->seq;
+	if (ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
+	    ctl_chan_recv(f->ch, &m, c->cfg.down_timeout_ms) != 0) {
+		snprintf(f->why, sizeof(f->why), "no answer: %s", ctl_chan_why(f->ch));
+		goto fail;
+	}
+	if (m.type == CTL_ERROR) {
+		snprintf(f->why, sizeof(f->why), "refused: %s", m.u.error.text);
+		goto fail;
+	}
+	if (m.type != CTL_HELLO_REPLY) {
+		snprintf(f->why, sizeof(f->why), "answered %s", ctl_msg_type_name(m.type));
+		goto fail;
+	}
+	f->hr = m.u.hello_reply;
+	if (memcmp(f->hr.cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
+	    f->hr.ring_size != c->ring_size) {
+		snprintf(f->why, sizeof(f->why), "another cluster or ring size");
+		goto fail;
+	}
+	if (f->hr.flags & CTL_HELLO_F_STALE) {
+		ctl_chan_close(&f->ch);
+		return 1;
+	}
+	return 0;
+fail:
+	ctl_chan_close(&f->ch);
+	return -1;
+}
+
+/* wait for n completions of reads on conn (each signalled) */
+static int
+wait_reads(struct rpma_conn *conn, int n, int timeout_ms)
+{
+	struct rpma_cq *cq;
+	int fd;
+	uint64_t until = clock_now_ms() + (uint64_t)timeout_ms;
+
+	if (rpma_conn_get_cq(conn, &cq) || rpma_cq_get_fd(cq, &fd))
+		return -1;
+	while (n > 0) {
+		struct ibv_wc wc[8];
+		int got = 0, ret = rpma_cq_get_wc(cq, 8, wc, &got);
+
+		if (ret == RPMA_E_NO_COMPLETION) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int left = (int)(until - clock_now_ms());
+
+			if (left <= 0)
+				return -1;
+			(void)poll(&p, 1, left < 100 ? left : 100);
+			if (p.revents) {
+				uint64_t v;
+
+				(void)!read(fd, &v, sizeof(v));
+			}
+			continue;
+		}
+		if (ret)
+			return -1;
+		for (int i = 0; i < got; i++)
+			if (wc[i].status != IBV_WC_SUCCESS)
+				return -1;
+		n -= got;
+	}
+	return 0;
+}
+
+/* read ring bytes [off, off + len) of the replica into the local ring */
+static int
+pull_range(struct cluster *c, struct rpma_conn *conn, struct rpma_mr_remote *src,
+		uint64_t off, uint64_t len)
+{
+	for (uint64_t done = 0; done < len;) {
+		uint64_t n = len - done < PULL_PIECE ? len - done : PULL_PIECE;
+		size_t at = (size_t)(WAL_RING_OFF + off + done);
+
+		if (rpma_read(conn, c->src, at, src, at, (size_t)n,
+				RPMA_F_COMPLETION_ALWAYS, NULL) ||
+		    wait_reads(conn, 1, c->cfg.down_timeout_ms) ||
+		    rpma_ext_mem_persist(c->mem, at, (size_t)n))
+			return -1;
+		done += n;
+	}
+	return 0;
+}
+
+/*
+ * Make the local log end where replica i's does: a session with it that
+ * has a data connection (HELLO again, without FENCE_ONLY), the newest LSN
+ * both chains agree on, the local tail after it dropped (never committed),
+ * then the rest read from it.
+ */
+static int
+pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
+{
+	struct wal_pos head, pub, start, best_head, best_tail;
+	struct rpma_conn *conn = NULL;
+	struct rpma_mr_remote *src = NULL;
+	uint64_t lo, hi, common = 0;
+	bool found;
+	int ret = -1;
+
+	ctl_chan_close(&f->ch);
+	if (fence_one(c, i, epoch, false, f) != 0)
+		return -1;
+	if (link_data_open(c, c->cfg.replicas[i].host, f->ch, &f->hr, &conn, &src,
+			f->why, sizeof(f->why)))
+		return -1;
+	from_ctl(&best_head, &f->hr.head);
+	from_ctl(&best_tail, &f->hr.tail);
+	wal_positions(c->wal, &head, &pub, NULL);
+	lo = (best_head.lsn > head.lsn ? best_head.lsn : head.lsn) - 1;
+	hi = best_tail.lsn - 1 < pub.lsn - 1 ? best_tail.lsn - 1 : pub.lsn - 1;
+	if (chain_agreement(f->ch, &f->seq, c->cfg.down_timeout_ms, c->wal, lo, hi,
+			&found, &common, f->why, sizeof(f->why)))
+		goto out;
+	if (found && wal_pos_after(c->wal, common, &start) == 0) {
+		if (pub.lsn > start.lsn)
+			RPMA_LOG_NOTICE("promotion: dropping local LSNs %llu..%llu "
+				"(never committed)", (unsigned long long)start.lsn,
+				(unsigned long long)pub.lsn - 1);
+		if (wal_truncate(c->wal, &start) ||
+		    (best_head.lsn > head.lsn && wal_set_head(c->wal, &best_head))) {
+			snprintf(f->why, sizeof(f->why), "cannot cut the local log");
+			goto out;
+		}
+	} else {
+		/* nothing in common: this log restarts empty where its starts */
+		RPMA_LOG_NOTICE("promotion: the local log shares nothing with the "
+			"most advanced one: copying all of it from LSN %llu",
+			(unsigned long long)best_head.lsn);
+		start = best_head;
+		if (wal_truncate(c->wal, &start)) {
+			snprintf(f->why, sizeof(f->why), "cannot empty the local log");
+			goto out;
+		}
+	}
+	if (start.lap == best_tail.lap)
+		ret = pull_range(c, conn, src, start.off, best_tail.off - start.off);
+	else
+		ret = pull_range(c, conn, src, start.off, c->ring_size - start.off) ||
+			pull_range(c, conn, src, 0, best_tail.off);
+	if (ret) {
+		snprintf(f->why, sizeof(f->why), "reading its log failed: %s",
+			rpma_ext_errormsg());
+		goto out;
+	}
+	wal_refresh(c->wal);
+	wal_positions(c->wal, NULL, &pub, NULL);
+	if (!pos_equal(&pub, &best_tail)) {
+		snprintf(f->why, sizeof(f->why), "the copy ends at LSN %llu, not %llu",
+			(unsigned long long)pub.lsn, (unsigned long long)best_tail.lsn);
+		ret = -1;
+		goto out;
+	}
+	if (best_tail.lsn > start.lsn)
+		RPMA_LOG_NOTICE("promotion: copied LSNs %llu..%llu from the most "
+			"advanced replica", (unsigned long long)start.lsn,
+			(unsigned long long)best_tail.lsn - 1);
+	ret = 0;
+out:
+	link_data_close(&conn, &src);
+	ctl_chan_close(&f->ch);
+	return ret;
+}
+
+/* (epoch of the last record, last LSN): the order of "more advanced" */
+static bool
+ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
+{
+	return e1 > e2 || (e1 == e2 && l1 > l2);
+}
+
+int
+cluster_promote(struct cluster *c)
+{
+	const int n = c->cfg.n_replicas, need = n - c->cfg.quorum + 1;
+	struct fenced *f = calloc((size_t)(n ? n : 1), sizeof(*f));
+	uint64_t epoch, until = clock_now_ms() + (uint64_t)c->cfg.promote_wait_ms;
+	struct wal_status st;
+	struct wal_pos pub;
+	int rounds = 0, count, best, ret = CLUSTER_E_NO_QUORUM;
+	bool self_ok;
+
+	if (f == NULL)
+		return RPMA_E_NOMEM;
+	wal_status(c->wal, &st);
+	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
+	if (!self_ok)
+		RPMA_LOG_WARNING("promotion: this node's log is suspect (health "
+			"0x%x): it does not count toward the n - k + 1 nodes",
+			st.health);
+	epoch = cluster_next_epoch(c->id.epoch, c->id.node_id);
+	for (;;) {
+		uint64_t stale = 0;
+
+		count = self_ok;
+		for (int i = 0; i < n; i++) {
+			switch (fence_one(c, i, epoch, true, &f[i])) {
+			case 0:
+				count += !(f[i].hr.flags & CTL_HELLO_F_SUSPECT);
+				break;
+			case 1:
+				if (f[i].hr.epoch > stale)
+					stale = f[i].hr.epoch;
+				break;
+			default:
+				break;
+			}
+		}
+		if (stale) {
+			/* someone got there first: go above it */
+			close_all(f, n);
+			if (++rounds >= ROUNDS_MAX) {
+				RPMA_LOG_ERROR("promotion: epochs keep moving under it "
+					"(another node is promoting?)");
+				ret = CLUSTER_E_NO_QUORUM;
+				goto out;
+			}
+			epoch = cluster_next_epoch(stale, c->id.node_id);
+			continue;
+		}
+		if (count >= need)
+			break;
+		if (clock_now_ms() >= until) {
+			for (int i = 0; i < n; i++)
+				if (f[i].ch == NULL)
+					RPMA_LOG_WARNING("promotion: replica %s:%s not "
+						"fenced: %s", c->cfg.replicas[i].host,
+						c->cfg.replicas[i].ctl_port, f[i].why);
+			if (!c->cfg.force) {
+				RPMA_LOG_ERROR("promotion refused: %d of the %d nodes "
+					"needed (n - k + 1 with n = %d, k = %d) are fenced "
+					"and healthy; an acknowledged record may be on the "
+					"others only", count, need, n, c->cfg.quorum);
+				ret = CLUSTER_E_NO_QUORUM;
+				goto out;
+			}
+			RPMA_LOG_ERROR("FORCED promotion with %d of the %d nodes "
+				"needed: records acknowledged by an earlier primary MAY "
+				"BE LOST", count, need);
+			break;
+		}
+		close_all(f, n);
+		(void)poll(NULL, 0, 200);
+	}
+	if (epoch > UINT32_MAX) {
+		RPMA_LOG_ERROR("promotion: epochs are exhausted (%llu)",
+			(unsigned long long)epoch);
+		ret = RPMA_E_INVAL;
+		goto out;
+	}
+
+	/* the most advanced log among the fenced: this one wins ties */
+	wal_positions(c->wal, NULL, &pub, NULL);
+	best = -1;
+	{
+		uint64_t be = wal_tail_epoch(c->wal), bl = pub.lsn - 1;
+
+		for (int i = 0; i < n; i++)
+			if (f[i].ch && ahead(f[i].hr.tail_epoch, f[i].hr.tail.lsn - 1,
+					be, bl)) {
+				best = i;
+				be = f[i].hr.tail_epoch;
+				bl = f[i].hr.tail.lsn - 1;
+			}
+	}
+	if (best >= 0) {
+		RPMA_LOG_NOTICE("promotion: replica %s:%s holds more (to LSN %llu, "
+			"epoch %llu): copying its tail", c->cfg.replicas[best].host,
+			c->cfg.replicas[best].ctl_port,
+			(unsigned long long)f[best].hr.tail.lsn - 1,
+			(unsigned long long)f[best].hr.tail_epoch);
+		if (pull_tail(c, best, &f[best], epoch)) {
+			RPMA_LOG_ERROR("promotion: cannot copy the tail of replica "
+				"%s:%s: %s", c->cfg.replicas[best].host,
+				c->cfg.replicas[best].ctl_port, f[best].why);
+			ret = RPMA_E_PROVIDER;
+			goto out;
+		}
+	}
+	if ((ret = wal_set_epoch(c->wal, epoch)))
+		goto out;
+	wal_identity(c->wal, &c->id, &c->ring_size);
+	wal_positions(c->wal, NULL, &pub, NULL);
+	RPMA_LOG_NOTICE("promoted: epoch %llu, log to LSN %llu, %d of %d nodes "
+		"fenced", (unsigned long long)epoch, (unsigned long long)pub.lsn - 1,
+		count, n + 1);
+	ret = 0;
+out:
+	close_all(f, n);
+	free(f);
+	return ret;
+}
