@@ -23,6 +23,7 @@
 
 #include "cluster_internal.h"
 #include "ctl_chan.h"
+#include "fabric.h"
 #include "log.h"
 
 /* ------------------------------------------------------------------ */
@@ -307,7 +308,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		RPMA_LOG_WARNING("the control channel to the replicas is plain TCP: "
 			"anyone on the network can read and forge it (configure TLS)");
 	}
-	if ((ret = rpma_ext_peer_new_ofi(cfg->provider, &c->peer)) ||
+	if ((ret = fabric_peer_new(cfg->provider, cfg->n_replicas ?
+			cfg->replicas[0].host : NULL, false, &c->peer)) ||
 	    (ret = rpma_ext_mr_reg_mem(c->peer, mem, RPMA_MR_USAGE_WRITE_SRC |
 			RPMA_MR_USAGE_READ_DST, &c->src))) {
 		RPMA_LOG_ERROR("cannot prepare the %s fabric for replication",

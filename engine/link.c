@@ -31,6 +31,7 @@
 
 #include "cluster_internal.h"
 #include "ctl_chan.h"
+#include "fabric.h"
 #include "log.h"
 
 /* ------------------------------------------------------------------ */
@@ -334,12 +335,9 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		goto err;
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)hr->data_port);
-	if (rpma_conn_cfg_new(&ccfg) == 0) {
-		rpma_conn_cfg_set_sq_size(ccfg, 4 * LINK_DEPTH + 8);
-		rpma_conn_cfg_set_cq_size(ccfg, 4 * LINK_DEPTH + 8);
-		rpma_conn_cfg_set_timeout(ccfg, c->cfg.down_timeout_ms);
-	}
-	ret = rpma_conn_req_new(c->peer, host, port, ccfg, &req);
+	ccfg = fabric_conn_cfg(c->cfg.provider, 4 * LINK_DEPTH + 8,
+		c->cfg.down_timeout_ms);
+	ret = ccfg ? rpma_conn_req_new(c->peer, host, port, ccfg, &req) : RPMA_E_NOMEM;
 	rpma_conn_cfg_delete(&ccfg);
 	if (ret == 0) {
 		/* over TLS, the admission token of this session opens the door */

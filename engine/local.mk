@@ -31,7 +31,7 @@ engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
 # replication: the primary's links and the replica's side
 engine_librepl_internal_la_SOURCES += \
 	engine/cluster.c engine/cluster.h engine/cluster_internal.h engine/link.c \
-	engine/promote.c \
+	engine/promote.c engine/fabric.c engine/fabric.h \
 	engine/replica.c engine/replica.h
 
 # the control channel's TLS (OpenSSL); librepl and every program linking

@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "ctl_chan.h"
+#include "fabric.h"
 #include "log.h"
 #include "replica.h"
 #include "wal.h"
@@ -127,11 +128,10 @@ open_endpoints(struct replica *r)
 	const struct replica_cfg *cfg = r->cfg;
 	int ret;
 
-	ret = cfg->provider ? rpma_ext_peer_new_ofi(cfg->provider, &r->peer) :
-		RPMA_E_NOSUPP;
+	ret = fabric_peer_new(cfg->provider, cfg->addr, true, &r->peer);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: no RPMA peer on provider %s",
-			cfg->provider ? cfg->provider : "(verbs)");
+		RPMA_LOG_ERROR("replica: no RPMA peer on %s for %s", cfg->provider,
+			cfg->addr);
 		return ret;
 	}
 	if ((ret = new_region(r)))
@@ -223,7 +223,12 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 		/* the primary sends nothing before it connects: input means it left */
 		if (left <= 0 || poll(pfd, 2, left) <= 0 || !(pfd[0].revents & POLLIN))
 			return RPMA_E_PROVIDER;
-		if ((ret = rpma_ep_next_conn_req(r->ep, NULL, &req)))
+		struct rpma_conn_cfg *ccfg = fabric_conn_cfg(r->cfg->provider,
+			64, r->cfg->timeout_ms);
+
+		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : RPMA_E_NOMEM;
+		rpma_conn_cfg_delete(&ccfg);
+		if (ret)
 			return ret;
 		if (need_token && (rpma_conn_req_get_private_data(req, &pdata) ||
 		    pdata.len != CTL_TOKEN_SIZE ||
@@ -381,12 +386,14 @@ end_session(struct replica *r, const char *why_fenced)
 
 /*
  * Accept epoch (>= the one followed so far) from primary node `from`: the
- * order matters.  The old primary's data connection goes first (its QP to
- * the error state: writes in flight die), then its flush requests are
- * refused (atomically with any being served), then the ring gets a new
- * registration and the old one is dropped, the new epoch is made durable,
- * and the ring is rescanned (a write cut in half leaves a torn tail that
- * the scan stops at).  Only then is the new primary answered.
+ * order matters.  First no flush of an older epoch is acknowledged any
+ * more (atomically with any being served: from here on nothing the old
+ * primary writes can become durable by its word); then its data
+ * connection goes (its QP to the error state: writes in flight die); the
+ * ring gets a new registration and the old one is dropped (its key names
+ * nothing: a write with it fails at the NIC); the new epoch is made
+ * durable; the ring is rescanned (a write cut in half leaves a torn tail
+ * that the scan stops at).  Only then is the new primary answered.
  */
 static int
 fence(struct replica *r, uint64_t epoch, uint32_t from)
@@ -400,9 +407,9 @@ fence(struct replica *r, uint64_t epoch, uint32_t from)
 		RPMA_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
 			"%llu)", why, ctl_chan_peer(r->s.ch),
 			(unsigned long long)r->s.epoch);
-	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
 	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
 		return ret;
+	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
 	if ((ret = new_region(r)))
 		return ret;
 	if (epoch > r->id.epoch && (ret = wal_set_epoch(r->wal, epoch)))

@@ -22,7 +22,7 @@ struct replica_cfg {
 	int create;			/* format if the medium holds no log */
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
-	const char *provider;		/* libfabric provider ("tcp"), or NULL: verbs */
+	const char *provider;		/* "verbs", or a libfabric provider ("tcp") */
 	const char *addr;		/* where to listen */
 	const char *ctl_port;		/* the control channel's port */
 	const char *data_port;		/* the RPMA endpoint's port */

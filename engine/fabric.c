@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric.c -- peers and connection configurations by transport name */
+#include "config.h"
+
+#include <string.h>
+
+#include "fabric.h"
+#include "log.h"
+
+static bool
+is_verbs(const char *provider)
+{
+	return provider != NULL && strcmp(provider, "verbs") == 0;
+}
+
+int
+fabric_peer_new(const char *provider, const char *addr, bool local,
+		struct rpma_peer **peer_ptr)
+{
+	struct ibv_context *ctx = NULL;
+	int ret;
+
+	if (provider == NULL)
+		return RPMA_E_INVAL;
+	if (!is_verbs(provider))
+		return rpma_ext_peer_new_ofi(provider, peer_ptr);
+	ret = rpma_utils_get_ibv_context(addr, local ?
+		RPMA_UTIL_IBV_CONTEXT_LOCAL : RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx);
+	if (ret) {
+		RPMA_LOG_ERROR("no RDMA device %s %s", local ? "has the address" :
+			"reaches", addr);
+		return ret;
+	}
+	return rpma_peer_new(ctx, peer_ptr);
+}
+
+struct rpma_conn_cfg *
+fabric_conn_cfg(const char *provider, int depth, int timeout_ms)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+
+	if (rpma_conn_cfg_new(&cfg))
+		return NULL;
+	if (rpma_conn_cfg_set_sq_size(cfg, (uint32_t)depth) ||
+	    rpma_conn_cfg_set_cq_size(cfg, (uint32_t)depth) ||
+	    rpma_conn_cfg_set_timeout(cfg, timeout_ms) ||
+	    (is_verbs(provider) && rpma_ext_conn_cfg_set_gpspm(cfg, true))) {
+		rpma_conn_cfg_delete(&cfg);
+		return NULL;
+	}
+	return cfg;
+}
