@@ -47,7 +47,7 @@ cluster_quorum_update(struct cluster *c)
 	d = durable.lsn;
 	if (c->cfg.quorum > 0) {
 		for (int i = 0; i < c->cfg.n_replicas; i++)
-			if (c->links[i].state == LINK_STREAMING)
+			if (c->links[i].state == LINK_STREAMING && c->links[i].member)
 				flushed[n++] = c->links[i].flushed_lsn;
 		if (n < c->cfg.quorum) {
 			d = c->durable_lsn;	/* cannot move without a quorum */
@@ -223,6 +223,7 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	st->lag_records = c->links[i].state == LINK_STREAMING ?
 		pub.lsn - c->links[i].flushed_lsn : 0;
 	st->reconnects = c->links[i].reconnects;
+	st->member = c->links[i].member;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -238,6 +239,65 @@ cluster_links_up(struct cluster *c)
 		n += c->links[i].state == LINK_STREAMING;
 	pthread_mutex_unlock(&c->lock);
 	return n;
+}
+
+/*
+ * The membership this primary runs under: the configuration's n and k,
+ * checked against what the log holds (membership.h says why).
+ */
+static int
+choose_membership(struct cluster *c)
+{
+	struct membership *ms = &c->ms;
+
+	membership_load(c->mem, &c->stored);
+	ms->quorum = (uint32_t)c->cfg.quorum;
+	ms->n = (uint32_t)c->cfg.n_replicas;
+	if (ms->n > MEMBERS_MAX) {
+		RPMA_LOG_ERROR("at most %d replicas", MEMBERS_MAX);
+		return RPMA_E_INVAL;
+	}
+	for (uint32_t i = 0; i < ms->n; i++) {
+		long port = strtol(c->cfg.replicas[i].ctl_port, NULL, 10);
+
+		if (port <= 0 || port > 65535 ||
+		    strlen(c->cfg.replicas[i].host) > MEMBER_HOST_MAX) {
+			RPMA_LOG_ERROR("replica %s:%s: a host of at most %d characters "
+				"and a numeric port are needed", c->cfg.replicas[i].host,
+				c->cfg.replicas[i].ctl_port, MEMBER_HOST_MAX);
+			return RPMA_E_INVAL;
+		}
+		ms->m[i].port = (uint16_t)port;
+		snprintf(ms->m[i].host, sizeof(ms->m[i].host), "%s",
+			c->cfg.replicas[i].host);
+	}
+	if (c->stored.config_epoch == 0) {
+		ms->config_epoch = 1;		/* the cluster's first */
+	} else if (membership_same(&c->stored, ms)) {
+		ms->config_epoch = c->stored.config_epoch;
+	} else if (c->cfg.reconfigure) {
+		ms->config_epoch = c->stored.config_epoch + 1;
+		RPMA_LOG_NOTICE("membership: n %u k %u (configuration epoch %llu) "
+			"becomes n %u k %u (configuration epoch %llu)",
+			c->stored.n, c->stored.quorum,
+			(unsigned long long)c->stored.config_epoch, ms->n, ms->quorum,
+			(unsigned long long)ms->config_epoch);
+	} else {
+		RPMA_LOG_ERROR("the configuration has %u replicas and quorum %u, the "
+			"log's membership (configuration epoch %llu) %u and %u: a "
+			"restart does not change the membership; reconfigure to change "
+			"it", ms->n, ms->quorum,
+			(unsigned long long)c->stored.config_epoch, c->stored.n,
+			c->stored.quorum);
+		return CLUSTER_E_MEMBERSHIP;
+	}
+	return 0;
+}
+
+uint64_t
+cluster_config_epoch(struct cluster *c)
+{
+	return c->ms.config_epoch;
 }
 
 int
@@ -322,8 +382,13 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		ret = RPMA_E_INVAL;
 		goto err;
 	}
-	if ((ret = cluster_promote(c)))
+	if ((ret = choose_membership(c)) || (ret = cluster_promote(c)) ||
+	    (ret = membership_store(mem, &c->ms))) {
+		if (ret == CLUSTER_E_MEMBERSHIP || ret == CLUSTER_E_NO_QUORUM)
+			goto err;
+		RPMA_LOG_ERROR("cannot become the primary (%d)", ret);
 		goto err;
+	}
 	for (int i = 0; i < cfg->n_replicas; i++) {
 		struct link *l = &c->links[i];
 

@@ -35,6 +35,8 @@ struct cluster_cfg {
 	 * whether to go on with fewer (acknowledged records may be lost) */
 	int promote_wait_ms;
 	bool force;
+	/* n or k differ from the membership stored in the log: change it */
+	bool reconfigure;
 };
 
 /*
@@ -43,6 +45,8 @@ struct cluster_cfg {
  * CLUSTER_E_NO_QUORUM: fewer than n - k + 1 nodes could be fenced.
  */
 #define CLUSTER_E_NO_QUORUM (-200101)
+/* n or k differ from the stored membership, and no reconfiguration asked */
+#define CLUSTER_E_MEMBERSHIP (-200102)
 int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr);
 void cluster_stop(struct cluster **c_ptr);
@@ -83,10 +87,13 @@ struct cluster_link_status {
 	uint64_t flushed_lsn;	/* newest LSN flushed on it (0: none) */
 	uint64_t lag_records;	/* published on the primary, not yet flushed */
 	uint64_t reconnects;
+	bool member;		/* caught up: holds the membership, counts */
 	char why[160];		/* the last reason it went down */
 };
 
 int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);
+/* the membership's configuration epoch */
+uint64_t cluster_config_epoch(struct cluster *c);
 int cluster_links_up(struct cluster *c);
 
 #endif

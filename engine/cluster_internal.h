@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "cluster.h"
 #include "ctl_msg.h"
+#include "membership.h"
 
 struct ctl_chan;
 
@@ -43,6 +44,11 @@ struct link {
 	uint64_t flushed_lsn;		/* next LSN not yet flushed on it */
 	struct wal_pos flushed_pos;	/* the same as a position: its tail hint */
 	uint64_t reconnects;
+	/*
+	 * Its replica holds the current membership: it caught up under it.
+	 * Only then does it count toward the quorum.
+	 */
+	bool member;
 	char why[160];
 	struct wal_pos head_req;	/* a checkpoint move asked by release */
 	uint64_t head_req_seq, head_done_seq;
@@ -93,6 +99,8 @@ struct cluster {
 	atomic_bool spinning;		/* a waiter polls the links */
 
 	struct link *links;
+	struct membership ms;		/* stored in the log at start; fixed */
+	struct membership stored;	/* what the log held before the start */
 
 	/* a replica follows a newer primary: durable_lsn never moves again */
 	atomic_bool fenced;

@@ -23,10 +23,10 @@
  *   HELLO (64)        0 uuid[16], 16 node_id u32, 20 flags u32,
  *                     24 epoch u64, 32 ring_size u64, 40 head pos
  *   HELLO_REPLY       0 uuid[16], 16 node_id u32, 20 flags u32,
- *    (104 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
+ *    (112 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
  *                     64 tail pos, 88 data_port u16, 90 desc_len u16,
  *                     92 reserved u32, 96 tail_epoch u64,
- *                     104 desc[desc_len]
+ *                     104 config_epoch u64, 112 desc[desc_len]
  *   QUERY (8)         0 lsn u64
  *   QUERY_REPLY (40)  0 lsn u64, 8 found u32, 12 reserved u32, 16 after pos
  *   TRUNCATE (24)     0 pos
@@ -36,6 +36,7 @@
  *   HEARTBEAT (8)     0 time_ns u64
  *   ERROR             0 code i32, 4 text_len u16, 6 text[text_len]
  *     (6 + text_len)
+ *   MEMBERSHIP (544)  the encoding in membership.h
  *
  * Every field of a decoded message is determined by the frame's bytes (the
  * rest of *m is zeroed), and the encoder refuses what the decoder would
@@ -47,7 +48,7 @@
 
 #define POS_SIZE 24
 #define HELLO_SIZE 64
-#define HELLO_REPLY_FIXED 104
+#define HELLO_REPLY_FIXED 112
 #define QUERY_SIZE 8
 #define QUERY_REPLY_SIZE 40
 #define ACK_SIZE 56
@@ -67,7 +68,7 @@ static const struct {
 		"HELLO: body length is not 64" },
 	[CTL_HELLO_REPLY] = { "HELLO_REPLY", HELLO_REPLY_FIXED,
 		HELLO_REPLY_FIXED + CTL_DESC_MAX,
-		"HELLO_REPLY: body length is not 104 to 168" },
+		"HELLO_REPLY: body length is not 112 to 176" },
 	[CTL_QUERY] = { "QUERY", QUERY_SIZE, QUERY_SIZE,
 		"QUERY: body length is not 8" },
 	[CTL_QUERY_REPLY] = { "QUERY_REPLY", QUERY_REPLY_SIZE, QUERY_REPLY_SIZE,
@@ -84,6 +85,8 @@ static const struct {
 		"HEARTBEAT: body length is not 8" },
 	[CTL_ERROR] = { "ERROR", ERROR_FIXED, ERROR_FIXED + CTL_TEXT_MAX,
 		"ERROR: body length is not 6 to 206" },
+	[CTL_MEMBERSHIP] = { "MEMBERSHIP", MEMBERSHIP_SIZE, MEMBERSHIP_SIZE,
+		"MEMBERSHIP: body length is not 544" },
 };
 
 #define NTYPES (sizeof(types) / sizeof(types[0]))
@@ -265,6 +268,7 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		r->data_port = get16(b + 88);
 		r->desc_len = get16(b + 90);
 		r->tail_epoch = get64(b + 96);
+		r->config_epoch = get64(b + 104);
 		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE))
 			return "HELLO_REPLY: unknown flags";
 		if (get32(b + 92) != 0)
@@ -272,7 +276,7 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		if (r->desc_len > CTL_DESC_MAX)
 			return "HELLO_REPLY: desc_len exceeds 64";
 		if (len != HELLO_REPLY_FIXED + (uint32_t)r->desc_len)
-			return "HELLO_REPLY: body length is not 104 + desc_len";
+			return "HELLO_REPLY: body length is not 112 + desc_len";
 		memcpy(r->desc, b + HELLO_REPLY_FIXED, r->desc_len);
 		if (r->ring_size == 0 || r->ring_size % 8 != 0)
 			return "HELLO_REPLY: ring_size is 0 or not a multiple of 8";
@@ -342,6 +346,8 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 	case CTL_HEARTBEAT:
 		m->u.heartbeat.time_ns = get64(b);
 		return NULL;
+	case CTL_MEMBERSHIP:
+		return membership_decode(b, len, &m->u.membership, &w) ? w : NULL;
 	case CTL_ERROR: {
 		struct ctl_error *e = &m->u.error;
 		uint16_t tlen;
@@ -431,6 +437,7 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		put16(b + 88, r->data_port);
 		put16(b + 90, r->desc_len);
 		put64(b + 96, r->tail_epoch);
+		put64(b + 104, r->config_epoch);
 		memcpy(b + HELLO_REPLY_FIXED, r->desc, r->desc_len);
 		len = HELLO_REPLY_FIXED + r->desc_len;
 		break;
@@ -465,6 +472,14 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 	case CTL_HEARTBEAT:
 		put64(b, m->u.heartbeat.time_ns);
 		len = HEARTBEAT_SIZE;
+		break;
+	case CTL_MEMBERSHIP:
+		if (m->u.membership.n > MEMBERS_MAX) {
+			*why = "membership: more than 8 members";
+			return -1;
+		}
+		membership_encode(&m->u.membership, b);
+		len = MEMBERSHIP_SIZE;
 		break;
 	case CTL_ERROR: {
 		size_t tlen = strnlen(m->u.error.text, CTL_TEXT_MAX + 1);

@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "membership.h"
+
 #define CTL_HDR_SIZE 16
-#define CTL_FRAME_MAX 512
+#define CTL_FRAME_MAX 1024
 #define CTL_DESC_MAX 64
 #define CTL_TEXT_MAX 200
 #define CTL_VERSION 1
@@ -33,6 +35,7 @@ enum ctl_type {
 	CTL_COMMIT = 8,		/* primary -> replica: commit LSN, flushed tail */
 	CTL_HEARTBEAT = 9,	/* either way, when idle */
 	CTL_ERROR = 10,		/* either way, then the channel closes */
+	CTL_MEMBERSHIP = 11,	/* primary -> replica: store this membership */
 };
 
 /* a position in a ring: the record with lsn starts at off in lap; crc is
@@ -64,6 +67,7 @@ struct ctl_hello_reply {
 	uint16_t data_port;	/* where its RPMA endpoint listens */
 	uint16_t desc_len;
 	uint64_t tail_epoch;	/* the epoch of its last record (0: none) */
+	uint64_t config_epoch;	/* of the membership its log holds (0: none) */
 	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
 };
 
@@ -121,6 +125,7 @@ struct ctl_msg {
 		struct ctl_commit commit;
 		struct ctl_heartbeat heartbeat;
 		struct ctl_error error;
+		struct membership membership;
 	} u;
 };
 

@@ -413,6 +413,7 @@ link_connect(struct link *l)
 	/* it answers: from here on it is catching up, not down */
 	pthread_mutex_lock(&c->lock);
 	l->state = LINK_CATCHING_UP;
+	l->member = hr.config_epoch == c->ms.config_epoch;
 	pthread_mutex_unlock(&c->lock);
 	if (link_data_open(c, l->host, l->ch, &hr, &l->conn, &l->dst, why,
 			sizeof(why))) {
@@ -586,6 +587,35 @@ serve_head_request(struct link *l)
 	return ret;
 }
 
+/*
+ * A replica gets the membership once it holds everything committed: from
+ * then on it counts toward the quorum and, in a promotion, toward the
+ * n - k + 1 nodes.
+ */
+static int
+give_membership(struct link *l)
+{
+	struct cluster *c = l->c;
+	struct ctl_msg m = { .type = CTL_MEMBERSHIP };
+	bool caught_up;
+
+	pthread_mutex_lock(&c->lock);
+	caught_up = l->state == LINK_STREAMING && l->flushed_lsn >= c->durable_lsn;
+	pthread_mutex_unlock(&c->lock);
+	if (!caught_up)
+		return 0;
+	m.u.membership = c->ms;
+	if (send_msg(l, &m))
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	l->member = true;
+	cluster_quorum_update(c);
+	pthread_mutex_unlock(&c->lock);
+	RPMA_LOG_NOTICE("replica %s:%s caught up: a member (configuration epoch "
+		"%llu)", l->host, l->ctl_port, (unsigned long long)c->ms.config_epoch);
+	return 0;
+}
+
 static int
 stream(struct link *l)
 {
@@ -608,6 +638,8 @@ stream(struct link *l)
 		return -1;
 	wal_positions(c->wal, NULL, &pub, NULL);
 	if (serve_head_request(l))
+		return -1;
+	if (!l->member && give_membership(l))
 		return -1;
 
 	t = clock_now_ms();

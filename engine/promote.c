@@ -13,9 +13,14 @@
  *     current primary, refuses its writes and flushes, and answers with its
  *     log's end and that end's epoch); a replica that already follows a
  *     higher epoch answers STALE and the round starts again above it;
- *  3. counts itself and the fenced replicas whose media are not suspect:
- *     at least n - k + 1 nodes, or it waits (up to promote_wait_ms) and
- *     then refuses -- unless forced, and then it says data may be lost;
+ *  3. counts itself and the fenced replicas that hold the stored
+ *     membership (they caught up under it: membership.h) and whose media
+ *     are not suspect: at least n - k + 1 nodes, n and k of that
+ *     membership, or it waits (up to promote_wait_ms) and then refuses --
+ *     unless forced, and then it says data may be lost.  A replica holding
+ *     a newer membership than this node means this node missed a
+ *     reconfiguration: refused too.  Where no node holds any membership
+ *     no primary ever ran, nothing was acknowledged, and all count;
  *  4. takes the highest (epoch of the last record, LSN) among them: if a
  *     replica's log goes further, the missing tail is read from it with
  *     RDMA reads into the local ring at the same offsets, persisted and
@@ -266,10 +271,21 @@ ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
 	return e1 > e2 || (e1 == e2 && l1 > l2);
 }
 
+/* does fenced replica f count toward the n - k + 1 nodes? */
+static bool
+counts(const struct cluster *c, const struct fenced *f)
+{
+	return f->ch && !(f->hr.flags & CTL_HELLO_F_SUSPECT) &&
+		f->hr.config_epoch == c->stored.config_epoch;
+}
+
 int
 cluster_promote(struct cluster *c)
 {
-	const int n = c->cfg.n_replicas, need = n - c->cfg.quorum + 1;
+	/* the rule holds under the membership records were acknowledged in */
+	const struct membership *under = c->stored.config_epoch ? &c->stored : &c->ms;
+	const int n = c->cfg.n_replicas;
+	const int need = (int)under->n - (int)under->quorum + 1;
 	struct fenced *f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	uint64_t epoch, until = clock_now_ms() + (uint64_t)c->cfg.promote_wait_ms;
 	struct wal_status st;
@@ -293,7 +309,20 @@ cluster_promote(struct cluster *c)
 		for (int i = 0; i < n; i++) {
 			switch (fence_one(c, i, epoch, true, &f[i])) {
 			case 0:
-				count += !(f[i].hr.flags & CTL_HELLO_F_SUSPECT);
+				if (f[i].hr.config_epoch > c->stored.config_epoch &&
+				    !c->cfg.force) {
+					RPMA_LOG_ERROR("promotion refused: replica %s:%s "
+						"holds membership configuration epoch %llu, "
+						"this node %llu: it missed a reconfiguration "
+						"(promote a node that has it)",
+						c->cfg.replicas[i].host,
+						c->cfg.replicas[i].ctl_port,
+						(unsigned long long)f[i].hr.config_epoch,
+						(unsigned long long)c->stored.config_epoch);
+					ret = CLUSTER_E_NO_QUORUM;
+					goto out;
+				}
+				count += counts(c, &f[i]);
 				break;
 			case 1:
 				if (f[i].hr.epoch > stale)
@@ -325,9 +354,11 @@ cluster_promote(struct cluster *c)
 						c->cfg.replicas[i].ctl_port, f[i].why);
 			if (!c->cfg.force) {
 				RPMA_LOG_ERROR("promotion refused: %d of the %d nodes "
-					"needed (n - k + 1 with n = %d, k = %d) are fenced "
-					"and healthy; an acknowledged record may be on the "
-					"others only", count, need, n, c->cfg.quorum);
+					"needed (n - k + 1 with n = %u, k = %u of membership "
+					"epoch %llu) are fenced, caught up and healthy; an "
+					"acknowledged record may be on the others only",
+					count, need, under->n, under->quorum,
+					(unsigned long long)under->config_epoch);
 				ret = CLUSTER_E_NO_QUORUM;
 				goto out;
 			}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "log.h"
 #include "repl.h"
 #include "wal.h"
 
@@ -42,6 +43,7 @@ err_of(int ret)
 	case WAL_E_TIMEDOUT:	return REPL_E_TIMEDOUT;
 	case CLUSTER_E_FENCED:	return REPL_E_UNKNOWN;
 	case CLUSTER_E_NO_QUORUM: return REPL_E_NO_QUORUM;
+	case CLUSTER_E_MEMBERSHIP: return REPL_E_MEMBERSHIP;
 	default:		return REPL_E_IO;
 	}
 }
@@ -62,6 +64,7 @@ repl_strerror(int err)
 	case REPL_E_FENCED:	return "Fenced: a newer primary took over; this one appends no more";
 	case REPL_E_UNKNOWN:	return "Outcome unknown: fenced while the record was in flight (read it on the new primary)";
 	case REPL_E_NO_QUORUM:	return "Cannot promote: fewer than n - k + 1 nodes reachable (forcing it may lose acknowledged records)";
+	case REPL_E_MEMBERSHIP:	return "The replicas or quorum differ from the membership stored in the log (reconfigure to change it)";
 	default:		return "Unknown error";
 	}
 }
@@ -75,9 +78,14 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
 	    cfg->backend < REPL_BACKEND_PMEM || cfg->backend > REPL_BACKEND_CRASH ||
 	    (cfg->create && cfg->size == 0) || cfg->n_replicas < 0 ||
-	    (cfg->n_replicas && cfg->replicas == NULL) || cfg->quorum < 0 ||
-	    cfg->quorum > cfg->n_replicas)
+	    (cfg->n_replicas && cfg->replicas == NULL) || cfg->quorum < 0)
 		return REPL_E_INVAL;
+	if (cfg->quorum > cfg->n_replicas) {
+		/* e.g. a reconfiguration that removes too many replicas */
+		RPMA_LOG_ERROR("refused: quorum %d with %d replicas: fewer replicas "
+			"than must hold each record", cfg->quorum, cfg->n_replicas);
+		return REPL_E_INVAL;
+	}
 	repl = calloc(1, sizeof(*repl));
 	if (repl == NULL)
 		return REPL_E_NOMEM;
@@ -107,6 +115,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.tls_key = cfg->tls_key,
 			.promote_wait_ms = cfg->promote_wait_ms,
 			.force = cfg->force_promotion != 0,
+			.reconfigure = cfg->reconfigure != 0,
 		};
 
 		if (cfg->n_replicas > 64) {
@@ -230,6 +239,7 @@ repl_status(struct repl *repl, struct repl_status *st)
 		ws.durable_lsn;
 	st->replicas_up = repl->cluster ? cluster_links_up(repl->cluster) : 0;
 	st->fenced = repl->cluster ? cluster_fenced(repl->cluster) : 0;
+	st->config_epoch = repl->cluster ? cluster_config_epoch(repl->cluster) : 0;
 	return 0;
 }
 
@@ -247,6 +257,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	st->flushed_lsn = ls.flushed_lsn;
 	st->lag_records = ls.lag_records;
 	st->reconnects = ls.reconnects;
+	st->member = ls.member;
 	memcpy(st->why, ls.why, sizeof(st->why));
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "ctl_chan.h"
 #include "fabric.h"
 #include "log.h"
+#include "membership.h"
 #include "replica.h"
 #include "wal.h"
 
@@ -301,6 +302,19 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		wal_refresh(r->wal);
 		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
 		return 0;
+	case CTL_MEMBERSHIP: {
+		struct membership cur;
+
+		/* it caught up under this membership: keep it for promotions */
+		membership_load(r->mem, &cur);
+		if (m->u.membership.config_epoch < cur.config_epoch)
+			return 0;
+		if ((ret = membership_store(r->mem, &m->u.membership))) {
+			RPMA_LOG_ERROR("replica: cannot store the membership (%d)", ret);
+			return -1;
+		}
+		return 0;
+	}
 	case CTL_HEARTBEAT:
 		out.type = CTL_HEARTBEAT;
 		out.u.heartbeat.time_ns = m->u.heartbeat.time_ns;
@@ -485,6 +499,12 @@ greet(struct replica *r, struct ctl_chan *ch)
 	to_ctl(&hr->head, &head);
 	to_ctl(&hr->tail, &tail);
 	hr->tail_epoch = wal_tail_epoch(r->wal);
+	{
+		struct membership cur;
+
+		membership_load(r->mem, &cur);
+		hr->config_epoch = cur.config_epoch;
+	}
 	hr->data_port = (uint16_t)atoi(cfg->data_port);
 	hr->desc_len = (uint16_t)r->desc_len;
 	memcpy(hr->desc, r->desc, r->desc_len);

@@ -34,6 +34,10 @@
  *   104    4 reserved    0
  *   108    4 crc         CRC-32C of bytes 0..107
  *
+ * The rest of each 4 KiB copy is zeroed at format; the membership
+ * (membership.h) lives at offset 1024 of each copy, with its own
+ * generation (the configuration epoch) and checksum.
+ *
  * A header update writes the older copy with seq + 1 and persists it, so a
  * torn update leaves the other copy valid.  The checkpoint moves only after
  * the database released the records before it (wal_release), and space
@@ -164,6 +168,11 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	/* an empty ring: no stale record may look like LSN 1 of lap 1 */
 	memset(base + RING_OFF, 0, REC_HDR);
 	if ((ret = rpma_ext_mem_persist(mem, RING_OFF, REC_HDR)))
+		return ret;
+	/* the rest of both copies is reserved (membership.h): none yet */
+	memset(base + sizeof(h), 0, HDR_COPY_SIZE - sizeof(h));
+	memset(base + HDR_COPY_SIZE + sizeof(h), 0, HDR_COPY_SIZE - sizeof(h));
+	if ((ret = rpma_ext_mem_persist(mem, 0, RING_OFF)))
 		return ret;
 	h.seq = 1;
 	if ((ret = hdr_write(mem, base, 0, &h)))

@@ -1,43 +1,74 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * repl_node.c -- repl-node: one node of a small cluster, as a process the
- * demo and the tests can SIGKILL and restart, and the verifier that checks
- * what the nodes left.
+ * demo and the tests can SIGKILL, freeze and restart, and the verifier that
+ * checks what the nodes left.
  *
  *   repl-node replica PATH SIZE CTL_PORT DATA_PORT
- *	serve primaries until SIGTERM; prints "ready" once listening.
+ *	serve primaries until SIGTERM; prints "ready" once listening.  A new
+ *	log gets node id CTL_PORT.
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
- *	append records until the log's last LSN reaches UNTIL; record n's
- *	payload is derived from (SEED, n).  After each batch is durable its
- *	last LSN is appended to ACKED_FILE (the acknowledgement the test
- *	holds the cluster to).  Releases as it goes, so the ring laps.
- *	Exits 0 when done (or on SIGTERM), after every replica flushed
- *	everything.
+ *	promote this node (every start is a promotion) and append records
+ *	until the log's last LSN reaches UNTIL.  Record n written in epoch E
+ *	is E and n (8 bytes each, little-endian) followed by bytes derived
+ *	from (SEED, E, n), so two primaries never write the same LSN alike.
+ *	After each batch is durable, one line per record "EPOCH LSN HASH"
+ *	(HASH: FNV-1a 64 of the payload, hex) is appended to ACKED_FILE: the
+ *	acknowledgements the test holds the cluster to.  Releases as it goes,
+ *	so the ring laps.  Exits 0 when done (or on SIGTERM), after every
+ *	replica flushed everything; 3 when a newer primary fenced it; 4 when
+ *	it cannot promote (fewer than n - k + 1 nodes reachable).  An existing
+ *	log is opened as it is (a replica's too: the node id is the log's).
  *
  *   repl-node forge PATH N
  *	append N records of junk to the log at PATH (a replica's) in the
  *	previous epoch, as a primary deposed before committing them would
  *	have left them.
  *
+ *   repl-node proxy LISTEN_PORT TARGET_HOST:PORT
+ *	a TCP relay on 127.0.0.1:LISTEN_PORT to the target, bytes unchanged
+ *	both ways (TLS passes through); prints "ready" once listening.
+ *	SIGUSR1 cuts every open connection (both sides); new ones are
+ *	accepted as before.
+ *
+ *   repl-node status PATH
+ *	"first F last L epoch E tail_epoch T" of a log image.
+ *
+ *   repl-node verify-acks ACKED_FILE PRIMARY REPLICA...
+ *	every line of ACKED_FILE is well formed and no LSN was acknowledged
+ *	twice differently; every acknowledged LSN the primary still keeps is
+ *	in its log with the acknowledged epoch and hash, and no acknowledged
+ *	LSN is past its end; every record the primary keeps names its own LSN
+ *	and the epoch its header carries, epochs never going down; every
+ *	replica's ring is byte-identical to the primary's over the LSNs both
+ *	hold, and holds the newest acknowledged LSN.
+ *
  *   repl-node verify SEED ACKED_FILE PRIMARY REPLICA...
- *	the primary holds every acknowledged LSN still in its ring, each
- *	record byte-exact; every replica's ring is byte-identical to the
- *	primary's over the LSNs both hold, and holds the newest acknowledged.
+ *	the same, and every record the primary keeps is byte-exact what a
+ *	primary of its epoch under SEED appended.
  *
  * The crash backend is used throughout: a SIGKILL loses exactly what was
  * not persisted.  Environment: REPL_NODE_BATCH (max records per batch),
- * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_TLS_DIR (TLS on
- * the control channel with DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key,
- * NAME from REPL_NODE_TLS_NAME, else "primary" or "replica1"; as made by
- * tests/engine/make-test-ca.sh).
+ * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_NODE_ID (the node
+ * id of a log a primary creates; 1), REPL_NODE_FORCE (1: force the
+ * promotion), REPL_NODE_RECONFIGURE (1: the replicas and quorum given
+ * replace the log's membership), REPL_NODE_TLS_DIR (TLS on the control channel with
+ * DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key, NAME from REPL_NODE_TLS_NAME,
+ * else "primary" or "replica1"; as made by tests/engine/make-test-ca.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "repl.h"
@@ -46,6 +77,10 @@
 #include "wal_common.h"
 
 #define MAX_LEN 600
+#define REC_EPOCH_OFF 24	/* the record header's epoch (wal.c) */
+#define REC_HDR_SIZE 40
+#define EXIT_FENCED 3
+#define EXIT_NO_QUORUM 4
 static const uint8_t uuid[16] = "repl-node-test!";
 
 static volatile sig_atomic_t stop;
@@ -71,6 +106,49 @@ env_int(const char *name, int dflt)
 	const char *v = getenv(name);
 
 	return v && *v ? atoi(v) : dflt;
+}
+
+static uint64_t
+get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void
+put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t
+fnv1a(const unsigned char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* the payload a primary of epoch writes as record lsn; its length */
+#define PAYLOAD_HDR 16
+static size_t
+payload_make(uint64_t seed, uint64_t epoch, uint64_t lsn, unsigned char *buf)
+{
+	uint64_t s = seed ^ (epoch * 0xD6E8FEB86659FD93ull);
+	size_t len = PAYLOAD_HDR + wal_test_len(s, lsn, MAX_LEN - PAYLOAD_HDR);
+
+	put_le64(buf, epoch);
+	put_le64(buf + 8, lsn);
+	wal_test_fill(s, lsn, buf + PAYLOAD_HDR, len - PAYLOAD_HDR);
+	return len;
 }
 
 /* TLS files from REPL_NODE_TLS_DIR, or all NULL (plain TCP) */
@@ -124,29 +202,45 @@ run_replica(int argc, char *argv[])
 	return 0;
 }
 
+/* a newer primary took over: nothing more is acknowledged here */
+static int
+fenced_exit(struct repl **repl, int acked_fd, int err, uint64_t lsn)
+{
+	fprintf(stderr, "repl-node: fenced: %s (at LSN %llu)\n", repl_strerror(err),
+		(unsigned long long)lsn);
+	repl_close(repl);
+	close(acked_fd);
+	return EXIT_FENCED;
+}
+
 static int
 run_primary(int argc, char *argv[])
 {
 	struct repl_replica reps[8];
 	char hosts[8][64];
 	struct repl_cfg cfg = {
-		.backend = REPL_BACKEND_CRASH, .node_id = 1, .full_timeout_ms = 30000,
+		.backend = REPL_BACKEND_CRASH, .full_timeout_ms = 30000,
 	};
 	struct repl *repl = NULL;
 	struct repl_status st;
 	unsigned char buf[MAX_LEN];
-	uint64_t seed, until, lsn = 0;
+	uint64_t seed, until, epoch, lsn = 0, hashes[64];
 	int acked_fd, batch_max = env_int("REPL_NODE_BATCH", 8), ret;
 	unsigned rnd;
 
 	if (argc < 9 || argc - 8 > 8)
 		return 2;
+	if (batch_max < 1 || batch_max > 64)
+		batch_max = batch_max < 1 ? 1 : 64;
 	cfg.path = argv[2];
 	cfg.size = strtoull(argv[3], NULL, 0);
 	seed = strtoull(argv[4], NULL, 0);
 	until = strtoull(argv[5], NULL, 0);
 	cfg.quorum = atoi(argv[6]);
 	cfg.n_replicas = argc - 8;
+	cfg.node_id = (uint32_t)env_int("REPL_NODE_NODE_ID", 1);
+	cfg.force_promotion = env_int("REPL_NODE_FORCE", 0);
+	cfg.reconfigure = env_int("REPL_NODE_RECONFIGURE", 0);
 	cfg.down_timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
 	cfg.heartbeat_ms = cfg.down_timeout_ms / 10;
 	for (int i = 0; i < cfg.n_replicas; i++) {
@@ -170,27 +264,42 @@ run_primary(int argc, char *argv[])
 		sigaction(SIGTERM, &sa, NULL);
 	}
 	acked_fd = open(argv[7], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (acked_fd < 0 || (ret = repl_open(&cfg, &repl))) {
-		fprintf(stderr, "repl-node: cannot open the primary's log %s\n", cfg.path);
+	if (acked_fd < 0) {
+		fprintf(stderr, "repl-node: cannot open %s\n", argv[7]);
 		return 1;
+	}
+	if ((ret = repl_open(&cfg, &repl))) {
+		fprintf(stderr, "repl-node: cannot open the primary's log %s: %s\n",
+			cfg.path, repl_strerror(ret));
+		close(acked_fd);
+		return ret == REPL_E_NO_QUORUM ? EXIT_NO_QUORUM : 1;
 	}
 	rnd = (unsigned)(seed ^ (uint64_t)getpid());
 	repl_status(repl, &st);
+	epoch = st.epoch;
+	fprintf(stderr, "repl-node: primary of epoch %llu, log %llu..%llu\n",
+		(unsigned long long)epoch, (unsigned long long)st.first_lsn,
+		(unsigned long long)st.last_lsn);
 	while (!stop && st.last_lsn < until) {
 		int n = 1 + (int)((rnd = rnd * 1103515245 + 12345) >> 16) % batch_max;
-		char line[32];
+		uint64_t first = st.last_lsn + 1;
+		char lines[64 * 64];
+		size_t used = 0;
 
 		for (int i = 0; i < n && st.last_lsn < until; i++) {
 			uint64_t want = st.last_lsn + 1;
-			size_t len = wal_test_len(seed, want, MAX_LEN);
+			size_t len = payload_make(seed, epoch, want, buf);
 
-			wal_test_fill(seed, want, buf, len);
-			if ((ret = repl_append(repl, buf, len, &lsn)) || lsn != want) {
+			ret = repl_append(repl, buf, len, &lsn);
+			if (ret == REPL_E_FENCED)
+				return fenced_exit(&repl, acked_fd, ret, want);
+			if (ret || lsn != want) {
 				fprintf(stderr, "repl-node: append %llu: %s (got %llu)\n",
 					(unsigned long long)want, repl_strerror(ret),
 					(unsigned long long)lsn);
 				return 1;
 			}
+			hashes[i] = fnv1a(buf, len);
 			st.last_lsn = lsn;
 		}
 		while ((ret = repl_wait_durable(repl, lsn, 1000)) == REPL_E_TIMEDOUT) {
@@ -209,36 +318,241 @@ run_primary(int argc, char *argv[])
 					"down", rs.why[0] ? rs.why : "-");
 			}
 		}
+		if (ret == REPL_E_UNKNOWN)
+			return fenced_exit(&repl, acked_fd, ret, lsn);
 		if (ret) {
 			fprintf(stderr, "repl-node: wait %llu: %s\n",
 				(unsigned long long)lsn, repl_strerror(ret));
 			return 1;
 		}
-		/* the acknowledgement: from here on, lsn must never be lost */
-		snprintf(line, sizeof(line), "%llu\n", (unsigned long long)lsn);
-		if (write(acked_fd, line, strlen(line)) != (ssize_t)strlen(line))
+		/* the acknowledgements: from here on, these must never be lost */
+		for (uint64_t l = first; l <= lsn; l++)
+			used += (size_t)snprintf(lines + used, sizeof(lines) - used,
+				"%llu %llu %016llx\n", (unsigned long long)epoch,
+				(unsigned long long)l,
+				(unsigned long long)hashes[l - first]);
+		/* one write: lines of two primaries never interleave */
+		if (write(acked_fd, lines, used) != (ssize_t)used)
 			return 1;
 		/* the database checkpoints now and then, keeping a few hundred */
 		if (lsn % 97 == 0 && lsn > 400)
 			repl_release(repl, lsn - 400);
 		repl_status(repl, &st);
 	}
-	/* done: wait until every replica flushed everything, for the verifier */
-	for (int tries = 0; tries < 600; tries++) {
-		int all = 1;
+	/*
+	 * Done: wait until every replica flushed everything, for the verifier;
+	 * one that stays down for twice the down timeout is not running.
+	 */
+	{
+		int down[8] = { 0 }, gone = 2 * cfg.down_timeout_ms / 100;
 
-		for (int i = 0; i < cfg.n_replicas; i++) {
-			struct repl_replica_status rs;
+		for (int tries = 0; tries < 600; tries++) {
+			int all = 1;
 
-			repl_replica_status(repl, i, &rs);
-			all &= rs.state == REPL_REPLICA_STREAMING && rs.flushed_lsn >= lsn;
+			repl_status(repl, &st);
+			if (st.fenced)
+				return fenced_exit(&repl, acked_fd, REPL_E_FENCED,
+					st.last_lsn);
+			for (int i = 0; i < cfg.n_replicas; i++) {
+				struct repl_replica_status rs;
+
+				repl_replica_status(repl, i, &rs);
+				down[i] = rs.state == REPL_REPLICA_DOWN ? down[i] + 1 : 0;
+				all &= (rs.state == REPL_REPLICA_STREAMING &&
+					rs.flushed_lsn >= st.last_lsn) || down[i] > gone;
+			}
+			if (all)
+				break;
+			usleep(100000);
 		}
-		if (all)
-			break;
-		usleep(100000);
 	}
 	repl_close(&repl);
 	close(acked_fd);
+	return 0;
+}
+
+/* --- proxy ------------------------------------------------------------ */
+
+#define RELAYS_MAX 32
+#define RELAY_BUF 65536
+
+/* one relayed connection: bytes read from fd[d] wait in buf[d] for fd[1 - d] */
+struct relay {
+	int fd[2];			/* the client's, the target's; -1: unused */
+	unsigned char buf[2][RELAY_BUF];
+	size_t len[2], off[2];
+};
+
+static volatile sig_atomic_t cut;
+
+static void
+on_cut(int sig)
+{
+	(void)sig;
+	cut = 1;
+}
+
+static void
+relay_close(struct relay *r)
+{
+	for (int d = 0; d < 2; d++) {
+		if (r->fd[d] >= 0)
+			close(r->fd[d]);
+		r->fd[d] = -1;
+		r->len[d] = r->off[d] = 0;
+	}
+}
+
+static int
+nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* read what waits on either side, write what it can: -1 when it ends */
+static int
+relay_io(struct relay *r, const short rev[2])
+{
+	for (int d = 0; d < 2; d++) {
+		ssize_t n;
+
+		if (r->len[d] == 0 && (rev[d] & (POLLIN | POLLHUP | POLLERR))) {
+			n = read(r->fd[d], r->buf[d], RELAY_BUF);
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+				return -1;
+			if (n > 0) {
+				r->len[d] = (size_t)n;
+				r->off[d] = 0;
+			}
+		}
+		if (r->len[d] > r->off[d]) {
+			n = send(r->fd[1 - d], r->buf[d] + r->off[d],
+				r->len[d] - r->off[d], MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				return -1;
+			if (n > 0 && (r->off[d] += (size_t)n) == r->len[d])
+				r->len[d] = r->off[d] = 0;
+		}
+	}
+	if ((rev[0] | rev[1]) & POLLNVAL)
+		return -1;
+	return 0;
+}
+
+static int
+run_proxy(int argc, char *argv[])
+{
+	static struct relay relays[RELAYS_MAX];
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *target = NULL;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sc = { .sa_handler = on_cut };
+	char host[256], *colon;
+	int lfd, one = 1;
+
+	if (argc != 4)
+		return 2;
+	snprintf(host, sizeof(host), "%s", argv[3]);
+	colon = strrchr(host, ':');
+	if (colon == NULL)
+		return 2;
+	*colon = '\0';
+	if (getaddrinfo(host, colon + 1, &hints, &target)) {
+		fprintf(stderr, "repl-node proxy: cannot resolve %s\n", argv[3]);
+		return 1;
+	}
+	/* no SA_RESTART: a signal ends the poll at once */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sc, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < RELAYS_MAX; i++)
+		relays[i].fd[0] = relays[i].fd[1] = -1;
+	sin.sin_port = htons((uint16_t)atoi(argv[2]));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 16)) {
+		fprintf(stderr, "repl-node proxy: cannot listen on port %s: %s\n",
+			argv[2], strerror(errno));
+		return 1;
+	}
+	say_ready(NULL);
+	while (!stop) {
+		struct pollfd p[1 + 2 * RELAYS_MAX];
+		int at[RELAYS_MAX], np = 1;
+
+		if (cut) {
+			int n = 0;
+
+			cut = 0;
+			for (int i = 0; i < RELAYS_MAX; i++)
+				if (relays[i].fd[0] >= 0) {
+					relay_close(&relays[i]);
+					n++;
+				}
+			fprintf(stderr, "repl-node proxy: cut %d connection(s)\n", n);
+		}
+		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (int i = 0; i < RELAYS_MAX; i++) {
+			struct relay *r = &relays[i];
+
+			at[i] = -1;
+			if (r->fd[0] < 0)
+				continue;
+			at[i] = np;
+			for (int d = 0; d < 2; d++)
+				p[np + d] = (struct pollfd){ .fd = r->fd[d],
+					.events = (short)((r->len[d] == 0 ? POLLIN : 0) |
+					(r->len[1 - d] > r->off[1 - d] ? POLLOUT : 0)) };
+			np += 2;
+		}
+		if (poll(p, (nfds_t)np, 100) < 0 || cut)
+			continue;
+		for (int i = 0; i < RELAYS_MAX; i++) {
+			short rev[2];
+
+			if (at[i] < 0)
+				continue;
+			rev[0] = p[at[i]].revents;
+			rev[1] = p[at[i] + 1].revents;
+			if ((rev[0] | rev[1]) && relay_io(&relays[i], rev))
+				relay_close(&relays[i]);
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		for (;;) {
+			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			int tfd, slot = -1;
+
+			if (cfd < 0)
+				break;
+			for (int i = 0; i < RELAYS_MAX && slot < 0; i++)
+				if (relays[i].fd[0] < 0)
+					slot = i;
+			/* the target is local: a blocking connect answers at once */
+			tfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (slot < 0 || tfd < 0 ||
+			    connect(tfd, target->ai_addr, target->ai_addrlen) ||
+			    nonblocking(tfd)) {
+				if (tfd >= 0)
+					close(tfd);
+				close(cfd);
+				continue;
+			}
+			(void)setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			(void)setsockopt(tfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			relays[slot].fd[0] = cfd;
+			relays[slot].fd[1] = tfd;
+		}
+	}
+	for (int i = 0; i < RELAYS_MAX; i++)
+		relay_close(&relays[i]);
+	close(lfd);
+	freeaddrinfo(target);
 	return 0;
 }
 
@@ -257,19 +571,119 @@ open_image(const char *path, struct rpma_ext_mem **mem)
 	return wal;
 }
 
-static uint64_t
-max_acked(const char *path)
+static int
+run_status(int argc, char *argv[])
+{
+	struct rpma_ext_mem *mem = NULL;
+	struct wal *wal;
+	struct wal_status st;
+
+	if (argc != 3)
+		return 2;
+	wal = open_image(argv[2], &mem);
+	wal_status(wal, &st);
+	printf("first %llu last %llu epoch %llu tail_epoch %llu\n",
+		(unsigned long long)st.first_lsn, (unsigned long long)st.last_lsn,
+		(unsigned long long)st.epoch, (unsigned long long)wal_tail_epoch(wal));
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+	return 0;
+}
+
+struct ack {
+	uint64_t epoch, lsn, hash;
+};
+
+static int
+ack_cmp(const void *a, const void *b)
+{
+	const struct ack *x = a, *y = b;
+
+	return x->lsn < y->lsn ? -1 : x->lsn > y->lsn;
+}
+
+/*
+ * The acknowledgements, sorted by LSN, one per LSN; *bad counts the
+ * malformed lines and the LSNs acknowledged twice differently.
+ */
+static struct ack *
+read_acks(const char *path, size_t *n_lines, size_t *n_lsns, int *bad)
 {
 	FILE *f = fopen(path, "r");
-	unsigned long long v, max = 0;
+	struct ack *a = NULL;
+	size_t n = 0, cap = 0, k = 0, lineno = 0;
+	char line[256];
 
+	*n_lines = *n_lsns = 0;
 	if (f == NULL)
-		return 0;
-	while (fscanf(f, "%llu", &v) == 1)
-		if (v > max)
-			max = v;
+		return NULL;	/* nothing acknowledged yet */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long e, l, h;
+		int end = 0;
+
+		lineno++;
+		if (sscanf(line, "%llu %llu %llx%n", &e, &l, &h, &end) != 3 ||
+		    line[end] != '\n' || l == 0 || e == 0) {
+			printf("verify: FAIL: %s line %zu is malformed: %s", path,
+				lineno, line);
+			(*bad)++;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			a = realloc(a, cap * sizeof(*a));
+			if (a == NULL)
+				exit(1);
+		}
+		a[n++] = (struct ack){ e, l, h };
+	}
 	fclose(f);
-	return max;
+	*n_lines = n;
+	if (n == 0)
+		return a;
+	qsort(a, n, sizeof(*a), ack_cmp);
+	for (size_t i = 1; i <= n; i++) {
+		if (i < n && a[i].lsn == a[k].lsn) {
+			if (a[i].epoch != a[k].epoch || a[i].hash != a[k].hash) {
+				printf("verify: FAIL: LSN %llu acknowledged twice: epoch "
+					"%llu hash %016llx and epoch %llu hash %016llx\n",
+					(unsigned long long)a[k].lsn,
+					(unsigned long long)a[k].epoch,
+					(unsigned long long)a[k].hash,
+					(unsigned long long)a[i].epoch,
+					(unsigned long long)a[i].hash);
+				(*bad)++;
+			}
+			continue;
+		}
+		if (i < n)
+			a[++k] = a[i];
+	}
+	*n_lsns = k + 1;
+	return a;
+}
+
+/* the epoch in the header of record lsn (low 32 bits), 0 if not found */
+static uint64_t
+header_epoch(struct rpma_ext_mem *m, struct wal *w, uint64_t lsn)
+{
+	struct wal_identity id;
+	struct wal_pos p;
+	uint64_t ring, off;
+	unsigned char *x;
+
+	if (wal_pos_after(w, lsn - 1, &p))
+		return 0;
+	wal_identity(w, &id, &ring);
+	rpma_ext_mem_get_ptr(m, (void **)&x);
+	x += WAL_RING_OFF;
+	off = p.off;
+	/* a WRAP record (flags 1), or no room for a header: it starts at 0 */
+	if (ring - off < REC_HDR_SIZE || (get_le64(x + off + 24) >> 32 & 1))
+		off = 0;
+	if (get_le64(x + off) != lsn)
+		return 0;
+	return get_le64(x + off + REC_EPOCH_OFF) & 0xffffffffu;
 }
 
 /* ring bytes of the records [from, to] */
@@ -327,43 +741,98 @@ run_forge(int argc, char *argv[])
 	return 0;
 }
 
+/* verify (with_seed) and verify-acks: argv[first] is ACKED_FILE */
 static int
-run_verify(int argc, char *argv[])
+run_verify(int argc, char *argv[], bool with_seed)
 {
 	struct rpma_ext_mem *pm = NULL;
 	struct wal *pw;
 	struct wal_status ps;
 	unsigned char got[MAX_LEN], want[MAX_LEN];
-	uint64_t seed, acked;
-	int bad = 0;
+	struct ack *acks;
+	size_t n_lines, n_lsns, ai = 0, checked = 0, released = 0, exact = 0;
+	uint64_t seed = 0, acked = 0, prev_epoch = 0;
+	int first = with_seed ? 3 : 2, bad = 0;
 
-	if (argc < 5)
+	if (argc < first + 2)
 		return 2;
-	seed = strtoull(argv[2], NULL, 0);
-	acked = max_acked(argv[3]);
-	pw = open_image(argv[4], &pm);
+	if (with_seed)
+		seed = strtoull(argv[2], NULL, 0);
+	acks = read_acks(argv[first], &n_lines, &n_lsns, &bad);
+	if (n_lsns)
+		acked = acks[n_lsns - 1].lsn;
+	pw = open_image(argv[first + 1], &pm);
 	wal_status(pw, &ps);
-	printf("verify: newest acknowledged LSN %llu; primary holds %llu..%llu\n",
-		(unsigned long long)acked, (unsigned long long)ps.first_lsn,
-		(unsigned long long)ps.last_lsn);
+	printf("verify: %zu acknowledgements of %zu LSNs, the newest %llu; primary "
+		"holds %llu..%llu\n", n_lines, n_lsns, (unsigned long long)acked,
+		(unsigned long long)ps.first_lsn, (unsigned long long)ps.last_lsn);
 	if (ps.last_lsn < acked) {
 		printf("verify: FAIL: the primary lost acknowledged LSNs %llu..%llu\n",
 			(unsigned long long)ps.last_lsn + 1, (unsigned long long)acked);
 		bad++;
 	}
+	while (ai < n_lsns && ps.first_lsn && acks[ai].lsn < ps.first_lsn) {
+		ai++;
+		released++;
+	}
 	for (uint64_t l = ps.first_lsn; l && l <= ps.last_lsn; l++) {
-		size_t len = 0, wl = wal_test_len(seed, l, MAX_LEN);
+		size_t len = 0;
+		uint64_t e, h;
+		int ret = wal_read(pw, l, got, sizeof(got), &len);
 
-		wal_test_fill(seed, l, want, wl);
-		if (wal_read(pw, l, got, sizeof(got), &len) || len != wl ||
-		    memcmp(got, want, wl)) {
-			printf("verify: FAIL: primary LSN %llu is not what was appended\n",
-				(unsigned long long)l);
+		if (ret || len < PAYLOAD_HDR || len > MAX_LEN) {
+			printf("verify: FAIL: primary LSN %llu cannot be read (%d, %zu "
+				"bytes)\n", (unsigned long long)l, ret, len);
 			bad++;
 			break;
 		}
+		e = get_le64(got);
+		h = fnv1a(got, len);
+		if (get_le64(got + 8) != l || (e & 0xffffffffu) != header_epoch(pm, pw, l) ||
+		    e < prev_epoch) {
+			printf("verify: FAIL: primary LSN %llu says it is LSN %llu of "
+				"epoch %llu; its header says epoch %llu; the record "
+				"before is of epoch %llu\n", (unsigned long long)l,
+				(unsigned long long)get_le64(got + 8),
+				(unsigned long long)e,
+				(unsigned long long)header_epoch(pm, pw, l),
+				(unsigned long long)prev_epoch);
+			bad++;
+			break;
+		}
+		prev_epoch = e;
+		if (with_seed) {
+			size_t wl = payload_make(seed, e, l, want);
+
+			if (len != wl || memcmp(got, want, wl)) {
+				printf("verify: FAIL: primary LSN %llu is not what the "
+					"primary of epoch %llu appended\n",
+					(unsigned long long)l, (unsigned long long)e);
+				bad++;
+				break;
+			}
+			exact++;
+		}
+		if (ai < n_lsns && acks[ai].lsn == l) {
+			if (acks[ai].epoch != e || acks[ai].hash != h) {
+				printf("verify: FAIL: LSN %llu was acknowledged as epoch "
+					"%llu hash %016llx; the primary holds epoch %llu "
+					"hash %016llx\n", (unsigned long long)l,
+					(unsigned long long)acks[ai].epoch,
+					(unsigned long long)acks[ai].hash,
+					(unsigned long long)e, (unsigned long long)h);
+				bad++;
+			}
+			checked++;
+			ai++;
+		}
 	}
-	for (int i = 5; i < argc; i++) {
+	printf("verify: %zu acknowledged LSNs checked on the primary (%zu released "
+		"before its checkpoint)%s\n", checked, released,
+		with_seed ? "; every record it keeps byte-exact" : "");
+	if (with_seed && ps.first_lsn && exact != ps.last_lsn - ps.first_lsn + 1)
+		bad++;
+	for (int i = first + 2; i < argc; i++) {
 		struct rpma_ext_mem *rm = NULL;
 		struct wal *rw = open_image(argv[i], &rm);
 		struct wal_status rs;
@@ -372,10 +841,11 @@ run_verify(int argc, char *argv[])
 		wal_status(rw, &rs);
 		from = rs.first_lsn > ps.first_lsn ? rs.first_lsn : ps.first_lsn;
 		to = rs.last_lsn < ps.last_lsn ? rs.last_lsn : ps.last_lsn;
-		printf("verify: replica %s holds %llu..%llu; identical over %llu..%llu: ",
-			argv[i], (unsigned long long)rs.first_lsn,
+		printf("verify: replica %s holds %llu..%llu; identical over %llu..%llu "
+			"(%llu records): ", argv[i], (unsigned long long)rs.first_lsn,
 			(unsigned long long)rs.last_lsn, (unsigned long long)from,
-			(unsigned long long)to);
+			(unsigned long long)to,
+			(unsigned long long)(to >= from ? to - from + 1 : 0));
 		if (rs.last_lsn < acked || from > to ||
 		    !same_bytes(pm, pw, rm, rw, from, to)) {
 			printf("NO\n");
@@ -391,6 +861,7 @@ run_verify(int argc, char *argv[])
 		wal_close(&rw);
 		rpma_ext_mem_close(&rm);
 	}
+	free(acks);
 	wal_close(&pw);
 	rpma_ext_mem_close(&pm);
 	printf("verify: %s\n", bad ? "FAIL" : "ok");
@@ -403,17 +874,25 @@ main(int argc, char *argv[])
 	/* the engine's notices (links up, resyncs, truncations) on stderr */
 	enum rpma_log_level level = env_int("REPL_NODE_DEBUG", 0) ?
 		RPMA_LOG_LEVEL_DEBUG : RPMA_LOG_LEVEL_NOTICE;
+	const char *mode = argc >= 2 ? argv[1] : "";
 
 	rpma_log_set_threshold(RPMA_LOG_THRESHOLD, level);
 	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, level);
-	if (argc >= 2 && strcmp(argv[1], "replica") == 0)
+	if (strcmp(mode, "replica") == 0)
 		return run_replica(argc, argv);
-	if (argc >= 2 && strcmp(argv[1], "primary") == 0)
+	if (strcmp(mode, "primary") == 0)
 		return run_primary(argc, argv);
-	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
-		return run_verify(argc, argv);
-	if (argc >= 2 && strcmp(argv[1], "forge") == 0)
+	if (strcmp(mode, "verify") == 0)
+		return run_verify(argc, argv, true);
+	if (strcmp(mode, "verify-acks") == 0)
+		return run_verify(argc, argv, false);
+	if (strcmp(mode, "forge") == 0)
 		return run_forge(argc, argv);
-	fprintf(stderr, "usage: repl-node replica|primary|verify ...\n");
+	if (strcmp(mode, "proxy") == 0)
+		return run_proxy(argc, argv);
+	if (strcmp(mode, "status") == 0)
+		return run_status(argc, argv);
+	fprintf(stderr, "usage: repl-node replica|primary|forge|proxy|status|"
+		"verify|verify-acks ...\n");
 	return 2;
 }

@@ -38,6 +38,8 @@ extern "C" {
 					   new primary (its client id) */
 #define REPL_E_NO_QUORUM (-300011)	/* promotion: fewer than n - k + 1
 					   nodes reachable (see force) */
+#define REPL_E_MEMBERSHIP (-300012)	/* n or k differ from the stored
+					   membership (see reconfigure) */
 
 const char *repl_strerror(int err);
 
@@ -83,6 +85,15 @@ struct repl_cfg {
 	 */
 	int promote_wait_ms;
 	int force_promotion;
+
+	/*
+	 * The membership (n_replicas and quorum) is stored in the log with a
+	 * configuration epoch; a start whose n or k differ from it fails with
+	 * REPL_E_MEMBERSHIP unless reconfigure is set, which makes this
+	 * configuration the next one.  Replicas count toward the quorum only
+	 * once they hold everything committed under it.
+	 */
+	int reconfigure;
 
 	/*
 	 * The control channel's TLS (mutual: each side presents a certificate
@@ -156,6 +167,7 @@ struct repl_status {
 	uint64_t commit_lsn;	/* newest durable by the quorum rule */
 	int replicas_up;	/* replicas streaming (counting toward quorum) */
 	int fenced;		/* a newer primary took over (REPL_E_FENCED) */
+	uint64_t config_epoch;	/* of the membership (0: single node) */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);
@@ -171,6 +183,8 @@ struct repl_replica_status {
 	uint64_t flushed_lsn;	/* newest LSN flushed on it */
 	uint64_t lag_records;	/* appended here, not yet flushed there */
 	uint64_t reconnects;
+	int member;		/* it caught up under the current membership:
+				   it counts toward the quorum */
 	char why[160];		/* why it last went down ("" if never) */
 };
 

@@ -4,7 +4,9 @@
 # NAME (their name in messages) and, optionally, TIMEOUT_MS: a directory in
 # /dev/shm removed on exit, a CA for the run (TLS on the control channel),
 # ports, and starting, watching and stopping 2 replicas and a primary
-# (tools/repl-node, crash backend).  The caller seeds RANDOM first.
+# (tools/repl-node, crash backend); or 3 nodes that change roles (node_*).
+# The caller seeds RANDOM first.  $D/acked holds a line "EPOCH LSN HASH"
+# per acknowledged record.
 
 NODE=${REPL_NODE:-./tools/repl-node}
 [[ -x $NODE ]] || { echo "$NAME: $NODE not built"; exit 99; }
@@ -36,7 +38,7 @@ export REPL_NODE_TLS_DIR=$D/tls
 
 # a 2 MiB ring: a lap is about 6,000 records of these sizes
 SIZE=$((8192 + 2 * 1024 * 1024))
-BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up)
+BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up): 8 used
 CTL=($BASE $((BASE + 2)))
 DATA=($((BASE + 1)) $((BASE + 3)))
 export REPL_NODE_TIMEOUT_MS=${REPL_NODE_TIMEOUT_MS:-${TIMEOUT_MS:-1500}}
@@ -65,7 +67,7 @@ start_primary() {	# quorum
 }
 
 acked() {
-	[[ -s $D/acked ]] && tail -n 1 "$D/acked" || echo 0
+	[[ -s $D/acked ]] && tail -n 1 "$D/acked" | cut -d' ' -f2 || echo 0
 }
 
 # wait until the acknowledged LSN passes $1 (the cluster makes progress)
@@ -88,4 +90,95 @@ stop_all() {
 
 verify() {
 	"$NODE" verify $SEED "$D/acked" "$D/p" "$D/r0" "$D/r1" || fail "verification"
+}
+
+# --- 3 nodes, each a replica or the primary in turn ----------------------
+# Node i keeps its log in $D/n$i across roles; its processes' stderr go to
+# $D/n$i.err, each start marked.  npid[i]: its process, role[i]: its role.
+NCTL=($BASE $((BASE + 2)) $((BASE + 4)))
+NDATA=($((BASE + 1)) $((BASE + 3)) $((BASE + 5)))
+npid=(0 0 0)
+role=(none none none)
+
+mark() {	# node what
+	echo "=== $(date +%T.%N | cut -c1-12) $2" >> "$D/n$1.err"
+}
+
+node_replica() {	# node
+	local i=$1 t
+	mark $i "replica"
+	: > "$D/n$i.out"
+	"$NODE" replica "$D/n$i" $SIZE ${NCTL[$i]} ${NDATA[$i]} > "$D/n$i.out" \
+		2>> "$D/n$i.err" &
+	npid[$i]=$!
+	role[$i]=replica
+	pids+=($!)
+	for ((t = 0; t < 100; t++)); do
+		grep -q ready "$D/n$i.out" 2>/dev/null && return 0
+		kill -0 ${npid[$i]} 2>/dev/null || fail "node $i: the replica did not start"
+		sleep 0.1
+	done
+	fail "node $i: the replica not ready in 10 s"
+}
+
+# a primary on node i's log (a promotion) appending to LSN until with
+# quorum 1; the rest: its replicas' HOST:PORT; a new log gets node id CTL
+node_primary() {	# node until replica...
+	local i=$1 until=$2
+	shift 2
+	mark $i "primary to LSN $until of $*"
+	REPL_NODE_NODE_ID=${NCTL[$i]} "$NODE" primary "$D/n$i" $SIZE $SEED $until 1 \
+		"$D/acked" "$@" 2>> "$D/n$i.err" &
+	npid[$i]=$!
+	role[$i]=primary
+	pids+=($!)
+}
+
+# stop node i's process with a signal and reap it; $rc: its exit code
+node_stop() {	# node signal
+	kill -CONT ${npid[$1]} 2>/dev/null
+	kill -$2 ${npid[$1]} 2>/dev/null
+	wait ${npid[$1]}
+	rc=$?
+	role[$1]=none
+}
+
+# wait up to $2 s for node i's process to end; $rc: its exit code
+node_wait_exit() {	# node seconds
+	local t
+	for ((t = 0; t < $2 * 10; t++)); do
+		kill -0 ${npid[$1]} 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 ${npid[$1]} 2>/dev/null && fail "node $1: its ${role[$1]} still runs after $2 s"
+	wait ${npid[$1]}
+	rc=$?
+	role[$1]=none
+}
+
+acked_lines() {
+	[[ -f $D/acked ]] && wc -l < "$D/acked" || echo 0
+}
+
+# wait until $1 more acknowledgements arrived than $2 (lines) while node
+# $3's primary runs
+wait_more_acks() {	# count from node
+	local t
+	for ((t = 0; t < 600; t++)); do
+		(( $(acked_lines) >= $2 + $1 )) && return 0
+		if ! kill -0 ${npid[$3]} 2>/dev/null; then
+			wait ${npid[$3]}
+			fail "node $3: the primary ended (exit code $?) with no $1 new acknowledgements"
+		fi
+		sleep 0.1
+	done
+	fail "no $1 acknowledgements in 60 s (node $3 primary)"
+}
+
+# lines of node i's stderr matching a pattern since its line $2
+count_since() {	# node from_line pattern
+	tail -n +$(($2 + 1)) "$D/n$1.err" 2>/dev/null | grep -c -- "$3"
+}
+err_lines() {	# node
+	[[ -f $D/n$1.err ]] && wc -l < "$D/n$1.err" || echo 0
 }

@@ -136,6 +136,18 @@ samples(struct ctl_msg *s)
 	m->u.error.code = -110;
 	strcpy(m->u.error.text, "replica 2: log is full");
 
+	m = msg_init(&s[n++], CTL_MEMBERSHIP, 22);
+	m->u.membership.config_epoch = 1;
+	m = msg_init(&s[n++], CTL_MEMBERSHIP, 23);
+	m->u.membership.config_epoch = UINT64_MAX;
+	m->u.membership.quorum = MEMBERS_MAX;
+	m->u.membership.n = MEMBERS_MAX;
+	for (int i = 0; i < MEMBERS_MAX; i++) {
+		m->u.membership.m[i].port = (uint16_t)(UINT16_MAX - i);
+		for (int j = 0; j < MEMBER_HOST_MAX; j++)
+			m->u.membership.m[i].host[j] = (char)(0x21 + (i + j) % 94);
+	}
+
 	CU_ASSERT_FATAL(n <= NSAMPLES);
 	return n;
 }
@@ -166,7 +178,8 @@ body_size(const struct ctl_msg *m)
 {
 	switch (m->type) {
 	case CTL_HELLO:		return 64;
-	case CTL_HELLO_REPLY:	return 104 + m->u.hello_reply.desc_len;
+	case CTL_HELLO_REPLY:	return 112 + m->u.hello_reply.desc_len;
+	case CTL_MEMBERSHIP:	return 544;
 	case CTL_QUERY:		return 8;
 	case CTL_QUERY_REPLY:	return 40;
 	case CTL_TRUNCATE:	return 24;
@@ -185,7 +198,7 @@ round_trip(void)
 	struct ctl_msg s[NSAMPLES], back;
 	uint8_t frame[CTL_FRAME_MAX], again[CTL_FRAME_MAX];
 	const char *why;
-	int n = samples(s), seen[CTL_ERROR + 1] = { 0 };
+	int n = samples(s), seen[CTL_MEMBERSHIP + 1] = { 0 };
 
 	for (int i = 0; i < n; i++) {
 		int len = ctl_msg_encode(&s[i], frame, sizeof(frame));
@@ -203,7 +216,7 @@ round_trip(void)
 		CU_ASSERT_EQUAL(len, CTL_HDR_SIZE + body_size(&s[i]));
 		seen[s[i].type]++;
 	}
-	for (int t = CTL_HELLO; t <= CTL_ERROR; t++)
+	for (int t = CTL_HELLO; t <= CTL_MEMBERSHIP; t++)
 		CU_ASSERT(seen[t] >= 2);
 
 	/* the exact bytes of one frame, as docs/replication.md lays it out */
@@ -228,7 +241,8 @@ type_names(void)
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_SET_HEAD), "SET_HEAD");
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_ERROR), "ERROR");
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(0), "unknown");
-	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(11), "unknown");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_MEMBERSHIP), "MEMBERSHIP");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(12), "unknown");
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(-1), "unknown");
 }
 
@@ -358,7 +372,7 @@ rejections(void)
 	len = frame_of(&s[0], f);
 	put_le(f + 6, 0, 2);
 	expect_reject(f, (size_t)len, "type");
-	put_le(f + 6, 11, 2);
+	put_le(f + 6, 12, 2);
 	expect_reject(f, (size_t)len, "type");
 	put_le(f + 6, 0xffff, 2);
 	expect_reject(f, (size_t)len, "type");
@@ -377,11 +391,11 @@ rejections(void)
 
 	/* HELLO_REPLY: the variable part must match desc_len */
 	len = frame_of(&s[4], f);	/* desc_len 1 */
-	put_le(f + 8, 104 + 2, 4);
+	put_le(f + 8, 112 + 2, 4);
 	f[len] = 0;
-	expect_reject(f, (size_t)len + 1, "104 + desc_len");
-	put_le(f + 8, 104, 4);
-	expect_reject(f, (size_t)len - 1, "104 + desc_len");
+	expect_reject(f, (size_t)len + 1, "112 + desc_len");
+	put_le(f + 8, 112, 4);
+	expect_reject(f, (size_t)len - 1, "112 + desc_len");
 
 	len = frame_of(&s[3], f);
 	put_le(f + 16 + 90, 65, 2);
@@ -489,8 +503,22 @@ rejections(void)
 	/* and what cannot be encoded at all */
 	msg_init(&m, (enum ctl_type)0, 1);
 	refused(&m, "type");
-	msg_init(&m, (enum ctl_type)11, 1);
+	msg_init(&m, (enum ctl_type)12, 1);
 	refused(&m, "type");
+	/* a membership the decoder would refuse */
+	msg_init(&m, CTL_MEMBERSHIP, 1);
+	refused(&m, "config_epoch is 0");
+	m.u.membership.config_epoch = 2;
+	m.u.membership.n = 1;
+	m.u.membership.quorum = 2;
+	m.u.membership.m[0].port = 7;
+	strcpy(m.u.membership.m[0].host, "a");
+	refused(&m, "quorum above the members");
+	m.u.membership.quorum = 1;
+	strcpy(m.u.membership.m[0].host, "a b");
+	refused(&m, "host not printable");
+	m.u.membership.m[0].host[0] = '\0';
+	refused(&m, "host empty");
 }
 
 /* a connected pair over 127.0.0.1 */

@@ -29,7 +29,7 @@ stream_msg(int i, struct ctl_msg *m)
 	struct ctl_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
 		(uint32_t)i / 7 + 1, (uint32_t)v };
 
-	msg_init(m, (enum ctl_type)(CTL_HELLO + i % 10), (uint32_t)i);
+	msg_init(m, (enum ctl_type)(CTL_HELLO + i % 11), (uint32_t)i);
 	switch (m->type) {
 	case CTL_HELLO:
 		memcpy(m->u.hello.cluster_uuid, &v, sizeof(v));
@@ -73,6 +73,16 @@ stream_msg(int i, struct ctl_msg *m)
 		break;
 	case CTL_HEARTBEAT:
 		m->u.heartbeat.time_ns = v;
+		break;
+	case CTL_MEMBERSHIP:
+		m->u.membership.config_epoch = v | 1;
+		m->u.membership.n = (uint32_t)i % (MEMBERS_MAX + 1);
+		m->u.membership.quorum = m->u.membership.n / 2;
+		for (uint32_t k = 0; k < m->u.membership.n; k++) {
+			m->u.membership.m[k].port = (uint16_t)(7000 + k);
+			snprintf(m->u.membership.m[k].host,
+				sizeof(m->u.membership.m[k].host), "node%u-%d", k, i);
+		}
 		break;
 	case CTL_ERROR:
 		m->u.error.code = -i;

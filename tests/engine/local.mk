@@ -37,6 +37,14 @@ TESTS += tests/engine/wal_replica
 tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
 
+# the membership: stored with its configuration epoch, changed only on purpose
+check_PROGRAMS += tests/engine/repl_membership
+TESTS += tests/engine/repl_membership
+tests_engine_repl_membership_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_repl_membership_LDADD = engine/librepl_internal.la $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+
 # a replica that stops answering: marked down; quorum blocks or goes on
 TESTS += tests/engine/repl_quorum.sh
 EXTRA_DIST += tests/engine/repl_quorum.sh

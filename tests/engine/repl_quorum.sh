@@ -38,7 +38,8 @@ kill -TERM $ppid
 wait $ppid || fail "the primary did not stop cleanly"
 
 echo "repl_quorum: quorum 1 of 2"
-start_primary 1
+# another k than the log's membership: only on purpose
+REPL_NODE_RECONFIGURE=1 start_primary 1
 wait_acked $(( $(acked) + 1000 ))
 kill -STOP ${rpid[1]}
 a1=$(acked)
