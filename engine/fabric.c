@@ -2,8 +2,10 @@
 /* fabric.c -- peers and connection configurations by transport name */
 #include "config.h"
 
+#include <poll.h>
 #include <string.h>
 
+#include "clock.h"
 #include "fabric.h"
 #include "log.h"
 
@@ -49,4 +51,30 @@ fabric_conn_cfg(const char *provider, int depth, int timeout_ms)
 		return NULL;
 	}
 	return cfg;
+}
+
+void
+fabric_conn_drop(struct rpma_conn **conn, int wait_ms)
+{
+	uint64_t until;
+	int fd;
+
+	if (*conn == NULL)
+		return;
+	rpma_conn_disconnect(*conn);
+	if (rpma_conn_get_event_fd(*conn, &fd) == 0) {
+		until = clock_now_ms() + (uint64_t)wait_ms;
+		for (;;) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			enum rpma_conn_event ev;
+			int left = (int)(until - clock_now_ms());
+
+			if (left <= 0 || poll(&p, 1, left) <= 0)
+				break;
+			if (rpma_conn_next_event(*conn, &ev) != 0 ||
+			    ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
+				break;
+		}
+	}
+	rpma_conn_delete(conn);
 }

@@ -25,4 +25,12 @@ int fabric_peer_new(const char *provider, const char *addr, bool local,
 struct rpma_conn_cfg *fabric_conn_cfg(const char *provider, int depth,
 		int timeout_ms);
 
+/*
+ * Disconnect and delete *conn without depending on the peer: the local
+ * side of the connection goes to the error state at once; the peer's
+ * answer is awaited at most wait_ms (a frozen or hostile peer must not
+ * hold up a fence or a reconnection).
+ */
+void fabric_conn_drop(struct rpma_conn **conn, int wait_ms);
+
 #endif

@@ -364,15 +364,7 @@ err:
 void
 link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst)
 {
-	enum rpma_conn_event ev;
-
-	if (*conn) {
-		rpma_conn_disconnect(*conn);
-		while (rpma_conn_next_event(*conn, &ev) == 0 &&
-		       ev != RPMA_CONN_CLOSED && ev != RPMA_CONN_LOST)
-			;
-		rpma_conn_delete(conn);
-	}
+	fabric_conn_drop(conn, 200);
 	if (*dst)
 		rpma_mr_remote_delete(dst);
 }

@@ -254,15 +254,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 static void
 drop_conn(struct rpma_conn **conn)
 {
-	enum rpma_conn_event ev;
-
-	if (*conn == NULL)
-		return;
-	rpma_conn_disconnect(*conn);
-	while (rpma_conn_next_event(*conn, &ev) == 0 && ev != RPMA_CONN_CLOSED &&
-	       ev != RPMA_CONN_LOST)
-		;
-	rpma_conn_delete(conn);
+	fabric_conn_drop(conn, 200);
 }
 
 static int

@@ -50,6 +50,7 @@ struct verbs_slot {
 	struct verbs_ring *ring;
 	uint64_t seq;
 	bool done;
+	bool submitted;		/* ibv_post_send took it */
 };
 
 /* a queue's slots, retired in order */
@@ -59,6 +60,7 @@ struct verbs_ring {
 	uint32_t nslots;
 	uint64_t posted;	/* next sequence number */
 	uint64_t retired;	/* every seq below is retired */
+	uint64_t submitted_upto;	/* every seq below reached the QP */
 	/* a send queue: a completion means every earlier request completed */
 	bool in_order;
 };
@@ -161,5 +163,15 @@ void rpma_verbs_ring_fini(struct verbs_ring *ring);
 struct verbs_slot *rpma_verbs_slot_get(struct verbs_ring *ring,
 		const void *op_context, const struct rpma_mr_local *mr);
 void rpma_verbs_slot_unget(struct verbs_slot *slot);
+/* ibv_post_send took the slot's request */
+void rpma_verbs_slot_submitted(struct verbs_slot *slot);
+/*
+ * A send queue's requests of the core's own (flush service) are not in
+ * the ring: the mark before posting one says which of the ring's requests
+ * precede it on the QP, and its completion retires them (RC order), so
+ * unsignaled writes followed by such a request free their slots.
+ */
+uint64_t rpma_verbs_ring_mark(struct verbs_ring *ring);
+void rpma_verbs_ring_retire_before(struct verbs_ring *ring, uint64_t mark);
 
 #endif

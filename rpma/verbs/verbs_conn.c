@@ -493,6 +493,7 @@ post_send_wr(struct verbs_conn *conn, struct ibv_send_wr *wr,
 		rpma_verbs_slot_unget(slot);
 		return rpma_verbs_err(ret, "ibv_post_send");
 	}
+	rpma_verbs_slot_submitted(slot);
 	return 0;
 }
 

@@ -21,7 +21,7 @@ rpma_verbs_ring_init(struct verbs_ring *ring, uint32_t nslots, bool in_order)
 	if (ring->slots == NULL)
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate %u work-request slots", nslots);
 	ring->nslots = nslots ? nslots : 1;
-	ring->posted = ring->retired = 0;
+	ring->posted = ring->retired = ring->submitted_upto = 0;
 	ring->in_order = in_order;
 	pthread_mutex_init(&ring->lock, NULL);
 	return 0;
@@ -60,6 +60,7 @@ rpma_verbs_slot_get(struct verbs_ring *ring, const void *op_context,
 	slot->ring = ring;
 	slot->seq = ring->posted++;
 	slot->done = false;
+	slot->submitted = false;
 	pthread_mutex_unlock(&ring->lock);
 	rpma_mr_hold(mr);
 	return slot;
@@ -77,6 +78,64 @@ rpma_verbs_slot_unget(struct verbs_slot *slot)
 	slot->done = true;
 	if (slot->seq + 1 == ring->posted)
 		ring->posted--;
+	while (ring->retired < ring->posted &&
+	       ring->slots[ring->retired % ring->nslots].done)
+		ring->retired++;
+	if (ring->submitted_upto > ring->posted)
+		ring->submitted_upto = ring->posted;
+	pthread_mutex_unlock(&ring->lock);
+}
+
+/* move submitted_upto over the prefix that reached the QP (under lock) */
+static void
+advance_submitted(struct verbs_ring *ring)
+{
+	if (ring->submitted_upto < ring->retired)
+		ring->submitted_upto = ring->retired;
+	while (ring->submitted_upto < ring->posted) {
+		struct verbs_slot *x = &ring->slots[ring->submitted_upto % ring->nslots];
+
+		if (!x->submitted && !x->done)
+			break;
+		ring->submitted_upto++;
+	}
+}
+
+void
+rpma_verbs_slot_submitted(struct verbs_slot *slot)
+{
+	struct verbs_ring *ring = slot->ring;
+
+	pthread_mutex_lock(&ring->lock);
+	slot->submitted = true;
+	advance_submitted(ring);
+	pthread_mutex_unlock(&ring->lock);
+}
+
+uint64_t
+rpma_verbs_ring_mark(struct verbs_ring *ring)
+{
+	uint64_t mark;
+
+	pthread_mutex_lock(&ring->lock);
+	advance_submitted(ring);
+	mark = ring->submitted_upto;
+	pthread_mutex_unlock(&ring->lock);
+	return mark;
+}
+
+void
+rpma_verbs_ring_retire_before(struct verbs_ring *ring, uint64_t mark)
+{
+	pthread_mutex_lock(&ring->lock);
+	for (uint64_t s = ring->retired; s < mark && s < ring->posted; s++) {
+		struct verbs_slot *x = &ring->slots[s % ring->nslots];
+
+		if (!x->done) {
+			rpma_mr_release(x->mr);
+			x->done = true;
+		}
+	}
 	while (ring->retired < ring->posted &&
 	       ring->slots[ring->retired % ring->nslots].done)
 		ring->retired++;

@@ -48,6 +48,8 @@ struct verbs_gpspm {
 	struct rpma_req *recv_area;	/* [nslots] what arrives */
 	struct rpma_req *resp_area;	/* [nslots] answers, by recv index */
 	struct rpma_req *req_area;	/* [nslots] our requests, by slot */
+	uint64_t *req_mark;		/* [nslots] the send ring's mark before each */
+	uint64_t *resp_mark;		/* [nslots] the same for the answers */
 	struct ibv_mr *mr;		/* the three areas */
 	struct rpma_req_table pending;	/* ours, waiting for answers */
 	atomic_bool closed;
@@ -96,6 +98,12 @@ rpma_verbs_gpspm_new(struct verbs_conn *conn, uint32_t nslots, uint32_t cq_size,
 		goto err;
 	}
 	memset(g->recv_area, 0, 3 * area);
+	g->req_mark = calloc(2 * (size_t)nslots, sizeof(*g->req_mark));
+	if (g->req_mark == NULL) {
+		ret = rpma_fail(RPMA_E_NOMEM, "cannot allocate the flush service's marks");
+		goto err;
+	}
+	g->resp_mark = g->req_mark + nslots;
 	g->resp_area = g->recv_area + nslots;
 	g->req_area = g->resp_area + nslots;
 	g->mr = ibv_reg_mr(peer->pd, g->recv_area, 3 * area, IBV_ACCESS_LOCAL_WRITE);
@@ -183,6 +191,7 @@ rpma_verbs_gpspm_delete(struct verbs_conn *conn)
 	if (g->mr)
 		ibv_dereg_mr(g->mr);
 	free(g->recv_area);
+	free(g->req_mark);
 	rpma_req_table_fini(&g->pending);
 	free(g);
 	conn->gpspm = NULL;
@@ -224,6 +233,7 @@ rpma_verbs_gpspm_request(struct verbs_conn *conn, const struct rpma_op *op,
 	rpma_req_fill(&g->req_area[slot], (enum rpma_req_op)req_op, op,
 		atomic_load_explicit(&conn->base.epoch, memory_order_relaxed));
 	g->req_area[slot].slot = htole16((uint16_t)slot);
+	g->req_mark[slot] = rpma_verbs_ring_mark(&conn->sq);
 	ret = post_service_send(conn, &g->req_area[slot], WR_REQ_SENT | slot);
 	if (ret)
 		rpma_req_table_untake(&g->pending, slot);
@@ -288,6 +298,7 @@ on_recv(struct verbs_conn *conn, const struct ibv_wc *wc)
 	g->resp_area[idx].status = (uint8_t)(wc->byte_len == sizeof(rec) ?
 		rpma_req_serve(&conn->peer->base, &rec) : RPMA_REQ_BAD);
 	/* the buffer is posted again once the answer has left */
+	g->resp_mark[idx] = rpma_verbs_ring_mark(&conn->sq);
 	if (post_service_send(conn, &g->resp_area[idx], WR_RESP_SENT | idx))
 		fail_pending(conn);
 }
@@ -300,16 +311,23 @@ on_send(struct verbs_conn *conn, struct ibv_wc *wc)
 	RPMA_LOG_DEBUG("flush service: send completion tag %llu status %s",
 		(unsigned long long)(tag >> WR_TAG_SHIFT), ibv_wc_status_str(wc->status));
 	if (tag == WR_RESP_SENT) {
-		if (wc->status == IBV_WC_SUCCESS)
+		if (wc->status == IBV_WC_SUCCESS) {
+			rpma_verbs_ring_retire_before(&conn->sq,
+				conn->gpspm->resp_mark[WR_INDEX(wc->wr_id)]);
 			post_service_recv(conn, WR_INDEX(wc->wr_id));
-		else
+		} else {
 			fail_pending(conn);
+		}
 		return;
 	}
 	if (tag == WR_REQ_SENT) {
 		if (wc->status != IBV_WC_SUCCESS)
 			complete_pending(conn, WR_INDEX(wc->wr_id), wc->status,
 				wc->vendor_err);
+		else
+			/* the application's writes before it completed too */
+			rpma_verbs_ring_retire_before(&conn->sq,
+				conn->gpspm->req_mark[WR_INDEX(wc->wr_id)]);
 		return;
 	}
 	/* the application's operation */

@@ -8,7 +8,10 @@
  * acknowledgement, atomic-writes a tail word and flushes it, then SIGKILLs
  * the target and reads its image from this process: everything
  * acknowledged must be there.  Also: the service owns the receive queue
- * (rpma_recv is refused), and the connection reports its flush method.
+ * (rpma_recv is refused), and the connection reports its flush method;
+ * many more unsignaled writes than the send queue holds, each followed by
+ * a flush, go through (the service's requests retire the writes before
+ * them).
  * Without an RDMA device it exits 77 (the VM rig runs it).
  */
 #include <fcntl.h>
@@ -156,6 +159,24 @@ main(void)
 	wc = v_wait_wc(cq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1, "flush: %s",
 		ibv_wc_status_str(wc.status));
+	/* rounds of 3 unsignaled writes + a flush: 10 times the send queue */
+	{
+		uint32_t sq = 0;
+
+		CHECK(rpma_conn_cfg_get_sq_size(cfg, &sq) == 0 && sq > 0, "sq size");
+		for (uint32_t i = 0; i < 10 * sq / 3 + 1; i++) {
+			for (int w = 0; w < 3; w++)
+				CHECK(rpma_write(conn, dst, OFFSET, src, 0, LEN,
+					RPMA_F_COMPLETION_ON_ERROR, NULL) == 0,
+					"write %u.%d: %s", i, w, rpma_ext_errormsg());
+			CHECK(rpma_flush(conn, dst, OFFSET, LEN, RPMA_FLUSH_TYPE_PERSISTENT,
+				RPMA_F_COMPLETION_ALWAYS, (void *)1) == 0,
+				"flush %u: %s", i, rpma_ext_errormsg());
+			wc = v_wait_wc(cq);
+			CHECK(wc.status == IBV_WC_SUCCESS, "flush %u: %s", i,
+				ibv_wc_status_str(wc.status));
+		}
+	}
 	memcpy(word, &tail, 8);
 	CHECK(rpma_atomic_write(conn, dst, 0, word, RPMA_F_COMPLETION_ON_ERROR, NULL) == 0,
 		"atomic write");

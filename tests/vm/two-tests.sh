@@ -11,7 +11,15 @@
 #      landed, the client prints the median;
 #   2. the same with a client built against Debian's librpma
 #      (rdma_wf_loop_librpma) into our target;
-#   3. and our client into a librpma target.
+#   3. and our client into a librpma target;
+#   4. a promotion over verbs while the old primary writes: the server guest
+#      runs two replicas (repl-node, provider verbs), the client guest a
+#      primary streaming to both; the server promotes replica 2 (a primary
+#      on its log: itself and replica 1 are n - k + 1 nodes); the old
+#      primary must exit fenced (3), and replica 1's ring must not change
+#      after the new primary stopped, while the old one was still trying.
+#      (tests/verbs/verbs_fence shows in one guest that the old key and the
+#      old epoch are refused with a remote access error.)
 # A step whose programs were not passed in (/files) fails.
 #
 # (tests/interop's programs cannot cross guests: their client looks up its
@@ -114,6 +122,114 @@ visit() {
 	vm-peer ready "5$step" || fail "vm-peer ready 5$step"
 }
 
+# step 4 (repl-node): its rendezvous are 41 (replicas listen), 42 (the old
+# primary streams), 43 (the old primary is done), 44 (the server is done:
+# the client guest must stay up until then, its "ready 43" with it)
+fence_size=$((8 << 20))
+
+wait_lines() {	# FILE N SECONDS: until FILE has N lines
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[[ -s $1 ]] && (($(wc -l <"$1") >= $2)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+fence_server() {
+	local r1 r2 p2 h1 h2 what="step 4: promotion over verbs here, old primary in ${RPMA_VM_PEER_IP:-?}"
+	if ! need repl-node; then
+		vm-peer ready 41
+		vm-peer ready 44
+		return
+	fi
+	export REPL_NODE_PROVIDER=verbs REPL_NODE_ADDR=$ip REPL_NODE_TIMEOUT_MS=3000
+	/files/repl-node replica "$log/r1" $fence_size 7801 7802 >"$log/r1.out" 2>"$log/r1.err" &
+	r1=$!
+	/files/repl-node replica "$log/r2" $fence_size 7803 7804 >"$log/r2.out" 2>"$log/r2.err" &
+	r2=$!
+	if ! wait_lines "$log/r1.out" 1 60 || ! wait_lines "$log/r2.out" 1 60; then
+		fail "$what: the replicas did not start"
+		show r1 "$log/r1.err"
+		vm-peer ready 41
+		kill "$r1" "$r2" 2>/dev/null
+		vm-peer ready 44
+		return
+	fi
+	vm-peer ready 41
+	if ! vm-peer wait 300 42; then
+		fail "$what: the old primary never streamed"
+		show r1 "$log/r1.err"
+		kill "$r1" "$r2" 2>/dev/null
+		vm-peer ready 44
+		return
+	fi
+	# replica 2 becomes the primary while the old one writes on
+	kill -TERM "$r2"
+	wait "$r2"
+	/files/repl-node primary "$log/r2" $fence_size 7 1000000000 1 \
+		"$log/acked2" "$ip:7801" "$RPMA_VM_PEER_IP:7805" 2>"$log/p2.err" &
+	p2=$!
+	if wait_lines "$log/acked2" 200 150; then
+		pass "$what: promoted, $(grep -c . "$log/acked2") records acknowledged by the new primary"
+	else
+		fail "$what: the new primary acknowledged nothing"
+		show p2 "$log/p2.err"
+	fi
+	kill -KILL "$p2" 2>/dev/null
+	wait "$p2" 2>/dev/null
+	sleep 1
+	h1=$(md5sum <"$log/r1")
+	cp "$log/r1" "$log/r1.h1"
+	vm-peer wait 300 43 || fail "$what: the old primary never finished"
+	sleep 2
+	h2=$(md5sum <"$log/r1")
+	if [[ $h1 == "$h2" ]]; then
+		pass "$what: replica 1's ring unchanged while the old primary tried"
+	else
+		fail "$what: replica 1's ring changed after the new primary stopped"
+		cmp -l "$log/r1.h1" "$log/r1" | head -n 8 | sed 's/^/    cmp| /'
+		show r1 "$log/r1.err"
+	fi
+	grep -m1 'refused request' "$log/r1.err" | sed 's/^/    r1| /'
+	kill -TERM "$r1"
+	wait "$r1"
+	vm-peer ready 44
+}
+
+fence_client() {
+	local p1 rc peer=$RPMA_VM_PEER_IP what="step 4: old primary here, promotion in ${RPMA_VM_PEER_IP:-?}"
+	if ! need repl-node || ! vm-peer wait 300 41; then
+		fail "$what: not run (no program, or the replicas never listened)"
+		vm-peer ready 43
+		vm-peer wait 300 44
+		return
+	fi
+	export REPL_NODE_PROVIDER=verbs REPL_NODE_TIMEOUT_MS=3000
+	/files/repl-node primary "$log/p1" $fence_size 5 1000000000 1 \
+		"$log/acked1" "$peer:7801" "$peer:7803" 2>"$log/p1.err" &
+	p1=$!
+	if ! wait_lines "$log/acked1" 300 150; then
+		fail "$what: no records acknowledged over verbs"
+		show p1 "$log/p1.err"
+		kill "$p1" 2>/dev/null
+	fi
+	vm-peer ready 42
+	wait "$p1"
+	rc=$?
+	if ((rc == 3)) && grep -q 'fenced' "$log/p1.err"; then
+		pass "$what: fenced after $(grep -c . "$log/acked1") acknowledged records (exit 3)"
+	else
+		fail "$what: the old primary was not fenced (exit $rc)"
+		show p1 "$log/p1.err"
+	fi
+	# how it learned it: a refused flush (remote access error), a dead
+	# data connection, or the replica's word on the control channel
+	grep -i 'failed\|error\|down' "$log/p1.err" | tail -n 4 | sed 's/^/    p1| /'
+	vm-peer ready 43
+	vm-peer wait 300 44 || fail "$what: the server guest never finished step 4"
+}
+
 server() {
 	local dax='' step
 	/files/smoke.sh || failed=$((failed + 1))
@@ -129,6 +245,7 @@ server() {
 	for ((step = 1; step <= ${#steps[@]}; step++)); do
 		serve "$step" "${steps[step - 1]% *}" "$dax"
 	done
+	fence_server
 }
 
 client() {
@@ -138,6 +255,7 @@ client() {
 	for ((step = 1; step <= ${#steps[@]}; step++)); do
 		visit "$step" "${steps[step - 1]#* }"
 	done
+	fence_client
 	((failed == 0)) || sleep 8
 }
 
