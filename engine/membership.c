@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* membership.c -- the stored membership (membership.h has the format) */
+/* membership.c -- the membership's encoding (membership.h has the format) */
 #include "config.h"
 
 #include <endian.h>
@@ -8,7 +8,6 @@
 #include "crc32c.h"
 #include "membership.h"
 
-#define COPY_SIZE 4096
 #define CRC_OFF 540
 #define MEMBER_SIZE 64
 
@@ -97,51 +96,4 @@ bool
 membership_same(const struct membership *a, const struct membership *b)
 {
 	return a->quorum == b->quorum && a->n == b->n;
-}
-
-/* copy k's membership, or config_epoch 0 if it holds none valid */
-static void
-load_copy(struct rpma_ext_mem *mem, int k, struct membership *ms)
-{
-	const char *why;
-	uint8_t *base;
-
-	ms->config_epoch = 0;
-	if (rpma_ext_mem_get_ptr(mem, (void **)&base))
-		return;
-	if (membership_decode(base + (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,
-			MEMBERSHIP_SIZE, ms, &why))
-		ms->config_epoch = 0;
-}
-
-int
-membership_load(struct rpma_ext_mem *mem, struct membership *ms)
-{
-	struct membership b;
-
-	load_copy(mem, 0, ms);
-	load_copy(mem, 1, &b);
-	if (b.config_epoch > ms->config_epoch)
-		*ms = b;
-	if (ms->config_epoch == 0)
-		memset(ms, 0, sizeof(*ms));
-	return 0;
-}
-
-int
-membership_store(struct rpma_ext_mem *mem, const struct membership *ms)
-{
-	struct membership a, b;
-	uint8_t buf[MEMBERSHIP_SIZE];
-	int k;
-
-	load_copy(mem, 0, &a);
-	load_copy(mem, 1, &b);
-	/* keep the newer copy: a torn write leaves it in place */
-	k = a.config_epoch > b.config_epoch ? 1 : 0;
-	membership_encode(ms, buf);
-	return rpma_ext_mem_memcpy(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF, buf,
-			MEMBERSHIP_SIZE) ? RPMA_E_INVAL :
-		rpma_ext_mem_persist(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,
-			MEMBERSHIP_SIZE);
 }

@@ -60,6 +60,7 @@ clean-fuzz:
 
 # the control channel's decoder: bytes straight from a TCP peer
 FUZZ_TARGETS += ctl_msg
-$(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl_msg.c
+$(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl_msg.c \
+		$(top_srcdir)/engine/membership.c $(top_srcdir)/rpma/crc32c.c
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine -o $@ $^
