@@ -292,7 +292,9 @@ tls_handshake(struct ctl_chan *ch, int64_t deadline)
 			return ret;
 		}
 		ch->tls_failed = true;
-		tls_why(err, saved, reason, sizeof(reason));
+		/* the reason may be a constant string, not written to reason */
+		snprintf(reason, sizeof(reason), "%s",
+			tls_why(err, saved, reason, sizeof(reason)));
 		if (SSL_get_verify_result(ch->ssl) != X509_V_OK)
 			ctl_set_error("TLS handshake with %s failed: %s (%s)",
 				ch->peer, reason, X509_verify_cert_error_string(

@@ -78,3 +78,15 @@ fabric_conn_drop(struct rpma_conn **conn, int wait_ms)
 	}
 	rpma_conn_delete(conn);
 }
+
+int
+fabric_conn_established(struct rpma_conn *conn, int timeout_ms)
+{
+	struct pollfd p = { .events = POLLIN };
+	enum rpma_conn_event ev;
+
+	if (rpma_conn_get_event_fd(conn, &p.fd) || poll(&p, 1, timeout_ms) != 1 ||
+	    rpma_conn_next_event(conn, &ev))
+		return RPMA_E_PROVIDER;
+	return ev == RPMA_CONN_ESTABLISHED ? 0 : RPMA_E_PROVIDER;
+}

@@ -33,4 +33,10 @@ struct rpma_conn_cfg *fabric_conn_cfg(const char *provider, int depth,
  */
 void fabric_conn_drop(struct rpma_conn **conn, int wait_ms);
 
+/*
+ * Wait at most timeout_ms for conn's next event: 0 when it is ESTABLISHED
+ * (libfabric's connect does not time out by itself).
+ */
+int fabric_conn_established(struct rpma_conn *conn, int timeout_ms);
+
 #endif

@@ -305,7 +305,6 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 {
 	struct rpma_conn_cfg *ccfg = NULL;
 	struct rpma_conn_req *req = NULL;
-	enum rpma_conn_event ev;
 	char port[8];
 	size_t size;
 	int ret, ft, usage;
@@ -348,8 +347,8 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 			ctl_chan_admission_token(ch, token) == 0 ? &pdata : NULL, conn);
 	}
 	if (ret == 0)
-		ret = rpma_conn_next_event(*conn, &ev);
-	if (ret || ev != RPMA_CONN_ESTABLISHED) {
+		ret = fabric_conn_established(*conn, c->cfg.down_timeout_ms);
+	if (ret) {
 		snprintf(why, n, "cannot open the data connection to port %s", port);
 		goto err;
 	}

@@ -176,8 +176,7 @@ pull_range(struct cluster *c, struct rpma_conn *conn, struct rpma_mr_remote *src
 
 		if (rpma_read(conn, c->src, at, src, at, (size_t)n,
 				RPMA_F_COMPLETION_ALWAYS, NULL) ||
-		    wait_reads(conn, 1, c->cfg.down_timeout_ms) ||
-		    rpma_ext_mem_persist(c->mem, at, (size_t)n))
+		    wait_reads(conn, 1, c->cfg.down_timeout_ms))
 			return -1;
 		done += n;
 	}
@@ -245,7 +244,12 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 			rpma_ext_errormsg());
 		goto out;
 	}
-	wal_refresh(c->wal);
+	/* the records check themselves; what they pass is persisted */
+	if (wal_refresh_persist(c->wal)) {
+		snprintf(f->why, sizeof(f->why), "cannot persist the copy");
+		ret = -1;
+		goto out;
+	}
 	wal_positions(c->wal, NULL, &pub, NULL);
 	if (!pos_equal(&pub, &best_tail)) {
 		snprintf(f->why, sizeof(f->why), "the copy ends at LSN %llu, not %llu",

@@ -211,7 +211,6 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 		{ .events = POLLIN },
 		{ .fd = ctl_chan_fd(ch), .events = POLLIN },
 	};
-	enum rpma_conn_event ev;
 	int ret;
 
 	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
@@ -244,9 +243,9 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 			return ret;
 		break;
 	}
-	if ((ret = rpma_conn_next_event(*conn, &ev)) || ev != RPMA_CONN_ESTABLISHED) {
+	if ((ret = fabric_conn_established(*conn, r->cfg->timeout_ms))) {
 		rpma_conn_delete(conn);
-		return ret ? ret : RPMA_E_PROVIDER;
+		return ret;
 	}
 	return 0;
 }
@@ -292,6 +291,8 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 	case CTL_COMMIT:
 		/* take in what was written, then let readers up to the commit */
 		wal_refresh(r->wal);
+		from_ctl(&p, &m->u.commit.flushed);
+		wal_note_persisted(r->wal, &p);
 		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
 		return 0;
 	case CTL_MEMBERSHIP: {
@@ -386,8 +387,12 @@ end_session(struct replica *r, const char *why_fenced)
 	drop_conn(&s->conn);
 	ctl_chan_close(&s->ch);
 	*s = (struct session){ 0 };
-	/* whatever it wrote and flushed is in the ring: take it in */
-	wal_refresh(r->wal);
+	/*
+	 * What it wrote is in the ring, flushed or not: take it in and make
+	 * it durable, so that the log this replica reports is on its medium.
+	 */
+	if (wal_refresh_persist(r->wal))
+		RPMA_LOG_ERROR("replica: cannot persist its ring");
 }
 
 /*
@@ -421,8 +426,7 @@ fence(struct replica *r, uint64_t epoch, uint32_t from)
 	if (epoch > r->id.epoch && (ret = wal_set_epoch(r->wal, epoch)))
 		return ret;
 	wal_identity(r->wal, &r->id, &r->ring_size);
-	wal_refresh(r->wal);
-	return 0;
+	return wal_refresh_persist(r->wal);
 }
 
 /* a new control connection: its HELLO, and the session it may start */

@@ -114,6 +114,18 @@ int wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after);
 /* the identity and geometry in the header */
 void wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size);
 
+/*
+ * A replica: the primary says everything before p was flushed here (its
+ * tail hint); p must be a position of our chain.
+ */
+int wal_note_persisted(struct wal *wal, const struct wal_pos *p);
+/*
+ * A replica, its primary gone: take in what the ring holds and persist
+ * it, so that what it reports as its log is on its medium (the primary's
+ * last writes may have landed without their flush).
+ */
+int wal_refresh_persist(struct wal *wal);
+
 /* the epoch of the newest record (0: the log holds none) */
 uint64_t wal_tail_epoch(struct wal *wal);
 

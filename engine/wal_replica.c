@@ -88,7 +88,13 @@ scan_forward(struct wal *wal)
 			break;
 	}
 	wal->tail = wal->pub;
-	wal->durable = wal->pub;
+	/*
+	 * What the scan found is in memory, not necessarily persistent: a
+	 * primary's write lands before its flush.  durable moves only on a
+	 * flushed position the primary reports, or on a persist of our own.
+	 */
+	if (wal->durable.lsn > wal->pub.lsn)
+		wal->durable = wal->pub;
 	wal->used = wal_distance(wal, &wal->head, &wal->tail);
 	atomic_store_explicit(&wal->pub_lsn, wal->pub.lsn, memory_order_release);
 	atomic_store_explicit(&wal->durable_lsn, wal->durable.lsn, memory_order_release);
@@ -140,6 +146,35 @@ wal_tail_epoch(struct wal *wal)
 }
 
 int
+wal_note_persisted(struct wal *wal, const struct wal_pos *p)
+{
+	struct wal_pos own;
+
+	if (wal == NULL || p == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	if (p->lsn > wal->durable.lsn && p->lsn <= wal->pub.lsn &&
+	    pos_after(wal, p->lsn - 1, &own) == 0 && pos_equal(&own, p)) {
+		wal->durable = *p;
+		atomic_store_explicit(&wal->durable_lsn, p->lsn, memory_order_release);
+	}
+	pthread_mutex_unlock(&wal->lock);
+	return 0;
+}
+
+int
+wal_refresh_persist(struct wal *wal)
+{
+	struct wal_pos pub;
+
+	if (wal == NULL)
+		return RPMA_E_INVAL;
+	wal_refresh(wal);
+	wal_positions(wal, NULL, &pub, NULL);
+	return pub.lsn > 1 ? wal_sync(wal, pub.lsn - 1) : 0;
+}
+
+int
 wal_truncate(struct wal *wal, const struct wal_pos *at)
 {
 	struct wal_pos own;
@@ -165,6 +200,7 @@ wal_truncate(struct wal *wal, const struct wal_pos *at)
 		if ((ret = wal_set_checkpoint(wal, at)))
 			goto out;
 		wal->head = *at;
+		wal->durable = *at;
 	}
 	wal->pub = *at;
 	memset(wal->idx, 0, wal->idx_cap * sizeof(*wal->idx));
@@ -196,6 +232,8 @@ wal_set_head(struct wal *wal, const struct wal_pos *at)
 		goto out;
 	wal->used -= wal_distance(wal, &wal->head, at);
 	wal->head = *at;
+	if (wal->durable.lsn < at->lsn)
+		wal->durable = *at;	/* what precedes is released */
 	pthread_cond_broadcast(&wal->space);
 out:
 	pthread_mutex_unlock(&wal->lock);

@@ -53,7 +53,9 @@
  * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_NODE_ID (the node
  * id of a log a primary creates; 1), REPL_NODE_FORCE (1: force the
  * promotion), REPL_NODE_RECONFIGURE (1: the replicas and quorum given
- * replace the log's membership), REPL_NODE_TLS_DIR (TLS on the control channel with
+ * replace the log's membership), REPL_NODE_PROVIDER ("verbs", or a
+ * libfabric provider; tcp), REPL_NODE_ADDR (where a replica listens;
+ * 127.0.0.1), REPL_NODE_TLS_DIR (TLS on the control channel with
  * DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key, NAME from REPL_NODE_TLS_NAME,
  * else "primary" or "replica1"; as made by tests/engine/make-test-ca.sh).
  */
@@ -191,6 +193,10 @@ run_replica(int argc, char *argv[])
 	cfg.data_port = argv[5];
 	cfg.node_id = (uint32_t)atoi(argv[4]);
 	cfg.timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
+	if (getenv("REPL_NODE_PROVIDER"))
+		cfg.provider = getenv("REPL_NODE_PROVIDER");
+	if (getenv("REPL_NODE_ADDR"))
+		cfg.addr = getenv("REPL_NODE_ADDR");
 	tls_files("replica1", &cfg.tls_ca, &cfg.tls_cert, &cfg.tls_key);
 	memcpy(cfg.cluster_uuid, uuid, 16);
 	sigaction(SIGTERM, &sa, NULL);
@@ -213,13 +219,38 @@ fenced_exit(struct repl **repl, int acked_fd, int err, uint64_t lsn)
 	return EXIT_FENCED;
 }
 
+/*
+ * Append; while the ring is full, checkpoint as the database's own
+ * checkpointer would (this one thread is also the checkpointer: a lagging
+ * replica, or a log promoted full, leaves no space until it releases).
+ */
+#define FULL_WAIT_MS 200
+#define FULL_GIVE_UP_MS 60000
+
+static int
+append_or_release(struct repl *repl, const void *buf, size_t len, uint64_t *lsn)
+{
+	int ret;
+
+	for (int waited = 0; waited < FULL_GIVE_UP_MS; waited += FULL_WAIT_MS) {
+		struct repl_status st;
+
+		if ((ret = repl_append(repl, buf, len, lsn)) != REPL_E_FULL)
+			return ret;
+		repl_status(repl, &st);
+		if (st.last_lsn > 400)
+			repl_release(repl, st.last_lsn - 400);
+	}
+	return ret;
+}
+
 static int
 run_primary(int argc, char *argv[])
 {
 	struct repl_replica reps[8];
 	char hosts[8][64];
 	struct repl_cfg cfg = {
-		.backend = REPL_BACKEND_CRASH, .full_timeout_ms = 30000,
+		.backend = REPL_BACKEND_CRASH, .full_timeout_ms = FULL_WAIT_MS,
 	};
 	struct repl *repl = NULL;
 	struct repl_status st;
@@ -241,6 +272,7 @@ run_primary(int argc, char *argv[])
 	cfg.node_id = (uint32_t)env_int("REPL_NODE_NODE_ID", 1);
 	cfg.force_promotion = env_int("REPL_NODE_FORCE", 0);
 	cfg.reconfigure = env_int("REPL_NODE_RECONFIGURE", 0);
+	cfg.provider = getenv("REPL_NODE_PROVIDER");	/* NULL: tcp */
 	cfg.down_timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
 	cfg.heartbeat_ms = cfg.down_timeout_ms / 10;
 	for (int i = 0; i < cfg.n_replicas; i++) {
@@ -290,7 +322,7 @@ run_primary(int argc, char *argv[])
 			uint64_t want = st.last_lsn + 1;
 			size_t len = payload_make(seed, epoch, want, buf);
 
-			ret = repl_append(repl, buf, len, &lsn);
+			ret = append_or_release(repl, buf, len, &lsn);
 			if (ret == REPL_E_FENCED)
 				return fenced_exit(&repl, acked_fd, ret, want);
 			if (ret || lsn != want) {

@@ -138,19 +138,21 @@ node_primary() {	# node until replica...
 node_stop() {	# node signal
 	kill -CONT ${npid[$1]} 2>/dev/null
 	kill -$2 ${npid[$1]} 2>/dev/null
-	wait ${npid[$1]}
+	wait ${npid[$1]} 2>/dev/null
 	rc=$?
 	role[$1]=none
 }
 
-# wait up to $2 s for node i's process to end; $rc: its exit code
-node_wait_exit() {	# node seconds
+# wait up to $2 s for node i's process to end, else fail saying $3;
+# $rc: its exit code
+node_wait_exit() {	# node seconds [why it should have ended]
 	local t
 	for ((t = 0; t < $2 * 10; t++)); do
 		kill -0 ${npid[$1]} 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 ${npid[$1]} 2>/dev/null && fail "node $1: its ${role[$1]} still runs after $2 s"
+	kill -0 ${npid[$1]} 2>/dev/null &&
+		fail "node $1: its ${role[$1]} still runs after $2 s${3:+: $3}"
 	wait ${npid[$1]}
 	rc=$?
 	role[$1]=none
@@ -177,8 +179,23 @@ wait_more_acks() {	# count from node
 
 # lines of node i's stderr matching a pattern since its line $2
 count_since() {	# node from_line pattern
-	tail -n +$(($2 + 1)) "$D/n$1.err" 2>/dev/null | grep -c -- "$3"
+	tail -n +$(($2 + 1)) "$D/n$1.err" 2>/dev/null | grep -a -c -- "$3"
 }
 err_lines() {	# node
 	[[ -f $D/n$1.err ]] && wc -l < "$D/n$1.err" || echo 0
+}
+
+# the last LSN of the chain node i's image holds now: what a restart would
+# find (the node is frozen while its image is copied)
+persisted_last() {	# node
+	kill -STOP ${npid[$1]}
+	cp "$D/n$1" "$D/snapshot"
+	kill -CONT ${npid[$1]}
+	"$NODE" status "$D/snapshot" | cut -d' ' -f4
+	rm -f "$D/snapshot"
+}
+
+# the newest LSN acknowledged in an epoch, in the lines after $2
+max_acked_in() {	# epoch from_line
+	tail -n +$(($2 + 1)) "$D/acked" | grep "^$1 " | cut -d' ' -f2 | sort -n | tail -n 1
 }

@@ -78,3 +78,11 @@ tests_engine_repl_attacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 tests_engine_repl_attacks_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
 	$(AX_PTHREAD_LIBS)
 EXTRA_DIST += tests/engine/repl_test_node.h
+
+# a promotion while the old primary lives (frozen): it is fenced, exits 3
+TESTS += tests/engine/repl_fence.sh
+EXTRA_DIST += tests/engine/repl_fence.sh
+
+# kills, promotions and fencing, proxy cuts at random; every ack checked
+TESTS += tests/engine/repl_chaos.sh
+EXTRA_DIST += tests/engine/repl_chaos.sh
