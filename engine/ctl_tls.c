@@ -292,9 +292,13 @@ tls_handshake(struct ctl_chan *ch, int64_t deadline)
 			return ret;
 		}
 		ch->tls_failed = true;
-		/* the reason may be a constant string, not written to reason */
-		snprintf(reason, sizeof(reason), "%s",
-			tls_why(err, saved, reason, sizeof(reason)));
+		{
+			/* a constant string, or what it wrote into reason */
+			const char *why = tls_why(err, saved, reason, sizeof(reason));
+
+			if (why != reason)
+				snprintf(reason, sizeof(reason), "%s", why);
+		}
 		if (SSL_get_verify_result(ch->ssl) != X509_V_OK)
 			ctl_set_error("TLS handshake with %s failed: %s (%s)",
 				ch->peer, reason, X509_verify_cert_error_string(

@@ -45,17 +45,23 @@ export REPL_NODE_TIMEOUT_MS=${REPL_NODE_TIMEOUT_MS:-${TIMEOUT_MS:-1500}}
 
 rpid=(0 0)
 start_replica() {	# index
-	local i=$1 t
+	local i=$1
 	: > "$D/r$i.out"
 	"$NODE" replica "$D/r$i" $SIZE ${CTL[$i]} ${DATA[$i]} > "$D/r$i.out" 2>> "$D/r$i.err" &
 	rpid[$i]=$!
 	pids+=($!)
+	wait_ready "$D/r$i.out" ${rpid[$i]} "replica $i"
+}
+
+# wait_ready OUT PID WHAT: until the process says "ready" in OUT (10 s)
+wait_ready() {
+	local t
 	for ((t = 0; t < 100; t++)); do
-		grep -q ready "$D/r$i.out" 2>/dev/null && return 0
-		kill -0 ${rpid[$i]} 2>/dev/null || fail "replica $i did not start"
+		grep -q ready "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || fail "$3 did not start"
 		sleep 0.1
 	done
-	fail "replica $i not ready in 10 s"
+	fail "$3 not ready in 10 s"
 }
 
 ppid=0
@@ -105,7 +111,7 @@ mark() {	# node what
 }
 
 node_replica() {	# node
-	local i=$1 t
+	local i=$1
 	mark $i "replica"
 	: > "$D/n$i.out"
 	"$NODE" replica "$D/n$i" $SIZE ${NCTL[$i]} ${NDATA[$i]} > "$D/n$i.out" \
@@ -113,12 +119,7 @@ node_replica() {	# node
 	npid[$i]=$!
 	role[$i]=replica
 	pids+=($!)
-	for ((t = 0; t < 100; t++)); do
-		grep -q ready "$D/n$i.out" 2>/dev/null && return 0
-		kill -0 ${npid[$i]} 2>/dev/null || fail "node $i: the replica did not start"
-		sleep 0.1
-	done
-	fail "node $i: the replica not ready in 10 s"
+	wait_ready "$D/n$i.out" ${npid[$i]} "node $i: the replica"
 }
 
 # a primary on node i's log (a promotion) appending to LSN until with

@@ -1,15 +1,35 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctl_stream.h -- messages for the control channel's tests: a zeroed
- * message, and the i-th message of a stream of every type.
+ * message, the i-th message of a stream of every type, and a whole send
+ * for the tests' relays.
  */
 #ifndef CTL_STREAM_H
 #define CTL_STREAM_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "ctl_msg.h"
+
+/* send all n bytes (a relay's forwarding): 0, or -1 */
+static inline int
+send_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
 
 /* a zeroed message: padding and unused bytes compare equal after decode */
 static inline struct ctl_msg *

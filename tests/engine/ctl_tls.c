@@ -538,23 +538,6 @@ struct relay {
 	pthread_t thread;
 };
 
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void *
 relay_run(void *arg)
 {

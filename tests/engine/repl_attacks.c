@@ -31,6 +31,7 @@
 
 #define TEST_NAME "repl_attacks"
 #include "repl_test_node.h"
+#include "ctl_stream.h"
 
 #include "clock.h"
 #include "repl.h"
@@ -118,22 +119,6 @@ struct proxy {
 	atomic_int flips;
 	pthread_t thread;
 };
-
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /*
  * Relay one connection.  The client speaks in turns: its hello, its
