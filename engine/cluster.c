@@ -305,7 +305,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr)
 {
 	struct cluster *c;
-	struct wal_pos durable;
+	struct wal_pos head, durable;
 	pthread_condattr_t ca;
 	int ret;
 
@@ -317,6 +317,36 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	if (c == NULL)
 		return RPMA_E_NOMEM;
 	c->cfg = *cfg;
+	c->replicas = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
+		sizeof(*c->replicas));
+	c->names = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
+		sizeof(*c->names));
+	if (c->replicas == NULL || c->names == NULL) {
+		free(c->replicas);
+		free(c->names);
+		free(c);
+		return RPMA_E_NOMEM;
+	}
+	for (int i = 0; i < cfg->n_replicas; i++) {
+		const struct cluster_replica *r = &cfg->replicas[i];
+
+		if (r->host == NULL || r->ctl_port == NULL ||
+		    strlen(r->host) > MEMBER_HOST_MAX ||
+		    strlen(r->ctl_port) >= sizeof(c->names[i][1])) {
+			RPMA_LOG_ERROR("replica %d: a host of at most %d characters and "
+				"a port are needed", i, MEMBER_HOST_MAX);
+			free(c->replicas);
+			free(c->names);
+			free(c);
+			return RPMA_E_INVAL;
+		}
+		strcpy(c->names[i][0], r->host);
+		strcpy(c->names[i][1], r->ctl_port);
+		c->replicas[i] = (struct cluster_replica){ c->names[i][0], c->names[i][1] };
+	}
+	c->cfg.replicas = c->replicas;
+	snprintf(c->provider, sizeof(c->provider), "%s", cfg->provider);
+	c->cfg.provider = c->provider;
 	if (c->cfg.heartbeat_ms <= 0)
 		c->cfg.heartbeat_ms = 100;
 	if (c->cfg.down_timeout_ms <= 0)
@@ -331,7 +361,13 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->spin_ns = (spin ? strtoull(spin, NULL, 0) : LINK_SPIN_US) * 1000;
 	}
 	wal_identity(wal, &c->id, &c->ring_size);
-	wal_positions(wal, NULL, NULL, &durable);
+	wal_positions(wal, &head, NULL, &durable);
+	/*
+	 * With replicas, a record the local log holds is not committed until
+	 * k of them confirm it again: it may never have been acknowledged.
+	 */
+	if (cfg->quorum > 0)
+		durable = head;
 	c->durable_lsn = durable.lsn;
 	atomic_init(&c->durable_atomic, durable.lsn);
 	atomic_init(&c->stopping, false);
@@ -394,8 +430,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 
 		l->c = c;
 		l->idx = i;
-		l->host = cfg->replicas[i].host;
-		l->ctl_port = cfg->replicas[i].ctl_port;
+		l->host = c->cfg.replicas[i].host;
+		l->ctl_port = c->cfg.replicas[i].ctl_port;
 		l->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_mutex_init(&l->io_lock, NULL);
 		snprintf(l->why, sizeof(l->why), "not connected yet");
@@ -416,6 +452,8 @@ err:
 	if (c->peer)
 		rpma_peer_delete(&c->peer);
 	free(c->links);
+	free(c->replicas);
+	free(c->names);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->release_lock);
 	pthread_mutex_destroy(&c->lock);
@@ -475,6 +513,8 @@ cluster_stop(struct cluster **c_ptr)
 	rpma_peer_delete(&c->peer);
 	ctl_tls_delete(&c->tls);
 	free(c->links);
+	free(c->replicas);
+	free(c->names);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->release_lock);
 	pthread_mutex_destroy(&c->lock);

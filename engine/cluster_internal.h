@@ -99,6 +99,10 @@ struct cluster {
 	atomic_bool spinning;		/* a waiter polls the links */
 
 	struct link *links;
+	/* cfg's strings, copied: the caller's may go once start returns */
+	struct cluster_replica *replicas;
+	char (*names)[2][MEMBER_HOST_MAX + 1];	/* host, port */
+	char provider[32];
 	struct membership ms;		/* stored in the log at start; fixed */
 	struct membership stored;	/* what the log held before the start */
 
