@@ -117,3 +117,20 @@ EXTRA_DIST += tests/man/check-man-pages.sh
 
 # the replication engine: the control channel's messages
 EXTRA_DIST += docs/replication.md
+
+# librepl, the replication engine's library for databases: one page per
+# exported function (repl_appendv.3 and repl_replica_status.3 are .so
+# redirects to the page they share), and the overview librepl.3
+dist_man_MANS += \
+	docs/man/librepl.3 \
+	docs/man/repl_append.3 \
+	docs/man/repl_appendv.3 \
+	docs/man/repl_close.3 \
+	docs/man/repl_iterate.3 \
+	docs/man/repl_open.3 \
+	docs/man/repl_read.3 \
+	docs/man/repl_release.3 \
+	docs/man/repl_replica_status.3 \
+	docs/man/repl_status.3 \
+	docs/man/repl_strerror.3 \
+	docs/man/repl_wait_durable.3
