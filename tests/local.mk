@@ -19,3 +19,4 @@ include tests/fuzz/local.mk
 include tests/bench-rdma/local.mk
 include tests/vm/local.mk
 include tests/api/local.mk
+include tests/tools/local.mk

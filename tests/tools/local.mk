@@ -1,0 +1,67 @@
+# tests/tools -- the programs' pieces: repld's configuration file
+
+# every example in conf/ loads; every file in conf-bad/ is refused with the
+# message its first line names
+check_PROGRAMS += tests/tools/conf_test
+TESTS += tests/tools/conf_test
+tests_tools_conf_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
+	-DCONF_DIR='"$(abs_top_srcdir)/conf"' \
+	-DBAD_DIR='"$(abs_top_srcdir)/tests/tools/conf-bad"'
+tests_tools_conf_test_LDADD = tools/repld/librepld_conf.la $(LDADD)
+
+CONF_BAD = \
+	tests/tools/conf-bad/address-any.conf \
+	tests/tools/conf-bad/address-port.conf \
+	tests/tools/conf-bad/admin-socket-long.conf \
+	tests/tools/conf-bad/backend-dram.conf \
+	tests/tools/conf-bad/duplicate.conf \
+	tests/tools/conf-bad/flush-bad.conf \
+	tests/tools/conf-bad/flush-native.conf \
+	tests/tools/conf-bad/full-timeout.conf \
+	tests/tools/conf-bad/heartbeat-default-down.conf \
+	tests/tools/conf-bad/heartbeat-down.conf \
+	tests/tools/conf-bad/heartbeat-range.conf \
+	tests/tools/conf-bad/include-bad.inc \
+	tests/tools/conf-bad/include.conf \
+	tests/tools/conf-bad/listen-ports.conf \
+	tests/tools/conf-bad/log-level-loud.conf \
+	tests/tools/conf-bad/log-path-empty.conf \
+	tests/tools/conf-bad/missing-listen-address.conf \
+	tests/tools/conf-bad/missing-log-path.conf \
+	tests/tools/conf-bad/missing-node-id.conf \
+	tests/tools/conf-bad/missing-uuid.conf \
+	tests/tools/conf-bad/node-id-0.conf \
+	tests/tools/conf-bad/node-id-70000.conf \
+	tests/tools/conf-bad/peers-9.conf \
+	tests/tools/conf-bad/peers-duplicate.conf \
+	tests/tools/conf-bad/peers-self.conf \
+	tests/tools/conf-bad/quorum-missing.conf \
+	tests/tools/conf-bad/quorum-more.conf \
+	tests/tools/conf-bad/quorum-negative.conf \
+	tests/tools/conf-bad/quorum-replica-peers.conf \
+	tests/tools/conf-bad/role-leader.conf \
+	tests/tools/conf-bad/size-align.conf \
+	tests/tools/conf-bad/size-large.conf \
+	tests/tools/conf-bad/size-small-int.conf \
+	tests/tools/conf-bad/size-small.conf \
+	tests/tools/conf-bad/size-suffix.conf \
+	tests/tools/conf-bad/syntax.conf \
+	tests/tools/conf-bad/tls-cert-only.conf \
+	tests/tools/conf-bad/tls-empty.conf \
+	tests/tools/conf-bad/tls-missing-file.conf \
+	tests/tools/conf-bad/transport-rdma.conf \
+	tests/tools/conf-bad/transport-shm.conf \
+	tests/tools/conf-bad/type-listen.conf \
+	tests/tools/conf-bad/type-node-id.conf \
+	tests/tools/conf-bad/type-peers.conf \
+	tests/tools/conf-bad/type-port.conf \
+	tests/tools/conf-bad/type-size.conf \
+	tests/tools/conf-bad/typo-timeouts.conf \
+	tests/tools/conf-bad/typo-top.conf \
+	tests/tools/conf-bad/unknown-listen.conf \
+	tests/tools/conf-bad/unknown-peer.conf \
+	tests/tools/conf-bad/unknown-top.conf \
+	tests/tools/conf-bad/uuid-nil.conf \
+	tests/tools/conf-bad/uuid-short.conf \
+	tests/tools/conf-bad/wide-int.conf
+EXTRA_DIST += $(CONF_BAD)

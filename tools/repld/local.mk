@@ -1,0 +1,16 @@
+# tools/repld -- the daemon's pieces (for now its configuration file)
+
+# repld.conf: read with libconfig, every setting checked
+noinst_LTLIBRARIES += tools/repld/librepld_conf.la
+tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repld_conf.h
+tools_repld_librepld_conf_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBCONFIG_CFLAGS)
+tools_repld_librepld_conf_la_LIBADD = $(LIBCONFIG_LIBS)
+
+# example configurations: one node of each role, and a cluster on one host
+REPLD_CONF_EXAMPLES = \
+	conf/repld-primary.conf \
+	conf/repld-replica.conf \
+	conf/localhost-3node/node1.conf \
+	conf/localhost-3node/node2.conf \
+	conf/localhost-3node/node3.conf
+EXTRA_DIST += $(REPLD_CONF_EXAMPLES)

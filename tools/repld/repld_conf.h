@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * repld_conf.h -- repld's configuration file: read (libconfig syntax),
+ * checked whole, and turned into a struct with every default filled in.
+ *
+ * The file's settings are described in conf/repld-primary.conf and
+ * conf/repld-replica.conf.  Relative paths in it are taken from the
+ * file's own directory (a daemon's working directory is "/"), so every
+ * path in the struct is absolute when the file's directory could be
+ * resolved.
+ */
+#ifndef REPLD_CONF_H
+#define REPLD_CONF_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REPLD_PEERS_MAX 8		/* the membership record's room */
+#define REPLD_ADDRESS_MAX 55		/* a member's host in that record */
+
+#define REPLD_CONTROL_PORT_DEFAULT 7400
+#define REPLD_DATA_PORT_DEFAULT 7401
+#define REPLD_ADMIN_SOCKET_DEFAULT "/run/repld/repld.sock"
+
+enum repld_role {
+	REPLD_ROLE_REPLICA = 0,		/* the default: it waits for a primary */
+	REPLD_ROLE_PRIMARY = 1,
+};
+
+enum repld_transport {
+	REPLD_TRANSPORT_AUTO = 0,	/* verbs if an RDMA device serves the
+					   listen address, else ofi:tcp */
+	REPLD_TRANSPORT_VERBS = 1,
+	REPLD_TRANSPORT_OFI_TCP = 2,
+	REPLD_TRANSPORT_OFI_NET = 3,
+};
+
+/* the values of enum repl_backend (repl.h) and rpma_ext_mem_backend */
+enum repld_backend {
+	REPLD_BACKEND_PMEM = 1,
+	REPLD_BACKEND_FILE = 2,
+	REPLD_BACKEND_CRASH = 3,
+};
+
+enum repld_flush_method {
+	REPLD_FLUSH_AUTO = 0,
+	REPLD_FLUSH_APM = 1,
+	REPLD_FLUSH_GPSPM = 2,
+	REPLD_FLUSH_NATIVE = 3,		/* only where rdma-core has ibv_wr_flush */
+};
+
+/* the values of enum rpma_log_level (rpma.h) */
+enum repld_log_level {
+	REPLD_LOG_ERROR = 1,
+	REPLD_LOG_WARNING = 2,
+	REPLD_LOG_NOTICE = 3,
+	REPLD_LOG_INFO = 4,
+	REPLD_LOG_DEBUG = 5,
+};
+
+/* a replica this node replicates to (as a primary, or once promoted) */
+struct repld_peer {
+	char *address;
+	uint16_t control_port;
+};
+
+struct repld_conf {
+	uint16_t node_id;			/* 1..65535 */
+	enum repld_role role;
+	char cluster_uuid_text[37];		/* lower case, 8-4-4-4-12 */
+	uint8_t cluster_uuid[16];
+
+	/* where this node listens; also its place in the membership */
+	struct {
+		char *address;
+		uint16_t control_port;
+		uint16_t data_port;
+	} listen;
+
+	enum repld_transport transport;
+	enum repld_flush_method flush_method;
+
+	struct {
+		enum repld_backend backend;
+		char *path;
+		uint64_t size;			/* bytes, a multiple of 4 KiB */
+	} log;
+	int full_timeout_ms;			/* an append waits this long for
+						   log space (0: fails at once) */
+
+	struct repld_peer peers[REPLD_PEERS_MAX];
+	int n_peers;
+	int quorum;				/* 0..n_peers */
+
+	/* all NULL: the control channel runs without TLS */
+	struct {
+		char *ca;
+		char *cert;
+		char *key;
+	} tls;
+
+	struct {
+		int heartbeat_ms;
+		int down_ms;			/* > heartbeat_ms */
+		int promote_wait_ms;
+	} timeouts;
+
+	char *admin_socket;
+	enum repld_log_level log_level;
+};
+
+/*
+ * Read and check the file at path into *out.  Returns 0, or -1 with *out
+ * zeroed and a one-line "FILE:LINE: reason" in err (just "FILE: reason"
+ * when the file cannot be read at all).  Settings not in the file get
+ * their defaults; unknown ones, wrong types and out-of-range values are
+ * errors.
+ */
+int repld_conf_load(const char *path, struct repld_conf *out, char *err,
+		size_t errlen);
+
+/* free the strings *conf owns and zero it; a zeroed struct is fine too */
+void repld_conf_free(struct repld_conf *conf);
+
+#endif
