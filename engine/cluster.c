@@ -300,6 +300,24 @@ cluster_config_epoch(struct cluster *c)
 	return c->ms.config_epoch;
 }
 
+/* what start made, once no link thread runs */
+static void
+cluster_free(struct cluster *c)
+{
+	if (c->src)
+		rpma_mr_dereg(&c->src);
+	if (c->peer)
+		rpma_peer_delete(&c->peer);
+	ctl_tls_delete(&c->tls);
+	free(c->links);
+	free(c->replicas);
+	free(c->names);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->release_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
 int
 cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr)
@@ -446,18 +464,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	*c_ptr = c;
 	return 0;
 err:
-	if (c->src)
-		rpma_mr_dereg(&c->src);
-	ctl_tls_delete(&c->tls);
-	if (c->peer)
-		rpma_peer_delete(&c->peer);
-	free(c->links);
-	free(c->replicas);
-	free(c->names);
-	pthread_cond_destroy(&c->cond);
-	pthread_mutex_destroy(&c->release_lock);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	cluster_free(c);
 	return ret;
 }
 
@@ -509,15 +516,6 @@ cluster_stop(struct cluster **c_ptr)
 		close(c->links[i].kick_fd);
 		pthread_mutex_destroy(&c->links[i].io_lock);
 	}
-	rpma_mr_dereg(&c->src);
-	rpma_peer_delete(&c->peer);
-	ctl_tls_delete(&c->tls);
-	free(c->links);
-	free(c->replicas);
-	free(c->names);
-	pthread_cond_destroy(&c->cond);
-	pthread_mutex_destroy(&c->release_lock);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	cluster_free(c);
 	*c_ptr = NULL;
 }
