@@ -129,6 +129,7 @@ dist_man_MANS += \
 	docs/man/repl_iterate.3 \
 	docs/man/repl_open.3 \
 	docs/man/repl_read.3 \
+	docs/man/repl_record_info.3 \
 	docs/man/repl_release.3 \
 	docs/man/repl_replica_status.3 \
 	docs/man/repl_status.3 \

@@ -200,6 +200,15 @@ repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size, size_t *len)
 }
 
 int
+repl_record_info(struct repl *repl, uint64_t lsn, struct repl_record_info *info)
+{
+	if (repl == NULL || info == NULL)
+		return REPL_E_INVAL;
+	return err_of(wal_record_info(repl->wal, lsn, &info->client_id,
+		&info->epoch, &info->len));
+}
+
+int
 repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb, void *arg)
 {
 	int ret;

@@ -741,6 +741,27 @@ wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 }
 
 int
+wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
+		uint64_t *epoch, size_t *len)
+{
+	struct rec_hdr h;
+	struct wal_pos at;
+	int ret;
+
+	if (wal == NULL || client_id == NULL || epoch == NULL || len == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	ret = lsn >= wal->read_limit ? WAL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
+	if (ret == 0) {
+		*client_id = h.client_id;
+		*epoch = h.epoch;
+		*len = h.len;
+	}
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
+int
 wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 {
 	struct rec_hdr h;

@@ -75,6 +75,10 @@ int wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size,
  * (cb must not call into the log); stops at cb's first non-zero result,
  * which it returns.
  */
+/* record lsn's client id, epoch (the low 32 bits it keeps) and length */
+int wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
+		uint64_t *epoch, size_t *len);
+
 typedef int wal_iterate_fn(void *arg, uint64_t lsn, const void *data,
 		size_t len);
 int wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg);

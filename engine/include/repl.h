@@ -126,6 +126,20 @@ int repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
  */
 int repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms);
 
+/*
+ * What a record says of itself: the client id its append gave, the epoch
+ * of the primary that wrote it, its length.  After a failover, a client
+ * whose append ended with REPL_E_UNKNOWN or REPL_E_TIMEDOUT looks up the
+ * LSN (or scans from it) on the new primary: its client id there says
+ * whether the record was kept.
+ */
+struct repl_record_info {
+	uint64_t client_id;
+	uint64_t epoch;
+	size_t len;
+};
+int repl_record_info(struct repl *repl, uint64_t lsn, struct repl_record_info *info);
+
 /* copy record lsn into buf (up to size bytes); *len is its full length */
 int repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size,
 		size_t *len);

@@ -98,7 +98,7 @@ api__lifecycle(void)
 		iov[0].iov_len = 3;
 		iov[1].iov_base = rec + 3;
 		iov[1].iov_len = (size_t)n - 3;
-		CU_ASSERT_EQUAL(repl_appendv(r, iov, 2, 5, &lsn), 0);
+		CU_ASSERT_EQUAL(repl_appendv(r, iov, 2, 0xC0FFEE00u + (uint64_t)i, &lsn), 0);
 		CU_ASSERT_EQUAL(lsn, (uint64_t)i);
 	}
 	CU_ASSERT_EQUAL(repl_status(r, &st), 0);
@@ -110,6 +110,18 @@ api__lifecycle(void)
 	CU_ASSERT_EQUAL(repl_read(r, 4, buf, sizeof(buf), &len), 0);
 	CU_ASSERT(len == 8 && memcmp(buf, "record 4", 8) == 0);
 	CU_ASSERT_EQUAL(repl_read(r, 11, buf, sizeof(buf), &len), REPL_E_NOT_FOUND);
+	{
+		/* what a record says of itself: the client resolves by it */
+		struct repl_record_info info;
+
+		CU_ASSERT_EQUAL(repl_record_info(r, 4, &info), 0);
+		CU_ASSERT_EQUAL(info.client_id, 0xC0FFEE04u);
+		CU_ASSERT_EQUAL(info.epoch, 9);
+		CU_ASSERT_EQUAL(info.len, 8);
+		CU_ASSERT_EQUAL(repl_record_info(r, 11, &info), REPL_E_NOT_FOUND);
+		CU_ASSERT_EQUAL(repl_record_info(r, 4, NULL), REPL_E_INVAL);
+		CU_ASSERT_EQUAL(repl_record_info(NULL, 4, &info), REPL_E_INVAL);
+	}
 
 	s = (struct seen){ .next = 3 };
 	CU_ASSERT_EQUAL(repl_iterate(r, 3, collect, &s), 0);
