@@ -65,3 +65,12 @@ CONF_BAD = \
 	tests/tools/conf-bad/uuid-short.conf \
 	tests/tools/conf-bad/wide-int.conf
 EXTRA_DIST += $(CONF_BAD)
+
+# repld as a three-node cluster on this host: start, --check, clean stops,
+# promotion with one replica, fencing, and a refused promotion
+TESTS += tests/tools/repld_cluster.sh
+EXTRA_DIST += tests/tools/repld_cluster.sh
+
+# replctl's offline commands (dump, status) on a log a small cluster wrote
+TESTS += tests/tools/replctl_dump.sh
+EXTRA_DIST += tests/tools/replctl_dump.sh

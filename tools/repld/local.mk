@@ -14,3 +14,11 @@ REPLD_CONF_EXAMPLES = \
 	conf/localhost-3node/node2.conf \
 	conf/localhost-3node/node3.conf
 EXTRA_DIST += $(REPLD_CONF_EXAMPLES)
+
+# the daemon: one node (replica or primary) as its configuration describes
+bin_PROGRAMS += tools/repld/repld
+tools_repld_repld_SOURCES = tools/repld/repld.c
+tools_repld_repld_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tools/repld
+tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl_internal.la \
+	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)

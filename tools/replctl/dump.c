@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dump.c -- replctl dump: a log's header and records, decoded offline,
+ * one line each (or one JSON object each).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replctl.h"
+
+enum payload_mode { PAYLOAD_HEX, PAYLOAD_NONE };
+
+struct dump_arg {
+	uint64_t from, to;
+	bool json;
+	enum payload_mode payload;
+	uint64_t listed;
+};
+
+static int
+parse_lsn(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+static void
+hex(char *out, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+	out[2 * n] = '\0';
+}
+
+static void
+print_header(const struct logimg *img, bool json)
+{
+	const struct wal_hdr *h = &img->hdr;
+	const struct membership *ms = &img->ms;
+	char u[37];
+
+	uuid_str(h->cluster_uuid, u);
+	if (json) {
+		printf("{\"type\":\"header\",\"node_id\":%" PRIu32 ",\"cluster_uuid\":\"%s\","
+			"\"epoch\":%" PRIu64 ",\"ring_size\":%" PRIu64 ",\"header_copy\":\"%c\","
+			"\"seq\":%" PRIu64 ",\"checkpoint\":{\"lsn\":%" PRIu64 ",\"off\":%" PRIu64
+			",\"lap\":%" PRIu32 "},\"health\":\"%s\",\"membership\":{"
+			"\"config_epoch\":%" PRIu64 ",\"n\":%" PRIu32 ",\"k\":%" PRIu32
+			",\"members\":[", h->node_id, u, h->epoch, h->ring_size,
+			'A' + img->hdr_copy, h->seq, h->ck_lsn, h->ck_off, h->ck_lap,
+			health_str(h), ms->config_epoch, ms->n, ms->quorum);
+		for (uint32_t i = 0; i < ms->n && i < MEMBERS_MAX; i++) {
+			printf("%s{\"host\":", i ? "," : "");
+			json_str(stdout, ms->m[i].host);
+			printf(",\"port\":%u}", ms->m[i].port);
+		}
+		printf("]}}\n");
+		return;
+	}
+	printf("log: node %" PRIu32 "  cluster %s  epoch %" PRIu64 "  ring %" PRIu64
+		" bytes  header copy %c seq %" PRIu64 "\n", h->node_id, u, h->epoch,
+		h->ring_size, 'A' + img->hdr_copy, h->seq);
+	printf("checkpoint: LSN %" PRIu64 " at ring offset %" PRIu64 " lap %" PRIu32
+		"  health %s\n", h->ck_lsn, h->ck_off, h->ck_lap, health_str(h));
+	if (ms->config_epoch == 0) {
+		printf("membership: none stored\n");
+	} else {
+		printf("membership: config epoch %" PRIu64 "  n %" PRIu32 "  k %" PRIu32
+			" ", ms->config_epoch, ms->n, ms->quorum);
+		for (uint32_t i = 0; i < ms->n && i < MEMBERS_MAX; i++)
+			printf(" %s:%u", ms->m[i].host, ms->m[i].port);
+		printf("\n");
+	}
+	printf("%12s %10s %20s %8s %12s %6s %4s  %s\n", "LSN", "EPOCH", "CLIENT",
+		"LEN", "OFFSET", "LAP", "CRC", "PAYLOAD");
+}
+
+static int
+dump_rec(void *arg, const struct logrec *r)
+{
+	struct dump_arg *a = arg;
+	const struct rec_hdr *h = &r->h;
+	char pl[2 * sizeof(r->head) + 4];
+	bool more = h->len > r->head_len;
+
+	if (h->lsn < a->from)
+		return 0;
+	if (h->lsn > a->to)
+		return 1;
+	a->listed++;
+	hex(pl, r->head, r->head_len);
+	if (a->json) {
+		printf("{\"type\":\"record\",\"lsn\":%" PRIu64 ",\"epoch\":%" PRIu32
+			",\"client_id\":%" PRIu64 ",\"len\":%" PRIu32 ",\"off\":%" PRIu64
+			",\"lap\":%" PRIu32 ",\"crc_ok\":true", h->lsn, h->epoch,
+			h->client_id, h->len, r->off, h->lap);
+		if (a->payload == PAYLOAD_HEX)
+			printf(",\"payload\":\"%s\",\"payload_truncated\":%s", pl,
+				more ? "true" : "false");
+		printf("}\n");
+		return 0;
+	}
+	if (a->payload == PAYLOAD_NONE)
+		strcpy(pl, "-");
+	else if (more)
+		strcat(pl, "...");
+	printf("%12" PRIu64 " %10" PRIu32 " %20" PRIu64 " %8" PRIu32 " %12" PRIu64
+		" %6" PRIu32 " %4s  %s\n", h->lsn, h->epoch, h->client_id, h->len,
+		r->off, h->lap, "ok", pl);
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: replctl dump [--backend pmem|file|crash] [--from LSN] "
+		"[--to LSN] [--json] [--payload hex|none] LOG\n");
+}
+
+int
+cmd_dump(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "payload", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dump_arg a = { .from = 0, .to = UINT64_MAX };
+	struct logimg img;
+	struct logend end;
+	char err[512];
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			/* every backend keeps the region as the file's bytes */
+			if (strcmp(optarg, "pmem") && strcmp(optarg, "file") &&
+			    strcmp(optarg, "crash")) {
+				fprintf(stderr, "replctl dump: unknown backend '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'f':
+		case 't':
+			if (parse_lsn(optarg, c == 'f' ? &a.from : &a.to)) {
+				fprintf(stderr, "replctl dump: --%s: not an LSN: '%s'\n",
+					c == 'f' ? "from" : "to", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			a.json = true;
+			break;
+		case 'p':
+			if (strcmp(optarg, "hex") == 0)
+				a.payload = PAYLOAD_HEX;
+			else if (strcmp(optarg, "none") == 0)
+				a.payload = PAYLOAD_NONE;
+			else {
+				fprintf(stderr, "replctl dump: --payload: hex or none\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage();
+			return EXIT_OK;
+		default:
+			usage();
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1 || a.from > a.to) {
+		if (a.from > a.to)
+			fprintf(stderr, "replctl dump: --from is past --to\n");
+		usage();
+		return EXIT_USAGE;
+	}
+	if ((ret = logimg_open(argv[optind], &img, err, sizeof(err)))) {
+		fprintf(stderr, "replctl dump: %s\n", err);
+		return ret;
+	}
+	print_header(&img, a.json);
+	logimg_walk(&img, dump_rec, &a, &end);
+	if (a.json) {
+		printf("{\"type\":\"end\",\"records\":%" PRIu64 ",\"lsn\":%" PRIu64
+			",\"off\":%" PRIu64 ",\"lap\":%" PRIu32 ",\"damaged\":%s,\"why\":",
+			a.listed, end.at.lsn, end.at.off, end.at.lap,
+			end.damaged ? "true" : "false");
+		json_str(stdout, end.why);
+		printf("}\n");
+	} else if (strcmp(end.why, "stopped") == 0) {
+		printf("end: %" PRIu64 " records listed, --to reached\n", a.listed);
+	} else {
+		printf("end: %" PRIu64 " records listed; LSN %" PRIu64 " at ring offset %"
+			PRIu64 " lap %" PRIu32 ": %s\n", a.listed, end.at.lsn, end.at.off,
+			end.at.lap, end.why);
+	}
+	logimg_close(&img);
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * status.c -- replctl status LOG: a log's short form, read offline
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "replctl.h"
+
+int
+cmd_status(int argc, char *argv[])
+{
+	struct logimg img;
+	struct logsum s;
+	const char *path = NULL;
+	bool json = false;
+	char err[512];
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (argv[i][0] == '-' || path) {
+			path = NULL;	/* anything else is a usage error */
+			break;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (path == NULL) {
+		fprintf(stderr, "usage: replctl status [--json] LOG\n");
+		return EXIT_USAGE;
+	}
+	if ((ret = logimg_open(path, &img, err, sizeof(err)))) {
+		fprintf(stderr, "replctl status: %s\n", err);
+		return ret;
+	}
+	logimg_summary(&img, &s);
+	if (json) {
+		printf("{\"first_lsn\":%" PRIu64 ",\"last_lsn\":%" PRIu64 ",\"records\":%"
+			PRIu64 ",\"epoch\":%" PRIu64 ",\"tail_epoch\":%" PRIu64 ",\"used\":%"
+			PRIu64 ",\"size\":%" PRIu64 ",\"health\":\"%s\",\"tail_damaged\":%s,"
+			"\"membership\":{\"config_epoch\":%" PRIu64 ",\"n\":%" PRIu32
+			",\"k\":%" PRIu32 ",\"members\":[", s.first_lsn, s.last_lsn,
+			s.records, img.hdr.epoch, s.tail_epoch, s.used, img.hdr.ring_size,
+			health_str(&img.hdr), s.end.damaged ? "true" : "false",
+			img.ms.config_epoch, img.ms.n, img.ms.quorum);
+		for (uint32_t i = 0; i < img.ms.n && i < MEMBERS_MAX; i++) {
+			printf("%s{\"host\":", i ? "," : "");
+			json_str(stdout, img.ms.m[i].host);
+			printf(",\"port\":%u}", img.ms.m[i].port);
+		}
+		printf("]}}\n");
+	} else {
+		printf("%-12s %" PRIu64 "\n", "first LSN", s.first_lsn);
+		printf("%-12s %" PRIu64 "\n", "last LSN", s.last_lsn);
+		printf("%-12s %" PRIu64 "\n", "epoch", img.hdr.epoch);
+		printf("%-12s %" PRIu64 "\n", "tail epoch", s.tail_epoch);
+		printf("%-12s %" PRIu64 " / %" PRIu64 " bytes\n", "used", s.used,
+			img.hdr.ring_size);
+		printf("%-12s %s\n", "health", health_str(&img.hdr));
+		if (img.ms.config_epoch == 0) {
+			printf("%-12s none stored\n", "membership");
+		} else {
+			printf("%-12s config epoch %" PRIu64 ", n %" PRIu32 ", k %" PRIu32 ":",
+				"membership", img.ms.config_epoch, img.ms.n, img.ms.quorum);
+			for (uint32_t i = 0; i < img.ms.n && i < MEMBERS_MAX; i++)
+				printf(" %s:%u", img.ms.m[i].host, img.ms.m[i].port);
+			printf("\n");
+		}
+		if (s.end.damaged)
+			printf("%-12s LSN %" PRIu64 " at ring offset %" PRIu64 ": %s\n",
+				"tail", s.end.at.lsn, s.end.at.off, s.end.why);
+	}
+	logimg_close(&img);
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+}
