@@ -2,7 +2,8 @@
 noinst_LTLIBRARIES += engine/librepl_internal.la
 engine_librepl_internal_la_SOURCES = \
 	engine/repl.c engine/include/repl.h \
-	engine/clock.h engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c
+	engine/clock.h engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c \
+	engine/wal_format.c
 engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 
 lib_LTLIBRARIES += engine/librepl.la

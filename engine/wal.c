@@ -101,20 +101,6 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	"the log's format is little-endian; this host is not");
 
-static const char wal_magic[8] = { 'R', 'P', 'L', 'W', 'A', 'L', 0, 1 };
-
-static uint64_t
-align8(uint64_t v)
-{
-	return (v + 7) & ~(uint64_t)7;
-}
-
-static uint32_t
-hdr_crc(const struct wal_hdr *h)
-{
-	return rpma_crc32c(0, h, offsetof(struct wal_hdr, crc));
-}
-
 int
 wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 {
@@ -125,7 +111,7 @@ wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 static int
 hdr_write(struct rpma_ext_mem *mem, char *base, int k, struct wal_hdr *h)
 {
-	h->crc = hdr_crc(h);
+	h->crc = wal_hdr_crc(h);
 	memcpy(base + (size_t)k * HDR_COPY_SIZE, h, sizeof(*h));
 	return rpma_ext_mem_persist(mem, (size_t)k * HDR_COPY_SIZE, sizeof(*h));
 }
@@ -181,35 +167,12 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	return rpma_ext_mem_persist(mem, HDR_COPY_SIZE, sizeof(h));
 }
 
-static bool
-hdr_valid(const struct wal_hdr *h, size_t size)
-{
-	return memcmp(h->magic, wal_magic, sizeof(h->magic)) == 0 &&
-		h->version == WAL_VERSION && h->crc == hdr_crc(h) &&
-		h->ring_off == RING_OFF && h->ring_size >= 4096 &&
-		h->ring_size <= size - RING_OFF && (h->ring_size & 7) == 0 &&
-		h->ck_off <= h->ring_size - REC_HDR && (h->ck_off & 7) == 0 &&
-		h->ck_lap > 0 &&
-		h->ck_lsn > 0 && h->state <= STATE_OPEN && h->reserved == 0;
-}
-
 /* the next position after a record of len payload bytes at p */
 void
 wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
 		uint32_t crc)
 {
-	if (wrap) {
-		p->off = 0;
-		p->lap++;
-	} else {
-		p->off += REC_HDR + align8(len);
-		p->lsn++;
-		if (wal->ring_size - p->off < REC_HDR) {
-			p->off = 0;
-			p->lap++;
-		}
-	}
-	p->crc = crc;
+	wal_pos_next(wal->ring_size, p, len, wrap, crc);
 }
 
 /*
@@ -219,37 +182,26 @@ wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
 int
 wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
 {
-	struct rec_hdr z;
+	enum wal_slot kind;
 	uint32_t crc;
 
 	if (wal->ring_size - p->off < REC_HDR)
 		return 0;	/* never read past the ring, whatever a header said */
 	memcpy(h, wal->ring + p->off, sizeof(*h));
-	if (h->lsn != p->lsn || h->lap != p->lap || h->reserved != 0)
-		return 0;
-	if (h->flags & ~FLAG_WRAP)
-		return 0;
-	if (h->flags & FLAG_WRAP) {
-		if (h->len != 0)
-			return 0;
-	} else if ((uint64_t)REC_HDR + align8(h->len) > wal->ring_size - p->off) {
-		return 0;
-	}
-	z = *h;
-	z.crc = 0;
-	crc = rpma_crc32c(p->crc, &z, sizeof(z));
+	kind = wal_slot_check(h, p, wal->ring_size, NULL);
+	if (kind != WAL_SLOT_RECORD && kind != WAL_SLOT_WRAP)
+		return 0;	/* the end: a damaged slot ends the log too */
+	crc = wal_rec_crc_start(h, p->crc);
 	crc = rpma_crc32c(crc, wal->ring + p->off + REC_HDR, h->len);
 	if (crc != h->crc)
 		return 0;
-	return (h->flags & FLAG_WRAP) ? 2 : 1;
+	return kind == WAL_SLOT_WRAP ? 2 : 1;
 }
 
 uint64_t
 wal_distance(const struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
 {
-	if (to->lap == from->lap)
-		return to->off - from->off;
-	return wal->ring_size - from->off + to->off;
+	return wal_pos_distance(wal->ring_size, from, to);
 }
 
 static void
@@ -368,8 +320,8 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 		return RPMA_E_INVAL;
 	memcpy(&a, base, sizeof(a));
 	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
-	va = hdr_valid(&a, size);
-	vb = hdr_valid(&b, size);
+	va = wal_hdr_check(&a, size, NULL);
+	vb = wal_hdr_check(&b, size, NULL);
 	if (!va && !vb)
 		return WAL_E_CORRUPT;
 
@@ -523,7 +475,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		return RPMA_E_INVAL;
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
-	need = REC_HDR + align8(len);
+	need = REC_HDR + wal_align8(len);
 	/* a record must fit with room for a WRAP in front of it */
 	if (len > UINT32_MAX || need > wal->ring_size - REC_HDR)
 		return WAL_E_TOO_BIG;

@@ -102,6 +102,36 @@ struct slot {
 	bool ready;
 };
 
+/* wal_format.c: the format's rules, on bytes alone */
+extern const char wal_magic[8];
+
+static inline uint64_t
+wal_align8(uint64_t v)
+{
+	return (v + 7) & ~(uint64_t)7;
+}
+
+uint32_t wal_hdr_crc(const struct wal_hdr *h);
+/* a valid header for a region of size bytes? (why: what fails, or NULL) */
+bool wal_hdr_check(const struct wal_hdr *h, uint64_t size, const char **why);
+/* the position after a record (or WRAP) of len payload bytes at p */
+void wal_pos_next(uint64_t ring_size, struct wal_pos *p, uint32_t len, bool wrap,
+		uint32_t crc);
+uint64_t wal_pos_distance(uint64_t ring_size, const struct wal_pos *from,
+		const struct wal_pos *to);
+
+/* what the record header h found at position p is (before its CRC) */
+enum wal_slot {
+	WAL_SLOT_END = 0,	/* not the record expected there: the log ends */
+	WAL_SLOT_RECORD = 1,
+	WAL_SLOT_WRAP = 2,
+	WAL_SLOT_BAD = 3,	/* claims the slot, but a field is impossible */
+};
+enum wal_slot wal_slot_check(const struct rec_hdr *h, const struct wal_pos *p,
+		uint64_t ring_size, const char **why);
+/* the chained CRC over h (its crc field as 0); the payload continues it */
+uint32_t wal_rec_crc_start(const struct rec_hdr *h, uint32_t prev);
+
 /* wal.c */
 int wal_persist(struct wal *wal, uint64_t off, uint64_t len);
 int wal_hdr_update(struct wal *wal, struct wal_hdr *nh);

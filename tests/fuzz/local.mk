@@ -24,6 +24,7 @@ $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 
 # the log's recovery: the log and the memory interface, no backend
 $(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/wal.c \
+		$(top_srcdir)/engine/wal_format.c \
 		$(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \

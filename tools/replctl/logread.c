@@ -18,14 +18,6 @@
 #include "crc32c.h"
 #include "replctl.h"
 
-static const char wal_magic[8] = { 'R', 'P', 'L', 'W', 'A', 'L', 0, 1 };
-
-static uint64_t
-align8(uint64_t v)
-{
-	return (v + 7) & ~(uint64_t)7;
-}
-
 /* exactly len bytes at off, or -1 (a short file is not a log) */
 static int
 rd(const struct logimg *img, uint64_t off, void *buf, size_t len)
@@ -45,27 +37,6 @@ rd(const struct logimg *img, uint64_t off, void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return 0;
-}
-
-/* hdr_valid() of wal.c; why says what fails */
-static bool
-hdr_ok(const struct wal_hdr *h, uint64_t size, const char **why)
-{
-	if (memcmp(h->magic, wal_magic, sizeof(h->magic)) != 0)
-		return *why = "bad magic", false;
-	if (h->version != WAL_VERSION)
-		return *why = "unknown version", false;
-	if (h->crc != rpma_crc32c(0, h, offsetof(struct wal_hdr, crc)))
-		return *why = "checksum mismatch", false;
-	if (h->ring_off != RING_OFF || h->ring_size < 4096 ||
-	    h->ring_size > size - RING_OFF || (h->ring_size & 7) != 0)
-		return *why = "ring does not fit the file (truncated?)", false;
-	if (h->ck_off > h->ring_size - REC_HDR || (h->ck_off & 7) != 0 ||
-	    h->ck_lap == 0 || h->ck_lsn == 0)
-		return *why = "checkpoint out of range", false;
-	if (h->state > STATE_OPEN || h->reserved != 0)
-		return *why = "bad state or reserved field", false;
-	return true;
 }
 
 int
@@ -94,9 +65,9 @@ logimg_open(const char *path, struct logimg *img, char *err, size_t errlen)
 		goto fail;
 	}
 	if (rd(img, 0, &a, sizeof(a)) == 0)
-		va = hdr_ok(&a, img->size, &wa);
+		va = wal_hdr_check(&a, img->size, &wa);
 	if (rd(img, HDR_COPY_SIZE, &b, sizeof(b)) == 0)
-		vb = hdr_ok(&b, img->size, &wb);
+		vb = wal_hdr_check(&b, img->size, &wb);
 	if (!va && !vb) {
 		snprintf(err, errlen, "%s: no valid log header (copy A: %s; copy B: %s)",
 			path, wa, wb);
@@ -137,12 +108,10 @@ static int
 rec_crc(const struct logimg *img, const struct wal_pos *p,
 		const struct rec_hdr *h, struct logrec *r, uint32_t *crc)
 {
-	struct rec_hdr z = *h;
 	uint8_t buf[65536];
 	uint64_t at = RING_OFF + p->off + REC_HDR, left = h->len;
 
-	z.crc = 0;
-	*crc = rpma_crc32c(p->crc, &z, sizeof(z));
+	*crc = wal_rec_crc_start(h, p->crc);
 	r->head_len = 0;
 	while (left > 0) {
 		size_t n = left < sizeof(buf) ? (size_t)left : sizeof(buf);
@@ -158,31 +127,6 @@ rec_crc(const struct logimg *img, const struct wal_pos *p,
 		left -= n;
 	}
 	return 0;
-}
-
-static void
-advance(uint64_t ring_size, struct wal_pos *p, uint32_t len, bool wrap, uint32_t crc)
-{
-	if (wrap) {
-		p->off = 0;
-		p->lap++;
-	} else {
-		p->off += REC_HDR + align8(len);
-		p->lsn++;
-		if (ring_size - p->off < REC_HDR) {
-			p->off = 0;
-			p->lap++;
-		}
-	}
-	p->crc = crc;
-}
-
-static uint64_t
-distance(uint64_t ring_size, const struct wal_pos *from, const struct wal_pos *to)
-{
-	if (to->lap == from->lap)
-		return to->off - from->off;
-	return ring_size - from->off + to->off;
 }
 
 #define END(dmg, ...) do { \
@@ -204,6 +148,7 @@ logimg_walk(struct logimg *img, logrec_fn *cb, void *arg, struct logend *end)
 	for (;;) {
 		struct logrec r;
 		struct rec_hdr *h = &r.h;
+		const char *why = NULL;
 		uint32_t crc;
 
 		if (rs - p.off < REC_HDR)
@@ -212,19 +157,18 @@ logimg_walk(struct logimg *img, logrec_fn *cb, void *arg, struct logend *end)
 			END(true, "cannot read the record header");
 		if (h->lsn == 0 && h->lap == 0)
 			END(false, "never written: the end of the log");
-		if (h->lsn != p.lsn || h->lap != p.lap)
+		switch (wal_slot_check(h, &p, rs, &why)) {
+		case WAL_SLOT_END:
 			END(false, "holds LSN %llu lap %llu, not this one: the end of "
 				"the log", (unsigned long long)h->lsn,
 				(unsigned long long)h->lap);
-		/* the slot claims to be the next record: anything wrong is damage */
-		if (h->reserved != 0)
-			END(true, "damaged: reserved field is %#x", h->reserved);
-		if (h->flags & ~FLAG_WRAP)
-			END(true, "damaged: unknown flags %#x", h->flags);
-		if ((h->flags & FLAG_WRAP) && h->len != 0)
-			END(true, "damaged: a WRAP with length %u", h->len);
-		if ((uint64_t)REC_HDR + align8(h->len) > rs - p.off)
-			END(true, "damaged: length %u runs past the ring's end", h->len);
+		case WAL_SLOT_BAD:
+			/* it claims to be the next record: what is wrong is damage */
+			END(true, "damaged: %s (flags %#x, length %u, reserved %#x)",
+				why, h->flags, h->len, h->reserved);
+		default:
+			break;
+		}
 		r.off = p.off;
 		if (rec_crc(img, &p, h, &r, &crc))
 			END(true, "damaged: cannot read the payload");
@@ -233,8 +177,8 @@ logimg_walk(struct logimg *img, logrec_fn *cb, void *arg, struct logend *end)
 				h->crc, crc);
 		if (!(h->flags & FLAG_WRAP) && cb && (ret = cb(arg, &r)) != 0)
 			END(false, "stopped");
-		advance(rs, &p, h->len, h->flags & FLAG_WRAP, h->crc);
-		if (distance(rs, &head, &p) >= rs)
+		wal_pos_next(rs, &p, h->len, h->flags & FLAG_WRAP, h->crc);
+		if (wal_pos_distance(rs, &head, &p) >= rs)
 			END(true, "a full circle of the ring: cannot be");
 	}
 out:
@@ -263,7 +207,7 @@ logimg_summary(struct logimg *img, struct logsum *s)
 
 	memset(s, 0, sizeof(*s));
 	logimg_walk(img, sum_rec, s, &s->end);
-	s->used = distance(img->hdr.ring_size, &head, &s->end.at);
+	s->used = wal_pos_distance(img->hdr.ring_size, &head, &s->end.at);
 	return 0;
 }
 
