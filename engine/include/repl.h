@@ -199,7 +199,8 @@ struct repl_replica_status {
 	uint64_t reconnects;
 	int member;		/* it caught up under the current membership:
 				   it counts toward the quorum */
-	char why[160];		/* why it last went down ("" if never) */
+	char why[160];		/* why it last went down: "not connected yet"
+				   at first, "" while it streams */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */
