@@ -94,19 +94,25 @@ wait_for() {
 	fail "node$1: no $3 in 10 s"
 }
 
-# stop N: SIGTERM, then it must exit 0 within 10 s
-stop() {
-	local n=$1 t rc
-	kill -TERM "${pid[$n]}"
+# exited N WHAT: node N must end within 10 s (else fail with WHAT); its
+# exit code in $rc
+exited() {
+	local n=$1 t
 	for ((t = 0; t < 100; t++)); do
 		kill -0 "${pid[$n]}" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "${pid[$n]}" 2>/dev/null && fail "node$n still running 10 s after SIGTERM"
+	kill -0 "${pid[$n]}" 2>/dev/null && fail "$2"
 	wait "${pid[$n]}"
 	rc=$?
 	unset "pid[$n]"
-	[[ $rc -eq 0 ]] || fail "node$n exited $rc after SIGTERM"
+}
+
+# stop N: SIGTERM, then it must exit 0 within 10 s
+stop() {
+	kill -TERM "${pid[$1]}"
+	exited "$1" "node$1 still running 10 s after SIGTERM"
+	[[ $rc -eq 0 ]] || fail "node$1 exited $rc after SIGTERM"
 }
 
 up() {	# N REPLICA: the primary node N sees node REPLICA's replica up
@@ -173,14 +179,7 @@ stop 2
 conf 2 primary
 start 2
 wait_for 2 "is the primary of epoch" "promotion"
-for ((t = 0; t < 100; t++)); do
-	kill -0 "${pid[1]}" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "${pid[1]}" 2>/dev/null && fail "node1 not fenced 10 s after node2's promotion"
-wait "${pid[1]}"
-rc=$?
-unset "pid[1]"
+exited 1 "node1 not fenced 10 s after node2's promotion"
 [[ $rc -eq 3 ]] || fail "fenced node1 exited $rc, not 3"
 grep -q "repld: fenced" "$D/node1.err" || fail "node1 did not say it was fenced"
 stop 2
@@ -191,14 +190,7 @@ echo "$NAME: node1 fenced by node2's promotion: exit 3 ($((SECONDS - T0)) s)"
 conf 1 primary 500
 : > "$D/node1.err"
 start 1
-for ((t = 0; t < 100; t++)); do
-	kill -0 "${pid[1]}" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "${pid[1]}" 2>/dev/null && fail "a primary alone still running after 10 s"
-wait "${pid[1]}"
-rc=$?
-unset "pid[1]"
+exited 1 "a primary alone still running after 10 s"
 [[ $rc -eq 4 ]] || fail "a primary alone exited $rc, not 4"
 for m in 2 3; do
 	grep -q "127.0.0.1:$(ctl $m) not fenced" "$D/node1.err" ||
