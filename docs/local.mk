@@ -113,7 +113,7 @@ EXTRA_DIST += docs/wire-format.md
 
 # every exported function has a page; every page renders without warnings
 TESTS += tests/man/check-man-pages.sh
-EXTRA_DIST += tests/man/check-man-pages.sh
+EXTRA_DIST += tests/man/check-man-pages.sh tests/man/man_lib.sh
 
 # the replication engine: the control channel's messages
 EXTRA_DIST += docs/replication.md

@@ -29,25 +29,11 @@
 
 set -u
 
-if [ -z "${srcdir:-}" ]; then
-	srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-fi
+. "$(dirname "$0")/../man/man_lib.sh"
 map="$srcdir/engine/librepl.map"
 header="$srcdir/engine/include/repl.h"
-mandir="$srcdir/docs/man"
-localmk="$srcdir/docs/local.mk"
 lib=${LIBREPL_SO:-engine/.libs/librepl.so}
-
-for f in "$map" "$header" "$localmk"; do
-	if [ ! -f "$f" ]; then
-		echo "FAIL: $f not found (srcdir=$srcdir)" >&2
-		exit 1
-	fi
-done
-if [ ! -d "$mandir" ]; then
-	echo "FAIL: $mandir not found (srcdir=$srcdir)" >&2
-	exit 1
-fi
+man_require "$map" "$header"
 
 if command -v groff >/dev/null 2>&1; then
 	renderer=groff
@@ -58,18 +44,7 @@ else
 	exit 77
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-librepl-man.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT HUP INT TERM
-# ".so man3/x.3" is resolved against a directory that has man3/: give the
-# renderers one whose man3 is the source's docs/man
-mandir_abs=$(cd "$mandir" && pwd)
-ln -s "$mandir_abs" "$tmp/man3"
-
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+man_scratch check-librepl-man
 
 # ---- the exported functions ---------------------------------------------
 # repl.h without comments (first: they span lines, also after a #define)
@@ -142,11 +117,6 @@ if [ ! -s "$tmp/functions" ]; then
 	fail "no exported repl_* function found in $map (with $header)"
 	exit 1
 fi
-
-# is_redirect PAGE: the page is only a ".so" line
-is_redirect() {
-	grep -q '^\.so ' "$1" && [ "$(grep -cv '^[[:space:]]*$' "$1")" -eq 1 ]
-}
 
 # target PAGE: the file a redirect names, in docs/man
 target() {

@@ -20,43 +20,17 @@
 
 set -u
 
-if [ -z "${srcdir:-}" ]; then
-	srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-fi
+. "$(dirname "$0")/man_lib.sh"
 map="$srcdir/rpma/librpmacore.map"
 header="$srcdir/rpma/include/rpma.h"
-mandir="$srcdir/docs/man"
-localmk="$srcdir/docs/local.mk"
-
-for f in "$map" "$header" "$localmk"; do
-	if [ ! -f "$f" ]; then
-		echo "FAIL: $f not found (srcdir=$srcdir)" >&2
-		exit 1
-	fi
-done
-if [ ! -d "$mandir" ]; then
-	echo "FAIL: $mandir not found (srcdir=$srcdir)" >&2
-	exit 1
-fi
+man_require "$map" "$header"
 
 if ! command -v groff >/dev/null 2>&1; then
 	echo "SKIP: groff is not installed, so the pages cannot be rendered"
 	exit 77
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-man-pages.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT HUP INT TERM
-# ".so man3/x.3" is resolved against -I directories: give groff a man3/ and
-# a man7/ that are the source directory.
-mandir_abs=$(cd "$mandir" && pwd)
-ln -s "$mandir_abs" "$tmp/man3"
-ln -s "$mandir_abs" "$tmp/man7"
-
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+man_scratch check-man-pages
 
 # the exported functions: the names in the global: block of the version script
 sed -n '/global:/,/local:/p' "$map" |
@@ -66,11 +40,6 @@ if [ ! -s "$tmp/functions" ]; then
 	fail "no exported function found in $map"
 	exit 1
 fi
-
-# is_redirect PAGE: the page is only a ".so" line
-is_redirect() {
-	grep -q '^\.so ' "$1" && [ "$(grep -cv '^[[:space:]]*$' "$1")" -eq 1 ]
-}
 
 # render PAGE [groff options]: text of the page, warnings on stderr
 render() {
