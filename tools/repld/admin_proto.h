@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * admin_proto.h -- the protocol of repld's admin socket, shared by the
+ * daemon and replctl.
+ *
+ * A UNIX stream socket (mode 0600: whoever may use it may append and
+ * promote).  Line-based so a script can speak it with socat or nc -U:
+ *
+ *   request:  VERB [ARG ...] LF		at most ADMIN_LINE_MAX bytes
+ *             APPEND LEN [CLIENT_ID] LF, then exactly LEN bytes of record
+ *   reply:    one JSON object on one line, LF-terminated:
+ *             {"ok":true, ...}  or
+ *             {"ok":false,"error":"REPL_E_FENCED","code":-300009,
+ *              "message":"..."}
+ *
+ * Requests may be pipelined; replies come in request order.  Appends on
+ * one connection are acknowledged in order, each only once durable by the
+ * primary's quorum rule (repl_wait_durable); the daemon batches what a
+ * connection has sent so far into one wait.
+ *
+ * Verbs (an unknown one, or one the node's role does not serve, gets an
+ * error reply naming it; the connection stays open):
+ *
+ *   STATUS		the node: role, node_id, epoch, LSNs, replicas
+ *   APPEND LEN [ID]	(primary) append LEN bytes (0 < LEN <= ADMIN_RECORD_MAX),
+ *			tagged with client id ID (decimal, default 0);
+ *			{"ok":true,"lsn":N} once durable
+ *   VERIFY [FROM [TO]]	(primary) compare the checksums of the records
+ *			FROM..TO (default: the oldest kept .. the commit LSN)
+ *			on this node and each streaming replica
+ *   PROMOTE [force]	(replica) become the primary: a new epoch that
+ *			fences the old primary; "force" goes on without
+ *			n - k + 1 nodes (acknowledged records may be lost)
+ *   FENCE		(primary) step down: appends end (REPL_E_FENCED),
+ *			the log is closed, the node serves as a replica
+ *   ADD HOST:PORT [QUORUM]	(primary) add a replica (its control port);
+ *			a reconfiguration: the next configuration epoch
+ *   REMOVE HOST:PORT [QUORUM]	(primary) remove one
+ *   RELOAD		as SIGHUP: take the membership (peers, quorum) from
+ *			the configuration file again
+ *
+ * Error names beyond repl.h's REPL_E_*: "BAD_REQUEST" (the request does
+ * not parse), "WRONG_ROLE" (the verb is not served by this node's role),
+ * "BUSY" (a reconfiguration is in progress; retry), "STOPPING".
+ */
+#ifndef REPLD_ADMIN_PROTO_H
+#define REPLD_ADMIN_PROTO_H
+
+#define ADMIN_LINE_MAX 512		/* a request line, LF included */
+#define ADMIN_RECORD_MAX (1u << 20)	/* one appended record */
+#define ADMIN_REPLY_MAX 65536		/* a reply line, LF included */
+#define ADMIN_CLIENTS_MAX 64		/* connections served at once */
+
+#endif
