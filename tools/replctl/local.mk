@@ -1,10 +1,13 @@
-# tools/replctl -- the administration tool; for now its offline commands
-# (dump, status), which read a log image and never write it
+# tools/replctl -- the administration tool: offline commands on a log image
+# (dump, status LOG), live ones through repld's admin socket
 
 bin_PROGRAMS += tools/replctl/replctl
 tools_replctl_replctl_SOURCES = tools/replctl/replctl.c tools/replctl/replctl.h \
-	tools/replctl/logread.c tools/replctl/dump.c tools/replctl/status.c
+	tools/replctl/logread.c tools/replctl/dump.c tools/replctl/status.c \
+	tools/replctl/client.c tools/replctl/client.h \
+	tools/replctl/json_in.c tools/replctl/json_in.h \
+	tools/replctl/live.c tools/replctl/append.c tools/replctl/bench.c
 tools_replctl_replctl_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include
-tools_replctl_replctl_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \
-	$(AX_PTHREAD_LIBS)
+	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tools/repld
+tools_replctl_replctl_LDADD = tools/repld/librepld_conf.la \
+	engine/librepl_internal.la rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)

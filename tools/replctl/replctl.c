@@ -2,58 +2,95 @@
 /*
  * replctl.c -- replctl: the administration tool of an rpma-repl cluster.
  *
+ * Offline, on a log image (a stopped node's too; only read, with pread):
+ *
  *   replctl dump [--backend pmem|file|crash] [--from LSN] [--to LSN]
  *		[--json] [--payload hex|none] LOG
- *	decode a log image offline (a stopped node's too): its header, then
- *	one line per record from the checkpoint on (the record's epoch is
- *	the low 32 bits it stores), then where and why the log ends: the
- *	first slot that holds no record of the expected LSN and lap, or a
- *	damaged one (recovery would end the log there too; not a failure).
- *	The image is only read, with pread: every backend keeps the region
- *	as the file's bytes, so --backend changes nothing offline, and a
- *	device-dax node cannot be read this way.
+ *	its header, then one line per record from the checkpoint on (the
+ *	record's epoch is the low 32 bits it stores), then where and why the
+ *	log ends: the first slot that holds no record of the expected LSN
+ *	and lap, or a damaged one (recovery would end the log there too; not
+ *	a failure).  Every backend keeps the region as the file's bytes, so
+ *	--backend changes nothing offline; device-dax cannot be read so.
  *
  *   replctl status [--json] LOG
  *	the log's short form: first and last LSN, epoch, tail epoch,
- *	used/size, health, membership.
+ *	used/size, health (offline: only whether it was closed cleanly),
+ *	membership.
  *
- * Offline "health" knows only whether the log was closed cleanly: the
- * medium's counters are read by the process that opens the log.
+ * Live, against a running repld through its admin socket (-s SOCKET, or
+ * -c FILE's admin_socket, or $REPLD_SOCKET, or /run/repld/repld.sock):
+ * status, peers, verify, promote, fence, add, remove, reload, append,
+ * bench (see usage below and replctl(8)).
  *
- * Exit codes: 0 ok; 1 the command failed (e.g. a mismatch); 2 usage error;
- * 3 the log cannot be opened or read (no file, not a log, truncated).
+ * Exit codes: 0 ok; 1 the command failed (the daemon answered an error,
+ * or verify found a mismatch); 2 usage error; 3 the log cannot be opened
+ * or read; 4 the daemon cannot be reached.
  */
 #include "config.h"
 
 #include <string.h>
 
+#include "client.h"
 #include "replctl.h"
 
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: replctl COMMAND [ARGS]\n"
+	fprintf(f, "usage: replctl [-s SOCKET | -c FILE] [--json] [--timeout MS] "
+		"COMMAND [ARGS]\n"
+		"live (through repld's admin socket):\n"
+		"  status                            the node and its replicas\n"
+		"  peers                             the replicas and their links\n"
+		"  verify [--from LSN] [--to LSN]    checksums: primary vs replicas\n"
+		"  promote [--force]                 a replica becomes the primary\n"
+		"  fence                             the primary steps down\n"
+		"  add HOST:PORT [--quorum K]        add a replica (primary)\n"
+		"  remove HOST:PORT [--quorum K]     remove a replica (primary)\n"
+		"  reload                            re-read the membership (SIGHUP)\n"
+		"  append [--client-id ID] [--whole] records from stdin\n"
+		"  bench [--records N | --seconds S] [--size BYTES] [--depth D]\n"
+		"offline (on a log file):\n"
 		"  dump [--backend pmem|file|crash] [--from LSN] [--to LSN] [--json]\n"
-		"       [--payload hex|none] LOG     decode a log offline\n"
-		"  status [--json] LOG               a log's short form, offline\n");
+		"       [--payload hex|none] LOG     decode a log\n"
+		"  status [--json] LOG               a log's short form\n"
+		"exit: 0 ok, 1 failed, 2 usage, 3 log unreadable, 4 daemon unreachable\n");
 }
 
 int
 main(int argc, char *argv[])
 {
+	struct live_opts o;
+	int ret;
+
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(argv[1], "dump") == 0)
-		return cmd_dump(argc - 1, argv + 1);
-	if (strcmp(argv[1], "status") == 0)
-		return cmd_status(argc - 1, argv + 1);
-	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return EXIT_OK;
 	}
-	fprintf(stderr, "replctl: unknown command '%s'\n", argv[1]);
+	if (strcmp(argv[1], "dump") == 0)
+		return cmd_dump(argc - 1, argv + 1);
+	/* a LOG argument makes status offline */
+	if (strcmp(argv[1], "status") == 0) {
+		for (int i = 2; i < argc; i++)
+			if (argv[i][0] != '-')
+				return cmd_status(argc - 1, argv + 1);
+	}
+	argc--;
+	argv++;
+	if ((ret = live_opts_parse(&argc, argv, &o)) != 0)
+		return ret;
+	if (argc == 0) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((ret = cmd_live(argc, argv, &o)) >= 0)
+		return ret;
+	fprintf(stderr, "replctl: unknown command '%s'\n", argv[0]);
 	usage(stderr);
 	return EXIT_USAGE;
 }

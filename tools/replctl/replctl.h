@@ -18,6 +18,7 @@
 #define EXIT_FAILED	1
 #define EXIT_USAGE	2
 #define EXIT_NO_LOG	3
+/* 4, EXIT_UNREACHABLE (client.h): the daemon cannot be reached */
 
 /* a log image opened read-only: the file's bytes are the region's */
 struct logimg {
@@ -68,5 +69,12 @@ void json_str(FILE *f, const char *s);
 
 int cmd_dump(int argc, char *argv[]);
 int cmd_status(int argc, char *argv[]);
+
+/* the commands against a running repld (client.h: struct live_opts) */
+struct live_opts;
+/* -1: argv[0] is no live command */
+int cmd_live(int argc, char *argv[], const struct live_opts *o);
+int cmd_append(int argc, char *argv[], const struct live_opts *o);
+int cmd_bench(int argc, char *argv[], const struct live_opts *o);
 
 #endif

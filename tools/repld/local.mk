@@ -1,4 +1,4 @@
-# tools/repld -- the daemon's pieces (for now its configuration file)
+# tools/repld -- the daemon: its configuration file, its node and admin socket
 
 # repld.conf: read with libconfig, every setting checked
 noinst_LTLIBRARIES += tools/repld/librepld_conf.la
@@ -17,7 +17,12 @@ EXTRA_DIST += $(REPLD_CONF_EXAMPLES)
 
 # the daemon: one node (replica or primary) as its configuration describes
 bin_PROGRAMS += tools/repld/repld
-tools_repld_repld_SOURCES = tools/repld/repld.c
+tools_repld_repld_SOURCES = tools/repld/repld.c \
+	tools/repld/node.c tools/repld/node.h \
+	tools/repld/admin.c tools/repld/admin.h tools/repld/admin_proto.h \
+	tools/repld/admin_status.c tools/repld/admin_status.h \
+	tools/repld/admin_req.c tools/repld/admin_req.h \
+	tools/repld/json_out.c tools/repld/json_out.h
 tools_repld_repld_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tools/repld
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl_internal.la \

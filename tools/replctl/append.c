@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * append.c -- replctl append: records from stdin through the primary's
+ * admin socket, each line one record (without its LF; empty lines are
+ * skipped), or all of stdin one record (--whole).  Requests are pipelined
+ * WINDOW deep; each LSN is printed once the daemon says it is durable.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin_proto.h"
+#include "client.h"
+#include "replctl.h"
+
+#define WINDOW 64
+
+/* one reply: its LSN printed, or its error; 0 or EXIT_FAILED */
+#define ERRORS_SHOWN 3
+
+static uint64_t failures;
+
+static int
+take_reply(struct client *c, const struct live_opts *o, uint64_t recno, int *ret)
+{
+	struct jtok toks[16];
+	struct jdoc d;
+	const char *r;
+	char why[160];
+	size_t len;
+
+	if ((r = client_reply(c, &len)) == NULL) {
+		fprintf(stderr, "replctl: append: %s (record %" PRIu64 " and later: "
+			"outcome unknown)\n", c->why, recno);
+		return -1;
+	}
+	if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0) {
+		fprintf(stderr, "replctl: append: not a reply: %s\n", why);
+		return -1;
+	}
+	if (o->json)
+		printf("%.*s\n", (int)len, r);
+	if (!json_bool(&d, json_get(&d, 0, "ok"), false)) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "append: record %" PRIu64, recno);
+		/* one cause fails a pipeline's worth: show the first few */
+		if (failures++ < ERRORS_SHOWN)
+			*ret = client_failed(&d, what);
+		else
+			*ret = EXIT_FAILED;
+	} else if (!o->json) {
+		printf("%" PRIu64 "\n", json_u64(&d, json_get(&d, 0, "lsn"), 0));
+	}
+	return 0;
+}
+
+int
+cmd_append(int argc, char *argv[], const struct live_opts *o)
+{
+	bool whole = false;
+	const char *id = NULL;
+	char line[ADMIN_LINE_MAX];
+	struct client c;
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t sent = 0, answered = 0;
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--whole") == 0) {
+			whole = true;
+		} else if (strcmp(argv[i], "--client-id") == 0 && i + 1 < argc &&
+				strspn(argv[i + 1], "0123456789") == strlen(argv[i + 1]) &&
+				strlen(argv[i + 1]) <= 19 && argv[i + 1][0]) {
+			id = argv[++i];
+		} else {
+			fprintf(stderr, "usage: replctl append [--client-id ID] [--whole]"
+				" < RECORDS\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (client_open(&c, o) != 0) {
+		fprintf(stderr, "replctl: %s\n", c.why);
+		return EXIT_UNREACHABLE;
+	}
+	for (;;) {
+		size_t len;
+
+		if (whole) {
+			size_t have = 0;
+
+			if ((buf = malloc(ADMIN_RECORD_MAX + 1)) == NULL)
+				break;
+			while (have <= ADMIN_RECORD_MAX &&
+			       (len = fread(buf + have, 1, ADMIN_RECORD_MAX + 1 - have,
+					stdin)) > 0)
+				have += len;
+			if (have == 0 || have > ADMIN_RECORD_MAX) {
+				fprintf(stderr, "replctl: append --whole: stdin holds %s "
+					"(a record is 1..%u bytes)\n", have ? "more" :
+					"nothing", ADMIN_RECORD_MAX);
+				ret = EXIT_USAGE;
+				break;
+			}
+			len = have;
+		} else {
+			if ((n = getline(&buf, &cap, stdin)) < 0)
+				break;
+			len = (size_t)n;
+			if (len && buf[len - 1] == '\n')
+				len--;
+			if (len == 0)
+				continue;
+			if (len > ADMIN_RECORD_MAX) {
+				fprintf(stderr, "replctl: append: line %" PRIu64 " is "
+					"longer than a record may be (%u bytes)\n",
+					sent + 1, ADMIN_RECORD_MAX);
+				ret = EXIT_USAGE;
+				break;
+			}
+		}
+		snprintf(line, sizeof(line), "APPEND %zu%s%s", len, id ? " " : "",
+			id ? id : "");
+		if (client_send(&c, line, buf, len) != 0) {
+			fprintf(stderr, "replctl: append: %s\n", c.why);
+			ret = EXIT_UNREACHABLE;
+			break;
+		}
+		sent++;
+		if (sent - answered == WINDOW) {
+			if (take_reply(&c, o, ++answered, &ret) != 0) {
+				ret = EXIT_UNREACHABLE;
+				break;
+			}
+		}
+		if (whole)
+			break;
+	}
+	while (ret != EXIT_UNREACHABLE && answered < sent)
+		if (take_reply(&c, o, ++answered, &ret) != 0)
+			ret = EXIT_UNREACHABLE;
+	if (failures > ERRORS_SHOWN)
+		fprintf(stderr, "replctl: append: %" PRIu64 " more records failed\n",
+			failures - ERRORS_SHOWN);
+	free(buf);
+	client_close(&c);
+	return ret;
+}

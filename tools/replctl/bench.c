@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench.c -- replctl bench: appends through the primary's admin socket,
+ * DEPTH requests in flight on one connection, each timed from its send to
+ * its durable acknowledgement.  Prints latency percentiles and
+ * throughput; on a terminal a progress line on stderr meanwhile.
+ *
+ * This measures the daemon's socket path (a script's or a non-C
+ * program's view); a database linking librepl skips the socket, and
+ * tools/bench measures the engine itself.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admin_proto.h"
+#include "client.h"
+#include "replctl.h"
+
+#define DEPTH_MAX 1024
+#define PROGRESS_EVERY_NS 250000000ull
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the p-th percentile (0 < p <= 100) of sorted v[0..n) */
+static uint64_t
+pct(const uint64_t *v, uint64_t n, double p)
+{
+	uint64_t i = (uint64_t)(p / 100.0 * (double)n + 0.999999);
+
+	return v[i ? i - 1 : 0];
+}
+
+static bool
+number_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	*out = strtoull(s, &end, 10);
+	return *end == '\0' && *out >= min && *out <= max;
+}
+
+int
+cmd_bench(int argc, char *argv[], const struct live_opts *o)
+{
+	uint64_t records = 10000, seconds = 0, size = 128, depth = 16;
+	uint64_t *lat = NULL, *sent_at = NULL, cap, sent = 0, done = 0, failed = 0;
+	uint64_t t0, t_end = 0, next_progress;
+	bool tty = isatty(2);
+	char line[64], *payload = NULL;
+	struct client c;
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+		bool ok;
+
+		if (strcmp(a, "--records") == 0)
+			ok = number_arg(v, 1, 100000000, &records);
+		else if (strcmp(a, "--seconds") == 0)
+			ok = number_arg(v, 1, 3600, &seconds);
+		else if (strcmp(a, "--size") == 0)
+			ok = number_arg(v, 1, ADMIN_RECORD_MAX, &size);
+		else if (strcmp(a, "--depth") == 0)
+			ok = number_arg(v, 1, DEPTH_MAX, &depth);
+		else
+			ok = false;
+		if (!ok) {
+			fprintf(stderr, "usage: replctl bench [--records N | --seconds S]"
+				" [--size BYTES] [--depth D] [--json]\n"
+				"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
+				"(default 128), D 1..%d (default 16)\n",
+				ADMIN_RECORD_MAX, DEPTH_MAX);
+			return EXIT_USAGE;
+		}
+		i++;
+	}
+	/* with --seconds, room for what a fast daemon could do */
+	cap = seconds ? (seconds * 200000 < 20000000 ? seconds * 200000 : 20000000) :
+		records;
+	if ((lat = malloc(cap * sizeof(*lat))) == NULL ||
+	    (sent_at = malloc(DEPTH_MAX * sizeof(*sent_at))) == NULL ||
+	    (payload = malloc(size)) == NULL) {
+		fprintf(stderr, "replctl: bench: out of memory\n");
+		free(lat);
+		free(sent_at);
+		return EXIT_FAILED;
+	}
+	for (uint64_t i = 0; i < size; i++)
+		payload[i] = (char)('a' + i % 26);
+	if (client_open(&c, o) != 0) {
+		fprintf(stderr, "replctl: %s\n", c.why);
+		ret = EXIT_UNREACHABLE;
+		goto out;
+	}
+	snprintf(line, sizeof(line), "APPEND %" PRIu64, size);
+	t0 = now_ns();
+	next_progress = t0 + PROGRESS_EVERY_NS;
+	if (seconds)
+		t_end = t0 + seconds * 1000000000ull;
+	for (;;) {
+		bool more = seconds ? now_ns() < t_end && sent < cap : sent < records;
+
+		/* keep depth in flight; then take one answer */
+		if (more && sent - done < depth) {
+			sent_at[sent % DEPTH_MAX] = now_ns();
+			if (client_send(&c, line, payload, size) != 0) {
+				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
+				ret = EXIT_UNREACHABLE;
+				break;
+			}
+			sent++;
+			continue;
+		}
+		if (done == sent)
+			break;
+		{
+			struct jtok toks[16];
+			struct jdoc d;
+			const char *r;
+			char why[160];
+			size_t len;
+
+			if ((r = client_reply(&c, &len)) == NULL) {
+				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
+				ret = EXIT_UNREACHABLE;
+				break;
+			}
+			lat[done] = now_ns() - sent_at[done % DEPTH_MAX];
+			done++;
+			if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0 ||
+			    !json_bool(&d, json_get(&d, 0, "ok"), false)) {
+				if (failed++ == 0)
+					fprintf(stderr, "\nreplctl: bench: an append failed: "
+						"%.*s\n", (int)len, r);
+				more = false;
+				records = sent;	/* stop sending; drain */
+				t_end = t0;
+			}
+		}
+		if (tty && now_ns() >= next_progress) {
+			double s = (double)(now_ns() - t0) / 1e9;
+
+			fprintf(stderr, "\rbench: %" PRIu64 " records durable, %.0f "
+				"records/s   ", done, (double)done / s);
+			next_progress += PROGRESS_EVERY_NS;
+		}
+	}
+	if (tty)
+		fprintf(stderr, "\r%60s\r", "");
+	if (ret == 0 && failed)
+		ret = EXIT_FAILED;
+	if (done) {
+		double s = (double)(now_ns() - t0) / 1e9;
+
+		qsort(lat, done, sizeof(*lat), cmp_u64);
+		if (o->json)
+			printf("{\"records\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"size\":"
+				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"seconds\":%.3f,"
+				"\"records_per_s\":%.0f,\"bytes_per_s\":%.0f,\"latency_us\":"
+				"{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p99_9\":%.1f,"
+				"\"max\":%.1f}}\n", done, failed, size, depth, s,
+				(double)done / s, (double)(done * size) / s,
+				pct(lat, done, 50) / 1e3, pct(lat, done, 90) / 1e3,
+				pct(lat, done, 99) / 1e3, pct(lat, done, 99.9) / 1e3,
+				lat[done - 1] / 1e3);
+		else
+			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes, depth "
+				"%" PRIu64 ", in %.2f s: %.0f records/s, %.2f MiB/s%s\n"
+				"latency (us, append to durable acknowledgement): p50 %.1f  "
+				"p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+				done, size, depth, s, (double)done / s,
+				(double)(done * size) / s / (1 << 20),
+				failed ? " (some FAILED)" : "",
+				pct(lat, done, 50) / 1e3, pct(lat, done, 90) / 1e3,
+				pct(lat, done, 99) / 1e3, pct(lat, done, 99.9) / 1e3,
+				lat[done - 1] / 1e3);
+	}
+	client_close(&c);
+out:
+	free(lat);
+	free(sent_at);
+	free(payload);
+	return ret;
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* client.c -- replctl's admin socket client (see client.h) */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "admin_proto.h"
+#include "client.h"
+#include "repld_conf.h"
+#include "replctl.h"
+
+#define TIMEOUT_DEFAULT_MS 10000
+
+int
+live_opts_parse(int *argc, char *argv[], struct live_opts *o)
+{
+	static char from_conf[256];
+	const char *conf = NULL, *sock = NULL;
+	int out = 0;
+
+	*o = (struct live_opts){ .timeout_ms = TIMEOUT_DEFAULT_MS };
+	for (int i = 0; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if ((strcmp(a, "-s") == 0 || strcmp(a, "--socket") == 0 ||
+		     strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0 ||
+		     strcmp(a, "--timeout") == 0) && i + 1 >= *argc) {
+			fprintf(stderr, "replctl: %s needs a value\n", a);
+			return EXIT_USAGE;
+		}
+		if (strcmp(a, "-s") == 0 || strcmp(a, "--socket") == 0) {
+			sock = argv[++i];
+		} else if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+			conf = argv[++i];
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = true;
+		} else if (strcmp(a, "--timeout") == 0) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+
+			if (*end || v <= 0 || v > 3600000) {
+				fprintf(stderr, "replctl: --timeout takes milliseconds "
+					"(1..3600000), not %s\n", argv[i]);
+				return EXIT_USAGE;
+			}
+			o->timeout_ms = (int)v;
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	*argc = out;
+	if (sock && conf) {
+		fprintf(stderr, "replctl: -s and -c name the socket twice: give one\n");
+		return EXIT_USAGE;
+	}
+	if (conf) {
+		struct repld_conf rc;
+		char err[512];
+
+		if (repld_conf_load(conf, &rc, err, sizeof(err)) != 0) {
+			fprintf(stderr, "replctl: %s\n", err);
+			return EXIT_USAGE;
+		}
+		snprintf(from_conf, sizeof(from_conf), "%s", rc.admin_socket);
+		repld_conf_free(&rc);
+		sock = from_conf;
+	}
+	if (sock == NULL)
+		sock = getenv("REPLD_SOCKET");
+	o->socket = sock && *sock ? sock : REPLD_ADMIN_SOCKET_DEFAULT;
+	return 0;
+}
+
+int
+client_open(struct client *c, const struct live_opts *o)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	*c = (struct client){ .path = o->socket, .fd = -1,
+		.timeout_ms = o->timeout_ms };
+	if (strlen(o->socket) >= sizeof(sun.sun_path)) {
+		snprintf(c->why, sizeof(c->why), "the socket path %s is too long",
+			o->socket);
+		return -1;
+	}
+	strcpy(sun.sun_path, o->socket);
+	c->cap = ADMIN_REPLY_MAX;
+	if ((c->in = malloc(c->cap)) == NULL) {
+		snprintf(c->why, sizeof(c->why), "out of memory");
+		return -1;
+	}
+	if ((c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		int e = errno;
+
+		snprintf(c->why, sizeof(c->why), "cannot reach repld at %s: %s%s",
+			o->socket, strerror(e),
+			e == ENOENT ? " (is the daemon running? is this its "
+				"admin_socket?)" :
+			e == ECONNREFUSED ? " (no daemon listens: it stopped or "
+				"died)" :
+			e == EACCES ? " (the socket is the daemon's user's only)" : "");
+		client_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+void
+client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->in);
+	c->in = NULL;
+}
+
+static int
+write_all(struct client *c, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(c->why, sizeof(c->why), "repld at %s: sending: %s",
+				c->path, n < 0 ? strerror(errno) : "closed");
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+client_send(struct client *c, const char *line, const void *data, size_t len)
+{
+	size_t n = strlen(line);
+	char buf[ADMIN_LINE_MAX];
+
+	if (n + 1 > sizeof(buf)) {
+		snprintf(c->why, sizeof(c->why), "a request longer than %d bytes",
+			ADMIN_LINE_MAX - 1);
+		return -1;
+	}
+	memcpy(buf, line, n);
+	buf[n++] = '\n';
+	if (write_all(c, buf, n) != 0)
+		return -1;
+	return len ? write_all(c, data, len) : 0;
+}
+
+const char *
+client_reply(struct client *c, size_t *len)
+{
+	char *lf;
+
+	/* the line returned last goes now */
+	if (c->line_len) {
+		memmove(c->in, c->in + c->line_len, c->have - c->line_len);
+		c->have -= c->line_len;
+		c->line_len = 0;
+	}
+	while ((lf = memchr(c->in, '\n', c->have)) == NULL) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (c->have == c->cap) {
+			snprintf(c->why, sizeof(c->why), "repld at %s: a reply longer "
+				"than %zu bytes", c->path, c->cap);
+			return NULL;
+		}
+		r = poll(&p, 1, c->timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			snprintf(c->why, sizeof(c->why), "repld at %s: no answer in "
+				"%d ms (--timeout)", c->path, c->timeout_ms);
+			return NULL;
+		}
+		n = read(c->fd, c->in + c->have, c->cap - c->have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(c->why, sizeof(c->why), "repld at %s: the connection "
+				"closed before the answer%s%s", c->path,
+				n < 0 ? ": " : " (the daemon stopped?)",
+				n < 0 ? strerror(errno) : "");
+			return NULL;
+		}
+		c->have += (size_t)n;
+	}
+	*lf = '\0';
+	*len = (size_t)(lf - c->in);
+	c->line_len = *len + 1;
+	return c->in;
+}
+
+int
+client_call(const struct live_opts *o, const char *line, struct jdoc *d,
+		struct jtok *toks, int ntoks, char **reply)
+{
+	struct client c;
+	const char *r;
+	char why[160];
+	size_t len;
+
+	*reply = NULL;
+	if (client_open(&c, o) != 0 || client_send(&c, line, NULL, 0) != 0 ||
+	    (r = client_reply(&c, &len)) == NULL) {
+		fprintf(stderr, "replctl: %s\n", c.why);
+		client_close(&c);
+		return EXIT_UNREACHABLE;
+	}
+	if ((*reply = strndup(r, len)) == NULL ||
+	    json_parse(d, *reply, len, toks, ntoks, why, sizeof(why)) != 0 ||
+	    d->t[0].type != J_OBJECT) {
+		fprintf(stderr, "replctl: repld at %s answered what is not a "
+			"reply: %s\n", o->socket, *reply ? why : "out of memory");
+		client_close(&c);
+		free(*reply);
+		*reply = NULL;
+		return EXIT_FAILED;
+	}
+	client_close(&c);
+	return 0;
+}
+
+int
+client_failed(const struct jdoc *d, const char *what)
+{
+	char name[40], msg[512];
+
+	json_text(d, json_get(d, 0, "error"), name, sizeof(name));
+	json_text(d, json_get(d, 0, "message"), msg, sizeof(msg));
+	fprintf(stderr, "replctl: %s: %s: %s\n", what, name, msg);
+	return EXIT_FAILED;
+}

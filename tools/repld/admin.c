@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * admin.c -- the admin socket's server (see admin.h, admin_proto.h).
+ *
+ * A client's appends are batched: every APPEND already received is
+ * appended, then one repl_wait_durable covers them all before the replies
+ * go out, in order.  The wait happens before the thread blocks reading
+ * again, so a client never waits for an acknowledgement that is only held
+ * back by its own unsent bytes.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "admin_proto.h"
+#include "admin_req.h"
+#include "admin_status.h"
+#include "json_out.h"
+
+#define PENDING_MAX 256			/* appends answered by one wait */
+#define APPEND_WAIT_MS 30000		/* then REPL_E_TIMEDOUT: outcome unknown */
+#define IN_CAP (ADMIN_LINE_MAX + ADMIN_RECORD_MAX)
+#define OUT_CAP (ADMIN_REPLY_MAX + PENDING_MAX * 160)
+
+struct admin {
+	struct node *node;
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_t thread;
+	atomic_bool quit;
+	atomic_int clients;
+};
+
+struct pending {
+	int err;		/* of the append itself */
+	uint64_t lsn;
+};
+
+struct conn {
+	struct admin *a;
+	int fd;
+	char *in;
+	size_t have;
+	char *out;
+	size_t out_len;
+	struct repl *repl;	/* inside the gate while appends are pending */
+	struct pending pend[PENDING_MAX];
+	int npend;
+};
+
+static const struct {
+	int code;
+	const char *name;
+} errors[] = {
+	{ REPL_E_INVAL, "REPL_E_INVAL" },
+	{ REPL_E_NOMEM, "REPL_E_NOMEM" },
+	{ REPL_E_IO, "REPL_E_IO" },
+	{ REPL_E_CORRUPT, "REPL_E_CORRUPT" },
+	{ REPL_E_FULL, "REPL_E_FULL" },
+	{ REPL_E_TOO_BIG, "REPL_E_TOO_BIG" },
+	{ REPL_E_NOT_FOUND, "REPL_E_NOT_FOUND" },
+	{ REPL_E_TIMEDOUT, "REPL_E_TIMEDOUT" },
+	{ REPL_E_FENCED, "REPL_E_FENCED" },
+	{ REPL_E_UNKNOWN, "REPL_E_UNKNOWN" },
+	{ REPL_E_NO_QUORUM, "REPL_E_NO_QUORUM" },
+	{ REPL_E_MEMBERSHIP, "REPL_E_MEMBERSHIP" },
+	{ NODE_E_WRONG_ROLE, "WRONG_ROLE" },
+	{ NODE_E_STOPPING, "STOPPING" },
+};
+
+static const char *
+error_name(int code)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == code)
+			return errors[i].name;
+	return "ERROR";
+}
+
+/* ---- replies ---- */
+
+static int
+out_flush(struct conn *c)
+{
+	size_t off = 0;
+
+	while (off < c->out_len) {
+		ssize_t n = write(c->fd, c->out + off, c->out_len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;	/* the client went: its replies with it */
+		off += (size_t)n;
+	}
+	c->out_len = 0;
+	return 0;
+}
+
+static void
+out_line(struct conn *c, struct json_out *j)
+{
+	size_t len;
+	const char *line = jo_line(j, &len);
+
+	if (line == NULL) {
+		struct json_out e;
+		char small[160];
+
+		jo_init(&e, small, sizeof(small));
+		jo_open(&e, NULL);
+		jo_bool(&e, "ok", false);
+		jo_str(&e, "error", "ERROR");
+		jo_i64(&e, "code", 0);
+		jo_str(&e, "message", "the reply does not fit the protocol's limit");
+		jo_close(&e);
+		line = jo_line(&e, &len);
+	}
+	if (c->out_len + len > OUT_CAP)
+		(void)out_flush(c);
+	memcpy(c->out + c->out_len, line, len);
+	c->out_len += len;
+}
+
+/* an error reply: a protocol name (code 0) or a REPL_E_* code */
+static void
+reply_error(struct conn *c, const char *name, int code, const char *message)
+{
+	struct json_out j;
+	char buf[768];
+
+	jo_init(&j, buf, sizeof(buf));
+	jo_open(&j, NULL);
+	jo_bool(&j, "ok", false);
+	jo_str(&j, "error", name ? name : error_name(code));
+	jo_i64(&j, "code", code < -1000 ? code : 0);
+	jo_str(&j, "message", message ? message : repl_strerror(code));
+	jo_close(&j);
+	out_line(c, &j);
+}
+
+static void
+reply_ok_msg(struct conn *c, const char *message)
+{
+	struct json_out j;
+	char buf[768];
+
+	jo_init(&j, buf, sizeof(buf));
+	jo_open(&j, NULL);
+	jo_bool(&j, "ok", true);
+	jo_str(&j, "message", message);
+	jo_close(&j);
+	out_line(c, &j);
+}
+
+static const char *
+gate_message(struct node *n, int err)
+{
+	(void)n;
+	if (err == NODE_E_STOPPING)
+		return "the daemon is stopping: nothing more is appended";
+	return "this node is not the primary: append on the primary";
+}
+
+/* ---- appends ---- */
+
+/* one wait for everything appended so far, then the replies in order */
+static void
+settle(struct conn *c)
+{
+	uint64_t last = 0;
+	int wret = 0;
+
+	if (c->npend == 0)
+		return;
+	for (int i = 0; i < c->npend; i++)
+		if (c->pend[i].err == 0 && c->pend[i].lsn > last)
+			last = c->pend[i].lsn;
+	if (last)
+		wret = repl_wait_durable(c->repl, last, APPEND_WAIT_MS);
+	node_leave(c->a->node);
+	c->repl = NULL;
+	for (int i = 0; i < c->npend; i++) {
+		int err = c->pend[i].err ? c->pend[i].err : wret;
+
+		if (err) {
+			reply_error(c, NULL, err, NULL);
+		} else {
+			struct json_out j;
+			char buf[64];
+
+			jo_init(&j, buf, sizeof(buf));
+			jo_open(&j, NULL);
+			jo_bool(&j, "ok", true);
+			jo_u64(&j, "lsn", c->pend[i].lsn);
+			jo_close(&j);
+			out_line(c, &j);
+		}
+	}
+	c->npend = 0;
+}
+
+static void
+append(struct conn *c, const struct admin_req *req)
+{
+	struct iovec iov = { (void *)req->data, req->len };
+	struct pending *p;
+	int err = 0;
+
+	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
+		reply_error(c, NULL, err, gate_message(c->a->node, err));
+		return;
+	}
+	p = &c->pend[c->npend++];
+	p->lsn = 0;
+	p->err = repl_appendv(c->repl, &iov, 1, req->client_id, &p->lsn);
+	if (c->npend == PENDING_MAX)
+		settle(c);
+}
+
+/* ---- the other requests ---- */
+
+static void
+change_reply(struct conn *c, int ret, const char *msg)
+{
+	if (ret == 0)
+		reply_ok_msg(c, msg);
+	else
+		reply_error(c, NULL, ret, msg);
+}
+
+static void
+serve(struct conn *c, const struct admin_req *req)
+{
+	struct node *n = c->a->node;
+	char msg[640] = "";
+	struct json_out j;
+	char *buf;
+
+	switch (req->verb) {
+	case ADMIN_STATUS:
+	case ADMIN_VERIFY:
+		if ((buf = malloc(ADMIN_REPLY_MAX)) == NULL) {
+			reply_error(c, NULL, REPL_E_NOMEM, NULL);
+			return;
+		}
+		jo_init(&j, buf, ADMIN_REPLY_MAX);
+		if (req->verb == ADMIN_STATUS)
+			admin_status_json(n, &j);
+		else
+			admin_verify_json(n, req->from, req->to, &j);
+		out_line(c, &j);
+		free(buf);
+		return;
+	case ADMIN_PROMOTE:
+		change_reply(c, node_promote(n, req->force, msg, sizeof(msg)), msg);
+		return;
+	case ADMIN_FENCE:
+		change_reply(c, node_fence(n, msg, sizeof(msg)), msg);
+		return;
+	case ADMIN_ADD:
+		change_reply(c, node_add(n, req->host, req->port, req->quorum, msg,
+			sizeof(msg)), msg);
+		return;
+	case ADMIN_REMOVE:
+		change_reply(c, node_remove(n, req->host, req->port, req->quorum,
+			msg, sizeof(msg)), msg);
+		return;
+	case ADMIN_RELOAD:
+		change_reply(c, node_reload(n, msg, sizeof(msg)), msg);
+		return;
+	case ADMIN_APPEND:
+		break;
+	}
+}
+
+/* ---- a connection ---- */
+
+static void *
+conn_main(void *arg)
+{
+	struct conn *c = arg;
+	char why[256];
+	bool open = true;
+
+	while (open) {
+		ssize_t r = read(c->fd, c->in + c->have, IN_CAP - c->have);
+		size_t off = 0;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		c->have += (size_t)r;
+		for (;;) {
+			struct admin_req req;
+			size_t used;
+			enum admin_parse p = admin_req_parse(c->in + off,
+				c->have - off, &req, &used, why, sizeof(why));
+
+			if (p == ADMIN_PARSE_MORE)
+				break;
+			if (p != ADMIN_PARSE_OK) {
+				settle(c);
+				reply_error(c, "BAD_REQUEST", 0, why);
+				if (p == ADMIN_PARSE_FATAL) {
+					open = false;
+					break;
+				}
+				off += used;
+				continue;
+			}
+			if (req.verb == ADMIN_APPEND) {
+				append(c, &req);
+			} else {
+				settle(c);
+				serve(c, &req);
+			}
+			off += used;
+		}
+		/* before blocking on the client again: its answers */
+		settle(c);
+		if (out_flush(c) != 0)
+			break;
+		memmove(c->in, c->in + off, c->have - off);
+		c->have -= off;
+	}
+	settle(c);
+	(void)out_flush(c);
+	close(c->fd);
+	atomic_fetch_sub(&c->a->clients, 1);
+	free(c->in);
+	free(c->out);
+	free(c);
+	return NULL;
+}
+
+static void
+refuse(int fd, const char *message)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "{\"ok\":false,\"error\":\"BUSY\","
+		"\"code\":0,\"message\":\"%s\"}\n", message);
+
+	if (write(fd, line, (size_t)n) < 0) {
+		/* it is going away either way */
+	}
+	close(fd);
+}
+
+static void
+accept_one(struct admin *a)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	struct conn *c;
+	int fd = accept4(a->fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (atomic_fetch_add(&a->clients, 1) >= ADMIN_CLIENTS_MAX) {
+		atomic_fetch_sub(&a->clients, 1);
+		refuse(fd, "too many admin connections: retry later");
+		return;
+	}
+	/* a client's buffers, once per connection, not per request */
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->in = malloc(IN_CAP)) == NULL || (c->out = malloc(OUT_CAP)) == NULL) {
+		if (c) {
+			free(c->in);
+			free(c);
+		}
+		atomic_fetch_sub(&a->clients, 1);
+		refuse(fd, "out of memory");
+		return;
+	}
+	c->a = a;
+	c->fd = fd;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, conn_main, c) != 0) {
+		free(c->in);
+		free(c->out);
+		free(c);
+		atomic_fetch_sub(&a->clients, 1);
+		refuse(fd, "cannot start a thread for the connection");
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static void *
+listen_main(void *arg)
+{
+	struct admin *a = arg;
+
+	while (!atomic_load(&a->quit)) {
+		struct pollfd p = { .fd = a->fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) > 0 && (p.revents & POLLIN))
+			accept_one(a);
+	}
+	return NULL;
+}
+
+/* a socket file at path that a live daemon answers on */
+static bool
+in_use(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return false;
+	live = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
+	close(fd);
+	return live;
+}
+
+int
+admin_start(struct node *node, const char *path, struct admin **admin_ptr,
+		char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct admin *a;
+	struct stat sb;
+	mode_t old_mask;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "the admin socket path %s is too long", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			snprintf(err, errlen, "the admin socket path %s exists and is "
+				"not a socket", path);
+			return -1;
+		}
+		if (in_use(&sun)) {
+			snprintf(err, errlen, "another daemon answers on the admin "
+				"socket %s", path);
+			return -1;
+		}
+		unlink(path);	/* a dead daemon's */
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	a->node = node;
+	snprintf(a->path, sizeof(a->path), "%s", path);
+	if ((a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		snprintf(err, errlen, "admin socket: %s", strerror(errno));
+		free(a);
+		return -1;
+	}
+	/* born 0600: no moment in which others may connect */
+	old_mask = umask(0177);
+	if (bind(a->fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+	    listen(a->fd, 16) != 0) {
+		snprintf(err, errlen, "the admin socket %s: %s", path, strerror(errno));
+		umask(old_mask);
+		close(a->fd);
+		free(a);
+		return -1;
+	}
+	umask(old_mask);
+	if (pthread_create(&a->thread, NULL, listen_main, a) != 0) {
+		snprintf(err, errlen, "cannot start the admin socket's thread");
+		close(a->fd);
+		unlink(path);
+		free(a);
+		return -1;
+	}
+	*admin_ptr = a;
+	return 0;
+}
+
+void
+admin_stop(struct admin **admin_ptr)
+{
+	struct admin *a = *admin_ptr;
+
+	if (a == NULL)
+		return;
+	atomic_store(&a->quit, true);
+	pthread_join(a->thread, NULL);
+	close(a->fd);
+	unlink(a->path);
+	/*
+	 * Connections still open keep their threads (and this struct) until
+	 * the process exits; the node refuses them (stopping), so nothing
+	 * more is acknowledged.
+	 */
+	if (atomic_load(&a->clients) == 0)
+		free(a);
+	*admin_ptr = NULL;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * admin.h -- repld's admin socket (protocol: admin_proto.h): a listener
+ * thread and one thread per client connection, each serving its requests
+ * in order against the node.
+ */
+#ifndef REPLD_ADMIN_H
+#define REPLD_ADMIN_H
+
+#include "node.h"
+
+struct admin;
+
+/*
+ * Listen on path (mode 0600; a stale socket of a dead daemon is replaced,
+ * a live one is an error).  0, or -1 with the reason in err.
+ */
+int admin_start(struct node *node, const char *path, struct admin **admin_ptr,
+		char *err, size_t errlen);
+/* stop listening and remove the socket */
+void admin_stop(struct admin **admin_ptr);
+
+#endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* admin_req.c -- the admin socket's requests, parsed totally */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "admin_proto.h"
+#include "admin_req.h"
+
+#define ARGS_MAX 4
+
+static const struct {
+	const char *name;
+	enum admin_verb verb;
+	int min_args, max_args;
+} verbs[] = {
+	{ "STATUS", ADMIN_STATUS, 0, 0 },
+	{ "APPEND", ADMIN_APPEND, 1, 2 },
+	{ "VERIFY", ADMIN_VERIFY, 0, 2 },
+	{ "PROMOTE", ADMIN_PROMOTE, 0, 1 },
+	{ "FENCE", ADMIN_FENCE, 0, 0 },
+	{ "ADD", ADMIN_ADD, 1, 2 },
+	{ "REMOVE", ADMIN_REMOVE, 1, 2 },
+	{ "RELOAD", ADMIN_RELOAD, 0, 0 },
+};
+
+const char *
+admin_verb_name(enum admin_verb v)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (verbs[i].verb == v)
+			return verbs[i].name;
+	return "?";
+}
+
+/* a decimal number, digits only, within max */
+static bool
+number(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0' || strlen(s) > 20)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (max - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+/* HOST:PORT, the host printable without spaces or ':' (an IPv4 or a name) */
+static bool
+member(const char *s, struct admin_req *req)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t port;
+	size_t n;
+
+	if (colon == NULL || (n = (size_t)(colon - s)) == 0 || n > ADMIN_HOST_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == ':')
+			return false;
+	if (!number(colon + 1, 65535, &port) || port == 0)
+		return false;
+	memcpy(req->host, s, n);
+	req->host[n] = '\0';
+	req->port = (uint16_t)port;
+	return true;
+}
+
+static enum admin_parse __attribute__((format(printf, 3, 4)))
+bad(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return ADMIN_PARSE_BAD;
+}
+
+enum admin_parse
+admin_req_parse(const char *buf, size_t len, struct admin_req *req,
+		size_t *used, char *why, size_t whylen)
+{
+	char line[ADMIN_LINE_MAX];
+	char *argv[ARGS_MAX + 1], *save = NULL, *tok;
+	const char *lf = memchr(buf, '\n', len < ADMIN_LINE_MAX ? len : ADMIN_LINE_MAX);
+	size_t line_len;
+	int argc = 0;
+	size_t v;
+
+	*used = 0;
+	if (lf == NULL) {
+		if (len < ADMIN_LINE_MAX)
+			return ADMIN_PARSE_MORE;
+		snprintf(why, whylen, "a request line longer than %d bytes",
+			ADMIN_LINE_MAX - 1);
+		return ADMIN_PARSE_FATAL;
+	}
+	line_len = (size_t)(lf - buf);
+	*used = line_len + 1;
+	memcpy(line, buf, line_len);
+	line[line_len] = '\0';
+	if (line_len && line[line_len - 1] == '\r')	/* from a terminal */
+		line[--line_len] = '\0';
+	if (memchr(line, '\0', line_len) != NULL)
+		return bad(why, whylen, "a NUL byte in the request line");
+	memset(req, 0, sizeof(*req));
+	req->quorum = -1;
+	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (argc == ARGS_MAX + 1)
+			return bad(why, whylen, "too many arguments");
+		argv[argc++] = tok;
+	}
+	if (argc == 0)
+		return bad(why, whylen, "an empty request");
+	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
+		if (strcmp(argv[0], verbs[v].name) == 0)
+			break;
+	if (v == sizeof(verbs) / sizeof(verbs[0])) {
+		/* only printable text goes back into the reply */
+		char name[24];
+		size_t i;
+
+		for (i = 0; argv[0][i] && i < sizeof(name) - 1; i++)
+			name[i] = (argv[0][i] > ' ' && argv[0][i] <= '~') ? argv[0][i] : '?';
+		name[i] = '\0';
+		return bad(why, whylen, "unknown request \"%s\" (STATUS, APPEND, "
+			"VERIFY, PROMOTE, FENCE, ADD, REMOVE, RELOAD)", name);
+	}
+	req->verb = verbs[v].verb;
+	if (argc - 1 < verbs[v].min_args || argc - 1 > verbs[v].max_args) {
+		snprintf(why, whylen, "%s takes %d to %d arguments, not %d",
+			verbs[v].name, verbs[v].min_args, verbs[v].max_args, argc - 1);
+		/* an APPEND's record may follow: its length is unknown */
+		return req->verb == ADMIN_APPEND ? ADMIN_PARSE_FATAL : ADMIN_PARSE_BAD;
+	}
+	switch (req->verb) {
+	case ADMIN_APPEND: {
+		uint64_t n;
+
+		if (!number(argv[1], UINT32_MAX, &n) || n == 0 || n > ADMIN_RECORD_MAX) {
+			snprintf(why, whylen, "APPEND: the length must be 1..%u bytes",
+				ADMIN_RECORD_MAX);
+			return ADMIN_PARSE_FATAL;
+		}
+		if (argc > 2 && !number(argv[2], UINT64_MAX, &req->client_id)) {
+			snprintf(why, whylen, "APPEND: the client id must be a "
+				"decimal number");
+			return ADMIN_PARSE_FATAL;
+		}
+		if (len - *used < n) {
+			*used = 0;
+			return ADMIN_PARSE_MORE;
+		}
+		req->data = buf + *used;
+		req->len = (size_t)n;
+		*used += (size_t)n;
+		return ADMIN_PARSE_OK;
+	}
+	case ADMIN_VERIFY:
+		if ((argc > 1 && !number(argv[1], UINT64_MAX, &req->from)) ||
+		    (argc > 2 && !number(argv[2], UINT64_MAX, &req->to)))
+			return bad(why, whylen, "VERIFY: FROM and TO must be LSNs");
+		if (req->to && req->from > req->to)
+			return bad(why, whylen, "VERIFY: FROM is after TO");
+		return ADMIN_PARSE_OK;
+	case ADMIN_PROMOTE:
+		if (argc > 1 && strcmp(argv[1], "force") != 0)
+			return bad(why, whylen, "PROMOTE: the only argument is "
+				"\"force\"");
+		req->force = argc > 1;
+		return ADMIN_PARSE_OK;
+	case ADMIN_ADD:
+	case ADMIN_REMOVE: {
+		uint64_t q;
+
+		if (!member(argv[1], req))
+			return bad(why, whylen, "%s: the member must be HOST:PORT "
+				"(its control port)", verbs[v].name);
+		if (argc > 2) {
+			if (!number(argv[2], 8, &q))
+				return bad(why, whylen, "%s: the quorum must be 0..8",
+					verbs[v].name);
+			req->quorum = (int)q;
+		}
+		return ADMIN_PARSE_OK;
+	}
+	default:
+		return ADMIN_PARSE_OK;
+	}
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* admin_status.c -- STATUS and VERIFY as JSON (see admin_status.h) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <string.h>
+
+#include "admin_status.h"
+
+static const char *
+backend_name(enum repld_backend b)
+{
+	return b == REPLD_BACKEND_PMEM ? "pmem" : b == REPLD_BACKEND_FILE ? "file" :
+		b == REPLD_BACKEND_CRASH ? "crash" : "?";
+}
+
+static const char *
+flush_name(enum repld_flush_method f)
+{
+	return f == REPLD_FLUSH_APM ? "apm" : f == REPLD_FLUSH_GPSPM ? "gpspm" :
+		f == REPLD_FLUSH_NATIVE ? "native" : "auto";
+}
+
+static const char *
+state_name(enum repl_replica_state s)
+{
+	return s == REPL_REPLICA_STREAMING ? "streaming" :
+		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
+}
+
+static void
+error_json(struct json_out *j, const char *name, int code, const char *message)
+{
+	jo_open(j, NULL);
+	jo_bool(j, "ok", false);
+	jo_str(j, "error", name);
+	jo_i64(j, "code", code);
+	jo_str(j, "message", message);
+	jo_close(j);
+}
+
+/* the membership as the node holds it now, copied under its lock */
+struct members {
+	struct {
+		char address[REPLD_ADDRESS_MAX + 8];
+	} peer[REPLD_PEERS_MAX];
+	int n, quorum;
+};
+
+static void
+members_get(struct node *n, struct members *m)
+{
+	pthread_mutex_lock(&n->lock);
+	m->n = n->conf.n_peers;
+	m->quorum = n->conf.quorum;
+	for (int i = 0; i < m->n; i++)
+		snprintf(m->peer[i].address, sizeof(m->peer[i].address), "%s:%u",
+			n->conf.peers[i].address, n->conf.peers[i].control_port);
+	pthread_mutex_unlock(&n->lock);
+}
+
+static void
+common_json(struct node *n, struct json_out *j, enum node_role role)
+{
+	const struct repld_conf *c = &n->conf;
+	char listen[REPLD_ADDRESS_MAX + 8];
+
+	snprintf(listen, sizeof(listen), "%s:%u", c->listen.address,
+		c->listen.control_port);
+	jo_bool(j, "ok", true);
+	jo_str(j, "role", node_role_name(role));
+	jo_u64(j, "node_id", c->node_id);
+	jo_str(j, "cluster_uuid", c->cluster_uuid_text);
+	jo_str(j, "listen", listen);
+	jo_str(j, "transport", n->provider);
+	jo_str(j, "flush_method", flush_name(c->flush_method));
+	jo_str(j, "backend", backend_name(c->log.backend));
+	jo_str(j, "path", c->log.path);
+}
+
+static void
+primary_json(struct node *n, struct repl *repl, struct json_out *j)
+{
+	struct repl_status st;
+	struct members m;
+
+	members_get(n, &m);
+	repl_status(repl, &st);
+	jo_u64(j, "epoch", st.epoch);
+	jo_u64(j, "config_epoch", st.config_epoch);
+	jo_bool(j, "fenced", st.fenced != 0);
+	jo_u64(j, "first_lsn", st.first_lsn);
+	jo_u64(j, "last_lsn", st.last_lsn);
+	jo_u64(j, "durable_lsn", st.durable_lsn);
+	jo_u64(j, "commit_lsn", st.commit_lsn);
+	jo_u64(j, "used_bytes", st.used_bytes);
+	jo_u64(j, "size_bytes", st.size_bytes);
+	jo_u64(j, "health", st.health);
+	jo_i64(j, "quorum", m.quorum);
+	jo_i64(j, "replicas_up", st.replicas_up);
+	jo_array(j, "replicas");
+	for (int i = 0; i < m.n; i++) {
+		struct repl_replica_status rs;
+
+		jo_open(j, NULL);
+		jo_str(j, "address", m.peer[i].address);
+		if (repl_replica_status(repl, i, &rs) != 0) {
+			jo_str(j, "state", "unknown");
+			jo_close(j);
+			continue;
+		}
+		jo_str(j, "state", state_name(rs.state));
+		jo_bool(j, "member", rs.member != 0);
+		jo_u64(j, "flushed_lsn", rs.flushed_lsn);
+		jo_u64(j, "lag_records", rs.lag_records);
+		jo_u64(j, "reconnects", rs.reconnects);
+		jo_str(j, "why", rs.state == REPL_REPLICA_STREAMING ? "" : rs.why);
+		jo_close(j);
+	}
+	jo_array_end(j);
+}
+
+static void
+replica_json(struct node *n, struct json_out *j)
+{
+	struct members m;
+
+	members_get(n, &m);
+	jo_i64(j, "quorum", m.quorum);
+	jo_array(j, "peers");
+	for (int i = 0; i < m.n; i++) {
+		jo_open(j, NULL);
+		jo_str(j, "address", m.peer[i].address);
+		jo_close(j);
+	}
+	jo_array_end(j);
+}
+
+void
+admin_status_json(struct node *n, struct json_out *j)
+{
+	struct repl *repl;
+	enum node_role role;
+	bool changing;
+
+	/* as an appender would: the primary's handle cannot go meanwhile */
+	repl = node_try_enter(n, &changing);
+	role = repl ? NODE_PRIMARY : node_role(n);
+	jo_open(j, NULL);
+	common_json(n, j, role);
+	jo_bool(j, "changing", changing);
+	if (repl) {
+		primary_json(n, repl, j);
+		node_leave(n);
+	} else {
+		replica_json(n, j);
+	}
+	jo_close(j);
+}
+
+void
+admin_verify_json(struct node *n, uint64_t from, uint64_t to, struct json_out *j)
+{
+	(void)n;
+	(void)from;
+	(void)to;
+	error_json(j, "WRONG_ROLE", 0, "verify is not available yet");
+}

@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* node.c -- a repld node's state and its changes (see node.h) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "node.h"
+#include "rpma.h"
+
+#define say(...) fprintf(stderr, "repld: " __VA_ARGS__)
+
+const char *
+node_role_name(enum node_role r)
+{
+	return r == NODE_PRIMARY ? "primary" : r == NODE_REPLICA ? "replica" : "down";
+}
+
+enum node_role
+node_role(struct node *n)
+{
+	enum node_role r;
+
+	pthread_mutex_lock(&n->lock);
+	r = n->role;
+	pthread_mutex_unlock(&n->lock);
+	return r;
+}
+
+/* the libfabric provider name, or "verbs" */
+static const char *
+provider_of(const struct repld_conf *conf)
+{
+	struct ibv_context *ctx = NULL;
+
+	switch (conf->transport) {
+	case REPLD_TRANSPORT_VERBS:
+		return "verbs";
+	case REPLD_TRANSPORT_OFI_NET:
+		return "net";
+	case REPLD_TRANSPORT_OFI_TCP:
+		return "tcp";
+	case REPLD_TRANSPORT_AUTO:
+	default:
+		/* an RDMA device serving the listen address: use it */
+		if (rpma_utils_get_ibv_context(conf->listen.address,
+				RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx) == 0)
+			return "verbs";
+		return "tcp";
+	}
+}
+
+/* ---- the gate ---- */
+
+struct repl *
+node_enter(struct node *n, int *err)
+{
+	struct repl *repl = NULL;
+
+	pthread_mutex_lock(&n->lock);
+	while (n->closed && !n->stopping)
+		pthread_cond_wait(&n->cond, &n->lock);
+	if (n->stopping)
+		*err = NODE_E_STOPPING;
+	else if (n->role != NODE_PRIMARY)
+		*err = NODE_E_WRONG_ROLE;
+	else {
+		repl = n->repl;
+		n->active++;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return repl;
+}
+
+struct repl *
+node_try_enter(struct node *n, bool *changing)
+{
+	struct repl *repl = NULL;
+
+	pthread_mutex_lock(&n->lock);
+	*changing = n->closed && !n->stopping;
+	if (!n->closed && !n->stopping && n->role == NODE_PRIMARY) {
+		repl = n->repl;
+		n->active++;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return repl;
+}
+
+void
+node_leave(struct node *n)
+{
+	pthread_mutex_lock(&n->lock);
+	if (--n->active == 0)
+		pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* close the gate and wait until every appender inside had its answer */
+static void
+gate_close(struct node *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->closed = true;
+	while (n->active > 0)
+		pthread_cond_wait(&n->cond, &n->lock);
+	pthread_mutex_unlock(&n->lock);
+}
+
+static void
+gate_open(struct node *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->closed = false;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+static void
+set_role(struct node *n, enum node_role role, struct repl *repl)
+{
+	pthread_mutex_lock(&n->lock);
+	n->role = role;
+	n->repl = repl;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* ---- the replica ---- */
+
+static void
+say_listening(void *arg)
+{
+	const struct node *n = arg;
+
+	say("node %u (replica) listening on %s, control port %u, data port %u\n",
+		n->conf.node_id, n->conf.listen.address,
+		n->conf.listen.control_port, n->conf.listen.data_port);
+}
+
+static void *
+replica_main(void *arg)
+{
+	struct node *n = arg;
+
+	n->replica_ret = replica_run(&n->replica_cfg);
+	return NULL;
+}
+
+static int
+replica_start(struct node *n)
+{
+	const struct repld_conf *conf = &n->conf;
+
+	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
+	snprintf(n->data_port, sizeof(n->data_port), "%u", conf->listen.data_port);
+	n->replica_cfg = (struct replica_cfg){
+		.path = conf->log.path,
+		/* repld_backend has rpma_ext_mem_backend's values */
+		.backend = (enum rpma_ext_mem_backend)conf->log.backend,
+		.size = conf->log.size,
+		.create = 1,	/* formats only a medium that holds no log */
+		.node_id = conf->node_id,
+		.provider = n->provider,
+		.addr = conf->listen.address,
+		.ctl_port = n->ctl_port,
+		.data_port = n->data_port,
+		.timeout_ms = conf->timeouts.down_ms,
+		.tls_ca = conf->tls.ca,
+		.tls_cert = conf->tls.cert,
+		.tls_key = conf->tls.key,
+		.stop = &n->replica_stop,
+		.ready = say_listening,
+		.ready_arg = n,
+	};
+	memcpy(n->replica_cfg.cluster_uuid, conf->cluster_uuid, 16);
+	n->replica_stop = 0;
+	n->replica_ret = 0;
+	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
+		say("cannot start the replica's thread\n");
+		return -1;
+	}
+	n->replica_running = true;
+	set_role(n, NODE_REPLICA, NULL);
+	return 0;
+}
+
+/* stop serving primaries; the log is closed on return */
+static int
+replica_stop(struct node *n)
+{
+	if (!n->replica_running)
+		return 0;
+	n->replica_stop = 1;
+	pthread_join(n->replica_thread, NULL);
+	n->replica_running = false;
+	set_role(n, NODE_DOWN, NULL);
+	return n->replica_ret;
+}
+
+/* ---- the primary ---- */
+
+/*
+ * Open the log as the primary: a promotion over the configured peers.
+ * 0, or a REPL_E_* with a sentence in msg.
+ */
+static int
+primary_open(struct node *n, bool force, bool reconfigure, char *msg,
+		size_t msglen)
+{
+	const struct repld_conf *conf = &n->conf;
+	struct repl_replica reps[REPLD_PEERS_MAX];
+	char ports[REPLD_PEERS_MAX][8];
+	struct repl_cfg cfg = {
+		.path = conf->log.path,
+		.backend = (enum repl_backend)conf->log.backend,
+		.size = conf->log.size,
+		.node_id = conf->node_id,
+		.full_timeout_ms = conf->full_timeout_ms,
+		.replicas = reps,
+		.n_replicas = conf->n_peers,
+		.quorum = conf->quorum,
+		.provider = n->provider,
+		.heartbeat_ms = conf->timeouts.heartbeat_ms,
+		.down_timeout_ms = conf->timeouts.down_ms,
+		.promote_wait_ms = conf->timeouts.promote_wait_ms,
+		.force_promotion = force,
+		.reconfigure = reconfigure,
+		.tls_ca = conf->tls.ca,
+		.tls_cert = conf->tls.cert,
+		.tls_key = conf->tls.key,
+	};
+	struct repl *repl = NULL;
+	struct repl_status st;
+	int ret;
+
+	for (int i = 0; i < conf->n_peers; i++) {
+		snprintf(ports[i], sizeof(ports[i]), "%u", conf->peers[i].control_port);
+		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
+	}
+	memcpy(cfg.cluster_uuid, conf->cluster_uuid, sizeof(cfg.cluster_uuid));
+	/* the first start of a node: its log does not exist yet */
+	cfg.create = access(conf->log.path, F_OK) != 0 && errno == ENOENT;
+	say("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)\n",
+		conf->node_id, cfg.create ? "creating" : "opening", conf->log.path,
+		n->provider, conf->n_peers, conf->quorum,
+		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
+	if ((ret = repl_open(&cfg, &repl)) != 0) {
+		if (ret == REPL_E_NO_QUORUM)
+			snprintf(msg, msglen, "promotion refused: fewer than n - k + 1 "
+				"nodes reachable (%d peers, quorum %d; the unreachable "
+				"ones are named in the daemon's log)", conf->n_peers,
+				conf->quorum);
+		else if (ret == REPL_E_MEMBERSHIP)
+			snprintf(msg, msglen, "the log stores another membership than "
+				"%d peers with quorum %d: make the configuration say the "
+				"stored one, or start with --reconfigure to make this one "
+				"the next", conf->n_peers, conf->quorum);
+		else
+			snprintf(msg, msglen, "cannot open the log %s as the primary: %s",
+				conf->log.path, repl_strerror(ret));
+		say("%s\n", msg);
+		return ret;
+	}
+	repl_status(repl, &st);
+	say("node %u is the primary of epoch %llu (configuration epoch %llu)\n",
+		conf->node_id, (unsigned long long)st.epoch,
+		(unsigned long long)st.config_epoch);
+	set_role(n, NODE_PRIMARY, repl);
+	return 0;
+}
+
+static int
+primary_close(struct node *n)
+{
+	struct repl *repl;
+	int ret;
+
+	pthread_mutex_lock(&n->lock);
+	repl = n->repl;
+	n->repl = NULL;
+	n->role = NODE_DOWN;
+	pthread_mutex_unlock(&n->lock);
+	if (repl == NULL)
+		return 0;
+	if ((ret = repl_close(&repl)) != 0)
+		say("closing the log: %s\n", repl_strerror(ret));
+	return ret;
+}
+
+/* ---- start, changes, stop ---- */
+
+void
+node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
+{
+	memset(n, 0, sizeof(*n));
+	n->conf_path = conf_path;
+	n->conf = *conf;
+	memset(conf, 0, sizeof(*conf));
+	n->exit_code = -1;
+	n->closed = true;	/* until node_start */
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->cond, NULL);
+	pthread_mutex_init(&n->change, NULL);
+	snprintf(n->provider, sizeof(n->provider), "%s", provider_of(&n->conf));
+}
+
+int
+node_start(struct node *n, bool reconfigure)
+{
+	char msg[512];
+	int ret;
+
+	pthread_mutex_lock(&n->change);
+	if (n->conf.role == REPLD_ROLE_REPLICA)
+		ret = replica_start(n) ? 1 : 0;
+	else if ((ret = primary_open(n, false, reconfigure, msg, sizeof(msg))))
+		ret = ret == REPL_E_NO_QUORUM ? 4 : 1;
+	gate_open(n);
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+int
+node_promote(struct node *n, bool force, char *msg, size_t msglen)
+{
+	int ret;
+
+	pthread_mutex_lock(&n->change);
+	if (node_role(n) != NODE_REPLICA) {
+		snprintf(msg, msglen, "this node is not a replica: it is %s",
+			node_role_name(node_role(n)));
+		pthread_mutex_unlock(&n->change);
+		return NODE_E_WRONG_ROLE;
+	}
+	say("promoting this replica%s\n", force ? " (forced)" : "");
+	gate_close(n);
+	if ((ret = replica_stop(n)) != 0) {
+		snprintf(msg, msglen, "the replica stopped with an error (%d)", ret);
+		n->exit_code = 1;
+		gate_open(n);
+		pthread_mutex_unlock(&n->change);
+		return REPL_E_IO;
+	}
+	if ((ret = primary_open(n, force, false, msg, msglen)) != 0) {
+		/* it stays what it was: a replica */
+		if (replica_start(n) != 0)
+			n->exit_code = 1;
+	} else {
+		snprintf(msg, msglen, "promoted: this node is the primary");
+	}
+	gate_open(n);
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+int
+node_fence(struct node *n, char *msg, size_t msglen)
+{
+	int ret;
+
+	pthread_mutex_lock(&n->change);
+	if (node_role(n) != NODE_PRIMARY) {
+		snprintf(msg, msglen, "this node is not the primary: it is %s",
+			node_role_name(node_role(n)));
+		pthread_mutex_unlock(&n->change);
+		return NODE_E_WRONG_ROLE;
+	}
+	say("stepping down: draining the appends, then serving as a replica\n");
+	gate_close(n);
+	ret = primary_close(n);
+	if (replica_start(n) != 0) {
+		n->exit_code = 1;
+		ret = REPL_E_IO;
+	}
+	gate_open(n);
+	snprintf(msg, msglen, ret ? "stepped down, but closing the log failed: %s" :
+		"stepped down: serving as a replica", repl_strerror(ret));
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+/* readers of the membership (status) take n->lock */
+static void
+set_members(struct node *n, const struct repld_peer *peers, int n_peers,
+		int quorum)
+{
+	pthread_mutex_lock(&n->lock);
+	memcpy(n->conf.peers, peers, sizeof(n->conf.peers));
+	n->conf.n_peers = n_peers;
+	n->conf.quorum = quorum;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* the peer at host:port, or -1 */
+static int
+peer_index(const struct repld_conf *conf, const char *host, uint16_t port)
+{
+	for (int i = 0; i < conf->n_peers; i++)
+		if (strcmp(conf->peers[i].address, host) == 0 &&
+		    conf->peers[i].control_port == port)
+			return i;
+	return -1;
+}
+
+/*
+ * Apply a new membership (peers, quorum) to the primary: drain, close,
+ * open with it as the next configuration.  If that open fails the old
+ * membership is reopened.  Called with n->change held.
+ */
+static int
+remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
+		char *msg, size_t msglen)
+{
+	struct repld_peer old[REPLD_PEERS_MAX];
+	int old_n = n->conf.n_peers, old_k = n->conf.quorum, ret;
+	char why[512];
+
+	if (quorum < 0 || quorum > n_peers) {
+		snprintf(msg, msglen, "a quorum of %d with %d replicas: it must be "
+			"0..%d", quorum, n_peers, n_peers);
+		return REPL_E_INVAL;
+	}
+	if (node_role(n) != NODE_PRIMARY) {
+		snprintf(msg, msglen, "the membership is changed on the primary; "
+			"this node is %s", node_role_name(node_role(n)));
+		return NODE_E_WRONG_ROLE;
+	}
+	memcpy(old, n->conf.peers, sizeof(old));
+	say("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d\n",
+		old_n, old_k, n_peers, quorum);
+	gate_close(n);
+	primary_close(n);
+	set_members(n, peers, n_peers, quorum);
+	if ((ret = primary_open(n, false, true, why, sizeof(why))) == 0) {
+		snprintf(msg, msglen, "membership now %d replicas, quorum %d",
+			n_peers, quorum);
+		gate_open(n);
+		return 1;	/* the caller frees the old peers' strings */
+	}
+	snprintf(msg, msglen, "the new membership did not take: %s", why);
+	set_members(n, old, old_n, old_k);
+	if (primary_open(n, false, false, why, sizeof(why)) != 0) {
+		say("the old membership could not be reopened either: %s\n", why);
+		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
+	}
+	gate_open(n);
+	return ret;
+}
+
+int
+node_add(struct node *n, const char *host, uint16_t port, int quorum,
+		char *msg, size_t msglen)
+{
+	struct repld_peer peers[REPLD_PEERS_MAX];
+	int np = n->conf.n_peers, ret;
+
+	pthread_mutex_lock(&n->change);
+	if (peer_index(&n->conf, host, port) >= 0) {
+		snprintf(msg, msglen, "%s:%u is a member already", host, port);
+		ret = REPL_E_INVAL;
+	} else if ((strcmp(host, n->conf.listen.address) == 0 &&
+			port == n->conf.listen.control_port)) {
+		snprintf(msg, msglen, "%s:%u is this node", host, port);
+		ret = REPL_E_INVAL;
+	} else if (np == REPLD_PEERS_MAX) {
+		snprintf(msg, msglen, "there are %d replicas already, the most a "
+			"membership holds", np);
+		ret = REPL_E_INVAL;
+	} else {
+		memcpy(peers, n->conf.peers, sizeof(peers));
+		peers[np] = (struct repld_peer){ strdup(host), port };
+		if (peers[np].address == NULL) {
+			ret = REPL_E_NOMEM;
+		} else {
+			ret = remember(n, peers, np + 1,
+				quorum >= 0 ? quorum : n->conf.quorum, msg, msglen);
+			if (ret <= 0)
+				free(peers[np].address);
+			ret = ret > 0 ? 0 : ret;
+		}
+	}
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+int
+node_remove(struct node *n, const char *host, uint16_t port, int quorum,
+		char *msg, size_t msglen)
+{
+	struct repld_peer peers[REPLD_PEERS_MAX];
+	int i, np = n->conf.n_peers, k, ret;
+
+	pthread_mutex_lock(&n->change);
+	if ((i = peer_index(&n->conf, host, port)) < 0) {
+		snprintf(msg, msglen, "%s:%u is not a member", host, port);
+		ret = REPL_E_INVAL;
+	} else {
+		char *gone = n->conf.peers[i].address;
+
+		memcpy(peers, n->conf.peers, sizeof(peers));
+		memmove(&peers[i], &peers[i + 1], sizeof(peers[0]) * (size_t)(np - i - 1));
+		memset(&peers[np - 1], 0, sizeof(peers[0]));
+		/* fewer replicas than the quorum: the quorum shrinks with them */
+		k = quorum >= 0 ? quorum :
+			n->conf.quorum > np - 1 ? np - 1 : n->conf.quorum;
+		ret = remember(n, peers, np - 1, k, msg, msglen);
+		if (ret > 0)
+			free(gone);
+		ret = ret > 0 ? 0 : ret;
+	}
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+int
+node_reload(struct node *n, char *msg, size_t msglen)
+{
+	struct repld_conf fresh;
+	char err[512];
+	bool same;
+	int ret;
+
+	if (repld_conf_load(n->conf_path, &fresh, err, sizeof(err)) != 0) {
+		snprintf(msg, msglen, "reload: the file does not load, nothing "
+			"changed: %s", err);
+		return REPL_E_INVAL;
+	}
+	pthread_mutex_lock(&n->change);
+	same = fresh.n_peers == n->conf.n_peers && fresh.quorum == n->conf.quorum;
+	for (int i = 0; same && i < fresh.n_peers; i++)
+		same = peer_index(&n->conf, fresh.peers[i].address,
+			fresh.peers[i].control_port) >= 0;
+	if (same) {
+		snprintf(msg, msglen, "reload: the membership is unchanged (%d "
+			"replicas, quorum %d); other settings take effect on a "
+			"restart", fresh.n_peers, fresh.quorum);
+		ret = 0;
+	} else if (node_role(n) != NODE_PRIMARY) {
+		/* a replica keeps the peers for its promotion */
+		struct repld_peer tmp[REPLD_PEERS_MAX];
+		int tn = n->conf.n_peers, tk = n->conf.quorum;
+
+		memcpy(tmp, n->conf.peers, sizeof(tmp));
+		set_members(n, fresh.peers, fresh.n_peers, fresh.quorum);
+		memcpy(fresh.peers, tmp, sizeof(tmp));
+		fresh.n_peers = tn;
+		fresh.quorum = tk;
+		snprintf(msg, msglen, "reload: %d peers, quorum %d, for a promotion",
+			n->conf.n_peers, n->conf.quorum);
+		ret = 0;
+	} else {
+		struct repld_peer old[REPLD_PEERS_MAX];
+		int old_n = n->conf.n_peers;
+
+		memcpy(old, n->conf.peers, sizeof(old));
+		ret = remember(n, fresh.peers, fresh.n_peers, fresh.quorum, msg,
+			msglen);
+		if (ret > 0) {
+			/* the file's strings are the node's now; free the old */
+			memcpy(fresh.peers, old, sizeof(old));
+			fresh.n_peers = old_n;
+			ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&n->change);
+	say("%s\n", msg);
+	repld_conf_free(&fresh);
+	return ret;
+}
+
+int
+node_tick(struct node *n)
+{
+	struct repl_status st;
+	int code = -1;
+
+	pthread_mutex_lock(&n->change);
+	if (n->exit_code >= 0) {
+		code = n->exit_code;
+	} else if (node_role(n) == NODE_PRIMARY) {
+		/* the handle stays valid: changes hold n->change */
+		if (repl_status(n->repl, &st) == 0 && st.fenced) {
+			say("fenced: a newer primary took over (this one was of epoch "
+				"%llu, its last LSN %llu)\n",
+				(unsigned long long)st.epoch,
+				(unsigned long long)st.last_lsn);
+			gate_close(n);
+			primary_close(n);
+			n->exit_code = code = 3;
+		}
+	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
+		say("the replica stopped: its log or endpoints could not be set up "
+			"(log %s, %s ports %s/%s)\n", n->conf.log.path,
+			n->conf.listen.address, n->ctl_port, n->data_port);
+		n->exit_code = code = 1;
+	}
+	pthread_mutex_unlock(&n->change);
+	return code;
+}
+
+int
+node_stop(struct node *n)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&n->change);
+	pthread_mutex_lock(&n->lock);
+	n->stopping = true;
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	gate_close(n);
+	if (node_role(n) == NODE_PRIMARY) {
+		say("stopping: draining the replicas\n");
+		ret = primary_close(n) ? 1 : 0;
+	} else if (n->replica_running) {
+		ret = replica_stop(n) ? 1 : 0;
+	}
+	pthread_mutex_unlock(&n->change);
+	say("node %u stopped\n", n->conf.node_id);
+	return n->exit_code >= 0 ? n->exit_code : ret;
+}
+
+void
+node_free(struct node *n)
+{
+	repld_conf_free(&n->conf);
+	pthread_mutex_destroy(&n->change);
+	pthread_cond_destroy(&n->cond);
+	pthread_mutex_destroy(&n->lock);
+}

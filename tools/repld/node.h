@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * node.h -- what a repld node is right now (a replica serving primaries,
+ * or the primary), and the changes between those states: promotion,
+ * stepping down, a new membership, a drained stop.
+ *
+ * Appenders pass a gate: node_enter() hands out the primary's handle and
+ * counts them in; a change of state closes the gate, waits until every
+ * appender inside has had its answer (durable or an error), changes, and
+ * opens it again.  So no record is appended under one primary and
+ * acknowledged under another, and nothing is acknowledged after a stop
+ * began closing the log.  The gate holds no lock while appenders wait for
+ * durability: it is a count.
+ */
+#ifndef REPLD_NODE_H
+#define REPLD_NODE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "repl.h"
+#include "replica.h"
+#include "repld_conf.h"
+
+enum node_role {
+	NODE_DOWN = 0,		/* neither: starting, or failed */
+	NODE_REPLICA,
+	NODE_PRIMARY,
+};
+
+/* the gate's refusals, beyond repl.h's REPL_E_* */
+#define NODE_E_WRONG_ROLE	(-1)	/* a replica, or down */
+#define NODE_E_STOPPING		(-2)	/* a stop has begun */
+
+struct node {
+	const char *conf_path;
+	/* the membership (peers, n_peers, quorum) changes under lock */
+	struct repld_conf conf;
+	char provider[16];		/* "verbs" or a libfabric provider */
+
+	pthread_mutex_t lock;		/* guards what follows */
+	pthread_cond_t cond;
+	enum node_role role;
+	struct repl *repl;		/* NODE_PRIMARY */
+	int active;			/* appenders inside the gate */
+	bool closed;			/* the gate: a change is under way */
+	bool stopping;
+	int exit_code;			/* >= 0: the daemon should exit with it */
+
+	pthread_mutex_t change;		/* one change of state at a time */
+
+	/* NODE_REPLICA: replica_run in its own thread */
+	pthread_t replica_thread;
+	bool replica_running;
+	volatile sig_atomic_t replica_stop;
+	atomic_int replica_ret;		/* replica_run's result, once it returned */
+	struct replica_cfg replica_cfg;
+	char ctl_port[8], data_port[8];
+};
+
+/* a node that is down yet; conf is taken over */
+void node_init(struct node *n, const char *conf_path, struct repld_conf *conf);
+
+/*
+ * Start the node in the role its configuration names.  reconfigure: a
+ * primary adopts the file's membership even if the log stores another.
+ * Returns 0, or the daemon's exit code.
+ */
+int node_start(struct node *n, bool reconfigure);
+
+/* the primary's handle for an append, or NULL with *err (REPL_E_*, NODE_E_*) */
+struct repl *node_enter(struct node *n, int *err);
+void node_leave(struct node *n);
+/* the same without waiting: NULL while a change is under way */
+struct repl *node_try_enter(struct node *n, bool *changing);
+
+/* the changes; each 0 or an error with a sentence in msg */
+int node_promote(struct node *n, bool force, char *msg, size_t msglen);
+int node_fence(struct node *n, char *msg, size_t msglen);
+/* a new membership: peers (host:port pairs) and quorum, -1: keep it */
+int node_add(struct node *n, const char *host, uint16_t port, int quorum,
+		char *msg, size_t msglen);
+int node_remove(struct node *n, const char *host, uint16_t port, int quorum,
+		char *msg, size_t msglen);
+/* read the configuration file again and apply its membership */
+int node_reload(struct node *n, char *msg, size_t msglen);
+
+/* every TICK: notices a fenced primary or a failed replica; -1 or an exit code */
+int node_tick(struct node *n);
+
+/* drain the appenders, close the log; the daemon's exit code */
+int node_stop(struct node *n);
+/* once nothing uses the node any more */
+void node_free(struct node *n);
+
+enum node_role node_role(struct node *n);
+const char *node_role_name(enum node_role r);
+
+#endif
