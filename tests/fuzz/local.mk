@@ -36,6 +36,22 @@ $(FUZZ_DIR)/fuzz_peer_cfg_from_descriptor: \
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
 
+# the admin socket's request parser meets arbitrary bytes (make fuzz)
+FUZZ_TARGETS += admin_req
+EXTRA_DIST += tests/fuzz/fuzz_admin_req.c
+$(FUZZ_DIR)/fuzz_admin_req: tests/fuzz/fuzz_admin_req.c \
+		$(top_srcdir)/tools/repld/admin_req.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/repld -o $@ $^
+
+# replctl's JSON reader meets arbitrary bytes (make fuzz)
+FUZZ_TARGETS += json_in
+EXTRA_DIST += tests/fuzz/fuzz_json_in.c
+$(FUZZ_DIR)/fuzz_json_in: tests/fuzz/fuzz_json_in.c \
+		$(top_srcdir)/tools/replctl/json_in.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/replctl -o $@ $^
+
 fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 
 # Each target runs FUZZ_SECONDS from a corpus kept in $(FUZZ_DIR); a crash

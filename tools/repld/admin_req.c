@@ -46,7 +46,7 @@ number(const char *s, uint64_t max, uint64_t *out)
 		if (*s < '0' || *s > '9')
 			return false;
 		unsigned d = (unsigned)(*s - '0');
-		if (v > (max - d) / 10)
+		if (d > max || v > (max - d) / 10)
 			return false;
 		v = v * 10 + d;
 	}
