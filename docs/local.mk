@@ -135,3 +135,13 @@ dist_man_MANS += \
 	docs/man/repl_status.3 \
 	docs/man/repl_strerror.3 \
 	docs/man/repl_wait_durable.3
+
+# the programs: the daemon, its configuration file and the admin tool
+dist_man_MANS += \
+	docs/man/repld.8 \
+	docs/man/repld.conf.5 \
+	docs/man/replctl.8
+
+# they render without a warning and leave no command or setting out
+TESTS += tests/man/check-product-man.sh
+EXTRA_DIST += tests/man/check-product-man.sh

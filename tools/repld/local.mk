@@ -6,14 +6,38 @@ tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repl
 tools_repld_librepld_conf_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBCONFIG_CFLAGS)
 tools_repld_librepld_conf_la_LIBADD = $(LIBCONFIG_LIBS)
 
-# example configurations: one node of each role, and a cluster on one host
-REPLD_CONF_EXAMPLES = \
+# the admin socket's protocol, shared with replctl (and read by the manual
+# pages' check, tests/man/check-product-man.sh)
+EXTRA_DIST += tools/repld/admin_proto.h
+
+# example configurations: one node of each role, and a cluster on one host;
+# installed into $(docdir)/examples, localhost-3node/ as a subdirectory
+repldexamplesdir = $(docdir)/examples
+repldexamples_DATA = \
 	conf/repld-primary.conf \
-	conf/repld-replica.conf \
+	conf/repld-replica.conf
+repldexamples3nodedir = $(docdir)/examples/localhost-3node
+repldexamples3node_DATA = \
 	conf/localhost-3node/node1.conf \
 	conf/localhost-3node/node2.conf \
 	conf/localhost-3node/node3.conf
+REPLD_CONF_EXAMPLES = $(repldexamples_DATA) $(repldexamples3node_DATA)
 EXTRA_DIST += $(REPLD_CONF_EXAMPLES)
+
+# the systemd unit (an instance per configuration file), made at build
+# time so that it names the installed repld; --with-systemdsystemunitdir
+# chooses where it goes (default $(prefix)/lib/systemd/system), "no" skips it
+EXTRA_DIST += conf/repld@.service.in
+CLEANFILES += conf/repld@.service
+if INSTALL_SYSTEMD_UNIT
+systemdsystemunit_DATA = conf/repld@.service
+else
+noinst_DATA = conf/repld@.service
+endif
+conf/repld@.service: $(srcdir)/conf/repld@.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) conf && \
+	sed -e 's|@bindir[@]|$(bindir)|g' $(srcdir)/conf/repld@.service.in > $@.tmp && \
+	mv -f $@.tmp $@
 
 # the daemon: one node (replica or primary) as its configuration describes
 bin_PROGRAMS += tools/repld/repld
