@@ -31,8 +31,9 @@
  *   PROMOTE [force]	(replica) become the primary: a new epoch that
  *			fences the old primary; "force" goes on without
  *			n - k + 1 nodes (acknowledged records may be lost)
- *   FENCE		(primary) step down: appends end (REPL_E_FENCED),
- *			the log is closed, the node serves as a replica
+ *   FENCE		(primary) step down: appends taken get their answers,
+ *			later ones WRONG_ROLE; the log is closed, the node
+ *			serves as a replica
  *   ADD HOST:PORT [QUORUM]	(primary) add a replica (its control port);
  *			a reconfiguration: the next configuration epoch
  *   REMOVE HOST:PORT [QUORUM]	(primary) remove one
@@ -41,7 +42,9 @@
  *
  * Error names beyond repl.h's REPL_E_*: "BAD_REQUEST" (the request does
  * not parse), "WRONG_ROLE" (the verb is not served by this node's role),
- * "BUSY" (a reconfiguration is in progress; retry), "STOPPING".
+ * "BUSY" (ADMIN_CLIENTS_MAX connections are served already; retry),
+ * "STOPPING" (the daemon is stopping).  Changes of state (PROMOTE, FENCE,
+ * ADD, REMOVE, RELOAD) run one at a time; appends wait while one runs.
  */
 #ifndef REPLD_ADMIN_PROTO_H
 #define REPLD_ADMIN_PROTO_H

@@ -23,6 +23,18 @@ flush_name(enum repld_flush_method f)
 		f == REPLD_FLUSH_NATIVE ? "native" : "auto";
 }
 
+/* as the configuration names it: "verbs", or "ofi:" and the provider */
+static const char *
+transport_name(const char *provider, char *out, size_t len)
+{
+	if (provider == NULL || provider[0] == '\0')
+		return "";
+	if (strcmp(provider, "verbs") == 0)
+		return "verbs";
+	snprintf(out, len, "ofi:%s", provider);
+	return out;
+}
+
 static const char *
 state_name(enum repl_replica_state s)
 {
@@ -65,7 +77,7 @@ static void
 common_json(struct node *n, struct json_out *j, enum node_role role)
 {
 	const struct repld_conf *c = &n->conf;
-	char listen[REPLD_ADDRESS_MAX + 8];
+	char listen[REPLD_ADDRESS_MAX + 8], tr[24];
 
 	snprintf(listen, sizeof(listen), "%s:%u", c->listen.address,
 		c->listen.control_port);
@@ -74,7 +86,7 @@ common_json(struct node *n, struct json_out *j, enum node_role role)
 	jo_u64(j, "node_id", c->node_id);
 	jo_str(j, "cluster_uuid", c->cluster_uuid_text);
 	jo_str(j, "listen", listen);
-	jo_str(j, "transport", n->provider);
+	jo_str(j, "transport", transport_name(n->provider, tr, sizeof(tr)));
 	jo_str(j, "flush_method", flush_name(c->flush_method));
 	jo_str(j, "backend", backend_name(c->log.backend));
 	jo_str(j, "path", c->log.path);
