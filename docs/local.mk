@@ -134,4 +134,5 @@ dist_man_MANS += \
 	docs/man/repl_replica_status.3 \
 	docs/man/repl_status.3 \
 	docs/man/repl_strerror.3 \
+	docs/man/repl_verify.3 \
 	docs/man/repl_wait_durable.3
