@@ -134,6 +134,7 @@ dist_man_MANS += \
 	docs/man/repl_replica_status.3 \
 	docs/man/repl_status.3 \
 	docs/man/repl_strerror.3 \
+	docs/man/repl_verify.3 \
 	docs/man/repl_wait_durable.3
 
 # the programs: the daemon, its configuration file and the admin tool

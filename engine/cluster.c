@@ -215,8 +215,9 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 
 	if (c == NULL || st == NULL || i < 0 || i >= c->cfg.n_replicas)
 		return RPMA_E_INVAL;
-	wal_positions(c->wal, NULL, &pub, NULL);
 	pthread_mutex_lock(&c->lock);
+	/* under c->lock: no flush completes meanwhile, so flushed <= pub */
+	wal_positions(c->wal, NULL, &pub, NULL);
 	st->state = c->links[i].state;
 	st->flushed_lsn = c->links[i].state == LINK_STREAMING ?
 		c->links[i].flushed_lsn - 1 : 0;
@@ -225,7 +226,19 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	st->reconnects = c->links[i].reconnects;
 	st->member = c->links[i].member;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
+	st->lag_bytes = c->links[i].state == LINK_STREAMING ?
+		wal_pos_distance(c->ring_size,
+			&c->links[i].flushed_pos, &pub) : 0;
+	memcpy(st->transport, c->links[i].transport, sizeof(st->transport));
+	memcpy(st->flush_method, c->links[i].flush_method, sizeof(st->flush_method));
+	memcpy(st->backend, c->links[i].backend, sizeof(st->backend));
 	pthread_mutex_unlock(&c->lock);
+	{
+		uint64_t since = atomic_load(&c->links[i].waiting_since_ms);
+		uint64_t now = clock_now_ms();
+
+		st->lag_ms = st->lag_records && since && now > since ? now - since : 0;
+	}
 	return 0;
 }
 
@@ -314,6 +327,7 @@ cluster_free(struct cluster *c)
 	free(c->names);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->release_lock);
+	pthread_mutex_destroy(&c->verify_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -393,6 +407,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	atomic_init(&c->fenced, false);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->release_lock, NULL);
+	pthread_mutex_init(&c->verify_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->cond, &ca);

@@ -37,6 +37,8 @@ struct cluster_cfg {
 	bool force;
 	/* n or k differ from the membership stored in the log: change it */
 	bool reconfigure;
+	/* FABRIC_FLUSH_*: how a flush persists on the replicas */
+	int flush_method;
 };
 
 /*
@@ -89,11 +91,38 @@ struct cluster_link_status {
 	uint64_t reconnects;
 	bool member;		/* caught up: holds the membership, counts */
 	char why[160];		/* the last reason it went down */
+	uint64_t lag_bytes;	/* ring bytes published, not yet flushed */
+	uint64_t lag_ms;	/* how long the oldest of them has waited */
+	char transport[16];	/* of the last connection ("" before one) */
+	char flush_method[8];
+	char backend[8];	/* the replica's persistence backend */
 };
 
 int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);
 /* the membership's configuration epoch */
 uint64_t cluster_config_epoch(struct cluster *c);
 int cluster_links_up(struct cluster *c);
+
+/*
+ * Compare the records from..to (clamped to what this primary keeps, its
+ * commit point and what replica i has flushed) with replica i's copy, by
+ * checksums of ranges of CLUSTER_VERIFY_RANGE records computed on each
+ * side.  0 when compared (res->mismatches may be > 0); RPMA_E_INVAL;
+ * WAL_E_TIMEDOUT when the replica is not streaming, goes down or does not
+ * answer in time; CLUSTER_E_FENCED; res->why says why.
+ */
+#define CLUSTER_VERIFY_RANGE 256
+#define CLUSTER_VERIFY_SHOW 8
+
+struct cluster_verify_result {
+	uint64_t from, to;	/* what was compared */
+	uint64_t ranges;
+	uint64_t mismatches;
+	struct { uint64_t from, to; } bad[CLUSTER_VERIFY_SHOW];
+	char why[160];
+};
+
+int cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
+		struct cluster_verify_result *res);
 
 #endif

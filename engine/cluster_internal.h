@@ -27,7 +27,21 @@ struct ctl_chan;
 struct batch {
 	uint64_t seq;
 	struct wal_pos end;
+	uint64_t seen_ms;	/* when its first bytes were found unsent */
 	bool done;
+};
+
+/*
+ * A verification's request to the link's replica (verify.c), under c->lock:
+ * the caller asks (asked++), the link thread sends it (sent, for request
+ * sent_req) and hands back the replica's answer (answered = sent_req).
+ */
+struct link_verify {
+	uint64_t asked, answered, sent_req;
+	struct ctl_verify q;
+	bool sent;
+	uint32_t msg_seq;
+	struct ctl_verify_reply reply;
 };
 
 struct link {
@@ -54,6 +68,16 @@ struct link {
 	uint64_t head_req_seq, head_done_seq;
 	int head_status;
 	bool force_down;
+	/* the last connection's: "" before the first */
+	char transport[16];		/* "verbs" or the libfabric provider */
+	char flush_method[8];		/* "apm", "gpspm" */
+	char backend[8];		/* the replica's: "pmem", "file", "crash" */
+	/*
+	 * Since when its oldest unflushed bytes wait (0: none known): the
+	 * time the link found them unsent, kept per batch; no clock per record.
+	 */
+	_Atomic uint64_t waiting_since_ms;
+	struct link_verify verify;
 
 	/*
 	 * The data path (conn, cq, sent, batches) is under io_lock: the link
@@ -71,6 +95,7 @@ struct link {
 	struct rpma_cq *cq;
 	int cq_fd;
 	struct wal_pos sent;
+	uint64_t unsent_since_ms;	/* published bytes after sent seen (0: none) */
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
@@ -97,6 +122,7 @@ struct cluster {
 	pthread_mutex_t release_lock;	/* release vs. a link's catch-up */
 	uint64_t spin_ns;		/* a link polls its CQ this long */
 	atomic_bool spinning;		/* a waiter polls the links */
+	pthread_mutex_t verify_lock;	/* one verification at a time */
 
 	struct link *links;
 	/* cfg's strings, copied: the caller's may go once start returns */
@@ -156,6 +182,17 @@ int chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
 		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
 		uint64_t *lsn, char *why, size_t n);
 void link_kick(struct link *l);
+
+/* verify.c: the link thread's side of a verification */
+/* a request to send? then q is it, and it counts as sent */
+bool link_verify_take(struct link *l, struct ctl_verify *q);
+void link_verify_sent(struct link *l, uint32_t msg_seq);
+/* is a request waiting to be sent (the link must not sleep)? */
+bool link_verify_waiting(struct link *l);
+/* the replica's VERIFY_REPLY: 0, or -1 if it answers nothing asked */
+int link_verify_reply(struct link *l, const struct ctl_msg *m);
+/* the link went down: nothing is in flight any more */
+void link_verify_reset(struct link *l);
 void link_help(struct link *l, bool post);
 void *link_main(void *arg);
 

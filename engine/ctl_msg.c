@@ -25,7 +25,7 @@
  *   HELLO_REPLY       0 uuid[16], 16 node_id u32, 20 flags u32,
  *    (112 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
  *                     64 tail pos, 88 data_port u16, 90 desc_len u16,
- *                     92 reserved u32, 96 tail_epoch u64,
+ *                     92 backend u8, 93 reserved[3], 96 tail_epoch u64,
  *                     104 config_epoch u64, 112 desc[desc_len]
  *   QUERY (8)         0 lsn u64
  *   QUERY_REPLY (40)  0 lsn u64, 8 found u32, 12 reserved u32, 16 after pos
@@ -37,6 +37,10 @@
  *   ERROR             0 code i32, 4 text_len u16, 6 text[text_len]
  *     (6 + text_len)
  *   MEMBERSHIP (544)  the encoding in membership.h
+ *   VERIFY (24)       0 from u64, 8 to u64, 16 per_range u32,
+ *                     20 reserved u32
+ *   VERIFY_REPLY      0 from u64, 8 to u64, 16 per_range u32, 20 n u32,
+ *    (24 + 8 n)       24 n times { crc u32, flags u32 }
  *
  * Every field of a decoded message is determined by the frame's bytes (the
  * rest of *m is zeroed), and the encoder refuses what the decoder would
@@ -55,6 +59,9 @@
 #define COMMIT_SIZE 40
 #define HEARTBEAT_SIZE 8
 #define ERROR_FIXED 6
+#define VERIFY_SIZE 24
+#define VERIFY_REPLY_FIXED 24
+#define VERIFY_ENTRY 8
 
 static const uint8_t magic[4] = { 'R', 'P', 'L', 'C' };
 
@@ -87,7 +94,16 @@ static const struct {
 		"ERROR: body length is not 6 to 206" },
 	[CTL_MEMBERSHIP] = { "MEMBERSHIP", MEMBERSHIP_SIZE, MEMBERSHIP_SIZE,
 		"MEMBERSHIP: body length is not 544" },
+	[CTL_VERIFY] = { "VERIFY", VERIFY_SIZE, VERIFY_SIZE,
+		"VERIFY: body length is not 24" },
+	[CTL_VERIFY_REPLY] = { "VERIFY_REPLY", VERIFY_REPLY_FIXED + VERIFY_ENTRY,
+		VERIFY_REPLY_FIXED + VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX,
+		"VERIFY_REPLY: body length is not 32 to 536" },
 };
+
+_Static_assert(CTL_HDR_SIZE + VERIFY_REPLY_FIXED +
+	VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX <= CTL_FRAME_MAX,
+	"a VERIFY_REPLY fits a frame");
 
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
@@ -102,6 +118,15 @@ ctl_msg_type_name(int type)
 {
 	return type >= 0 && type_known((uint32_t)type) ? types[type].name :
 		"unknown";
+}
+
+uint64_t
+ctl_verify_ranges(uint64_t from, uint64_t to, uint32_t per_range)
+{
+	if (from == 0 || to < from || per_range == 0)
+		return 0;
+	/* no overflow: to - from + 1 may not fit, (to - from) / per does */
+	return (to - from) / per_range + 1;
 }
 
 /* little-endian access, byte by byte: fields are not aligned */
@@ -267,11 +292,14 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		get_pos(b + 64, &r->tail);
 		r->data_port = get16(b + 88);
 		r->desc_len = get16(b + 90);
+		r->backend = b[92];
 		r->tail_epoch = get64(b + 96);
 		r->config_epoch = get64(b + 104);
 		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE))
 			return "HELLO_REPLY: unknown flags";
-		if (get32(b + 92) != 0)
+		if (r->backend > CTL_BACKEND_MAX)
+			return "HELLO_REPLY: backend is not 0 to 3";
+		if (b[93] != 0 || b[94] != 0 || b[95] != 0)
 			return "HELLO_REPLY: reserved field is not 0";
 		if (r->desc_len > CTL_DESC_MAX)
 			return "HELLO_REPLY: desc_len exceeds 64";
@@ -348,6 +376,46 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		return NULL;
 	case CTL_MEMBERSHIP:
 		return membership_decode(b, len, &m->u.membership, &w) ? w : NULL;
+	case CTL_VERIFY: {
+		struct ctl_verify *v = &m->u.verify;
+
+		v->from = get64(b);
+		v->to = get64(b + 8);
+		v->per_range = get32(b + 16);
+		if (get32(b + 20) != 0)
+			return "VERIFY: reserved field is not 0";
+		if (v->from == 0 || v->to < v->from || v->per_range == 0)
+			return "VERIFY: from is 0, to below from, or per_range 0";
+		if (ctl_verify_ranges(v->from, v->to, v->per_range) >
+		    CTL_VERIFY_RANGES_MAX)
+			return "VERIFY: more than 64 ranges";
+		return NULL;
+	}
+	case CTL_VERIFY_REPLY: {
+		struct ctl_verify_reply *v = &m->u.verify_reply;
+
+		v->from = get64(b);
+		v->to = get64(b + 8);
+		v->per_range = get32(b + 16);
+		v->n = get32(b + 20);
+		if (v->n == 0 || v->n > CTL_VERIFY_RANGES_MAX)
+			return "VERIFY_REPLY: n is not 1 to 64";
+		if (len != VERIFY_REPLY_FIXED + VERIFY_ENTRY * v->n)
+			return "VERIFY_REPLY: body length is not 24 + 8 n";
+		if (ctl_verify_ranges(v->from, v->to, v->per_range) != v->n)
+			return "VERIFY_REPLY: n is not the ranges of from..to";
+		for (uint32_t i = 0; i < v->n; i++) {
+			const uint8_t *e = b + VERIFY_REPLY_FIXED + VERIFY_ENTRY * i;
+
+			v->crc[i] = get32(e);
+			v->flags[i] = get32(e + 4);
+			if (v->flags[i] & ~(uint32_t)CTL_VERIFY_F_MISSING)
+				return "VERIFY_REPLY: unknown flags";
+			if ((v->flags[i] & CTL_VERIFY_F_MISSING) && v->crc[i] != 0)
+				return "VERIFY_REPLY: crc of a missing range is not 0";
+		}
+		return NULL;
+	}
 	case CTL_ERROR: {
 		struct ctl_error *e = &m->u.error;
 		uint16_t tlen;
@@ -436,6 +504,7 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		put_pos(b + 64, &r->tail);
 		put16(b + 88, r->data_port);
 		put16(b + 90, r->desc_len);
+		b[92] = r->backend;
 		put64(b + 96, r->tail_epoch);
 		put64(b + 104, r->config_epoch);
 		memcpy(b + HELLO_REPLY_FIXED, r->desc, r->desc_len);
@@ -481,6 +550,32 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		membership_encode(&m->u.membership, b);
 		len = MEMBERSHIP_SIZE;
 		break;
+	case CTL_VERIFY:
+		put64(b, m->u.verify.from);
+		put64(b + 8, m->u.verify.to);
+		put32(b + 16, m->u.verify.per_range);
+		len = VERIFY_SIZE;
+		break;
+	case CTL_VERIFY_REPLY: {
+		const struct ctl_verify_reply *v = &m->u.verify_reply;
+
+		if (v->n == 0 || v->n > CTL_VERIFY_RANGES_MAX) {
+			*why = "VERIFY_REPLY: n is not 1 to 64";
+			return -1;
+		}
+		put64(b, v->from);
+		put64(b + 8, v->to);
+		put32(b + 16, v->per_range);
+		put32(b + 20, v->n);
+		for (uint32_t i = 0; i < v->n; i++) {
+			uint8_t *e = b + VERIFY_REPLY_FIXED + VERIFY_ENTRY * i;
+
+			put32(e, v->crc[i]);
+			put32(e + 4, v->flags[i]);
+		}
+		len = VERIFY_REPLY_FIXED + VERIFY_ENTRY * v->n;
+		break;
+	}
 	case CTL_ERROR: {
 		size_t tlen = strnlen(m->u.error.text, CTL_TEXT_MAX + 1);
 

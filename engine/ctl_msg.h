@@ -36,6 +36,8 @@ enum ctl_type {
 	CTL_HEARTBEAT = 9,	/* either way, when idle */
 	CTL_ERROR = 10,		/* either way, then the channel closes */
 	CTL_MEMBERSHIP = 11,	/* primary -> replica: store this membership */
+	CTL_VERIFY = 12,	/* primary -> replica: checksums of these ranges? */
+	CTL_VERIFY_REPLY = 13,
 };
 
 /* a position in a ring: the record with lsn starts at off in lap; crc is
@@ -66,10 +68,18 @@ struct ctl_hello_reply {
 	struct ctl_pos tail;	/* after its last valid record */
 	uint16_t data_port;	/* where its RPMA endpoint listens */
 	uint16_t desc_len;
+	uint8_t backend;	/* CTL_BACKEND_*: where its ring persists */
 	uint64_t tail_epoch;	/* the epoch of its last record (0: none) */
 	uint64_t config_epoch;	/* of the membership its log holds (0: none) */
 	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
 };
+
+/* HELLO_REPLY backend: 0 for a replica that does not say */
+#define CTL_BACKEND_UNKNOWN	0
+#define CTL_BACKEND_PMEM	1
+#define CTL_BACKEND_FILE	2
+#define CTL_BACKEND_CRASH	3
+#define CTL_BACKEND_MAX		3
 
 /* HELLO: a promotion's fence -- fence, report, and expect no data path */
 #define CTL_HELLO_F_FENCE_ONLY	(1u << 0)
@@ -100,6 +110,31 @@ struct ctl_commit {
 	struct ctl_pos flushed;	/* everything before is durable on it */
 };
 
+/*
+ * VERIFY: the records from..to (inclusive), in ranges of per_range records
+ * (the last may be shorter); at most CTL_VERIFY_RANGES_MAX ranges.
+ */
+#define CTL_VERIFY_RANGES_MAX 64
+
+struct ctl_verify {
+	uint64_t from, to;
+	uint32_t per_range;
+};
+
+/* VERIFY_REPLY flags: the replica does not hold the whole range (crc 0) */
+#define CTL_VERIFY_F_MISSING	(1u << 0)
+
+struct ctl_verify_reply {
+	uint64_t from, to;		/* as asked */
+	uint32_t per_range;
+	uint32_t n;			/* ranges: ctl_verify_ranges() of the above */
+	uint32_t crc[CTL_VERIFY_RANGES_MAX];	/* wal_range_crc() of each */
+	uint32_t flags[CTL_VERIFY_RANGES_MAX];	/* CTL_VERIFY_F_* */
+};
+
+/* how many ranges from..to makes (0 if from is 0, to < from or per_range 0) */
+uint64_t ctl_verify_ranges(uint64_t from, uint64_t to, uint32_t per_range);
+
 struct ctl_heartbeat {
 	uint64_t time_ns;
 };
@@ -126,6 +161,8 @@ struct ctl_msg {
 		struct ctl_heartbeat heartbeat;
 		struct ctl_error error;
 		struct membership membership;
+		struct ctl_verify verify;
+		struct ctl_verify_reply verify_reply;
 	} u;
 };
 

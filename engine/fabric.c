@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -89,4 +90,64 @@ fabric_conn_established(struct rpma_conn *conn, int timeout_ms)
 	    rpma_conn_next_event(conn, &ev))
 		return RPMA_E_PROVIDER;
 	return ev == RPMA_CONN_ESTABLISHED ? 0 : RPMA_E_PROVIDER;
+}
+
+const char *
+fabric_flush_method_name(enum rpma_ext_flush_method method)
+{
+	switch (method) {
+	case RPMA_EXT_FLUSH_APM:	return "apm";
+	case RPMA_EXT_FLUSH_GPSPM:	return "gpspm";
+	case RPMA_EXT_FLUSH_NATIVE:	return "native";
+	default:			return "";
+	}
+}
+
+int
+fabric_flush_check(const char *provider, int method, const char **why)
+{
+	if (method < FABRIC_FLUSH_AUTO || method > FABRIC_FLUSH_GPSPM) {
+		*why = "unknown flush method (not AUTO, APM or GPSPM)";
+		return -1;
+	}
+	if (method == FABRIC_FLUSH_APM && !is_verbs(provider)) {
+		*why = "APM needs the verbs transport: a libfabric provider "
+			"persists only by a request the replica's CPU serves (GPSPM)";
+		return -1;
+	}
+	return 0;
+}
+
+int
+fabric_flush_apply(struct rpma_conn *conn, int method, char *why, size_t n)
+{
+	enum rpma_ext_flush_method got = RPMA_EXT_FLUSH_NONE;
+	enum rpma_ext_flush_method want = method == FABRIC_FLUSH_APM ?
+		RPMA_EXT_FLUSH_APM : RPMA_EXT_FLUSH_GPSPM;
+
+	if (method == FABRIC_FLUSH_AUTO)
+		return 0;
+	if (method == FABRIC_FLUSH_APM) {
+		struct rpma_peer_cfg *pcfg = NULL;
+		int ret = rpma_peer_cfg_new(&pcfg);
+
+		if (ret == 0)
+			ret = rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true);
+		if (ret == 0)
+			ret = rpma_conn_apply_remote_peer_cfg(conn, pcfg);
+		if (pcfg)
+			rpma_peer_cfg_delete(&pcfg);
+		if (ret) {
+			snprintf(why, n, "cannot declare the replica's ring PMem for APM");
+			return -1;
+		}
+	}
+	if (rpma_ext_conn_get_flush_method(conn, RPMA_FLUSH_TYPE_PERSISTENT, &got) ||
+	    got != want) {
+		snprintf(why, n, "its connection flushes by %s, not %s as configured",
+			got == RPMA_EXT_FLUSH_NONE ? "no method" :
+			fabric_flush_method_name(got), fabric_flush_method_name(want));
+		return -1;
+	}
+	return 0;
 }

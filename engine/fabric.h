@@ -39,4 +39,26 @@ void fabric_conn_drop(struct rpma_conn **conn, int wait_ms);
  */
 int fabric_conn_established(struct rpma_conn *conn, int timeout_ms);
 
+/* what a primary asks its flushes to use (repl.h's REPL_FLUSH_*) */
+#define FABRIC_FLUSH_AUTO	0	/* the transport's default: GPSPM */
+#define FABRIC_FLUSH_APM	1
+#define FABRIC_FLUSH_GPSPM	2
+
+/*
+ * Can provider flush by method?  0, or -1 with *why saying why not.  APM
+ * needs verbs: a libfabric provider reaches persistence only by a request
+ * the replica's core serves.
+ */
+int fabric_flush_check(const char *provider, int method, const char **why);
+
+/*
+ * Make a primary's connection flush by method (on verbs, APM: the replica
+ * declared its ring PMem, so a READ after the writes persists them), then
+ * check that it does.  0, or -1 with why.
+ */
+int fabric_flush_apply(struct rpma_conn *conn, int method, char *why, size_t n);
+
+/* "apm", "gpspm", "native"; "" for none */
+const char *fabric_flush_method_name(enum rpma_ext_flush_method method);
+
 #endif

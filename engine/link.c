@@ -18,6 +18,10 @@
  * link resumes from there.  When the local ring no longer holds that
  * point, the replica restarts empty at the local checkpoint and receives
  * the whole ring from there (a full resync), chasing the live tail.
+ *
+ * While streaming, the link also carries a verification's requests
+ * (verify.c) to its replica, one message at a time between its batches.
+ * The data connection and the chain agreement are in link_session.c.
  */
 #include "config.h"
 
@@ -45,6 +49,16 @@ link_kick(struct link *l)
 	/* a syscall only for a link that sleeps: not one per record */
 	if (atomic_exchange(&l->sleeping, false))
 		(void)!write(l->kick_fd, &one, sizeof(one));
+}
+
+/* publish since when the oldest unflushed bytes wait (under io_lock) */
+static void
+note_waiting(struct link *l)
+{
+	uint64_t since = l->oldest_seq < l->next_seq ?
+		l->inflight[l->oldest_seq % LINK_DEPTH].seen_ms : l->unsent_since_ms;
+
+	atomic_store_explicit(&l->waiting_since_ms, since, memory_order_relaxed);
 }
 
 static void
@@ -96,9 +110,11 @@ link_close(struct link *l)
 {
 	pthread_mutex_lock(&l->io_lock);
 	l->io_ready = false;
+	atomic_store(&l->waiting_since_ms, 0);
 	pthread_mutex_unlock(&l->io_lock);
 	link_data_close(&l->conn, &l->dst);
 	ctl_chan_close(&l->ch);
+	link_verify_reset(l);
 	l->cq = NULL;
 	pthread_mutex_lock(&l->c->lock);
 	l->state = LINK_DOWN;
@@ -150,66 +166,6 @@ recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
 			ret == CTL_CHAN_AGAIN ? "timed out" : ctl_chan_why(l->ch));
 		return -1;
 	}
-}
-
-/* does the replica's chain hold the same position after lsn as ours? */
-static int
-agrees(struct ctl_chan *ch, uint32_t *seq, int timeout_ms, struct wal *wal,
-		uint64_t lsn, bool *yes, char *why, size_t n)
-{
-	struct ctl_msg m = { .type = CTL_QUERY, .seq = ++*seq };
-	struct wal_pos ours, theirs;
-	int ret;
-
-	*yes = false;
-	if (wal_pos_after(wal, lsn, &ours))
-		return 0;
-	m.u.query.lsn = lsn;
-	if (ctl_chan_send(ch, &m, timeout_ms) != 0) {
-		snprintf(why, n, "control channel: %s", ctl_chan_why(ch));
-		return -1;
-	}
-	do
-		ret = ctl_chan_recv(ch, &m, timeout_ms);
-	while (ret == 0 && m.type == CTL_HEARTBEAT);
-	if (ret != 0 || m.type != CTL_QUERY_REPLY) {
-		snprintf(why, n, "no QUERY_REPLY from the replica: %s", ret ?
-			(ret == CTL_CHAN_AGAIN ? "timed out" : ctl_chan_why(ch)) :
-			m.type == CTL_ERROR ? m.u.error.text : ctl_msg_type_name(m.type));
-		return -1;
-	}
-	from_ctl(&theirs, &m.u.query_reply.after);
-	*yes = m.u.query_reply.found && pos_equal(&ours, &theirs);
-	return 0;
-}
-
-int
-chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
-		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
-		uint64_t *lsn, char *why, size_t n)
-{
-	bool yes = false;
-
-	*found = false;
-	if (lo > hi)
-		return 0;
-	if (agrees(ch, seq, timeout_ms, wal, lo, &yes, why, n))
-		return -1;
-	if (!yes)
-		return 0;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo + 1) / 2;
-
-		if (agrees(ch, seq, timeout_ms, wal, mid, &yes, why, n))
-			return -1;
-		if (yes)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	*found = true;
-	*lsn = lo;
-	return 0;
 }
 
 static int
@@ -275,6 +231,8 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	pthread_mutex_lock(&l->io_lock);
 	l->sent = start;
 	l->next_seq = l->oldest_seq = 0;
+	l->unsent_since_ms = 0;
+	note_waiting(l);
 	l->io_ready = true;
 	pthread_mutex_unlock(&l->io_lock);
 	pthread_mutex_lock(&c->lock);
@@ -291,81 +249,24 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	return 0;
 }
 
-/*
- * The data path to a replica that answered HELLO with hr: its descriptor
- * checked against the geometry (a region that does not take writes, has
- * no persistent flush or is smaller than the ring is refused, named), the
- * connection opened with the session's admission token, and stamped with
- * this primary's epoch.
- */
-int
-link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
-		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
-		struct rpma_mr_remote **dst, char *why, size_t n)
+/* what status reports of the connection just opened */
+static void
+note_connection(struct link *l, const struct ctl_hello_reply *hr)
 {
-	struct rpma_conn_cfg *ccfg = NULL;
-	struct rpma_conn_req *req = NULL;
-	char port[8];
-	size_t size;
-	int ret, ft, usage;
+	static const char *const backends[] = {
+		[CTL_BACKEND_UNKNOWN] = "", [CTL_BACKEND_PMEM] = "pmem",
+		[CTL_BACKEND_FILE] = "file", [CTL_BACKEND_CRASH] = "crash",
+	};
+	enum rpma_ext_flush_method fm = RPMA_EXT_FLUSH_NONE;
 
-	if (memcmp(hr->cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
-	    hr->ring_size != c->ring_size) {
-		snprintf(why, n, "its log belongs to another cluster or has another size");
-		return -1;
-	}
-	if (rpma_mr_remote_from_descriptor(hr->desc, hr->desc_len, dst) ||
-	    rpma_mr_remote_get_size(*dst, &size) ||
-	    rpma_mr_remote_get_flush_type(*dst, &ft) ||
-	    rpma_ext_mr_remote_get_usage(*dst, &usage)) {
-		snprintf(why, n, "its region descriptor is not valid");
-		goto err;
-	}
-	if (!(usage & RPMA_MR_USAGE_WRITE_DST)) {
-		snprintf(why, n, "its region does not take RDMA writes (usage 0x%x)", usage);
-		goto err;
-	}
-	if (size < WAL_RING_OFF + c->ring_size ||
-	    !(ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
-		snprintf(why, n, "its region is %zu bytes%s; %llu and persistent flushes "
-			"are needed", size, (ft & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) ?
-			"" : " without persistent flushes",
-			(unsigned long long)(WAL_RING_OFF + c->ring_size));
-		goto err;
-	}
-	snprintf(port, sizeof(port), "%u", (unsigned)hr->data_port);
-	ccfg = fabric_conn_cfg(c->cfg.provider, 4 * LINK_DEPTH + 8,
-		c->cfg.down_timeout_ms);
-	ret = ccfg ? rpma_conn_req_new(c->peer, host, port, ccfg, &req) : RPMA_E_NOMEM;
-	rpma_conn_cfg_delete(&ccfg);
-	if (ret == 0) {
-		/* over TLS, the admission token of this session opens the door */
-		uint8_t token[CTL_TOKEN_SIZE];
-		struct rpma_conn_private_data pdata = { token, CTL_TOKEN_SIZE };
-
-		ret = rpma_conn_req_connect(&req,
-			ctl_chan_admission_token(ch, token) == 0 ? &pdata : NULL, conn);
-	}
-	if (ret == 0)
-		ret = fabric_conn_established(*conn, c->cfg.down_timeout_ms);
-	if (ret) {
-		snprintf(why, n, "cannot open the data connection to port %s", port);
-		goto err;
-	}
-	/* its flush requests carry the epoch: a fenced replica refuses them */
-	rpma_ext_conn_set_epoch(*conn, c->id.epoch);
-	return 0;
-err:
-	link_data_close(conn, dst);
-	return -1;
-}
-
-void
-link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst)
-{
-	fabric_conn_drop(conn, 200);
-	if (*dst)
-		rpma_mr_remote_delete(dst);
+	(void)rpma_ext_conn_get_flush_method(l->conn, RPMA_FLUSH_TYPE_PERSISTENT, &fm);
+	pthread_mutex_lock(&l->c->lock);
+	snprintf(l->transport, sizeof(l->transport), "%s", l->c->cfg.provider);
+	snprintf(l->flush_method, sizeof(l->flush_method), "%s",
+		fabric_flush_method_name(fm));
+	snprintf(l->backend, sizeof(l->backend), "%s",
+		hr->backend <= CTL_BACKEND_MAX ? backends[hr->backend] : "");
+	pthread_mutex_unlock(&l->c->lock);
 }
 
 static int
@@ -411,6 +312,19 @@ link_connect(struct link *l)
 		link_fail(l, "%s", why);
 		return -1;
 	}
+	if (c->cfg.flush_method == FABRIC_FLUSH_APM &&
+	    hr.backend != CTL_BACKEND_PMEM) {
+		/* a READ after the writes reaches its memory, not its medium */
+		link_fail(l, "APM is configured, but the replica keeps its ring in "
+			"memory its CPU must persist (backend %u, not pmem)",
+			(unsigned)hr.backend);
+		return -1;
+	}
+	if (fabric_flush_apply(l->conn, c->cfg.flush_method, why, sizeof(why))) {
+		link_fail(l, "%s", why);
+		return -1;
+	}
+	note_connection(l, &hr);
 	rpma_conn_get_cq(l->conn, &l->cq);
 	if (rpma_cq_get_fd(l->cq, &l->cq_fd)) {
 		link_fail(l, "no completion fd");
@@ -465,11 +379,14 @@ post_batch(struct link *l, const struct wal_pos *pub)
 		link_fail(l, "cannot post a write: %s", rpma_ext_errormsg());
 		return -1;
 	}
-	*b = (struct batch){ .seq = l->next_seq, .end = *pub };
+	*b = (struct batch){ .seq = l->next_seq, .end = *pub,
+		.seen_ms = l->unsent_since_ms };
 	l->next_seq++;
 	l->sent = *pub;
+	l->unsent_since_ms = 0;
 	return 0;
 }
+
 
 /* completions: a batch's flush finished; move flushed over the done prefix */
 static int
@@ -512,6 +429,7 @@ reap(struct link *l, bool *progress)
 		if (l->c->waiters)	/* a clean close waits for every replica */
 			pthread_cond_broadcast(&l->c->cond);
 		pthread_mutex_unlock(&l->c->lock);
+		note_waiting(l);
 		*progress = true;
 	}
 	return 0;
@@ -530,13 +448,21 @@ data_path(struct link *l, bool post, bool *progress)
 		return -1;
 	if (reap(l, progress))
 		return -1;
-	if (!post || l->next_seq - l->oldest_seq >= LINK_DEPTH)
+	if (!post)
 		return 0;
 	wal_positions(l->c->wal, NULL, &pub, NULL);
 	if (pos_equal(&pub, &l->sent))
 		return 0;
+	if (l->unsent_since_ms == 0) {
+		/* new bytes to send: one clock read per batch, not per record */
+		l->unsent_since_ms = clock_now_ms();
+		note_waiting(l);
+	}
+	if (l->next_seq - l->oldest_seq >= LINK_DEPTH)
+		return 0;
 	if (post_batch(l, &pub))
 		return -1;
+	note_waiting(l);
 	*progress = true;
 	return 0;
 }
@@ -576,6 +502,20 @@ serve_head_request(struct link *l)
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
+}
+
+/* a verification's request (verify.c) to the replica; its reply comes later */
+static int
+serve_verify(struct link *l)
+{
+	struct ctl_msg m = { .type = CTL_VERIFY };
+
+	if (!link_verify_take(l, &m.u.verify))
+		return 0;
+	if (send_msg(l, &m))
+		return -1;
+	link_verify_sent(l, m.seq);
+	return 0;
 }
 
 /*
@@ -628,7 +568,7 @@ stream(struct link *l)
 	if (ret)
 		return -1;
 	wal_positions(c->wal, NULL, &pub, NULL);
-	if (serve_head_request(l))
+	if (serve_head_request(l) || serve_verify(l))
 		return -1;
 	if (!l->member && give_membership(l))
 		return -1;
@@ -659,7 +599,11 @@ stream(struct link *l)
 			link_fail(l, "the replica reports: %s", m.u.error.text);
 			return -1;
 		}
-		if (m.type != CTL_HEARTBEAT) {
+		if (m.type == CTL_VERIFY_REPLY && link_verify_reply(l, &m) != 0) {
+			link_fail(l, "a VERIFY_REPLY to nothing asked");
+			return -1;
+		}
+		if (m.type != CTL_HEARTBEAT && m.type != CTL_VERIFY_REPLY) {
 			link_fail(l, "unexpected %s from the replica",
 				ctl_msg_type_name(m.type));
 			return -1;
@@ -741,7 +685,8 @@ stream(struct link *l)
 		idle = l->next_seq == l->oldest_seq;
 		unsent = !pos_equal(&pub, &l->sent);
 		pthread_mutex_unlock(&l->io_lock);
-		if ((unsent && idle) || l->head_req_seq != l->head_done_seq) {
+		if ((unsent && idle) || l->head_req_seq != l->head_done_seq ||
+		    link_verify_waiting(l)) {
 			atomic_store(&l->sleeping, false);
 			return 0;
 		}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "fabric.h"
 #include "log.h"
 #include "repl.h"
 #include "wal.h"
@@ -21,6 +22,11 @@ _Static_assert(REPL_HEALTH_NOT_CLOSED == WAL_HEALTH_NOT_CLOSED &&
 	REPL_HEALTH_UNSAFE_SHUTDOWN == WAL_HEALTH_UNSAFE_SHUTDOWN &&
 	REPL_HEALTH_BAD_BLOCKS == WAL_HEALTH_BAD_BLOCKS &&
 	REPL_HEALTH_SUSPECT == WAL_HEALTH_SUSPECT, "health bits differ");
+
+/* and so are the flush methods */
+_Static_assert(REPL_FLUSH_AUTO == FABRIC_FLUSH_AUTO &&
+	REPL_FLUSH_APM == FABRIC_FLUSH_APM &&
+	REPL_FLUSH_GPSPM == FABRIC_FLUSH_GPSPM, "flush methods differ");
 
 struct repl {
 	struct rpma_ext_mem *mem;
@@ -86,6 +92,18 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			"than must hold each record", cfg->quorum, cfg->n_replicas);
 		return REPL_E_INVAL;
 	}
+	{
+		/* a single node flushes nothing remotely: only the value counts */
+		const char *provider = cfg->n_replicas == 0 ? "verbs" :
+			cfg->provider ? cfg->provider : "tcp";
+		const char *why;
+
+		if (fabric_flush_check(provider, cfg->flush_method, &why)) {
+			RPMA_LOG_ERROR("refused: flush method %d over %s: %s",
+				cfg->flush_method, provider, why);
+			return REPL_E_INVAL;
+		}
+	}
 	repl = calloc(1, sizeof(*repl));
 	if (repl == NULL)
 		return REPL_E_NOMEM;
@@ -116,6 +134,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.promote_wait_ms = cfg->promote_wait_ms,
 			.force = cfg->force_promotion != 0,
 			.reconfigure = cfg->reconfigure != 0,
+			.flush_method = cfg->flush_method,
 		};
 
 		if (cfg->n_replicas > 64) {
@@ -268,5 +287,37 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	st->reconnects = ls.reconnects;
 	st->member = ls.member;
 	memcpy(st->why, ls.why, sizeof(st->why));
+	st->lag_bytes = ls.lag_bytes;
+	st->lag_ms = ls.lag_ms;
+	memcpy(st->transport, ls.transport, sizeof(st->transport));
+	memcpy(st->flush_method, ls.flush_method, sizeof(st->flush_method));
+	memcpy(st->backend, ls.backend, sizeof(st->backend));
 	return 0;
+}
+
+_Static_assert(REPL_VERIFY_RANGE == CLUSTER_VERIFY_RANGE &&
+	REPL_VERIFY_SHOW == CLUSTER_VERIFY_SHOW, "verification geometry differs");
+
+int
+repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
+		struct repl_verify_result *res)
+{
+	struct cluster_verify_result cr;
+	int ret;
+
+	if (repl == NULL || res == NULL || repl->cluster == NULL || from > to)
+		return REPL_E_INVAL;
+	ret = cluster_verify(repl->cluster, i, from, to, &cr);
+	if (ret == RPMA_E_INVAL)
+		return REPL_E_INVAL;
+	memset(res, 0, sizeof(*res));
+	res->from = cr.from;
+	res->to = cr.to;
+	res->ranges = cr.ranges;
+	res->mismatches = cr.mismatches;
+	for (int k = 0; k < REPL_VERIFY_SHOW; k++)
+		res->bad[k] = (struct repl_verify_range){ cr.bad[k].from, cr.bad[k].to };
+	memcpy(res->why, cr.why, sizeof(res->why));
+	/* a fenced primary is told so, not that an append's fate is unknown */
+	return ret == CLUSTER_E_FENCED ? REPL_E_FENCED : err_of(ret);
 }

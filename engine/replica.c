@@ -33,6 +33,10 @@
 #include "replica.h"
 #include "wal.h"
 
+_Static_assert(CTL_BACKEND_PMEM == RPMA_EXT_MEM_PMEM &&
+	CTL_BACKEND_FILE == RPMA_EXT_MEM_FILE &&
+	CTL_BACKEND_CRASH == RPMA_EXT_MEM_CRASH, "HELLO_REPLY's backend numbers");
+
 /* the primary being followed (or fenced for, during a promotion) */
 struct session {
 	struct ctl_chan *ch;		/* NULL: none */
@@ -308,6 +312,29 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		}
 		return 0;
 	}
+	case CTL_VERIFY: {
+		struct ctl_verify_reply *v = &out.u.verify_reply;
+		const struct ctl_verify *q = &m->u.verify;
+
+		/* the decoder bounds the ranges: at most 64 per message */
+		out.type = CTL_VERIFY_REPLY;
+		v->from = q->from;
+		v->to = q->to;
+		v->per_range = q->per_range;
+		v->n = (uint32_t)ctl_verify_ranges(q->from, q->to, q->per_range);
+		wal_refresh(r->wal);
+		for (uint32_t i = 0; i < v->n; i++) {
+			uint64_t lo = q->from + (uint64_t)i * q->per_range;
+			uint64_t hi = q->to - lo < q->per_range ? q->to :
+				lo + q->per_range - 1;
+
+			if (wal_range_crc(r->wal, lo, hi, &v->crc[i]) != 0) {
+				v->crc[i] = 0;
+				v->flags[i] = CTL_VERIFY_F_MISSING;
+			}
+		}
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	}
 	case CTL_HEARTBEAT:
 		out.type = CTL_HEARTBEAT;
 		out.u.heartbeat.time_ns = m->u.heartbeat.time_ns;
@@ -321,6 +348,70 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 			ctl_msg_type_name(m->type), ctl_chan_peer(ch));
 		return -1;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the state a daemon shows                                           */
+
+int
+replica_state_init(struct replica_state *st)
+{
+	if (st == NULL)
+		return RPMA_E_INVAL;
+	memset(&st->snap, 0, sizeof(st->snap));
+	return pthread_mutex_init(&st->lock, NULL) ? RPMA_E_NOMEM : 0;
+}
+
+void
+replica_state_destroy(struct replica_state *st)
+{
+	if (st)
+		pthread_mutex_destroy(&st->lock);
+}
+
+void
+replica_state_get(struct replica_state *st, struct replica_state_snapshot *out)
+{
+	pthread_mutex_lock(&st->lock);
+	*out = st->snap;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* take a fresh copy, outside the state's lock, then swap it in */
+static void
+publish_state(struct replica *r)
+{
+	static const char *const names[] = { [RPMA_EXT_MEM_PMEM] = "pmem",
+		[RPMA_EXT_MEM_FILE] = "file", [RPMA_EXT_MEM_CRASH] = "crash" };
+	struct replica_state *st = r->cfg->state;
+	struct replica_state_snapshot s = { 0 };
+	enum rpma_ext_mem_backend b;
+	struct membership ms;
+	struct wal_status ws;
+
+	if (st == NULL || r->wal == NULL)
+		return;
+	wal_status(r->wal, &ws);
+	membership_load(r->mem, &ms);
+	s.epoch = r->id.epoch;
+	s.config_epoch = ms.config_epoch;
+	if (r->s.ch) {
+		s.following = 1;
+		s.primary_id = r->s.primary;
+		snprintf(s.primary_addr, sizeof(s.primary_addr), "%s",
+			ctl_chan_peer(r->s.ch));
+	}
+	s.first_lsn = ws.first_lsn;
+	s.last_lsn = ws.last_lsn;
+	s.durable_lsn = ws.durable_lsn;
+	s.used_bytes = ws.used;
+	s.size_bytes = ws.size;
+	if (rpma_ext_mem_get_backend(r->mem, &b) == 0 && b >= RPMA_EXT_MEM_PMEM &&
+	    b <= RPMA_EXT_MEM_CRASH)
+		snprintf(s.backend, sizeof(s.backend), "%s", names[b]);
+	pthread_mutex_lock(&st->lock);
+	st->snap = s;
+	pthread_mutex_unlock(&st->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -502,6 +593,14 @@ greet(struct replica *r, struct ctl_chan *ch)
 		hr->config_epoch = cur.config_epoch;
 	}
 	hr->data_port = (uint16_t)atoi(cfg->data_port);
+	{
+		enum rpma_ext_mem_backend b;
+
+		/* the same numbers: CTL_BACKEND_* are the core's backends */
+		if (rpma_ext_mem_get_backend(r->mem, &b) == 0 &&
+		    (int)b >= CTL_BACKEND_PMEM && (int)b <= CTL_BACKEND_MAX)
+			hr->backend = (uint8_t)b;
+	}
 	hr->desc_len = (uint16_t)r->desc_len;
 	memcpy(hr->desc, r->desc, r->desc_len);
 	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
@@ -569,6 +668,7 @@ replica_run(const struct replica_cfg *cfg)
 		close_all(&r);
 		return ret;
 	}
+	publish_state(&r);
 	if (cfg->ready)
 		cfg->ready(cfg->ready_arg);
 	while (!*cfg->stop) {
@@ -582,6 +682,7 @@ replica_run(const struct replica_cfg *cfg)
 		(void)poll(p, 2, 100);
 		if (r.s.ch)
 			serve(&r);
+		publish_state(&r);
 		if (!(p[0].revents & POLLIN))
 			continue;
 		/* a new primary may come while one is served: it may fence it */
@@ -595,8 +696,10 @@ replica_run(const struct replica_cfg *cfg)
 			continue;
 		}
 		greet(&r, ch);
+		publish_state(&r);
 	}
 	end_session(&r, NULL);
+	publish_state(&r);
 	close_all(&r);
 	return 0;
 }

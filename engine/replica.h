@@ -9,11 +9,43 @@
 #ifndef REPL_REPLICA_H
 #define REPL_REPLICA_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rpma.h"
+
+/* what a replica's daemon can show of it: one consistent copy */
+struct replica_state_snapshot {
+	uint64_t epoch;			/* the epoch it follows (its log's) */
+	uint64_t config_epoch;		/* of its stored membership (0: none) */
+	int following;			/* a primary's session is up */
+	uint32_t primary_id;		/* that primary's node id (0: none) */
+	char primary_addr[64];		/* its control address "host:port" */
+	uint64_t first_lsn;		/* oldest record kept (0: none) */
+	uint64_t last_lsn;		/* newest in its ring (0: none) */
+	uint64_t durable_lsn;		/* newest persisted */
+	uint64_t used_bytes;
+	uint64_t size_bytes;
+	char backend[8];		/* "pmem", "file", "crash" */
+};
+
+/*
+ * Kept current by replica_run for readers in other threads of the
+ * process: initialise it before replica_run starts, destroy it after it
+ * returned.
+ */
+struct replica_state {
+	pthread_mutex_t lock;
+	struct replica_state_snapshot snap;	/* under lock */
+};
+
+int replica_state_init(struct replica_state *st);
+void replica_state_destroy(struct replica_state *st);
+/* a copy of the latest state (all zero before replica_run opened its log) */
+void replica_state_get(struct replica_state *st,
+		struct replica_state_snapshot *out);
 
 struct replica_cfg {
 	const char *path;		/* its log: file or device */
@@ -33,6 +65,7 @@ struct replica_cfg {
 	/* called once the replica listens (both ports), e.g. to signal readiness */
 	void (*ready)(void *arg);
 	void *ready_arg;
+	struct replica_state *state;	/* optional: kept current (see above) */
 };
 
 /*

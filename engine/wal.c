@@ -293,8 +293,8 @@ wal_idx_note(struct wal *wal, const struct wal_pos *p)
 }
 
 /* the closest noted position at or before lsn, else the head */
-static struct wal_pos
-idx_find(const struct wal *wal, uint64_t lsn)
+struct wal_pos
+wal_idx_find(const struct wal *wal, uint64_t lsn)
 {
 	uint64_t base = lsn - lsn % IDX_STRIDE;
 	const struct wal_pos *e = &wal->idx[(base / IDX_STRIDE) % wal->idx_cap];
@@ -648,7 +648,7 @@ wal_find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h)
 
 	if (lsn < wal->head.lsn || lsn >= wal->pub.lsn)
 		return WAL_E_NOT_FOUND;
-	p = idx_find(wal, lsn);
+	p = wal_idx_find(wal, lsn);
 	while (p.lsn < lsn) {
 		if (wal->ring_size - p.off < REC_HDR)
 			return WAL_E_CORRUPT;
@@ -723,7 +723,7 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 	if (wal == NULL || cb == NULL)
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	p = from > wal->head.lsn ? idx_find(wal, from) : wal->head;
+	p = from > wal->head.lsn ? wal_idx_find(wal, from) : wal->head;
 	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit) {
 		kind = wal_rec_at(wal, &p, &h);
 		if (kind == 0) {

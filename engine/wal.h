@@ -112,6 +112,10 @@ void wal_status(struct wal *wal, struct wal_status *st);
 void wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
 		struct wal_pos *durable);
 
+/* ring bytes from position from to position to (to not before from) */
+uint64_t wal_pos_distance(uint64_t ring_size, const struct wal_pos *from,
+		const struct wal_pos *to);
+
 /* the position after record lsn (lsn = first - 1 gives the checkpoint) */
 int wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after);
 
@@ -129,6 +133,14 @@ int wal_note_persisted(struct wal *wal, const struct wal_pos *p);
  * last writes may have landed without their flush).
  */
 int wal_refresh_persist(struct wal *wal);
+
+/*
+ * The checksum of records from..to (wal_verify.c says of what): equal on
+ * two logs if they hold the same records.  WAL_E_NOT_FOUND if this log
+ * does not hold them all, WAL_E_CORRUPT if a record header in the way is
+ * damaged.
+ */
+int wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc);
 
 /* the epoch of the newest record (0: the log holds none) */
 uint64_t wal_tail_epoch(struct wal *wal);

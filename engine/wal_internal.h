@@ -117,8 +117,6 @@ bool wal_hdr_check(const struct wal_hdr *h, uint64_t size, const char **why);
 /* the position after a record (or WRAP) of len payload bytes at p */
 void wal_pos_next(uint64_t ring_size, struct wal_pos *p, uint32_t len, bool wrap,
 		uint32_t crc);
-uint64_t wal_pos_distance(uint64_t ring_size, const struct wal_pos *from,
-		const struct wal_pos *to);
 
 /* what the record header h found at position p is (before its CRC) */
 enum wal_slot {
@@ -142,6 +140,7 @@ int wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h
 uint64_t wal_distance(const struct wal *wal, const struct wal_pos *from,
 		const struct wal_pos *to);
 void wal_idx_note(struct wal *wal, const struct wal_pos *p);
+struct wal_pos wal_idx_find(const struct wal *wal, uint64_t lsn);
 int wal_find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h);
 
 #endif

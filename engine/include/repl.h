@@ -104,7 +104,23 @@ struct repl_cfg {
 	const char *tls_ca;		/* PEM: the cluster's CA certificate */
 	const char *tls_cert;		/* PEM: this node's certificate */
 	const char *tls_key;		/* PEM: its private key */
+
+	/*
+	 * How a flush makes records persistent on the replicas (REPL_FLUSH_*).
+	 * AUTO: what the transport does by default (GPSPM).  APM is for
+	 * verbs only, and a replica must keep its ring on PMem; GPSPM works on
+	 * every transport.  One the transport cannot do: repl_open fails with
+	 * REPL_E_INVAL.
+	 */
+	int flush_method;
 };
+
+#define REPL_FLUSH_AUTO		0	/* the transport's default */
+#define REPL_FLUSH_APM		1	/* RDMA READ after the writes: the
+					   replica's ring is written straight
+					   into PMem (verbs) */
+#define REPL_FLUSH_GPSPM	2	/* a request the replica's CPU serves
+					   by persisting the range */
 
 struct repl;
 
@@ -201,10 +217,47 @@ struct repl_replica_status {
 				   it counts toward the quorum */
 	char why[160];		/* why it last went down: "not connected yet"
 				   at first, "" while it streams */
+	uint64_t lag_bytes;	/* bytes of the ring appended here, not yet
+				   flushed there */
+	uint64_t lag_ms;	/* how long the oldest record not yet flushed
+				   there has waited (0: lag_records is 0) */
+	char transport[16];	/* "verbs" or the libfabric provider ("tcp");
+				   "" before the first connection */
+	char flush_method[8];	/* what its connection flushes with: "apm" or
+				   "gpspm"; "" before the first connection */
+	char backend[8];	/* its persistence backend: "pmem", "file",
+				   "crash"; "" before it said */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */
 int repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st);
+
+/*
+ * Compare the records from..to (LSNs, inclusive) on this primary and on
+ * replica i, by checksums of ranges of REPL_VERIFY_RANGE records that each
+ * side computes over its own copy (LSN, epoch, client id, length and
+ * payload of every record).  from..to is clamped to what this primary
+ * keeps, its commit LSN and what replica i has flushed.  Returns 0 when
+ * compared (res->mismatches may be > 0); REPL_E_TIMEDOUT (res->why says
+ * why) when the replica is not streaming, goes down or does not answer.
+ */
+#define REPL_VERIFY_RANGE 256		/* records per compared range */
+#define REPL_VERIFY_SHOW 8
+
+struct repl_verify_range {
+	uint64_t from, to;
+};
+
+struct repl_verify_result {
+	uint64_t from, to;		/* what was compared */
+	uint64_t ranges;		/* ranges compared */
+	uint64_t mismatches;		/* ranges that differ */
+	struct repl_verify_range bad[REPL_VERIFY_SHOW];	/* the first that differ */
+	char why[160];			/* set when it could not compare */
+};
+
+int repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
+		struct repl_verify_result *res);
 
 #ifdef __cplusplus
 }

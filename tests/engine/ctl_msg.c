@@ -67,6 +67,7 @@ samples(struct ctl_msg *s)
 	m->u.hello_reply.tail = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
 		UINT32_MAX, UINT32_MAX };
 	m->u.hello_reply.data_port = UINT16_MAX;
+	m->u.hello_reply.backend = CTL_BACKEND_MAX;
 	m->u.hello_reply.desc_len = CTL_DESC_MAX;
 	for (int i = 0; i < CTL_DESC_MAX; i++)
 		m->u.hello_reply.desc[i] = (uint8_t)(0xff - i);
@@ -75,6 +76,7 @@ samples(struct ctl_msg *s)
 	m->u.hello_reply.head = (struct ctl_pos){ 10, 64, 1, 1 };
 	m->u.hello_reply.tail = (struct ctl_pos){ 10, 64, 1, 1 };
 	m->u.hello_reply.data_port = 7204;
+	m->u.hello_reply.backend = CTL_BACKEND_PMEM;
 	m->u.hello_reply.desc_len = 1;
 	m->u.hello_reply.desc[0] = 0;
 
@@ -148,6 +150,23 @@ samples(struct ctl_msg *s)
 			m->u.membership.m[i].host[j] = (char)(0x21 + (i + j) % 94);
 	}
 
+	m = msg_init(&s[n++], CTL_VERIFY, 24);
+	m->u.verify = (struct ctl_verify){ 1, 1, 1 };
+	m = msg_init(&s[n++], CTL_VERIFY, 25);
+	/* 64 ranges, the last one a single record, at the top of the LSNs */
+	m->u.verify = (struct ctl_verify){ UINT64_MAX - 63 * 256ull, UINT64_MAX, 256 };
+
+	m = msg_init(&s[n++], CTL_VERIFY_REPLY, 26);
+	m->u.verify_reply = (struct ctl_verify_reply){ .from = 7, .to = 7,
+		.per_range = UINT32_MAX, .n = 1, .flags = { CTL_VERIFY_F_MISSING } };
+	m = msg_init(&s[n++], CTL_VERIFY_REPLY, 27);
+	m->u.verify_reply.from = 1;
+	m->u.verify_reply.to = 64ull * UINT32_MAX;
+	m->u.verify_reply.per_range = UINT32_MAX;
+	m->u.verify_reply.n = CTL_VERIFY_RANGES_MAX;
+	for (int i = 0; i < CTL_VERIFY_RANGES_MAX; i++)
+		m->u.verify_reply.crc[i] = UINT32_MAX - (uint32_t)i;
+
 	CU_ASSERT_FATAL(n <= NSAMPLES);
 	return n;
 }
@@ -188,6 +207,8 @@ body_size(const struct ctl_msg *m)
 	case CTL_COMMIT:	return 40;
 	case CTL_HEARTBEAT:	return 8;
 	case CTL_ERROR:		return 6 + (int)strlen(m->u.error.text);
+	case CTL_VERIFY:	return 24;
+	case CTL_VERIFY_REPLY:	return 24 + 8 * (int)m->u.verify_reply.n;
 	}
 	return -1;
 }
@@ -198,7 +219,7 @@ round_trip(void)
 	struct ctl_msg s[NSAMPLES], back;
 	uint8_t frame[CTL_FRAME_MAX], again[CTL_FRAME_MAX];
 	const char *why;
-	int n = samples(s), seen[CTL_MEMBERSHIP + 1] = { 0 };
+	int n = samples(s), seen[CTL_VERIFY_REPLY + 1] = { 0 };
 
 	for (int i = 0; i < n; i++) {
 		int len = ctl_msg_encode(&s[i], frame, sizeof(frame));
@@ -216,7 +237,7 @@ round_trip(void)
 		CU_ASSERT_EQUAL(len, CTL_HDR_SIZE + body_size(&s[i]));
 		seen[s[i].type]++;
 	}
-	for (int t = CTL_HELLO; t <= CTL_MEMBERSHIP; t++)
+	for (int t = CTL_HELLO; t <= CTL_VERIFY_REPLY; t++)
 		CU_ASSERT(seen[t] >= 2);
 
 	/* the exact bytes of one frame, as docs/replication.md lays it out */
@@ -242,7 +263,9 @@ type_names(void)
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_ERROR), "ERROR");
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(0), "unknown");
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(CTL_MEMBERSHIP), "MEMBERSHIP");
-	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(12), "unknown");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(12), "VERIFY");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(13), "VERIFY_REPLY");
+	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(14), "unknown");
 	CU_ASSERT_STRING_EQUAL(ctl_msg_type_name(-1), "unknown");
 }
 
@@ -348,6 +371,8 @@ frame_of(const struct ctl_msg *m, uint8_t *frame)
 	return len;
 }
 
+static void verify_rejections(void);
+
 static void
 rejections(void)
 {
@@ -372,7 +397,7 @@ rejections(void)
 	len = frame_of(&s[0], f);
 	put_le(f + 6, 0, 2);
 	expect_reject(f, (size_t)len, "type");
-	put_le(f + 6, 12, 2);
+	put_le(f + 6, 14, 2);
 	expect_reject(f, (size_t)len, "type");
 	put_le(f + 6, 0xffff, 2);
 	expect_reject(f, (size_t)len, "type");
@@ -411,6 +436,12 @@ rejections(void)
 	len = frame_of(&s[3], f);
 	f[16 + 95] = 0x80;
 	expect_reject(f, (size_t)len, "HELLO_REPLY: reserved");
+	f[16 + 95] = 0;
+	f[16 + 92] = CTL_BACKEND_MAX + 1;
+	expect_reject(f, (size_t)len, "HELLO_REPLY: backend");
+	m = s[3];
+	m.u.hello_reply.backend = CTL_BACKEND_MAX + 1;
+	refused(&m, "backend");
 	len = frame_of(&s[8], f);	/* QUERY_REPLY */
 	f[16 + 12] = 1;
 	expect_reject(f, (size_t)len, "QUERY_REPLY: reserved");
@@ -503,7 +534,7 @@ rejections(void)
 	/* and what cannot be encoded at all */
 	msg_init(&m, (enum ctl_type)0, 1);
 	refused(&m, "type");
-	msg_init(&m, (enum ctl_type)12, 1);
+	msg_init(&m, (enum ctl_type)14, 1);
 	refused(&m, "type");
 	/* a membership the decoder would refuse */
 	msg_init(&m, CTL_MEMBERSHIP, 1);
@@ -519,6 +550,61 @@ rejections(void)
 	refused(&m, "host not printable");
 	m.u.membership.m[0].host[0] = '\0';
 	refused(&m, "host empty");
+
+	verify_rejections();
+}
+
+/* VERIFY and VERIFY_REPLY: ranges bounded, entries consistent */
+static void
+verify_rejections(void)
+{
+	struct ctl_msg m;
+	uint8_t f[CTL_FRAME_MAX + 8];
+	int len;
+
+	CU_ASSERT_EQUAL(ctl_verify_ranges(1, 256, 256), 1);
+	CU_ASSERT_EQUAL(ctl_verify_ranges(1, 257, 256), 2);
+	CU_ASSERT_EQUAL(ctl_verify_ranges(1, UINT64_MAX, 1), UINT64_MAX);
+	CU_ASSERT_EQUAL(ctl_verify_ranges(0, 5, 1), 0);
+	CU_ASSERT_EQUAL(ctl_verify_ranges(5, 4, 1), 0);
+	CU_ASSERT_EQUAL(ctl_verify_ranges(5, 5, 0), 0);
+
+	msg_init(&m, CTL_VERIFY, 1);
+	m.u.verify = (struct ctl_verify){ 0, 5, 1 };
+	refused(&m, "VERIFY: from is 0");
+	m.u.verify = (struct ctl_verify){ 6, 5, 1 };
+	refused(&m, "to below from");
+	m.u.verify = (struct ctl_verify){ 1, 5, 0 };
+	refused(&m, "per_range 0");
+	m.u.verify = (struct ctl_verify){ 1, 64 * 256 + 1, 256 };
+	refused(&m, "VERIFY: more than 64 ranges");
+	m.u.verify = (struct ctl_verify){ 1, 64 * 256, 256 };
+	len = frame_of(&m, f);
+	f[16 + 23] = 1;
+	expect_reject(f, (size_t)len, "VERIFY: reserved");
+
+	msg_init(&m, CTL_VERIFY_REPLY, 1);
+	m.u.verify_reply = (struct ctl_verify_reply){ .from = 1, .to = 10,
+		.per_range = 5, .n = 2, .crc = { 1, 2 } };
+	len = frame_of(&m, f);
+	CU_ASSERT_EQUAL(len, 16 + 24 + 16);
+	f[16 + 24 + 8 + 4] = 2;		/* entry 1: an unknown flag */
+	expect_reject(f, (size_t)len, "VERIFY_REPLY: unknown flags");
+	f[16 + 24 + 8 + 4] = CTL_VERIFY_F_MISSING;	/* missing, crc 2 */
+	expect_reject(f, (size_t)len, "crc of a missing range is not 0");
+	m.u.verify_reply.n = 3;		/* 1..10 by 5 is two ranges */
+	refused(&m, "n is not the ranges");
+	m.u.verify_reply.n = 0;
+	refused(&m, "n is not 1 to 64");
+	m.u.verify_reply.n = CTL_VERIFY_RANGES_MAX + 1;
+	refused(&m, "n is not 1 to 64");
+	/* the body must hold exactly n entries */
+	m.u.verify_reply.n = 2;
+	len = frame_of(&m, f);
+	put_le(f + 8, 24 + 8, 4);
+	expect_reject(f, (size_t)len - 8, "24 + 8 n");
+	put_le(f + 8, 24 + 8 * (CTL_VERIFY_RANGES_MAX + 1), 4);
+	expect_reject(f, (size_t)len, "VERIFY_REPLY: body length");
 }
 
 /* a connected pair over 127.0.0.1 */

@@ -49,7 +49,7 @@ stream_msg(int i, struct ctl_msg *m)
 	struct ctl_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
 		(uint32_t)i / 7 + 1, (uint32_t)v };
 
-	msg_init(m, (enum ctl_type)(CTL_HELLO + i % 11), (uint32_t)i);
+	msg_init(m, (enum ctl_type)(CTL_HELLO + i % CTL_VERIFY_REPLY), (uint32_t)i);
 	switch (m->type) {
 	case CTL_HELLO:
 		memcpy(m->u.hello.cluster_uuid, &v, sizeof(v));
@@ -63,6 +63,7 @@ stream_msg(int i, struct ctl_msg *m)
 		m->u.hello_reply.head = p;
 		m->u.hello_reply.tail = p;
 		m->u.hello_reply.data_port = (uint16_t)i;
+		m->u.hello_reply.backend = (uint8_t)(i % (CTL_BACKEND_MAX + 1));
 		m->u.hello_reply.desc_len = (uint16_t)(i % (CTL_DESC_MAX + 1));
 		for (int k = 0; k < m->u.hello_reply.desc_len; k++)
 			m->u.hello_reply.desc[k] = (uint8_t)(i + k);
@@ -108,6 +109,18 @@ stream_msg(int i, struct ctl_msg *m)
 		m->u.error.code = -i;
 		snprintf(m->u.error.text, sizeof(m->u.error.text),
 			"error %d of the stream", i);
+		break;
+	case CTL_VERIFY:
+		m->u.verify = (struct ctl_verify){ p.lsn, p.lsn + (uint64_t)i,
+			(uint32_t)i / 60 + 1 };
+		break;
+	case CTL_VERIFY_REPLY:
+		m->u.verify_reply.from = p.lsn;
+		m->u.verify_reply.per_range = 256;
+		m->u.verify_reply.n = (uint32_t)i % CTL_VERIFY_RANGES_MAX + 1;
+		m->u.verify_reply.to = p.lsn + 256ull * m->u.verify_reply.n - 1;
+		for (uint32_t k = 0; k < m->u.verify_reply.n; k++)
+			m->u.verify_reply.crc[k] = (uint32_t)(v >> (k % 32)) | 1;
 		break;
 	}
 }

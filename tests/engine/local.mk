@@ -86,3 +86,28 @@ EXTRA_DIST += tests/engine/repl_fence.sh
 # kills, promotions and fencing, proxy cuts at random; every ack checked
 TESTS += tests/engine/repl_chaos.sh
 EXTRA_DIST += tests/engine/repl_chaos.sh
+
+# a primary's view of each replica: transport, flush method, backend, lag
+check_PROGRAMS += tests/engine/repl_replica_status
+TESTS += tests/engine/repl_replica_status
+tests_engine_repl_replica_status_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
+tests_engine_repl_replica_status_LDADD = engine/librepl_internal.la $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+EXTRA_DIST += tests/engine/repl_inproc.h
+
+# a replica's own state, as its daemon shows it, read from another thread
+check_PROGRAMS += tests/engine/replica_state
+TESTS += tests/engine/replica_state
+tests_engine_replica_state_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
+tests_engine_replica_state_LDADD = engine/librepl_internal.la $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+
+# repl_verify: two replicas compared range by range; a changed byte found
+check_PROGRAMS += tests/engine/repl_verify
+TESTS += tests/engine/repl_verify
+tests_engine_repl_verify_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
+tests_engine_repl_verify_LDADD = engine/librepl_internal.la $(LDADD) \
+	$(AX_PTHREAD_LIBS)

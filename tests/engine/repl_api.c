@@ -47,6 +47,39 @@ api__arguments(void)
 	CU_ASSERT_EQUAL(repl_close(&r), 0);
 }
 
+/* a flush method the transport cannot do is refused before anything opens */
+static void
+api__flush_method(void)
+{
+	struct repl_replica rep = { "127.0.0.1", "1" };
+	struct repl_cfg c = cfg_of(1);
+	struct repl *r = UNIT_SENTINEL;
+
+	unlink(path);
+	c.replicas = &rep;
+	c.n_replicas = 1;
+	c.quorum = 1;
+	c.flush_method = REPL_FLUSH_APM;	/* libfabric tcp: GPSPM only */
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	c.provider = "net";
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	c.flush_method = 3;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	c.flush_method = -1;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	CU_ASSERT_PTR_EQUAL(r, UNIT_SENTINEL);
+	CU_ASSERT_EQUAL(access(path, F_OK), -1);	/* nothing was created */
+	/* a single node has no replicas to flush on: any method opens */
+	c = cfg_of(1);
+	c.flush_method = 3;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	c.flush_method = REPL_FLUSH_APM;
+	r = NULL;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	unlink(path);
+}
+
 static void
 api__missing_log(void)
 {
@@ -175,6 +208,7 @@ main(void)
 {
 	static CU_TestInfo cases[] = {
 		UNIT_CASE(api__arguments),
+		UNIT_CASE(api__flush_method),
 		UNIT_CASE(api__missing_log),
 		UNIT_CASE(api__lifecycle),
 		UNIT_CASE(api__corrupt_log),

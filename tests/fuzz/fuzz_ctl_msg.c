@@ -5,7 +5,8 @@
  *
  * The first input byte steers the rest, so the fuzzer gets past the header
  * to the bodies' checks: bit 0 stamps the magic and version 1, bit 1 a body
- * length that matches the input, bit 2 a known type (from bits 4-7).
+ * length that matches the input, bit 2 a known type (from bits 4-7: every
+ * type from HELLO to VERIFY_REPLY).
  * Besides "no crash, no over-read", it checks what must hold:
  * - a header's length is one frame at most (CTL_FRAME_MAX);
  * - a failure names its reason;
@@ -53,7 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (data[0] & 2)
 			put_le(buf + 8, (uint32_t)(len - CTL_HDR_SIZE), 4);
 		if (data[0] & 4)
-			put_le(buf + 6, 1u + (data[0] >> 4) % 10, 2);
+			put_le(buf + 6, 1u + (data[0] >> 4) % CTL_VERIFY_REPLY, 2);
 
 		why = NULL;
 		flen = ctl_msg_frame_len(buf, &why);

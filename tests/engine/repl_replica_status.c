@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * repl_replica_status.c -- what a primary reports of each replica: the
+ * transport, flush method and backend of its connection, and how far it
+ * lags (records, bytes, milliseconds).  Replica 0 runs in a child process
+ * so that it can be frozen (SIGSTOP): its lag then grows by exactly what
+ * is appended, and its age, while replica 1 keeps the quorum; thawed, it
+ * catches up and the lag is gone.
+ */
+#define TEST_NAME "repl_replica_status"
+#include "repl_inproc.h"
+
+#define LEN 100
+#define REC_BYTES (40 + LEN + 4)	/* header, payload padded to 8 */
+
+static uint64_t
+append_n(struct repl *r, int n)
+{
+	char buf[LEN];
+	uint64_t lsn = 0;
+
+	memset(buf, 'x', sizeof(buf));
+	for (int i = 0; i < n; i++)
+		CHECK(repl_append(r, buf, sizeof(buf), &lsn) == 0);
+	return lsn;
+}
+
+static void
+check_caught_up(struct repl *r, int i)
+{
+	struct repl_replica_status rs;
+
+	CHECK(repl_replica_status(r, i, &rs) == 0);
+	CHECK(rs.state == REPL_REPLICA_STREAMING);
+	CHECK(strcmp(rs.transport, "tcp") == 0);
+	/* libfabric providers flush by the replica's core */
+	CHECK(strcmp(rs.flush_method, "gpspm") == 0);
+	CHECK(strcmp(rs.backend, "crash") == 0);
+	CHECK(rs.lag_records == 0);
+	CHECK(rs.lag_bytes == 0);
+	CHECK(rs.lag_ms == 0);
+}
+
+int
+main(void)
+{
+	int base = 27000 + (int)(getpid() % 1000) * 8;
+	struct repl_replica_status rs;
+	struct repl *r = NULL;
+	uint64_t lsn;
+
+	/* the child before any thread of ours */
+	inproc_rep_process(0, base);
+	inproc_rep_thread(1, base, NULL);
+	usleep(300000);
+	inproc_flush_method = REPL_FLUSH_GPSPM;	/* what tcp does: accepted */
+	CHECK(inproc_primary(2, 1, &r) == 0);
+	if (r == NULL)
+		goto out;
+
+	lsn = append_n(r, 100);
+	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
+	CHECK(inproc_wait_flushed(r, 0, lsn, 10000) == 0);
+	CHECK(inproc_wait_flushed(r, 1, lsn, 10000) == 0);
+	check_caught_up(r, 0);
+	check_caught_up(r, 1);
+
+	/* frozen: replica 1 alone makes records durable; 0 falls behind */
+	kill(inproc_reps[0].pid, SIGSTOP);
+	{
+		/* stopped for sure: a thread of it may run on until it is told */
+		int status = 0;
+
+		CHECK(waitpid(inproc_reps[0].pid, &status, WUNTRACED) ==
+			inproc_reps[0].pid && WIFSTOPPED(status));
+	}
+	lsn = append_n(r, 50);
+	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
+	usleep(400000);
+	CHECK(repl_replica_status(r, 0, &rs) == 0);
+	CHECK(rs.state == REPL_REPLICA_STREAMING);	/* not yet down */
+	printf(TEST_NAME ": frozen replica: lag %llu records, %llu bytes, %llu ms\n",
+		(unsigned long long)rs.lag_records, (unsigned long long)rs.lag_bytes,
+		(unsigned long long)rs.lag_ms);
+	CHECK(rs.lag_records == 50);
+	CHECK(rs.lag_bytes == 50 * REC_BYTES);
+	CHECK(rs.lag_ms >= 300 && rs.lag_ms < 5000);
+	check_caught_up(r, 1);
+
+	kill(inproc_reps[0].pid, SIGCONT);
+	CHECK(inproc_wait_flushed(r, 0, lsn, 10000) == 0);
+	check_caught_up(r, 0);
+	printf(TEST_NAME ": tcp/gpspm/crash reported; a frozen replica lagged "
+		"50 records, %d bytes\n", 50 * REC_BYTES);
+	CHECK(repl_close(&r) == 0);
+out:
+	inproc_rep_stop(0);
+	inproc_rep_stop(1);
+	unlink(inproc_ppath);
+	return failed;
+}
