@@ -212,6 +212,8 @@ int
 cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 {
 	struct wal_pos pub;
+	bool known, streaming;
+	uint64_t left;
 
 	if (c == NULL || st == NULL || i < 0 || i >= c->cfg.n_replicas)
 		return RPMA_E_INVAL;
@@ -219,22 +221,28 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	/* under c->lock: no flush completes meanwhile, so flushed <= pub */
 	wal_positions(c->wal, NULL, &pub, NULL);
 	st->state = c->links[i].state;
-	st->flushed_lsn = c->links[i].state == LINK_STREAMING ?
-		c->links[i].flushed_lsn - 1 : 0;
-	st->lag_records = c->links[i].state == LINK_STREAMING ?
-		pub.lsn - c->links[i].flushed_lsn : 0;
+	/*
+	 * A replica that is not streaming lags by what it had flushed when it
+	 * left (the last known), not by nothing; one never reached under this
+	 * primary reports 0 (its why says so).
+	 */
+	known = c->links[i].flushed_lsn > 0;
+	streaming = c->links[i].state == LINK_STREAMING;
+	st->flushed_lsn = known ? c->links[i].flushed_lsn - 1 : 0;
+	st->lag_records = known ? pub.lsn - c->links[i].flushed_lsn : 0;
 	st->reconnects = c->links[i].reconnects;
 	st->member = c->links[i].member;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
-	st->lag_bytes = c->links[i].state == LINK_STREAMING ?
-		wal_pos_distance(c->ring_size,
+	st->lag_bytes = known ? wal_pos_distance(c->ring_size,
 			&c->links[i].flushed_pos, &pub) : 0;
 	memcpy(st->transport, c->links[i].transport, sizeof(st->transport));
 	memcpy(st->flush_method, c->links[i].flush_method, sizeof(st->flush_method));
 	memcpy(st->backend, c->links[i].backend, sizeof(st->backend));
+	left = c->links[i].left_ms;
 	pthread_mutex_unlock(&c->lock);
 	{
-		uint64_t since = atomic_load(&c->links[i].waiting_since_ms);
+		uint64_t since = streaming ?
+			atomic_load(&c->links[i].waiting_since_ms) : left;
 		uint64_t now = clock_now_ms();
 
 		st->lag_ms = st->lag_records && since && now > since ? now - since : 0;

@@ -77,6 +77,8 @@ struct link {
 	 * time the link found them unsent, kept per batch; no clock per record.
 	 */
 	_Atomic uint64_t waiting_since_ms;
+	/* when it last stopped streaming (under c->lock): its lag's age then */
+	uint64_t left_ms;
 	struct link_verify verify;
 
 	/*

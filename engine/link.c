@@ -77,6 +77,8 @@ link_fail(struct link *l, const char *fmt, ...)
 	if (l->state != LINK_DOWN || strcmp(l->why, why) != 0)
 		RPMA_LOG_WARNING("replica %s:%s is down: %s", l->host, l->ctl_port, why);
 	snprintf(l->why, sizeof(l->why), "%s", why);
+	if (l->state == LINK_STREAMING)
+		l->left_ms = clock_now_ms();
 	l->state = LINK_DOWN;
 	pthread_cond_broadcast(&l->c->cond);
 	pthread_mutex_unlock(&l->c->lock);
@@ -117,6 +119,8 @@ link_close(struct link *l)
 	link_verify_reset(l);
 	l->cq = NULL;
 	pthread_mutex_lock(&l->c->lock);
+	if (l->state == LINK_STREAMING)
+		l->left_ms = clock_now_ms();
 	l->state = LINK_DOWN;
 	l->force_down = false;
 	pthread_cond_broadcast(&l->c->cond);

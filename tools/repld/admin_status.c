@@ -97,6 +97,7 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 {
 	struct repl_status st;
 	struct members m;
+	char tr[24];
 
 	members_get(n, &m);
 	repl_status(repl, &st);
@@ -127,6 +128,11 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 		jo_bool(j, "member", rs.member != 0);
 		jo_u64(j, "flushed_lsn", rs.flushed_lsn);
 		jo_u64(j, "lag_records", rs.lag_records);
+		jo_u64(j, "lag_bytes", rs.lag_bytes);
+		jo_u64(j, "lag_ms", rs.lag_ms);
+		jo_str(j, "transport", transport_name(rs.transport, tr, sizeof(tr)));
+		jo_str(j, "flush_method", rs.flush_method);
+		jo_str(j, "backend", rs.backend);
 		jo_u64(j, "reconnects", rs.reconnects);
 		jo_str(j, "why", rs.state == REPL_REPLICA_STREAMING ? "" : rs.why);
 		jo_close(j);
@@ -137,9 +143,21 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 static void
 replica_json(struct node *n, struct json_out *j)
 {
+	struct replica_state_snapshot rs;
 	struct members m;
 
 	members_get(n, &m);
+	replica_state_get(&n->replica_state, &rs);
+	jo_u64(j, "epoch", rs.epoch);
+	jo_u64(j, "config_epoch", rs.config_epoch);
+	jo_u64(j, "first_lsn", rs.first_lsn);
+	jo_u64(j, "last_lsn", rs.last_lsn);
+	jo_u64(j, "durable_lsn", rs.durable_lsn);
+	jo_u64(j, "used_bytes", rs.used_bytes);
+	jo_u64(j, "size_bytes", rs.size_bytes);
+	jo_bool(j, "following", rs.following != 0);
+	jo_u64(j, "primary_node", rs.primary_id);
+	jo_str(j, "primary_address", rs.following ? rs.primary_addr : "");
 	jo_i64(j, "quorum", m.quorum);
 	jo_array(j, "peers");
 	for (int i = 0; i < m.n; i++) {
@@ -175,8 +193,62 @@ admin_status_json(struct node *n, struct json_out *j)
 void
 admin_verify_json(struct node *n, uint64_t from, uint64_t to, struct json_out *j)
 {
-	(void)n;
-	(void)from;
-	(void)to;
-	error_json(j, "WRONG_ROLE", 0, "verify is not available yet");
+	struct repl_status st;
+	struct repl *repl;
+	struct members m;
+	bool changing;
+
+	if ((repl = node_try_enter(n, &changing)) == NULL) {
+		error_json(j, changing ? "BUSY" : "WRONG_ROLE", 0, changing ?
+			"the node is changing state: retry" :
+			"verify runs on the primary: this node is not it");
+		return;
+	}
+	members_get(n, &m);
+	repl_status(repl, &st);
+	if (from == 0)
+		from = st.first_lsn;
+	if (to == 0 || to > st.commit_lsn)
+		to = st.commit_lsn;
+	jo_open(j, NULL);
+	jo_bool(j, "ok", true);
+	jo_u64(j, "from", from);
+	jo_u64(j, "to", to);
+	jo_u64(j, "range_records", REPL_VERIFY_RANGE);
+	jo_array(j, "replicas");
+	for (int i = 0; i < m.n; i++) {
+		struct repl_verify_result res;
+		int ret = from && from <= to ?
+			repl_verify(repl, i, from, to, &res) : REPL_E_NOT_FOUND;
+
+		jo_open(j, NULL);
+		jo_str(j, "address", m.peer[i].address);
+		if (ret == REPL_E_NOT_FOUND && !(from && from <= to)) {
+			/* nothing committed: nothing to differ */
+			jo_bool(j, "checked", true);
+			jo_u64(j, "ranges", 0);
+			jo_u64(j, "mismatches", 0);
+		} else if (ret != 0) {
+			jo_bool(j, "checked", false);
+			jo_str(j, "why", res.why[0] ? res.why : repl_strerror(ret));
+		} else {
+			jo_bool(j, "checked", true);
+			jo_u64(j, "from", res.from);
+			jo_u64(j, "to", res.to);
+			jo_u64(j, "ranges", res.ranges);
+			jo_u64(j, "mismatches", res.mismatches);
+			jo_array(j, "bad");
+			for (uint64_t b = 0; b < res.mismatches && b < REPL_VERIFY_SHOW; b++) {
+				jo_open(j, NULL);
+				jo_u64(j, "from", res.bad[b].from);
+				jo_u64(j, "to", res.bad[b].to);
+				jo_close(j);
+			}
+			jo_array_end(j);
+		}
+		jo_close(j);
+	}
+	jo_array_end(j);
+	jo_close(j);
+	node_leave(n);
 }

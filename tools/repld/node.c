@@ -176,6 +176,7 @@ replica_start(struct node *n)
 		.stop = &n->replica_stop,
 		.ready = say_listening,
 		.ready_arg = n,
+		.state = &n->replica_state,
 	};
 	memcpy(n->replica_cfg.cluster_uuid, conf->cluster_uuid, 16);
 	n->replica_stop = 0;
@@ -229,6 +230,8 @@ primary_open(struct node *n, bool force, bool reconfigure, char *msg,
 		.down_timeout_ms = conf->timeouts.down_ms,
 		.promote_wait_ms = conf->timeouts.promote_wait_ms,
 		.force_promotion = force,
+		/* REPLD_FLUSH_* has REPL_FLUSH_*'s values; native never gets here */
+		.flush_method = (int)conf->flush_method,
 		.reconfigure = reconfigure,
 		.tls_ca = conf->tls.ca,
 		.tls_cert = conf->tls.cert,
@@ -306,6 +309,7 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	pthread_mutex_init(&n->change, NULL);
+	(void)replica_state_init(&n->replica_state);
 	snprintf(n->provider, sizeof(n->provider), "%s", provider_of(&n->conf));
 }
 
@@ -629,6 +633,7 @@ void
 node_free(struct node *n)
 {
 	repld_conf_free(&n->conf);
+	replica_state_destroy(&n->replica_state);
 	pthread_mutex_destroy(&n->change);
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);

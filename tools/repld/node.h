@@ -58,6 +58,7 @@ struct node {
 	volatile sig_atomic_t replica_stop;
 	atomic_int replica_ret;		/* replica_run's result, once it returned */
 	struct replica_cfg replica_cfg;
+	struct replica_state replica_state;	/* what it serves, for STATUS */
 	char ctl_port[8], data_port[8];
 };
 
