@@ -141,7 +141,7 @@ done
 # usage errors: exit 2
 for args in "" "frob" "dump" "dump --from x $D/p" "dump --payload raw $D/p" \
 	"dump --from 9 --to 3 $D/p" "dump $D/p $D/r" "dump --backend dram $D/p" \
-	"status" "status --bogus $D/p"; do
+	"status $D/p $D/r" "status --bogus $D/p"; do
 	"$CTL" $args > /dev/null 2> "$D/err"
 	rc=$?
 	clean_stderr "$D/err" "replctl $args"
