@@ -945,6 +945,13 @@ load(struct ctx *c, const config_setting_t *root, struct repld_conf *o)
 		return fail(c, config_setting_get_member(root, "flush_method"),
 				"flush_method \"native\" needs ibv_wr_flush, which this "
 				"system's rdma-core lacks: use \"auto\", \"apm\" or \"gpspm\"");
+	/* libfabric has no RDMA read that makes writes durable: only GPSPM */
+	if (o->flush_method == REPLD_FLUSH_APM &&
+	    (o->transport == REPLD_TRANSPORT_OFI_TCP ||
+	     o->transport == REPLD_TRANSPORT_OFI_NET))
+		return fail(c, config_setting_get_member(root, "flush_method"),
+				"flush_method \"apm\" needs verbs; over %s only \"gpspm\" "
+				"(or \"auto\") persists", transport_names[o->transport]);
 
 	if (load_log(c, root, o) ||
 	    opt_int(c, root, "full_timeout_ms", "full_timeout_ms", 0, FULL_TIMEOUT_MAX,
