@@ -136,9 +136,12 @@ print_status(const struct jdoc *d)
 		printf(", %s replicas up", num(d, 0, "replicas_up", n[5], sizeof(n[5])));
 	printf("\n");
 	if (!primary) {
-		if (json_get(d, 0, "primary_address") >= 0)
-			printf("following %s\n", text(d, 0, "primary_address", pa,
-				sizeof(pa)));
+		if (json_bool(d, json_get(d, 0, "following"), false))
+			printf("following node %s (connected from %s)\n",
+				num(d, 0, "primary_node", n[0], sizeof(n[0])),
+				text(d, 0, "primary_address", pa, sizeof(pa)));
+		else
+			printf("following no primary now\n");
 		return;
 	}
 	printf("\n");
