@@ -15,6 +15,7 @@ CONF_BAD = \
 	tests/tools/conf-bad/admin-socket-long.conf \
 	tests/tools/conf-bad/backend-dram.conf \
 	tests/tools/conf-bad/duplicate.conf \
+	tests/tools/conf-bad/flush-apm-ofi.conf \
 	tests/tools/conf-bad/flush-bad.conf \
 	tests/tools/conf-bad/flush-native.conf \
 	tests/tools/conf-bad/full-timeout.conf \
@@ -74,3 +75,26 @@ EXTRA_DIST += tests/tools/repld_cluster.sh
 # replctl's offline commands (dump, status) on a log a small cluster wrote
 TESTS += tests/tools/replctl_dump.sh
 EXTRA_DIST += tests/tools/replctl_dump.sh
+
+# what the live-cluster tests below share (sourced by them)
+EXTRA_DIST += tests/tools/cluster_lib.sh
+
+# every live replctl command against a three-node cluster: status, peers,
+# append, bench, fence, promote, add/remove, reload (and SIGHUP), usage
+TESTS += tests/tools/replctl_live.sh
+EXTRA_DIST += tests/tools/replctl_live.sh
+
+# remove/add and a promotion while a client appends: nothing acknowledged
+# is lost (replctl dump of the new primary's and a replica's logs)
+TESTS += tests/tools/repld_under_load.sh
+EXTRA_DIST += tests/tools/repld_under_load.sh
+
+# SIGTERM to the primary with appends in flight: exit 0, every
+# acknowledged record in its log and in a replica's
+TESTS += tests/tools/repld_sigterm.sh
+EXTRA_DIST += tests/tools/repld_sigterm.sh
+
+# replctl with no daemon, a dead one, a stopped one, a non-socket, a bad
+# -c file; the admin socket's mode and a second daemon on it
+TESTS += tests/tools/replctl_no_daemon.sh
+EXTRA_DIST += tests/tools/replctl_no_daemon.sh

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# replctl_no_daemon.sh -- replctl when the daemon cannot be reached, and
+# the admin socket's own rules:
+#   1. no socket file: exit 4, naming the path, "No such file";
+#   2. the admin socket is created mode 0600;
+#   3. a second repld on the same admin socket refuses to start (exit 1:
+#      another daemon answers); one whose admin socket path is a plain
+#      file too;
+#   4. a stopped (SIGSTOP) daemon: exit 4 after --timeout, "no answer";
+#   5. a dead daemon (kill -9; its socket file stays): exit 4, "refused";
+#      a repld started again takes the stale socket over;
+#   6. a path that is no socket: exit 4;
+#   7. -c FILE that does not load: exit 2 naming FILE:LINE.
+# Every live command is tried in 1 and 5.  (Raw requests would need a
+# UNIX socket client beyond bash: none here.)
+#
+# Environment: REPLD, REPLCTL (the build tree's by default).
+set -u
+
+NAME=replctl_no_daemon
+. "$(dirname "$0")/cluster_lib.sh"
+
+T0=$SECONDS
+LIVE=("status" "peers" "promote" "fence" "reload" "add 127.0.0.1:9"
+	"remove 127.0.0.1:9" "append" "bench --records 1" "--json status")
+
+# unreachable SOCKET PATTERN WHAT: every live command exits 4 with a
+# message naming SOCKET and matching PATTERN (grep -E)
+unreachable() {
+	local args rc
+	for args in "${LIVE[@]}"; do
+		"$CTL" -s "$1" $args <<< "x" > "$D/out" 2> "$D/err"
+		rc=$?
+		clean_stderr "$D/err" "replctl $args ($3)"
+		[[ $rc -eq 4 ]] || fail "$3: replctl $args: exit $rc, not 4: $(cat "$D/err")"
+		[[ ! -s $D/out ]] || fail "$3: replctl $args wrote: $(cat "$D/out")"
+		grep -q -- "$1" "$D/err" || fail "$3: replctl $args: the path not named: $(cat "$D/err")"
+		grep -Eq -- "$2" "$D/err" || fail "$3: replctl $args: no \"$2\": $(cat "$D/err")"
+	done
+}
+
+# 1. no socket file
+unreachable "$D/absent.sock" "No such file" "no socket file"
+REPLD_SOCKET=$D/absent.sock "$CTL" status > /dev/null 2> "$D/err"
+[[ $? -eq 4 ]] && grep -q "$D/absent.sock" "$D/err" ||
+	fail "REPLD_SOCKET to no file: $(cat "$D/err")"
+echo "$NAME: no socket file: $(cat "$D/err")"
+
+# 2. a replica on its own: its socket is 0600
+conf 2 replica
+start 2
+wait_for 2 "listening" "listening"
+S=$(sock 2)
+[[ -S $S ]] || fail "no admin socket $S"
+mode=$(stat -c %a "$S")
+[[ $mode == 600 ]] || fail "the admin socket's mode is $mode, not 600"
+"$CTL" -s "$S" status > /dev/null || fail "status of the live replica: exit $?"
+
+# 3. a second daemon on the same admin socket: refused, the first unharmed
+conf 3 replica
+sed -i "s|^admin_socket = .*|admin_socket = \"$S\";|" "$D/node3.conf"
+timeout 20 "$REPLD" -c "$D/node3.conf" 2> "$D/second.out"
+rc=$?
+[[ $rc -eq 1 ]] || fail "a second repld on $S: exit $rc, not 1: $(cat "$D/second.out")"
+grep -q "another daemon answers on the admin socket $S" "$D/second.out" ||
+	fail "a second repld: $(cat "$D/second.out")"
+[[ -S $S ]] || fail "the refused daemon removed $S"
+"$CTL" -s "$S" status > /dev/null || fail "the first daemon after the second: exit $?"
+echo "$NAME: a second daemon: $(cat "$D/second.out")"
+: > "$D/plain"
+sed -i "s|^admin_socket = .*|admin_socket = \"$D/plain\";|" "$D/node3.conf"
+timeout 20 "$REPLD" -c "$D/node3.conf" 2> "$D/second.out"
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "$D/plain exists and is not a socket" "$D/second.out" ||
+	fail "repld on a plain file as its socket: exit $rc: $(cat "$D/second.out")"
+[[ -f $D/plain ]] || fail "repld removed a plain file at its socket path"
+
+# 4. a daemon that does not answer (stopped): --timeout, exit 4
+kill -STOP "${pid[2]}"
+t=$SECONDS
+"$CTL" -s "$S" --timeout 300 status > /dev/null 2> "$D/err"
+rc=$?
+kill -CONT "${pid[2]}"
+[[ $rc -eq 4 ]] && grep -q "no answer in 300 ms" "$D/err" ||
+	fail "a stopped daemon: exit $rc: $(cat "$D/err")"
+((SECONDS - t < 5)) || fail "--timeout 300 took $((SECONDS - t)) s"
+"$CTL" -s "$S" status > /dev/null || fail "status after SIGCONT: exit $?"
+echo "$NAME: a stopped daemon: $(cat "$D/err")"
+
+# 5. a dead daemon: its socket file stays, nobody listens
+kill -9 "${pid[2]}"
+wait "${pid[2]}" 2>/dev/null
+unset "pid[2]"
+[[ -S $S ]] || fail "the killed daemon's socket file is gone"
+unreachable "$S" "refused" "a dead daemon"
+echo "$NAME: a dead daemon: $(cat "$D/err")"
+# a daemon started again takes the stale socket over
+: > "$D/node2.err"
+start 2
+wait_for 2 "listening" "listening again"
+"$CTL" -s "$S" --json status > "$D/out" || fail "status after the restart: exit $?"
+[[ $(jstr "$(cat "$D/out")" role) == replica ]] || fail "after the restart: $(cat "$D/out")"
+stop 2
+[[ ! -e $S ]] || fail "a clean stop left $S behind"
+
+# 6. not a socket: a plain file, a directory
+for p in "$D/plain" "$D"; do
+	"$CTL" -s "$p" status > /dev/null 2> "$D/err"
+	rc=$?
+	[[ $rc -eq 4 ]] && grep -q -- "$p" "$D/err" || fail "-s $p: exit $rc: $(cat "$D/err")"
+done
+echo "$NAME: not a socket: $(cat "$D/err")"
+
+# 7. -c FILE that does not load: exit 2 with FILE:LINE, nothing reached
+conf 1 primary
+line=$(grep -n '^quorum' "$D/node1.conf" | cut -d: -f1)
+sed -i 's/^quorum = 1;/quorum = "one";/' "$D/node1.conf"
+for args in "status" "append" "promote"; do
+	"$CTL" -c "$D/node1.conf" $args < /dev/null > /dev/null 2> "$D/err"
+	rc=$?
+	clean_stderr "$D/err" "replctl -c bad $args"
+	[[ $rc -eq 2 ]] || fail "-c a bad file $args: exit $rc, not 2: $(cat "$D/err")"
+	grep -q "$D/node1.conf:$line:" "$D/err" ||
+		fail "-c a bad file: no $D/node1.conf:$line: in $(cat "$D/err")"
+done
+echo "$NAME: -c a bad file: $(cat "$D/err")"
+"$CTL" -c "$D/missing.conf" status > /dev/null 2> "$D/err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "$D/missing.conf" "$D/err" ||
+	fail "-c a missing file: exit $rc: $(cat "$D/err")"
+
+echo "$NAME: ok ($((SECONDS - T0)) s)"
