@@ -28,7 +28,7 @@ EXTRA_DIST += tools/bench/repl-bench-matrix
 # a cluster node (replica, primary, verifier): the demo's and the
 # replication tests' processes
 noinst_PROGRAMS += tools/repl-node
-tools_repl_node_SOURCES = tools/repl_node.c
+tools_repl_node_SOURCES = tools/repl_node.c tools/repl_node.h tools/repl_node_check.c
 tools_repl_node_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tests/engine
 tools_repl_node_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \

@@ -69,6 +69,7 @@ cmd_append(int argc, char *argv[], const struct live_opts *o)
 	size_t cap = 0;
 	ssize_t n;
 	uint64_t sent = 0, answered = 0;
+	bool lost = false;	/* the connection went: outcomes unknown */
 	int ret = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -128,22 +129,27 @@ cmd_append(int argc, char *argv[], const struct live_opts *o)
 			id ? id : "");
 		if (client_send(&c, line, buf, len) != 0) {
 			fprintf(stderr, "replctl: append: %s\n", c.why);
-			ret = EXIT_UNREACHABLE;
+			lost = true;
 			break;
 		}
 		sent++;
 		if (sent - answered == WINDOW) {
 			if (take_reply(&c, o, ++answered, &ret) != 0) {
-				ret = EXIT_UNREACHABLE;
+				lost = true;
 				break;
 			}
 		}
 		if (whole)
 			break;
 	}
-	while (ret != EXIT_UNREACHABLE && answered < sent)
-		if (take_reply(&c, o, ++answered, &ret) != 0)
-			ret = EXIT_UNREACHABLE;
+	/* what was sent may have been answered already: print those too */
+	while (answered < sent)
+		if (take_reply(&c, o, ++answered, &ret) != 0) {
+			lost = true;
+			break;
+		}
+	if (lost)
+		ret = EXIT_UNREACHABLE;
 	if (failures > ERRORS_SHOWN)
 		fprintf(stderr, "replctl: append: %" PRIu64 " more records failed\n",
 			failures - ERRORS_SHOWN);

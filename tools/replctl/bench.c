@@ -129,7 +129,10 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 			if (client_send(&c, line, payload, size) != 0) {
 				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
 				ret = EXIT_UNREACHABLE;
-				break;
+				/* stop sending; take the answers already on their way */
+				records = sent;
+				t_end = t0;
+				continue;
 			}
 			sent++;
 			continue;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -82,6 +83,7 @@ int
 client_open(struct client *c, const struct live_opts *o)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat sb;
 
 	*c = (struct client){ .path = o->socket, .fd = -1,
 		.timeout_ms = o->timeout_ms };
@@ -91,6 +93,11 @@ client_open(struct client *c, const struct live_opts *o)
 		return -1;
 	}
 	strcpy(sun.sun_path, o->socket);
+	if (stat(o->socket, &sb) == 0 && !S_ISSOCK(sb.st_mode)) {
+		snprintf(c->why, sizeof(c->why), "cannot reach repld at %s: it is "
+			"not a socket (the daemon's admin_socket names one)", o->socket);
+		return -1;
+	}
 	c->cap = ADMIN_REPLY_MAX;
 	if ((c->in = malloc(c->cap)) == NULL) {
 		snprintf(c->why, sizeof(c->why), "out of memory");

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,6 +36,7 @@
 #define APPEND_WAIT_MS 30000		/* then REPL_E_TIMEDOUT: outcome unknown */
 #define IN_CAP (ADMIN_LINE_MAX + ADMIN_RECORD_MAX)
 #define OUT_CAP (ADMIN_REPLY_MAX + PENDING_MAX * 160)
+#define SEND_TIMEOUT_S 5		/* a client that reads no answers */
 
 struct admin {
 	struct node *node;
@@ -41,7 +44,12 @@ struct admin {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
 	atomic_bool quit;
-	atomic_int clients;
+
+	/* the connections' sockets, so a stop can end their reads */
+	pthread_mutex_t lock;
+	pthread_cond_t gone;
+	int conn_fd[ADMIN_CLIENTS_MAX];
+	int clients;
 };
 
 struct pending {
@@ -226,7 +234,15 @@ append(struct conn *c, const struct admin_req *req)
 	}
 	p = &c->pend[c->npend++];
 	p->lsn = 0;
-	p->err = repl_appendv(c->repl, &iov, 1, req->client_id, &p->lsn);
+	/*
+	 * The log was full for the record before (after full_timeout_ms):
+	 * the rest of the batch fails at once rather than each waiting as
+	 * long, which would keep every answer from the client meanwhile.
+	 */
+	if (c->npend > 1 && p[-1].err == REPL_E_FULL)
+		p->err = REPL_E_FULL;
+	else
+		p->err = repl_appendv(c->repl, &iov, 1, req->client_id, &p->lsn);
 	if (c->npend == PENDING_MAX)
 		settle(c);
 }
@@ -289,6 +305,40 @@ serve(struct conn *c, const struct admin_req *req)
 
 /* ---- a connection ---- */
 
+/* count it in, or -1 when ADMIN_CLIENTS_MAX are served already */
+static int
+conn_register(struct admin *a, int fd)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; i < ADMIN_CLIENTS_MAX && !atomic_load(&a->quit); i++) {
+		if (a->conn_fd[i] < 0) {
+			a->conn_fd[i] = fd;
+			a->clients++;
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}
+
+static void
+conn_forget(struct admin *a, int fd)
+{
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; i < ADMIN_CLIENTS_MAX; i++) {
+		if (a->conn_fd[i] == fd) {
+			a->conn_fd[i] = -1;
+			if (--a->clients == 0)
+				pthread_cond_broadcast(&a->gone);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
 static void *
 conn_main(void *arg)
 {
@@ -340,8 +390,8 @@ conn_main(void *arg)
 	}
 	settle(c);
 	(void)out_flush(c);
+	conn_forget(c->a, c->fd);
 	close(c->fd);
-	atomic_fetch_sub(&c->a->clients, 1);
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -364,6 +414,8 @@ refuse(int fd, const char *message)
 static void
 accept_one(struct admin *a)
 {
+	/* a client that stops reading cannot hold a thread (or a stop) forever */
+	struct timeval send_timeout = { .tv_sec = SEND_TIMEOUT_S };
 	pthread_attr_t attr;
 	pthread_t t;
 	struct conn *c;
@@ -371,11 +423,8 @@ accept_one(struct admin *a)
 
 	if (fd < 0)
 		return;
-	if (atomic_fetch_add(&a->clients, 1) >= ADMIN_CLIENTS_MAX) {
-		atomic_fetch_sub(&a->clients, 1);
-		refuse(fd, "too many admin connections: retry later");
-		return;
-	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout,
+		sizeof(send_timeout));
 	/* a client's buffers, once per connection, not per request */
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->in = malloc(IN_CAP)) == NULL || (c->out = malloc(OUT_CAP)) == NULL) {
@@ -383,19 +432,25 @@ accept_one(struct admin *a)
 			free(c->in);
 			free(c);
 		}
-		atomic_fetch_sub(&a->clients, 1);
 		refuse(fd, "out of memory");
 		return;
 	}
 	c->a = a;
 	c->fd = fd;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, conn_main, c) != 0) {
+	if (conn_register(a, fd) != 0) {
 		free(c->in);
 		free(c->out);
 		free(c);
-		atomic_fetch_sub(&a->clients, 1);
+		refuse(fd, "too many admin connections: retry later");
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, conn_main, c) != 0) {
+		conn_forget(a, fd);
+		free(c->in);
+		free(c->out);
+		free(c);
 		refuse(fd, "cannot start a thread for the connection");
 	}
 	pthread_attr_destroy(&attr);
@@ -462,6 +517,10 @@ admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 	}
 	a->node = node;
 	snprintf(a->path, sizeof(a->path), "%s", path);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->gone, NULL);
+	for (int i = 0; i < ADMIN_CLIENTS_MAX; i++)
+		a->conn_fd[i] = -1;
 	if ((a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
 		snprintf(err, errlen, "admin socket: %s", strerror(errno));
 		free(a);
@@ -489,23 +548,42 @@ admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 	return 0;
 }
 
-void
+bool
 admin_stop(struct admin **admin_ptr)
 {
 	struct admin *a = *admin_ptr;
+	struct timespec until;
 
 	if (a == NULL)
-		return;
+		return true;
 	atomic_store(&a->quit, true);
 	pthread_join(a->thread, NULL);
 	close(a->fd);
 	unlink(a->path);
 	/*
-	 * Connections still open keep their threads (and this struct) until
-	 * the process exits; the node refuses them (stopping), so nothing
-	 * more is acknowledged.
+	 * The node is stopped: nothing more is acknowledged.  End the
+	 * connections' reads so each thread writes the answers it holds and
+	 * goes; a client that does not read them gets SEND_TIMEOUT_S.
 	 */
-	if (atomic_load(&a->clients) == 0)
-		free(a);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SEND_TIMEOUT_S + 1;
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; i < ADMIN_CLIENTS_MAX; i++)
+		if (a->conn_fd[i] >= 0)
+			(void)shutdown(a->conn_fd[i], SHUT_RD);
+	while (a->clients > 0 &&
+	       pthread_cond_timedwait(&a->gone, &a->lock, &until) == 0)
+		;
+	if (a->clients > 0) {
+		/* still in a write: they keep this struct until the exit */
+		pthread_mutex_unlock(&a->lock);
+		*admin_ptr = NULL;
+		return false;
+	}
+	pthread_mutex_unlock(&a->lock);
+	pthread_cond_destroy(&a->gone);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
 	*admin_ptr = NULL;
+	return true;
 }

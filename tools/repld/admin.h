@@ -7,6 +7,8 @@
 #ifndef REPLD_ADMIN_H
 #define REPLD_ADMIN_H
 
+#include <stdbool.h>
+
 #include "node.h"
 
 struct admin;
@@ -17,7 +19,11 @@ struct admin;
  */
 int admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 		char *err, size_t errlen);
-/* stop listening and remove the socket */
-void admin_stop(struct admin **admin_ptr);
+/*
+ * Stop listening, remove the socket, end every connection (each writes the
+ * answers it holds first).  false: a connection is still stuck writing to
+ * a client that does not read; it may still touch the node.
+ */
+bool admin_stop(struct admin **admin_ptr);
 
 #endif

@@ -2,7 +2,8 @@
 
 # repld.conf: read with libconfig, every setting checked
 noinst_LTLIBRARIES += tools/repld/librepld_conf.la
-tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repld_conf.h
+tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repld_conf.h \
+	tools/repld/conf_read.c tools/repld/conf_read.h
 tools_repld_librepld_conf_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBCONFIG_CFLAGS)
 tools_repld_librepld_conf_la_LIBADD = $(LIBCONFIG_LIBS)
 

@@ -63,9 +63,11 @@ node_enter(struct node *n, int *err)
 	struct repl *repl = NULL;
 
 	pthread_mutex_lock(&n->lock);
-	while (n->closed && !n->stopping)
+	while (n->closed && !n->stopping && !n->fenced)
 		pthread_cond_wait(&n->cond, &n->lock);
-	if (n->stopping)
+	if (n->fenced)
+		*err = REPL_E_FENCED;
+	else if (n->stopping)
 		*err = NODE_E_STOPPING;
 	else if (n->role != NODE_PRIMARY)
 		*err = NODE_E_WRONG_ROLE;
@@ -532,6 +534,7 @@ node_reload(struct node *n, char *msg, size_t msglen)
 	if (repld_conf_load(n->conf_path, &fresh, err, sizeof(err)) != 0) {
 		snprintf(msg, msglen, "reload: the file does not load, nothing "
 			"changed: %s", err);
+		say("%s\n", msg);
 		return REPL_E_INVAL;
 	}
 	pthread_mutex_lock(&n->change);
@@ -593,6 +596,10 @@ node_tick(struct node *n)
 				"%llu, its last LSN %llu)\n",
 				(unsigned long long)st.epoch,
 				(unsigned long long)st.last_lsn);
+			pthread_mutex_lock(&n->lock);
+			n->fenced = true;	/* what later appenders are told */
+			pthread_cond_broadcast(&n->cond);
+			pthread_mutex_unlock(&n->lock);
 			gate_close(n);
 			primary_close(n);
 			n->exit_code = code = 3;

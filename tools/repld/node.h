@@ -48,6 +48,7 @@ struct node {
 	int active;			/* appenders inside the gate */
 	bool closed;			/* the gate: a change is under way */
 	bool stopping;
+	bool fenced;			/* a newer primary took over */
 	int exit_code;			/* >= 0: the daemon should exit with it */
 
 	pthread_mutex_t change;		/* one change of state at a time */

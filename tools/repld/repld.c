@@ -127,7 +127,7 @@ log_status(struct node *n)
 
 /* serve until a signal, a fence or a failure ends it; the exit code */
 static int
-run(struct node *n, bool reconfigure)
+run(struct node *n, bool reconfigure, bool *node_in_use)
 {
 	struct admin *admin = NULL;
 	char err[512];
@@ -140,7 +140,8 @@ run(struct node *n, bool reconfigure)
 	}
 	fprintf(stderr, "repld: admin socket %s\n", n->conf.admin_socket);
 	if ((ret = node_start(n, reconfigure)) != 0) {
-		admin_stop(&admin);
+		(void)node_stop(n);
+		*node_in_use = !admin_stop(&admin);
 		return ret;
 	}
 	while (!stop) {
@@ -150,6 +151,7 @@ run(struct node *n, bool reconfigure)
 
 			reload = 0;
 			fprintf(stderr, "repld: SIGHUP: reloading the membership\n");
+			/* it logs what it did, or why it did nothing */
 			(void)node_reload(n, msg, sizeof(msg));
 		}
 		if ((ret = node_tick(n)) >= 0)
@@ -160,7 +162,8 @@ run(struct node *n, bool reconfigure)
 		}
 	}
 	ret = node_stop(n);
-	admin_stop(&admin);
+	/* a connection still writing may still read the node: leave it be */
+	*node_in_use = !admin_stop(&admin);
 	return ret;
 }
 
@@ -179,7 +182,7 @@ main(int argc, char *argv[])
 	struct node node;
 	const char *path = NULL;
 	char err[512];
-	bool check = false, reconfigure = false;
+	bool check = false, reconfigure = false, node_in_use = false;
 	int opt, ret;
 
 	opterr = 0;	/* one line of our own instead of getopt's */
@@ -235,7 +238,8 @@ main(int argc, char *argv[])
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	catch_signals();
 	node_init(&node, path, &conf);
-	ret = run(&node, reconfigure);
-	node_free(&node);
+	ret = run(&node, reconfigure, &node_in_use);
+	if (!node_in_use)
+		node_free(&node);
 	return ret;
 }
