@@ -26,7 +26,12 @@ EXTRA_DIST += \
 	tests/vm/smoke.sh \
 	tests/vm/rdma-tests.sh \
 	tests/vm/baselines.sh \
-	tests/vm/two-tests.sh
+	tests/vm/two-tests.sh \
+	tests/vm/verbs_repld.sh
+
+# repld and replctl over verbs to a PMem replica, per flush method: skips
+# (77) here, runs in the rig
+TESTS += tests/vm/verbs_repld.sh
 
 # Built only for check-rdma.
 EXTRA_PROGRAMS += tests/vm/pmem2-granularity
@@ -44,7 +49,9 @@ RDMA_VM_FILES = tests/vm/pmem2-granularity$(EXEEXT) $(VERBS_TESTS) \
 	$(srcdir)/tests/interop/run-interop.sh \
 	$(srcdir)/tests/interop/interop-librpma-to-ours \
 	$(srcdir)/tests/interop/interop-ours-to-librpma \
-	$(BENCH_RDMA_BINS) $(srcdir)/tests/vm/baselines.sh
+	$(BENCH_RDMA_BINS) $(srcdir)/tests/vm/baselines.sh \
+	$(srcdir)/tests/vm/verbs_repld.sh tools/repld/repld$(EXEEXT) \
+	tools/replctl/replctl$(EXEEXT)
 RDMA_VM_COMMAND = /files/rdma-tests.sh
 # the same for check-rdma-two (both guests get all of them)
 RDMA_VM_TWO_FILES = $(BENCH_RDMA_BINS) $(srcdir)/tests/vm/two-tests.sh \
