@@ -12,8 +12,8 @@
 # Provides: $D (the directory), $REPLD, $CTL, pid[N], bg (background
 # helpers' pids, killed on exit), fail, cport N, sock N, conf N ROLE
 # [PROMOTE_WAIT_MS] [QUORUM] [PEERS...], start N, wait_for, wait_count,
-# exited, stop, up, status_json N, jnum JSON KEY, jstr JSON KEY,
-# wait_status N REGEX WHAT, clean_stderr FILE WHAT.
+# exited, stop, up, start_cluster, status_json N, jnum JSON KEY, jstr JSON
+# KEY, wait_status N REGEX WHAT, clean_stderr FILE WHAT.
 
 REPLD=${REPLD:-./tools/repld/repld}
 CTL=${REPLCTL:-./tools/replctl/replctl}
@@ -147,6 +147,23 @@ stop() {
 
 up() {	# N REPLICA: the primary node N sees node REPLICA's replica up
 	wait_for "$1" "replica 127.0.0.1:$(cport "$2") is up" "replica node$2 up"
+}
+
+# start_cluster: node1 the primary of node2 and node3 (files written here),
+# the replicas first; returns once the primary sees both streaming
+start_cluster() {
+	conf 1 primary
+	conf 2 replica
+	conf 3 replica
+	start 2
+	start 3
+	wait_for 2 "listening" "listening"
+	wait_for 3 "listening" "listening"
+	start 1
+	up 1 2
+	up 1 3
+	wait_status 1 '"replicas_up":2' "both replicas up"
+	echo "$NAME: cluster up ($((SECONDS - T0)) s)"
 }
 
 # status_json N: the node's status --json line on stdout (exit as replctl's)

@@ -44,18 +44,7 @@ live() {
 }
 
 # the cluster: node1 the primary, node2 and node3 replicas
-conf 1 primary
-conf 2 replica
-conf 3 replica
-start 2
-start 3
-wait_for 2 "listening" "listening"
-wait_for 3 "listening" "listening"
-start 1
-up 1 2
-up 1 3
-wait_status 1 '"replicas_up":2' "both replicas up"
-echo "$NAME: cluster up ($((SECONDS - T0)) s)"
+start_cluster
 
 # 1. status
 live 1 status

@@ -38,18 +38,7 @@ gen() {
 	done
 }
 
-conf 1 primary
-conf 2 replica
-conf 3 replica
-start 2
-start 3
-wait_for 2 "listening" "listening"
-wait_for 3 "listening" "listening"
-start 1
-up 1 2
-up 1 3
-wait_status 1 '"replicas_up":2' "both replicas up"
-echo "$NAME: cluster up ($((SECONDS - T0)) s)"
+start_cluster
 
 S=$(sock 1)
 ( gen term | "$CTL" -s "$S" --json append > "$D/term.out" 2> "$D/term.err"

@@ -15,41 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "admin_proto.h"
+#include "bench_util.h"
 #include "client.h"
 #include "replctl.h"
 
 #define DEPTH_MAX 1024
 #define PROGRESS_EVERY_NS 250000000ull
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* the p-th percentile (0 < p <= 100) of sorted v[0..n) */
-static uint64_t
-pct(const uint64_t *v, uint64_t n, double p)
-{
-	uint64_t i = (uint64_t)(p / 100.0 * (double)n + 0.999999);
-
-	return v[i ? i - 1 : 0];
-}
 
 static bool
 number_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -116,16 +90,16 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 		goto out;
 	}
 	snprintf(line, sizeof(line), "APPEND %" PRIu64, size);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	next_progress = t0 + PROGRESS_EVERY_NS;
 	if (seconds)
 		t_end = t0 + seconds * 1000000000ull;
 	for (;;) {
-		bool more = seconds ? now_ns() < t_end && sent < cap : sent < records;
+		bool more = seconds ? bench_now_ns() < t_end && sent < cap : sent < records;
 
 		/* keep depth in flight; then take one answer */
 		if (more && sent - done < depth) {
-			sent_at[sent % DEPTH_MAX] = now_ns();
+			sent_at[sent % DEPTH_MAX] = bench_now_ns();
 			if (client_send(&c, line, payload, size) != 0) {
 				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
 				ret = EXIT_UNREACHABLE;
@@ -151,7 +125,7 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 				ret = EXIT_UNREACHABLE;
 				break;
 			}
-			lat[done] = now_ns() - sent_at[done % DEPTH_MAX];
+			lat[done] = bench_now_ns() - sent_at[done % DEPTH_MAX];
 			done++;
 			if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0 ||
 			    !json_bool(&d, json_get(&d, 0, "ok"), false)) {
@@ -163,8 +137,8 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 				t_end = t0;
 			}
 		}
-		if (tty && now_ns() >= next_progress) {
-			double s = (double)(now_ns() - t0) / 1e9;
+		if (tty && bench_now_ns() >= next_progress) {
+			double s = (double)(bench_now_ns() - t0) / 1e9;
 
 			fprintf(stderr, "\rbench: %" PRIu64 " records durable, %.0f "
 				"records/s   ", done, (double)done / s);
@@ -176,9 +150,13 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 	if (ret == 0 && failed)
 		ret = EXIT_FAILED;
 	if (done) {
-		double s = (double)(now_ns() - t0) / 1e9;
+		double s = (double)(bench_now_ns() - t0) / 1e9, p50, p90, p99, p999;
 
-		qsort(lat, done, sizeof(*lat), cmp_u64);
+		bench_sort(lat, (long)done);
+		p50 = bench_pct(lat, (long)done, 50);	/* microseconds */
+		p90 = bench_pct(lat, (long)done, 90);
+		p99 = bench_pct(lat, (long)done, 99);
+		p999 = bench_pct(lat, (long)done, 99.9);
 		if (o->json)
 			printf("{\"records\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"size\":"
 				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"seconds\":%.3f,"
@@ -186,9 +164,7 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 				"{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p99_9\":%.1f,"
 				"\"max\":%.1f}}\n", done, failed, size, depth, s,
 				(double)done / s, (double)(done * size) / s,
-				pct(lat, done, 50) / 1e3, pct(lat, done, 90) / 1e3,
-				pct(lat, done, 99) / 1e3, pct(lat, done, 99.9) / 1e3,
-				lat[done - 1] / 1e3);
+				p50, p90, p99, p999, lat[done - 1] / 1e3);
 		else
 			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes, depth "
 				"%" PRIu64 ", in %.2f s: %.0f records/s, %.2f MiB/s%s\n"
@@ -197,9 +173,7 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 				done, size, depth, s, (double)done / s,
 				(double)(done * size) / s / (1 << 20),
 				failed ? " (some FAILED)" : "",
-				pct(lat, done, 50) / 1e3, pct(lat, done, 90) / 1e3,
-				pct(lat, done, 99) / 1e3, pct(lat, done, 99.9) / 1e3,
-				lat[done - 1] / 1e3);
+				p50, p90, p99, p999, lat[done - 1] / 1e3);
 	}
 	client_close(&c);
 out:
