@@ -33,4 +33,4 @@ tools_repl_node_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tests/engine
 tools_repl_node_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \
 	$(AX_PTHREAD_LIBS)
-EXTRA_DIST += tools/demo-cluster tools/repld-demo
+EXTRA_DIST += tools/demo-cluster tools/repld-demo tools/bench/repld-vs-engine
