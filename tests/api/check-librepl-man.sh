@@ -198,16 +198,7 @@ fi
 for page in $pages; do
 	base=$(basename "$page")
 	if [ "$renderer" = groff ]; then
-		for ll in "" "-rLL=60n"; do
-			# shellcheck disable=SC2086
-			if ! groff -man -ww -z -I "$tmp" $ll "$page" > "$tmp/out" 2>&1; then
-				fail "$base: groff failed${ll:+ ($ll)}:"
-				sed 's/^/    /' "$tmp/out" >&2
-			elif [ -s "$tmp/out" ]; then
-				fail "$base: groff warnings${ll:+ ($ll)}:"
-				sed 's/^/    /' "$tmp/out" >&2
-			fi
-		done
+		man_groff_clean "$page"
 		# shellcheck disable=SC2086
 		[ -n "$(groff -man -Tascii -I "$tmp" "$page" 2>/dev/null)" ] ||
 			fail "$base: renders to nothing"

@@ -98,18 +98,7 @@ for page in $pages; do
 			fi
 		done
 	fi
-	if [ $have_groff = yes ]; then
-		for ll in "" "-rLL=60n"; do
-			# shellcheck disable=SC2086
-			if ! groff -man -ww -z -I "$tmp" $ll "$page" > "$tmp/err" 2>&1; then
-				fail "$base: groff failed${ll:+ ($ll)}:"
-				sed 's/^/    /' "$tmp/err" >&2
-			elif [ -s "$tmp/err" ]; then
-				fail "$base: groff warnings${ll:+ ($ll)}:"
-				sed 's/^/    /' "$tmp/err" >&2
-			fi
-		done
-	fi
+	[ $have_groff = no ] || man_groff_clean "$page"
 done
 
 # ---- c) repld.conf.5: every setting, at its place ----------------------------
