@@ -27,6 +27,12 @@ TESTS += tests/engine/ctl_msg
 tests_engine_ctl_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_ctl_msg_LDADD = engine/librepl_internal.la $(LDADD)
 
+# the control channel's framed TCP transport
+check_PROGRAMS += tests/engine/ctl_chan
+TESTS += tests/engine/ctl_chan
+tests_engine_ctl_chan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_ctl_chan_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
 
 # 1 primary + 2 replicas as processes, SIGKILLed at random (ofi tcp)
 TESTS += tests/engine/repl_cluster.sh
