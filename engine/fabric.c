@@ -151,3 +151,14 @@ fabric_flush_apply(struct rpma_conn *conn, int method, char *why, size_t n)
 	}
 	return 0;
 }
+
+const char *
+fabric_backend_name(unsigned backend)
+{
+	switch (backend) {
+	case RPMA_EXT_MEM_PMEM:		return "pmem";
+	case RPMA_EXT_MEM_FILE:		return "file";
+	case RPMA_EXT_MEM_CRASH:	return "crash";
+	default:			return "";
+	}
+}

@@ -60,5 +60,8 @@ int fabric_flush_apply(struct rpma_conn *conn, int method, char *why, size_t n);
 
 /* "apm", "gpspm", "native"; "" for none */
 const char *fabric_flush_method_name(enum rpma_ext_flush_method method);
+/* "pmem", "file", "crash" (rpma_ext_mem_backend's values, also a
+   HELLO_REPLY's); "" for any other */
+const char *fabric_backend_name(unsigned backend);
 
 #endif

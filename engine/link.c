@@ -257,10 +257,6 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 static void
 note_connection(struct link *l, const struct ctl_hello_reply *hr)
 {
-	static const char *const backends[] = {
-		[CTL_BACKEND_UNKNOWN] = "", [CTL_BACKEND_PMEM] = "pmem",
-		[CTL_BACKEND_FILE] = "file", [CTL_BACKEND_CRASH] = "crash",
-	};
 	enum rpma_ext_flush_method fm = RPMA_EXT_FLUSH_NONE;
 
 	(void)rpma_ext_conn_get_flush_method(l->conn, RPMA_FLUSH_TYPE_PERSISTENT, &fm);
@@ -269,7 +265,7 @@ note_connection(struct link *l, const struct ctl_hello_reply *hr)
 	snprintf(l->flush_method, sizeof(l->flush_method), "%s",
 		fabric_flush_method_name(fm));
 	snprintf(l->backend, sizeof(l->backend), "%s",
-		hr->backend <= CTL_BACKEND_MAX ? backends[hr->backend] : "");
+		fabric_backend_name(hr->backend));
 	pthread_mutex_unlock(&l->c->lock);
 }
 

@@ -381,8 +381,6 @@ replica_state_get(struct replica_state *st, struct replica_state_snapshot *out)
 static void
 publish_state(struct replica *r)
 {
-	static const char *const names[] = { [RPMA_EXT_MEM_PMEM] = "pmem",
-		[RPMA_EXT_MEM_FILE] = "file", [RPMA_EXT_MEM_CRASH] = "crash" };
 	struct replica_state *st = r->cfg->state;
 	struct replica_state_snapshot s = { 0 };
 	enum rpma_ext_mem_backend b;
@@ -406,9 +404,8 @@ publish_state(struct replica *r)
 	s.durable_lsn = ws.durable_lsn;
 	s.used_bytes = ws.used;
 	s.size_bytes = ws.size;
-	if (rpma_ext_mem_get_backend(r->mem, &b) == 0 && b >= RPMA_EXT_MEM_PMEM &&
-	    b <= RPMA_EXT_MEM_CRASH)
-		snprintf(s.backend, sizeof(s.backend), "%s", names[b]);
+	if (rpma_ext_mem_get_backend(r->mem, &b) == 0)
+		snprintf(s.backend, sizeof(s.backend), "%s", fabric_backend_name(b));
 	pthread_mutex_lock(&st->lock);
 	st->snap = s;
 	pthread_mutex_unlock(&st->lock);

@@ -69,35 +69,6 @@ struct conn {
 	int npend;
 };
 
-static const struct {
-	int code;
-	const char *name;
-} errors[] = {
-	{ REPL_E_INVAL, "REPL_E_INVAL" },
-	{ REPL_E_NOMEM, "REPL_E_NOMEM" },
-	{ REPL_E_IO, "REPL_E_IO" },
-	{ REPL_E_CORRUPT, "REPL_E_CORRUPT" },
-	{ REPL_E_FULL, "REPL_E_FULL" },
-	{ REPL_E_TOO_BIG, "REPL_E_TOO_BIG" },
-	{ REPL_E_NOT_FOUND, "REPL_E_NOT_FOUND" },
-	{ REPL_E_TIMEDOUT, "REPL_E_TIMEDOUT" },
-	{ REPL_E_FENCED, "REPL_E_FENCED" },
-	{ REPL_E_UNKNOWN, "REPL_E_UNKNOWN" },
-	{ REPL_E_NO_QUORUM, "REPL_E_NO_QUORUM" },
-	{ REPL_E_MEMBERSHIP, "REPL_E_MEMBERSHIP" },
-	{ NODE_E_WRONG_ROLE, "WRONG_ROLE" },
-	{ NODE_E_STOPPING, "STOPPING" },
-};
-
-static const char *
-error_name(int code)
-{
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
-		if (errors[i].code == code)
-			return errors[i].name;
-	return "ERROR";
-}
-
 /* ---- replies ---- */
 
 static int
@@ -129,12 +100,8 @@ out_line(struct conn *c, struct json_out *j)
 		char small[160];
 
 		jo_init(&e, small, sizeof(small));
-		jo_open(&e, NULL);
-		jo_bool(&e, "ok", false);
-		jo_str(&e, "error", "ERROR");
-		jo_i64(&e, "code", 0);
-		jo_str(&e, "message", "the reply does not fit the protocol's limit");
-		jo_close(&e);
+		admin_error_json(&e, "ERROR", 0,
+			"the reply does not fit the protocol's limit");
 		line = jo_line(&e, &len);
 	}
 	if (c->out_len + len > OUT_CAP)
@@ -151,12 +118,7 @@ reply_error(struct conn *c, const char *name, int code, const char *message)
 	char buf[768];
 
 	jo_init(&j, buf, sizeof(buf));
-	jo_open(&j, NULL);
-	jo_bool(&j, "ok", false);
-	jo_str(&j, "error", name ? name : error_name(code));
-	jo_i64(&j, "code", code < -1000 ? code : 0);
-	jo_str(&j, "message", message ? message : repl_strerror(code));
-	jo_close(&j);
+	admin_error_json(&j, name, code, message);
 	out_line(c, &j);
 }
 
@@ -175,12 +137,13 @@ reply_ok_msg(struct conn *c, const char *message)
 }
 
 static const char *
-gate_message(struct node *n, int err)
+gate_message(int err)
 {
-	(void)n;
 	if (err == NODE_E_STOPPING)
 		return "the daemon is stopping: nothing more is appended";
-	return "this node is not the primary: append on the primary";
+	if (err == NODE_E_WRONG_ROLE)
+		return "this node is not the primary: append on the primary";
+	return NULL;	/* repl_strerror's */
 }
 
 /* ---- appends ---- */
@@ -229,7 +192,7 @@ append(struct conn *c, const struct admin_req *req)
 	int err = 0;
 
 	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
-		reply_error(c, NULL, err, gate_message(c->a->node, err));
+		reply_error(c, NULL, err, gate_message(err));
 		return;
 	}
 	p = &c->pend[c->npend++];
@@ -401,11 +364,14 @@ conn_main(void *arg)
 static void
 refuse(int fd, const char *message)
 {
-	char line[256];
-	int n = snprintf(line, sizeof(line), "{\"ok\":false,\"error\":\"BUSY\","
-		"\"code\":0,\"message\":\"%s\"}\n", message);
+	char buf[256];
+	struct json_out j;
+	const char *line;
+	size_t len;
 
-	if (write(fd, line, (size_t)n) < 0) {
+	jo_init(&j, buf, sizeof(buf));
+	admin_error_json(&j, "BUSY", 0, message);
+	if ((line = jo_line(&j, &len)) != NULL && write(fd, line, len) < 0) {
 		/* it is going away either way */
 	}
 	close(fd);

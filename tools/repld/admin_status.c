@@ -9,20 +9,6 @@
 
 #include "admin_status.h"
 
-static const char *
-backend_name(enum repld_backend b)
-{
-	return b == REPLD_BACKEND_PMEM ? "pmem" : b == REPLD_BACKEND_FILE ? "file" :
-		b == REPLD_BACKEND_CRASH ? "crash" : "?";
-}
-
-static const char *
-flush_name(enum repld_flush_method f)
-{
-	return f == REPLD_FLUSH_APM ? "apm" : f == REPLD_FLUSH_GPSPM ? "gpspm" :
-		f == REPLD_FLUSH_NATIVE ? "native" : "auto";
-}
-
 /* as the configuration names it: "verbs", or "ofi:" and the provider */
 static const char *
 transport_name(const char *provider, char *out, size_t len)
@@ -42,14 +28,42 @@ state_name(enum repl_replica_state s)
 		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
 }
 
-static void
-error_json(struct json_out *j, const char *name, int code, const char *message)
+static const struct {
+	int code;
+	const char *name;
+} errors[] = {
+	{ REPL_E_INVAL, "REPL_E_INVAL" },
+	{ REPL_E_NOMEM, "REPL_E_NOMEM" },
+	{ REPL_E_IO, "REPL_E_IO" },
+	{ REPL_E_CORRUPT, "REPL_E_CORRUPT" },
+	{ REPL_E_FULL, "REPL_E_FULL" },
+	{ REPL_E_TOO_BIG, "REPL_E_TOO_BIG" },
+	{ REPL_E_NOT_FOUND, "REPL_E_NOT_FOUND" },
+	{ REPL_E_TIMEDOUT, "REPL_E_TIMEDOUT" },
+	{ REPL_E_FENCED, "REPL_E_FENCED" },
+	{ REPL_E_UNKNOWN, "REPL_E_UNKNOWN" },
+	{ REPL_E_NO_QUORUM, "REPL_E_NO_QUORUM" },
+	{ REPL_E_MEMBERSHIP, "REPL_E_MEMBERSHIP" },
+	{ NODE_E_WRONG_ROLE, "WRONG_ROLE" },
+	{ NODE_E_STOPPING, "STOPPING" },
+};
+
+void
+admin_error_json(struct json_out *j, const char *name, int code,
+		const char *message)
 {
+	if (name == NULL) {
+		name = "ERROR";
+		for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+			if (errors[i].code == code)
+				name = errors[i].name;
+	}
 	jo_open(j, NULL);
 	jo_bool(j, "ok", false);
 	jo_str(j, "error", name);
-	jo_i64(j, "code", code);
-	jo_str(j, "message", message);
+	/* REPL_E_* codes are repl.h's; the protocol's own names have 0 */
+	jo_i64(j, "code", code <= REPL_E_INVAL ? code : 0);
+	jo_str(j, "message", message ? message : repl_strerror(code));
 	jo_close(j);
 }
 
@@ -87,8 +101,8 @@ common_json(struct node *n, struct json_out *j, enum node_role role)
 	jo_str(j, "cluster_uuid", c->cluster_uuid_text);
 	jo_str(j, "listen", listen);
 	jo_str(j, "transport", transport_name(n->provider, tr, sizeof(tr)));
-	jo_str(j, "flush_method", flush_name(c->flush_method));
-	jo_str(j, "backend", backend_name(c->log.backend));
+	jo_str(j, "flush_method", repld_flush_name(c->flush_method));
+	jo_str(j, "backend", repld_backend_name(c->log.backend));
 	jo_str(j, "path", c->log.path);
 }
 
@@ -199,7 +213,7 @@ admin_verify_json(struct node *n, uint64_t from, uint64_t to, struct json_out *j
 	bool changing;
 
 	if ((repl = node_try_enter(n, &changing)) == NULL) {
-		error_json(j, changing ? "BUSY" : "WRONG_ROLE", 0, changing ?
+		admin_error_json(j, changing ? "BUSY" : "WRONG_ROLE", 0, changing ?
 			"the node is changing state: retry" :
 			"verify runs on the primary: this node is not it");
 		return;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * admin_status.h -- the admin socket's STATUS and VERIFY replies: what
- * the node and its replicas say of themselves, as one JSON object.
+ * admin_status.h -- the admin socket's replies as JSON: STATUS and VERIFY
+ * (what the node and its replicas say of themselves) and every error.
  */
 #ifndef REPLD_ADMIN_STATUS_H
 #define REPLD_ADMIN_STATUS_H
@@ -12,6 +12,12 @@
 #include "node.h"
 
 void admin_status_json(struct node *n, struct json_out *j);
+/*
+ * {"ok":false,"error":NAME,"code":CODE,"message":MESSAGE}: NAME NULL names
+ * CODE (a REPL_E_* or NODE_E_*), MESSAGE NULL is repl_strerror's.
+ */
+void admin_error_json(struct json_out *j, const char *name, int code,
+		const char *message);
 /* from/to 0: the oldest kept record / the commit LSN */
 void admin_verify_json(struct node *n, uint64_t from, uint64_t to,
 		struct json_out *j);

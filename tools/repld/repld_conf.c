@@ -513,3 +513,16 @@ repld_conf_free(struct repld_conf *conf)
 	free(conf->admin_socket);
 	memset(conf, 0, sizeof(*conf));
 }
+
+const char *
+repld_backend_name(enum repld_backend b)
+{
+	return b >= REPLD_BACKEND_PMEM && b <= REPLD_BACKEND_CRASH ?
+		backend_names[b] : "?";
+}
+
+const char *
+repld_flush_name(enum repld_flush_method f)
+{
+	return f >= REPLD_FLUSH_AUTO && f <= REPLD_FLUSH_NATIVE ? flush_names[f] : "?";
+}

@@ -122,4 +122,8 @@ int repld_conf_load(const char *path, struct repld_conf *out, char *err,
 /* free the strings *conf owns and zero it; a zeroed struct is fine too */
 void repld_conf_free(struct repld_conf *conf);
 
+/* a value as the file spells it */
+const char *repld_backend_name(enum repld_backend b);
+const char *repld_flush_name(enum repld_flush_method f);
+
 #endif
