@@ -413,10 +413,27 @@ peer_index(const struct repld_conf *conf, const char *host, uint16_t port)
 	return -1;
 }
 
+/* free the addresses of a[0..na) that keep[0..nk) does not hold too */
+static void
+free_unshared(const struct repld_peer *a, int na, const struct repld_peer *keep,
+		int nk)
+{
+	for (int i = 0; i < na; i++) {
+		bool shared = false;
+
+		for (int j = 0; j < nk && !shared; j++)
+			shared = a[i].address == keep[j].address;
+		if (!shared)
+			free(a[i].address);
+	}
+}
+
 /*
  * Apply a new membership (peers, quorum) to the primary: drain, close,
  * open with it as the next configuration.  If that open fails the old
- * membership is reopened.  Called with n->change held.
+ * membership is reopened.  It owns the addresses in peers from here: what
+ * does not end up in the node's membership is freed.  Called with
+ * n->change held.
  */
 static int
 remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
@@ -429,11 +446,13 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	if (quorum < 0 || quorum > n_peers) {
 		snprintf(msg, msglen, "a quorum of %d with %d replicas: it must be "
 			"0..%d", quorum, n_peers, n_peers);
+		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
 		return REPL_E_INVAL;
 	}
 	if (node_role(n) != NODE_PRIMARY) {
 		snprintf(msg, msglen, "the membership is changed on the primary; "
 			"this node is %s", node_role_name(node_role(n)));
+		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
 		return NODE_E_WRONG_ROLE;
 	}
 	memcpy(old, n->conf.peers, sizeof(old));
@@ -445,11 +464,13 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	if ((ret = primary_open(n, false, true, why, sizeof(why))) == 0) {
 		snprintf(msg, msglen, "membership now %d replicas, quorum %d",
 			n_peers, quorum);
+		free_unshared(old, old_n, peers, n_peers);
 		gate_open(n);
-		return 1;	/* the caller frees the old peers' strings */
+		return 0;
 	}
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
 	set_members(n, old, old_n, old_k);
+	free_unshared(peers, n_peers, old, old_n);
 	if (primary_open(n, false, false, why, sizeof(why)) != 0) {
 		say("the old membership could not be reopened either: %s\n", why);
 		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
@@ -480,15 +501,9 @@ node_add(struct node *n, const char *host, uint16_t port, int quorum,
 	} else {
 		memcpy(peers, n->conf.peers, sizeof(peers));
 		peers[np] = (struct repld_peer){ strdup(host), port };
-		if (peers[np].address == NULL) {
-			ret = REPL_E_NOMEM;
-		} else {
-			ret = remember(n, peers, np + 1,
+		ret = peers[np].address == NULL ? REPL_E_NOMEM :
+			remember(n, peers, np + 1,
 				quorum >= 0 ? quorum : n->conf.quorum, msg, msglen);
-			if (ret <= 0)
-				free(peers[np].address);
-			ret = ret > 0 ? 0 : ret;
-		}
 	}
 	pthread_mutex_unlock(&n->change);
 	return ret;
@@ -506,8 +521,6 @@ node_remove(struct node *n, const char *host, uint16_t port, int quorum,
 		snprintf(msg, msglen, "%s:%u is not a member", host, port);
 		ret = REPL_E_INVAL;
 	} else {
-		char *gone = n->conf.peers[i].address;
-
 		memcpy(peers, n->conf.peers, sizeof(peers));
 		memmove(&peers[i], &peers[i + 1], sizeof(peers[0]) * (size_t)(np - i - 1));
 		memset(&peers[np - 1], 0, sizeof(peers[0]));
@@ -515,9 +528,6 @@ node_remove(struct node *n, const char *host, uint16_t port, int quorum,
 		k = quorum >= 0 ? quorum :
 			n->conf.quorum > np - 1 ? np - 1 : n->conf.quorum;
 		ret = remember(n, peers, np - 1, k, msg, msglen);
-		if (ret > 0)
-			free(gone);
-		ret = ret > 0 ? 0 : ret;
 	}
 	pthread_mutex_unlock(&n->change);
 	return ret;
@@ -549,31 +559,22 @@ node_reload(struct node *n, char *msg, size_t msglen)
 		ret = 0;
 	} else if (node_role(n) != NODE_PRIMARY) {
 		/* a replica keeps the peers for its promotion */
-		struct repld_peer tmp[REPLD_PEERS_MAX];
-		int tn = n->conf.n_peers, tk = n->conf.quorum;
-
-		memcpy(tmp, n->conf.peers, sizeof(tmp));
-		set_members(n, fresh.peers, fresh.n_peers, fresh.quorum);
-		memcpy(fresh.peers, tmp, sizeof(tmp));
-		fresh.n_peers = tn;
-		fresh.quorum = tk;
-		snprintf(msg, msglen, "reload: %d peers, quorum %d, for a promotion",
-			n->conf.n_peers, n->conf.quorum);
-		ret = 0;
-	} else {
 		struct repld_peer old[REPLD_PEERS_MAX];
 		int old_n = n->conf.n_peers;
 
 		memcpy(old, n->conf.peers, sizeof(old));
+		set_members(n, fresh.peers, fresh.n_peers, fresh.quorum);
+		free_unshared(old, old_n, fresh.peers, fresh.n_peers);
+		snprintf(msg, msglen, "reload: %d peers, quorum %d, for a promotion",
+			n->conf.n_peers, n->conf.quorum);
+		ret = 0;
+	} else {
 		ret = remember(n, fresh.peers, fresh.n_peers, fresh.quorum, msg,
 			msglen);
-		if (ret > 0) {
-			/* the file's strings are the node's now; free the old */
-			memcpy(fresh.peers, old, sizeof(old));
-			fresh.n_peers = old_n;
-			ret = 0;
-		}
 	}
+	/* the file's addresses belong to the node now, or are freed */
+	if (!same)
+		fresh.n_peers = 0;
 	pthread_mutex_unlock(&n->change);
 	say("%s\n", msg);
 	repld_conf_free(&fresh);
