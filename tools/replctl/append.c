@@ -62,7 +62,8 @@ int
 cmd_append(int argc, char *argv[], const struct live_opts *o)
 {
 	bool whole = false;
-	const char *id = NULL;
+	uint64_t id = 0;
+	bool has_id = false;
 	char line[ADMIN_LINE_MAX];
 	struct client c;
 	char *buf = NULL;
@@ -76,9 +77,9 @@ cmd_append(int argc, char *argv[], const struct live_opts *o)
 		if (strcmp(argv[i], "--whole") == 0) {
 			whole = true;
 		} else if (strcmp(argv[i], "--client-id") == 0 && i + 1 < argc &&
-				strspn(argv[i + 1], "0123456789") == strlen(argv[i + 1]) &&
-				strlen(argv[i + 1]) <= 19 && argv[i + 1][0]) {
-			id = argv[++i];
+				arg_u64(argv[i + 1], 0, UINT64_MAX, &id)) {
+			has_id = true;
+			i++;
 		} else {
 			fprintf(stderr, "usage: replctl append [--client-id ID] [--whole]"
 				" < RECORDS\n");
@@ -125,8 +126,10 @@ cmd_append(int argc, char *argv[], const struct live_opts *o)
 				break;
 			}
 		}
-		snprintf(line, sizeof(line), "APPEND %zu%s%s", len, id ? " " : "",
-			id ? id : "");
+		if (has_id)
+			snprintf(line, sizeof(line), "APPEND %zu %" PRIu64, len, id);
+		else
+			snprintf(line, sizeof(line), "APPEND %zu", len);
 		if (client_send(&c, line, buf, len) != 0) {
 			fprintf(stderr, "replctl: append: %s\n", c.why);
 			lost = true;

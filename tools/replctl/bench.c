@@ -25,17 +25,6 @@
 #define DEPTH_MAX 1024
 #define PROGRESS_EVERY_NS 250000000ull
 
-static bool
-number_arg(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	*out = strtoull(s, &end, 10);
-	return *end == '\0' && *out >= min && *out <= max;
-}
-
 int
 cmd_bench(int argc, char *argv[], const struct live_opts *o)
 {
@@ -52,13 +41,13 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 		bool ok;
 
 		if (strcmp(a, "--records") == 0)
-			ok = number_arg(v, 1, 100000000, &records);
+			ok = arg_u64(v, 1, 100000000, &records);
 		else if (strcmp(a, "--seconds") == 0)
-			ok = number_arg(v, 1, 3600, &seconds);
+			ok = arg_u64(v, 1, 3600, &seconds);
 		else if (strcmp(a, "--size") == 0)
-			ok = number_arg(v, 1, ADMIN_RECORD_MAX, &size);
+			ok = arg_u64(v, 1, ADMIN_RECORD_MAX, &size);
 		else if (strcmp(a, "--depth") == 0)
-			ok = number_arg(v, 1, DEPTH_MAX, &depth);
+			ok = arg_u64(v, 1, DEPTH_MAX, &depth);
 		else
 			ok = false;
 		if (!ok) {

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,18 +20,6 @@ struct dump_arg {
 	enum payload_mode payload;
 	uint64_t listed;
 };
-
-static int
-parse_lsn(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || *end ? -1 : 0;
-}
 
 static void
 hex(char *out, const uint8_t *p, size_t n)
@@ -158,7 +145,7 @@ cmd_dump(int argc, char *argv[])
 			break;
 		case 'f':
 		case 't':
-			if (parse_lsn(optarg, c == 'f' ? &a.from : &a.to)) {
+			if (!arg_u64(optarg, 0, UINT64_MAX, c == 'f' ? &a.from : &a.to)) {
 				fprintf(stderr, "replctl dump: --%s: not an LSN: '%s'\n",
 					c == 'f' ? "from" : "to", optarg);
 				return EXIT_USAGE;

@@ -267,17 +267,6 @@ usage_of(const char *synopsis)
 	return EXIT_USAGE;
 }
 
-static bool
-lsn_arg(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	*v = strtoull(s, &end, 10);
-	return *end == '\0';
-}
-
 int
 cmd_live(int argc, char *argv[], const struct live_opts *o)
 {
@@ -299,10 +288,10 @@ cmd_live(int argc, char *argv[], const struct live_opts *o)
 
 		for (int i = 1; i < argc; i++) {
 			if (strcmp(argv[i], "--from") == 0 && i + 1 < argc &&
-			    lsn_arg(argv[i + 1], &from))
+			    arg_u64(argv[i + 1], 0, UINT64_MAX, &from))
 				i++;
 			else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc &&
-			    lsn_arg(argv[i + 1], &to))
+			    arg_u64(argv[i + 1], 0, UINT64_MAX, &to))
 				i++;
 			else
 				return usage_of("verify [--from LSN] [--to LSN] [--json]");

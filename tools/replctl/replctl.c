@@ -29,10 +29,28 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "replctl.h"
+
+bool
+arg_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *digits = hex ? s + 2 : s;
+	char *end;
+
+	/* no sign, no space, no octal surprise: strtoull would take them */
+	if (!(*digits >= '0' && *digits <= '9') &&
+	    !(hex && strchr("abcdefABCDEF", *digits) && *digits))
+		return false;
+	errno = 0;
+	*out = strtoull(digits, &end, hex ? 16 : 10);
+	return errno == 0 && *end == '\0' && *out >= min && *out <= max;
+}
 
 static void
 usage(FILE *f)

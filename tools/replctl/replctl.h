@@ -63,6 +63,9 @@ struct logsum {
 };
 int logimg_summary(struct logimg *img, struct logsum *s);
 
+/* a command-line number: decimal, or hexadecimal with 0x; min..max */
+bool arg_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
 const char *health_str(const struct wal_hdr *h);
 void uuid_str(const uint8_t u[16], char out[37]);
 void json_str(FILE *f, const char *s);
