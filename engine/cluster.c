@@ -64,6 +64,9 @@ cluster_quorum_update(struct cluster *c)
 				d = flushed[c->cfg.quorum - 1];
 		}
 	}
+	/* the commit rule: nothing moves until this epoch's start is durable */
+	if (d <= c->epoch_start_lsn)
+		return;
 	if (d > c->durable_lsn) {
 		c->durable_lsn = d;
 		atomic_store_explicit(&c->durable_atomic, d, memory_order_release);
@@ -293,7 +296,8 @@ choose_membership(struct cluster *c)
 			c->cfg.replicas[i].host);
 	}
 	if (c->stored.config_epoch == 0) {
-		ms->config_epoch = 1;		/* the cluster's first */
+		/* the cluster's first, if bootstrap says so (promote.c checks) */
+		ms->config_epoch = 1;
 	} else if (membership_same(&c->stored, ms)) {
 		ms->config_epoch = c->stored.config_epoch;
 	} else if (c->cfg.reconfigure) {

@@ -37,6 +37,19 @@ struct cluster_cfg {
 	bool force;
 	/* n or k differ from the membership stored in the log: change it */
 	bool reconfigure;
+	/*
+	 * The first start of a cluster: the log holds no membership, and
+	 * neither may any replica it reaches (no records, no epoch, no
+	 * membership); the configuration's becomes configuration epoch 1.
+	 * Without it a log that holds no membership cannot promote.
+	 */
+	bool bootstrap;
+	/*
+	 * A restart of a node that was the primary, not a promotion asked
+	 * for: if a replica follows a newer primary's epoch, refuse
+	 * (CLUSTER_E_SUPERSEDED) before fencing anything.
+	 */
+	bool refuse_if_superseded;
 	/* FABRIC_FLUSH_*: how a flush persists on the replicas */
 	int flush_method;
 };
@@ -49,6 +62,10 @@ struct cluster_cfg {
 #define CLUSTER_E_NO_QUORUM (-200101)
 /* n or k differ from the stored membership, and no reconfiguration asked */
 #define CLUSTER_E_MEMBERSHIP (-200102)
+/* the log holds no membership and this is no bootstrap (or one refused) */
+#define CLUSTER_E_NOT_MEMBER (-200103)
+/* refuse_if_superseded, and a replica follows a newer primary */
+#define CLUSTER_E_SUPERSEDED (-200104)
 int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr);
 void cluster_stop(struct cluster **c_ptr);

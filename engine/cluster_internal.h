@@ -118,6 +118,13 @@ struct cluster {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* durable moved, or a link changed */
 	uint64_t durable_lsn;		/* next LSN not yet durable by the rule */
+	/*
+	 * This epoch's first record (promote.c).  The commit point moves only
+	 * past it: a record of an older epoch is committed only under a
+	 * durable record of this one, and a replica is a member only once it
+	 * holds it.
+	 */
+	uint64_t epoch_start_lsn;
 	_Atomic uint64_t durable_atomic;
 	unsigned waiters;
 	atomic_bool stopping;

@@ -3,13 +3,13 @@
  * ctl_msg.c -- the control channel's messages: encoding and a total
  * decoder.
  *
- * WIRE FORMAT (little-endian; version 1; docs/replication.md has the tables)
+ * WIRE FORMAT (little-endian; version 2; docs/replication.md has the tables)
  *
  * Header (16 bytes):
  *
  *   off size field
  *     0    4 magic       "RPLC"
- *     4    2 version     1
+ *     4    2 version     2
  *     6    2 type        enum ctl_type
  *     8    4 body_len    bytes after the header
  *    12    4 seq         the sender's sequence number
@@ -20,17 +20,19 @@
  *
  * Bodies:
  *
- *   HELLO (64)        0 uuid[16], 16 node_id u32, 20 flags u32,
- *                     24 epoch u64, 32 ring_size u64, 40 head pos
+ *   HELLO (80)        0 uuid[16], 16 node_id u32, 20 flags u32,
+ *                     24 epoch u64, 32 ring_size u64, 40 head pos,
+ *                     64 incarnation u64, 72 head_epoch u64
  *   HELLO_REPLY       0 uuid[16], 16 node_id u32, 20 flags u32,
- *    (112 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
+ *    (128 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
  *                     64 tail pos, 88 data_port u16, 90 desc_len u16,
  *                     92 backend u8, 93 reserved[3], 96 tail_epoch u64,
- *                     104 config_epoch u64, 112 desc[desc_len]
+ *                     104 config_epoch u64, 112 incarnation u64,
+ *                     120 head_epoch u64, 128 desc[desc_len]
  *   QUERY (8)         0 lsn u64
  *   QUERY_REPLY (40)  0 lsn u64, 8 found u32, 12 reserved u32, 16 after pos
- *   TRUNCATE (24)     0 pos
- *   SET_HEAD (24)     0 pos
+ *   TRUNCATE (32)     0 pos, 24 epoch u64 (of record pos.lsn - 1)
+ *   SET_HEAD (32)     0 pos, 24 epoch u64 (of record pos.lsn - 1)
  *   ACK (56)          0 status i32, 4 reserved u32, 8 head pos, 32 tail pos
  *   COMMIT (40)       0 epoch u64, 8 commit_lsn u64, 16 flushed pos
  *   HEARTBEAT (8)     0 time_ns u64
@@ -51,8 +53,9 @@
 #include "ctl_msg.h"
 
 #define POS_SIZE 24
-#define HELLO_SIZE 64
-#define HELLO_REPLY_FIXED 112
+#define CUT_SIZE 32
+#define HELLO_SIZE 80
+#define HELLO_REPLY_FIXED 128
 #define QUERY_SIZE 8
 #define QUERY_REPLY_SIZE 40
 #define ACK_SIZE 56
@@ -72,18 +75,18 @@ static const struct {
 	const char *bad_len;
 } types[] = {
 	[CTL_HELLO] = { "HELLO", HELLO_SIZE, HELLO_SIZE,
-		"HELLO: body length is not 64" },
+		"HELLO: body length is not 80" },
 	[CTL_HELLO_REPLY] = { "HELLO_REPLY", HELLO_REPLY_FIXED,
 		HELLO_REPLY_FIXED + CTL_DESC_MAX,
-		"HELLO_REPLY: body length is not 112 to 176" },
+		"HELLO_REPLY: body length is not 128 to 192" },
 	[CTL_QUERY] = { "QUERY", QUERY_SIZE, QUERY_SIZE,
 		"QUERY: body length is not 8" },
 	[CTL_QUERY_REPLY] = { "QUERY_REPLY", QUERY_REPLY_SIZE, QUERY_REPLY_SIZE,
 		"QUERY_REPLY: body length is not 40" },
-	[CTL_TRUNCATE] = { "TRUNCATE", POS_SIZE, POS_SIZE,
-		"TRUNCATE: body length is not 24" },
-	[CTL_SET_HEAD] = { "SET_HEAD", POS_SIZE, POS_SIZE,
-		"SET_HEAD: body length is not 24" },
+	[CTL_TRUNCATE] = { "TRUNCATE", CUT_SIZE, CUT_SIZE,
+		"TRUNCATE: body length is not 32" },
+	[CTL_SET_HEAD] = { "SET_HEAD", CUT_SIZE, CUT_SIZE,
+		"SET_HEAD: body length is not 32" },
 	[CTL_ACK] = { "ACK", ACK_SIZE, ACK_SIZE,
 		"ACK: body length is not 56" },
 	[CTL_COMMIT] = { "COMMIT", COMMIT_SIZE, COMMIT_SIZE,
@@ -241,7 +244,7 @@ ctl_msg_frame_len(const uint8_t *hdr, const char **why)
 		return -1;
 	}
 	if (get16(hdr + 4) != CTL_VERSION) {
-		*why = "unsupported version (not 1)";
+		*why = "unsupported version (not 2)";
 		return -1;
 	}
 	type = get16(hdr + 6);
@@ -271,13 +274,17 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		memcpy(h->cluster_uuid, b, 16);
 		h->node_id = get32(b + 16);
 		h->flags = get32(b + 20);
-		if (h->flags & ~(uint32_t)CTL_HELLO_F_FENCE_ONLY)
+		if (h->flags & ~(uint32_t)(CTL_HELLO_F_FENCE_ONLY | CTL_HELLO_F_PROBE))
 			return "HELLO: unknown flags";
 		h->epoch = get64(b + 24);
 		h->ring_size = get64(b + 32);
 		get_pos(b + 40, &h->head);
+		h->incarnation = get64(b + 64);
+		h->head_epoch = get64(b + 72);
 		if (h->ring_size == 0 || h->ring_size % 8 != 0)
 			return "HELLO: ring_size is 0 or not a multiple of 8";
+		if (h->incarnation == 0)
+			return "HELLO: incarnation is 0";
 		return pos_fault(&h->head, h->ring_size, w_hello_head);
 	}
 	case CTL_HELLO_REPLY: {
@@ -295,6 +302,10 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		r->backend = b[92];
 		r->tail_epoch = get64(b + 96);
 		r->config_epoch = get64(b + 104);
+		r->incarnation = get64(b + 112);
+		r->head_epoch = get64(b + 120);
+		if (r->incarnation == 0)
+			return "HELLO_REPLY: incarnation is 0";
 		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE))
 			return "HELLO_REPLY: unknown flags";
 		if (r->backend > CTL_BACKEND_MAX)
@@ -304,7 +315,7 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		if (r->desc_len > CTL_DESC_MAX)
 			return "HELLO_REPLY: desc_len exceeds 64";
 		if (len != HELLO_REPLY_FIXED + (uint32_t)r->desc_len)
-			return "HELLO_REPLY: body length is not 112 + desc_len";
+			return "HELLO_REPLY: body length is not 128 + desc_len";
 		memcpy(r->desc, b + HELLO_REPLY_FIXED, r->desc_len);
 		if (r->ring_size == 0 || r->ring_size % 8 != 0)
 			return "HELLO_REPLY: ring_size is 0 or not a multiple of 8";
@@ -340,8 +351,9 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 	}
 	case CTL_TRUNCATE:
 	case CTL_SET_HEAD:
-		get_pos(b, &m->u.pos);
-		return pos_fault(&m->u.pos, 0,
+		get_pos(b, &m->u.cut.pos);
+		m->u.cut.epoch = get64(b + POS_SIZE);
+		return pos_fault(&m->u.cut.pos, 0,
 			m->type == CTL_TRUNCATE ? w_truncate : w_set_head);
 	case CTL_ACK: {
 		struct ctl_ack *a = &m->u.ack;
@@ -485,6 +497,8 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		put64(b + 24, h->epoch);
 		put64(b + 32, h->ring_size);
 		put_pos(b + 40, &h->head);
+		put64(b + 64, h->incarnation);
+		put64(b + 72, h->head_epoch);
 		len = HELLO_SIZE;
 		break;
 	}
@@ -507,6 +521,8 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		b[92] = r->backend;
 		put64(b + 96, r->tail_epoch);
 		put64(b + 104, r->config_epoch);
+		put64(b + 112, r->incarnation);
+		put64(b + 120, r->head_epoch);
 		memcpy(b + HELLO_REPLY_FIXED, r->desc, r->desc_len);
 		len = HELLO_REPLY_FIXED + r->desc_len;
 		break;
@@ -523,8 +539,9 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		break;
 	case CTL_TRUNCATE:
 	case CTL_SET_HEAD:
-		put_pos(b, &m->u.pos);
-		len = POS_SIZE;
+		put_pos(b, &m->u.cut.pos);
+		put64(b + POS_SIZE, m->u.cut.epoch);
+		len = CUT_SIZE;
 		break;
 	case CTL_ACK:
 		put32(b, (uint32_t)m->u.ack.status);

@@ -6,7 +6,7 @@
  * untrusted, so ctl_msg_decode() checks every field it can and names what
  * is wrong.
  *
- * Frame (little-endian): magic "RPLC" (4), version 1 (2), type (2),
+ * Frame (little-endian): magic "RPLC" (4), version 2 (2), type (2),
  * body length (4), sequence number (4), then the body.  A frame is at most
  * CTL_FRAME_MAX bytes.
  */
@@ -22,7 +22,7 @@
 #define CTL_FRAME_MAX 1024
 #define CTL_DESC_MAX 64
 #define CTL_TEXT_MAX 200
-#define CTL_VERSION 1
+#define CTL_VERSION 2
 
 enum ctl_type {
 	CTL_HELLO = 1,		/* primary -> replica: who I am, my geometry */
@@ -56,6 +56,14 @@ struct ctl_hello {
 	uint64_t epoch;
 	uint64_t ring_size;
 	struct ctl_pos head;
+	uint64_t incarnation;	/* of the primary's log (never 0) */
+	uint64_t head_epoch;	/* of record head.lsn - 1 (0: none) */
+};
+
+/* TRUNCATE, SET_HEAD: a position and the epoch of the record before it */
+struct ctl_cut {
+	struct ctl_pos pos;
+	uint64_t epoch;		/* of record pos.lsn - 1 (0: none or not known) */
 };
 
 struct ctl_hello_reply {
@@ -71,6 +79,8 @@ struct ctl_hello_reply {
 	uint8_t backend;	/* CTL_BACKEND_*: where its ring persists */
 	uint64_t tail_epoch;	/* the epoch of its last record (0: none) */
 	uint64_t config_epoch;	/* of the membership its log holds (0: none) */
+	uint64_t incarnation;	/* of its log (never 0) */
+	uint64_t head_epoch;	/* of record head.lsn - 1 (0: none or not known) */
 	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
 };
 
@@ -83,6 +93,8 @@ struct ctl_hello_reply {
 
 /* HELLO: a promotion's fence -- fence, report, and expect no data path */
 #define CTL_HELLO_F_FENCE_ONLY	(1u << 0)
+/* a restart's question: answer with your state, change nothing */
+#define CTL_HELLO_F_PROBE	(1u << 1)
 /* HELLO_REPLY */
 #define CTL_HELLO_F_SUSPECT	(1u << 0)	/* its medium's health is suspect */
 #define CTL_HELLO_F_STALE	(1u << 1)	/* refused: the HELLO's epoch is
@@ -155,7 +167,7 @@ struct ctl_msg {
 		struct ctl_hello_reply hello_reply;
 		struct ctl_query query;
 		struct ctl_query_reply query_reply;
-		struct ctl_pos pos;		/* TRUNCATE, SET_HEAD */
+		struct ctl_cut cut;		/* TRUNCATE, SET_HEAD */
 		struct ctl_ack ack;
 		struct ctl_commit commit;
 		struct ctl_heartbeat heartbeat;

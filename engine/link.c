@@ -178,7 +178,8 @@ shape_replica(struct link *l, enum ctl_type type, const struct wal_pos *p,
 {
 	struct ctl_msg m = { .type = type };
 
-	to_ctl(&m.u.pos, p);
+	to_ctl(&m.u.cut.pos, p);
+	m.u.cut.epoch = wal_epoch_before(l->c->wal, p->lsn);
 	if (send_msg(l, &m) || recv_reply(l, CTL_ACK, &m))
 		return -1;
 	*ack = m.u.ack;
@@ -292,6 +293,8 @@ link_connect(struct link *l)
 	m.u.hello.epoch = c->id.epoch;
 	m.u.hello.ring_size = c->ring_size;
 	to_ctl(&m.u.hello.head, &head);
+	m.u.hello.incarnation = c->id.incarnation;
+	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
 	if (send_msg(l, &m) || recv_reply(l, CTL_HELLO_REPLY, &m))
 		return -1;
 	hr = m.u.hello_reply;
@@ -519,9 +522,12 @@ serve_verify(struct link *l)
 }
 
 /*
- * A replica gets the membership once it holds everything committed: from
- * then on it counts toward the quorum and, in a promotion, toward the
- * n - k + 1 nodes.
+ * A replica gets the membership once it holds everything committed: this
+ * epoch's first record (so every record before it) and the commit point.
+ * From then on it counts toward the quorum and, in a promotion, toward
+ * the n - k + 1 nodes.  After a restart the commit point starts at the
+ * checkpoint; the epoch's first record is what keeps a wiped replica from
+ * counting before it has the data.
  */
 static int
 give_membership(struct link *l)
@@ -531,7 +537,8 @@ give_membership(struct link *l)
 	bool caught_up;
 
 	pthread_mutex_lock(&c->lock);
-	caught_up = l->state == LINK_STREAMING && l->flushed_lsn >= c->durable_lsn;
+	caught_up = l->state == LINK_STREAMING && l->flushed_lsn >= c->durable_lsn &&
+		l->flushed_lsn > c->epoch_start_lsn;
 	pthread_mutex_unlock(&c->lock);
 	if (!caught_up)
 		return 0;

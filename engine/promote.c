@@ -74,7 +74,23 @@ close_all(struct fenced *f, int n)
  * a higher epoch (f->hr.epoch), -1 unreachable or refused (f->why).
  */
 static int
+hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
+		struct fenced *f);
+
+static int
 fence_one(struct cluster *c, int i, uint64_t epoch, bool fence_only,
+		struct fenced *f)
+{
+	return hello_one(c, i, epoch, fence_only ? CTL_HELLO_F_FENCE_ONLY : 0, f);
+}
+
+/*
+ * HELLO with flags to replica i: 0 answered (f->ch stays open, f->hr its
+ * answer), 1 it follows a higher epoch (f->hr.epoch), -1 unreachable or
+ * refused (f->why).
+ */
+static int
+hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 		struct fenced *f)
 {
 	const struct cluster_replica *rep = &c->cfg.replicas[i];
@@ -93,10 +109,12 @@ fence_one(struct cluster *c, int i, uint64_t epoch, bool fence_only,
 	wal_positions(c->wal, &head, NULL, NULL);
 	memcpy(m.u.hello.cluster_uuid, c->id.cluster_uuid, 16);
 	m.u.hello.node_id = c->id.node_id;
-	m.u.hello.flags = fence_only ? CTL_HELLO_F_FENCE_ONLY : 0;
+	m.u.hello.flags = flags;
 	m.u.hello.epoch = epoch;
 	m.u.hello.ring_size = c->ring_size;
 	to_ctl(&m.u.hello.head, &head);
+	m.u.hello.incarnation = c->id.incarnation;
+	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
 	m.seq = ++f->seq;
 	if (ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
 	    ctl_chan_recv(f->ch, &m, c->cfg.down_timeout_ms) != 0) {
@@ -218,7 +236,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 			RPMA_LOG_NOTICE("promotion: dropping local LSNs %llu..%llu "
 				"(never committed)", (unsigned long long)start.lsn,
 				(unsigned long long)pub.lsn - 1);
-		if (wal_truncate(c->wal, &start) ||
+		if (wal_truncate(c->wal, &start, 0) ||
 		    (best_head.lsn > head.lsn && wal_set_head(c->wal, &best_head))) {
 			snprintf(f->why, sizeof(f->why), "cannot cut the local log");
 			goto out;
@@ -229,7 +247,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 			"most advanced one: copying all of it from LSN %llu",
 			(unsigned long long)best_head.lsn);
 		start = best_head;
-		if (wal_truncate(c->wal, &start)) {
+		if (wal_truncate(c->wal, &start, f->hr.head_epoch)) {
 			snprintf(f->why, sizeof(f->why), "cannot empty the local log");
 			goto out;
 		}
@@ -279,33 +297,148 @@ ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
 static bool
 counts(const struct cluster *c, const struct fenced *f)
 {
-	return f->ch && !(f->hr.flags & CTL_HELLO_F_SUSPECT) &&
-		f->hr.config_epoch == c->stored.config_epoch;
+	if (f->ch == NULL || (f->hr.flags & CTL_HELLO_F_SUSPECT))
+		return false;
+	if (c->cfg.bootstrap)
+		return true;	/* all empty: checked by fresh_cluster() */
+	return f->hr.config_epoch == c->stored.config_epoch;
+}
+
+/* does fenced replica f hold anything a cluster leaves behind? */
+static bool
+holds_state(const struct fenced *f)
+{
+	return f->hr.head.lsn != 1 || f->hr.tail.lsn != 1 ||
+		f->hr.tail_epoch != 0 || f->hr.config_epoch != 0;
+}
+
+/*
+ * The answers name distinct nodes other than this one: a node reached
+ * under two names (127.0.0.1 and localhost) would count twice.  0, or -1
+ * having said which.
+ */
+static int
+distinct_nodes(const struct cluster *c, const struct fenced *f, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (f[i].ch == NULL)
+			continue;
+		if (f[i].hr.node_id == c->id.node_id) {
+			RPMA_LOG_ERROR("promotion refused: replica %s:%s answers as "
+				"node %u, which is this node: the membership lists "
+				"it as a replica of itself", c->cfg.replicas[i].host,
+				c->cfg.replicas[i].ctl_port, (unsigned)c->id.node_id);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (f[j].ch && f[j].hr.node_id == f[i].hr.node_id) {
+				RPMA_LOG_ERROR("promotion refused: replicas %s:%s and "
+					"%s:%s are one node (node %u, incarnation "
+					"%016llx): a node listed twice would count twice",
+					c->cfg.replicas[j].host,
+					c->cfg.replicas[j].ctl_port,
+					c->cfg.replicas[i].host,
+					c->cfg.replicas[i].ctl_port,
+					(unsigned)f[i].hr.node_id,
+					(unsigned long long)f[i].hr.incarnation);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/*
+ * A restart of the node that led before: does a replica it reaches follow
+ * a newer epoch than its log's (a failover while it was down)?  Asked
+ * with PROBE at the log's own epoch, so nothing changes anywhere; the
+ * answer is compared, not raced (whose node id is larger does not matter).
+ */
+static bool
+superseded(struct cluster *c, struct fenced *f, int n)
+{
+	bool newer = false;
+
+	for (int i = 0; i < n && !newer; i++) {
+		int ret = hello_one(c, i, c->id.epoch, CTL_HELLO_F_PROBE, &f[i]);
+
+		if (ret >= 0 && f[i].hr.epoch > c->id.epoch) {
+			RPMA_LOG_ERROR("restart as the primary refused: replica %s:%s "
+				"follows epoch %llu of node %llu, newer than this "
+				"log's %llu: a failover happened while this node was "
+				"down", c->cfg.replicas[i].host,
+				c->cfg.replicas[i].ctl_port,
+				(unsigned long long)f[i].hr.epoch,
+				(unsigned long long)(f[i].hr.epoch & 0xffff),
+				(unsigned long long)c->id.epoch);
+			newer = true;
+		}
+		ctl_chan_close(&f[i].ch);
+	}
+	return newer;
+}
+
+/* the epoch a promotion above `above` takes, or 0 if none is left */
+static uint64_t
+epoch_above(uint64_t above, uint32_t node_id)
+{
+	uint64_t e;
+
+	if ((above >> TERM_SHIFT) >= (UINT32_MAX >> TERM_SHIFT))
+		return 0;
+	e = cluster_next_epoch(above, node_id);
+	return e > UINT32_MAX ? 0 : e;
 }
 
 int
 cluster_promote(struct cluster *c)
 {
 	/* the rule holds under the membership records were acknowledged in */
-	const struct membership *under = c->stored.config_epoch ? &c->stored : &c->ms;
+	const struct membership *under = c->cfg.bootstrap ? &c->ms : &c->stored;
 	const int n = c->cfg.n_replicas;
 	const int need = (int)under->n - (int)under->quorum + 1;
-	struct fenced *f = calloc((size_t)(n ? n : 1), sizeof(*f));
+	struct fenced *f;
 	uint64_t epoch, until = clock_now_ms() + (uint64_t)c->cfg.promote_wait_ms;
 	struct wal_status st;
 	struct wal_pos pub;
 	int rounds = 0, count, best, ret = CLUSTER_E_NO_QUORUM;
 	bool self_ok;
 
+	wal_status(c->wal, &st);
+	wal_positions(c->wal, NULL, &pub, NULL);
+	if (c->cfg.bootstrap) {
+		if (c->stored.config_epoch != 0 || pub.lsn != 1) {
+			RPMA_LOG_ERROR("bootstrap refused: this node's log is not new "
+				"(it holds %s): the cluster was bootstrapped before",
+				c->stored.config_epoch ? "a membership" : "records");
+			return CLUSTER_E_NOT_MEMBER;
+		}
+	} else if (c->stored.config_epoch == 0) {
+		RPMA_LOG_ERROR("promotion refused: this node's log holds no "
+			"membership, so it is no member of a cluster and does not "
+			"know under which rule records were acknowledged (a new or "
+			"replaced log: bootstrap a new cluster, or let a primary "
+			"catch this node up as a replica)");
+		return CLUSTER_E_NOT_MEMBER;
+	}
+	/* epoch space first: nothing is fenced for a promotion that cannot be */
+	if ((epoch = epoch_above(c->id.epoch, c->id.node_id)) == 0) {
+		RPMA_LOG_ERROR("promotion refused: epochs are exhausted (this log "
+			"follows %llu)", (unsigned long long)c->id.epoch);
+		return RPMA_E_INVAL;
+	}
+	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
 		return RPMA_E_NOMEM;
-	wal_status(c->wal, &st);
+	if (c->cfg.refuse_if_superseded && c->id.epoch != 0 &&
+	    superseded(c, f, n)) {
+		free(f);
+		return CLUSTER_E_SUPERSEDED;
+	}
 	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
 	if (!self_ok)
 		RPMA_LOG_WARNING("promotion: this node's log is suspect (health "
 			"0x%x): it does not count toward the n - k + 1 nodes",
 			st.health);
-	epoch = cluster_next_epoch(c->id.epoch, c->id.node_id);
 	for (;;) {
 		uint64_t stale = 0;
 
@@ -313,7 +446,8 @@ cluster_promote(struct cluster *c)
 		for (int i = 0; i < n; i++) {
 			switch (fence_one(c, i, epoch, true, &f[i])) {
 			case 0:
-				if (f[i].hr.config_epoch > c->stored.config_epoch &&
+				if (!c->cfg.bootstrap &&
+				    f[i].hr.config_epoch > c->stored.config_epoch &&
 				    !c->cfg.force) {
 					RPMA_LOG_ERROR("promotion refused: replica %s:%s "
 						"holds membership configuration epoch %llu, "
@@ -326,6 +460,19 @@ cluster_promote(struct cluster *c)
 					ret = CLUSTER_E_NO_QUORUM;
 					goto out;
 				}
+				if (c->cfg.bootstrap && holds_state(&f[i])) {
+					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
+						"(node %u) holds %s: the cluster exists "
+						"already; start without bootstrap",
+						c->cfg.replicas[i].host,
+						c->cfg.replicas[i].ctl_port,
+						(unsigned)f[i].hr.node_id,
+						f[i].hr.config_epoch ? "a membership" :
+						f[i].hr.tail_epoch ? "records of an epoch" :
+						"records");
+					ret = CLUSTER_E_NOT_MEMBER;
+					goto out;
+				}
 				count += counts(c, &f[i]);
 				break;
 			case 1:
@@ -336,16 +483,36 @@ cluster_promote(struct cluster *c)
 				break;
 			}
 		}
+		if (distinct_nodes(c, f, n)) {
+			ret = CLUSTER_E_NO_QUORUM;
+			goto out;
+		}
 		if (stale) {
-			/* someone got there first: go above it */
 			close_all(f, n);
+			if (c->cfg.refuse_if_superseded) {
+				/* a failover happened while this node was down */
+				RPMA_LOG_ERROR("restart as the primary refused: a replica "
+					"follows epoch %llu of node %llu, newer than this "
+					"log's %llu", (unsigned long long)stale,
+					(unsigned long long)(stale & 0xffff),
+					(unsigned long long)c->id.epoch);
+				ret = CLUSTER_E_SUPERSEDED;
+				goto out;
+			}
+			/* someone got there first: go above it */
 			if (++rounds >= ROUNDS_MAX) {
 				RPMA_LOG_ERROR("promotion: epochs keep moving under it "
 					"(another node is promoting?)");
 				ret = CLUSTER_E_NO_QUORUM;
 				goto out;
 			}
-			epoch = cluster_next_epoch(stale, c->id.node_id);
+			if ((epoch = epoch_above(stale, c->id.node_id)) == 0) {
+				RPMA_LOG_ERROR("promotion refused: epochs are exhausted "
+					"(a replica follows %llu)",
+					(unsigned long long)stale);
+				ret = RPMA_E_INVAL;
+				goto out;
+			}
 			continue;
 		}
 		if (count >= need)
@@ -356,12 +523,12 @@ cluster_promote(struct cluster *c)
 					RPMA_LOG_WARNING("promotion: replica %s:%s not "
 						"fenced: %s", c->cfg.replicas[i].host,
 						c->cfg.replicas[i].ctl_port, f[i].why);
-			if (!c->cfg.force) {
+			if (!c->cfg.force || c->cfg.bootstrap) {
 				RPMA_LOG_ERROR("promotion refused: %d of the %d nodes "
 					"needed (n - k + 1 with n = %u, k = %u of membership "
-					"epoch %llu) are fenced, caught up and healthy; an "
-					"acknowledged record may be on the others only",
-					count, need, under->n, under->quorum,
+					"epoch %llu) are fenced, hold that membership and are "
+					"healthy; an acknowledged record may be on the others "
+					"only", count, need, under->n, under->quorum,
 					(unsigned long long)under->config_epoch);
 				ret = CLUSTER_E_NO_QUORUM;
 				goto out;
@@ -373,12 +540,6 @@ cluster_promote(struct cluster *c)
 		}
 		close_all(f, n);
 		(void)poll(NULL, 0, 200);
-	}
-	if (epoch > UINT32_MAX) {
-		RPMA_LOG_ERROR("promotion: epochs are exhausted (%llu)",
-			(unsigned long long)epoch);
-		ret = RPMA_E_INVAL;
-		goto out;
 	}
 
 	/* the most advanced log among the fenced: this one wins ties */
@@ -409,13 +570,24 @@ cluster_promote(struct cluster *c)
 			goto out;
 		}
 	}
-	if ((ret = wal_set_epoch(c->wal, epoch)))
+	if ((ret = wal_set_epoch(c->wal, epoch, c->id.incarnation)))
 		goto out;
 	wal_identity(c->wal, &c->id, &c->ring_size);
+	/*
+	 * The commit rule: the epoch's first record.  Records of older epochs
+	 * become committed only once it is durable by the rule (cluster.c).
+	 */
+	if ((ret = wal_append_epoch_start(c->wal, 0, &c->epoch_start_lsn)) ||
+	    (ret = wal_sync(c->wal, c->epoch_start_lsn))) {
+		RPMA_LOG_ERROR("promotion: cannot write the epoch's first record (%d)",
+			ret);
+		goto out;
+	}
 	wal_positions(c->wal, NULL, &pub, NULL);
-	RPMA_LOG_NOTICE("promoted: epoch %llu, log to LSN %llu, %d of %d nodes "
-		"fenced", (unsigned long long)epoch, (unsigned long long)pub.lsn - 1,
-		count, n + 1);
+	RPMA_LOG_NOTICE("promoted: epoch %llu, log to LSN %llu, epoch starts at "
+		"LSN %llu, %d of %d nodes fenced", (unsigned long long)epoch,
+		(unsigned long long)pub.lsn - 1,
+		(unsigned long long)c->epoch_start_lsn, count, n + 1);
 	ret = 0;
 out:
 	close_all(f, n);

@@ -50,6 +50,8 @@ err_of(int ret)
 	case CLUSTER_E_FENCED:	return REPL_E_UNKNOWN;
 	case CLUSTER_E_NO_QUORUM: return REPL_E_NO_QUORUM;
 	case CLUSTER_E_MEMBERSHIP: return REPL_E_MEMBERSHIP;
+	case CLUSTER_E_NOT_MEMBER: return REPL_E_NOT_MEMBER;
+	case CLUSTER_E_SUPERSEDED: return REPL_E_SUPERSEDED;
 	default:		return REPL_E_IO;
 	}
 }
@@ -71,6 +73,8 @@ repl_strerror(int err)
 	case REPL_E_UNKNOWN:	return "Outcome unknown: fenced while the record was in flight (read it on the new primary)";
 	case REPL_E_NO_QUORUM:	return "Cannot promote: fewer than n - k + 1 nodes reachable (forcing it may lose acknowledged records)";
 	case REPL_E_MEMBERSHIP:	return "The replicas or quorum differ from the membership stored in the log (reconfigure to change it)";
+	case REPL_E_NOT_MEMBER:	return "This node's log holds no membership: it is not a member of a cluster (bootstrap a new cluster, or let a primary catch it up)";
+	case REPL_E_SUPERSEDED:	return "A newer primary took over while this node was down: it must not lead again on its own (serve as a replica, or promote explicitly)";
 	default:		return "Unknown error";
 	}
 }
@@ -134,6 +138,8 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.promote_wait_ms = cfg->promote_wait_ms,
 			.force = cfg->force_promotion != 0,
 			.reconfigure = cfg->reconfigure != 0,
+			.bootstrap = cfg->bootstrap != 0,
+			.refuse_if_superseded = cfg->refuse_if_superseded != 0,
 			.flush_method = cfg->flush_method,
 		};
 

@@ -30,6 +30,15 @@
 #include "fabric.h"
 #include "log.h"
 #include "membership.h"
+
+/*
+ * The most terms a HELLO's epoch may be above the one followed: a
+ * promotion goes one term above the highest it finds (a few more when
+ * promotions race), so a replica down through this many failovers in a
+ * row is the most that is plausible.  Past it the replica must be made
+ * anew (repld --reinit).
+ */
+#define REPLICA_TERM_JUMP_MAX 1024
 #include "replica.h"
 #include "wal.h"
 
@@ -94,23 +103,39 @@ static int
 open_log(struct replica *r)
 {
 	const struct replica_cfg *cfg = r->cfg;
+	bool make = cfg->create || cfg->reinit;
+	enum wal_probe kind;
 	int ret;
 
-	ret = rpma_ext_mem_open(cfg->backend, cfg->path, cfg->create ? cfg->size : 0,
-		cfg->create ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
+	ret = rpma_ext_mem_open(cfg->backend, cfg->path, make ? cfg->size : 0,
+		make ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
 	if (ret) {
 		RPMA_LOG_ERROR("replica: cannot open its log %s", cfg->path);
 		return ret;
 	}
-	ret = wal_open(r->mem, &r->wal);
-	if (ret == WAL_E_CORRUPT && cfg->create) {
-		/* a new medium: an empty log in this cluster's name */
+	kind = wal_probe(r->mem);
+	if (cfg->reinit || (kind == WAL_PROBE_BLANK && cfg->create)) {
+		/* an empty log in this cluster's name, a new incarnation */
 		struct wal_identity id = { .node_id = cfg->node_id };
 
+		if (cfg->reinit && kind != WAL_PROBE_BLANK)
+			RPMA_LOG_WARNING("replica: %s is made anew (reinit): what it "
+				"held is gone; it is a member again once a primary "
+				"has caught it up", cfg->path);
 		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
-		if ((ret = wal_format(r->mem, &id)) == 0)
-			ret = wal_open(r->mem, &r->wal);
+		if ((ret = wal_format(r->mem, &id)) != 0) {
+			RPMA_LOG_ERROR("replica: cannot format %s (%d)", cfg->path, ret);
+			return ret;
+		}
+	} else if (kind == WAL_PROBE_DAMAGED || kind == WAL_PROBE_FOREIGN) {
+		RPMA_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
+			"empty log, losing what it holds)", cfg->path,
+			kind == WAL_PROBE_DAMAGED ? "holds a damaged log (both header "
+			"copies fail their checks)" : "holds no log but other data "
+			"(a mistyped path?)");
+		return WAL_E_CORRUPT;
 	}
+	ret = wal_open(r->mem, &r->wal);
 	if (ret) {
 		RPMA_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
 		return ret;
@@ -279,8 +304,9 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	case CTL_TRUNCATE:
 	case CTL_SET_HEAD:
-		from_ctl(&p, &m->u.pos);
-		ret = m->type == CTL_TRUNCATE ? wal_truncate(r->wal, &p) :
+		from_ctl(&p, &m->u.cut.pos);
+		ret = m->type == CTL_TRUNCATE ?
+			wal_truncate(r->wal, &p, m->u.cut.epoch) :
 			wal_set_head(r->wal, &p);
 		wal_positions(r->wal, &head, &tail, NULL);
 		out.type = CTL_ACK;
@@ -495,7 +521,7 @@ end_session(struct replica *r, const char *why_fenced)
  * that the scan stops at).  Only then is the new primary answered.
  */
 static int
-fence(struct replica *r, uint64_t epoch, uint32_t from)
+fence(struct replica *r, uint64_t epoch, uint32_t from, uint64_t from_inc)
 {
 	char why[CTL_TEXT_MAX + 1];
 	int ret;
@@ -511,10 +537,52 @@ fence(struct replica *r, uint64_t epoch, uint32_t from)
 	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
 	if ((ret = new_region(r)))
 		return ret;
-	if (epoch > r->id.epoch && (ret = wal_set_epoch(r->wal, epoch)))
+	if ((epoch > r->id.epoch || r->id.epoch_inc == 0) &&
+	    (ret = wal_set_epoch(r->wal, epoch, from_inc)))
 		return ret;
 	wal_identity(r->wal, &r->id, &r->ring_size);
 	return wal_refresh_persist(r->wal);
+}
+
+/*
+ * A HELLO this replica must not take, whatever its epoch's order: why
+ * (0 if none).  An epoch names the node that chose it in its low 16 bits;
+ * an epoch this replica promised is its chooser's alone, not another
+ * incarnation's of the same node (a log made anew on a replaced disk
+ * starts from epoch 0 and would pick its old epoch again); and a term
+ * far above the one followed is not a promotion's (each goes one above
+ * what it finds) but a forged or broken peer's, which would use up the
+ * epochs.  A replica that never followed one takes any.
+ */
+static int
+hello_implausible(const struct replica *r, const struct ctl_hello *h,
+		char *why, size_t n)
+{
+	uint64_t term = h->epoch >> 16, followed = r->id.epoch >> 16;
+
+	if (h->node_id == r->id.node_id)
+		snprintf(why, n, "it claims this replica's own node id %u",
+			(unsigned)h->node_id);
+	else if (h->epoch == 0 || (h->epoch & 0xffff) != (h->node_id & 0xffff))
+		snprintf(why, n, "its epoch %llu is not one node %u chose (the "
+			"low 16 bits name the node)", (unsigned long long)h->epoch,
+			(unsigned)h->node_id);
+	else if (h->epoch == r->id.epoch && r->id.epoch_inc != 0 &&
+		 h->incarnation != r->id.epoch_inc)
+		snprintf(why, n, "epoch %llu was promised to another incarnation "
+			"of node %u (%016llx, not %016llx): its log was made anew",
+			(unsigned long long)h->epoch, (unsigned)h->node_id,
+			(unsigned long long)r->id.epoch_inc,
+			(unsigned long long)h->incarnation);
+	else if (r->id.epoch != 0 && term > followed + REPLICA_TERM_JUMP_MAX)
+		snprintf(why, n, "its epoch %llu is %llu terms above the %llu this "
+			"replica follows (at most %d): implausible",
+			(unsigned long long)h->epoch,
+			(unsigned long long)(term - followed),
+			(unsigned long long)r->id.epoch, REPLICA_TERM_JUMP_MAX);
+	else
+		return 0;
+	return -1;
 }
 
 /* a new control connection: its HELLO, and the session it may start */
@@ -557,7 +625,29 @@ greet(struct replica *r, struct ctl_chan *ch)
 	memcpy(hr->cluster_uuid, r->id.cluster_uuid, 16);
 	hr->node_id = r->id.node_id;
 	hr->ring_size = r->ring_size;
+	hr->incarnation = r->id.incarnation;
 	out.seq = m.seq;
+	if (m.u.hello.flags & CTL_HELLO_F_PROBE) {
+		/* a restarted primary asks what this replica follows: tell */
+		wal_positions(r->wal, &head, &tail, NULL);
+		hr->flags = m.u.hello.epoch < r->id.epoch ? CTL_HELLO_F_STALE : 0;
+		hr->epoch = r->id.epoch;
+		to_ctl(&hr->head, &head);
+		to_ctl(&hr->tail, &tail);
+		hr->tail_epoch = wal_tail_epoch(r->wal);
+		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
+		goto close;
+	}
+	{
+		char why[CTL_TEXT_MAX + 1];
+
+		if (hello_implausible(r, &m.u.hello, why, sizeof(why))) {
+			RPMA_LOG_WARNING("replica: refused node %u at %s: %s",
+				(unsigned)m.u.hello.node_id, ctl_chan_peer(ch), why);
+			send_error(ch, RPMA_E_INVAL, why);
+			goto close;
+		}
+	}
 	if (m.u.hello.epoch < r->id.epoch) {
 		/* a primary from before the one this replica follows: fenced */
 		RPMA_LOG_NOTICE("replica: refused node %u at %s: its epoch %llu is "
@@ -572,7 +662,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
 		goto close;
 	}
-	if ((ret = fence(r, m.u.hello.epoch, m.u.hello.node_id))) {
+	if ((ret = fence(r, m.u.hello.epoch, m.u.hello.node_id,
+			m.u.hello.incarnation))) {
 		send_error(ch, RPMA_E_PROVIDER, "cannot fence the former primary");
 		goto close;
 	}
@@ -583,6 +674,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	to_ctl(&hr->head, &head);
 	to_ctl(&hr->tail, &tail);
 	hr->tail_epoch = wal_tail_epoch(r->wal);
+	hr->head_epoch = wal_epoch_before(r->wal, head.lsn);
 	{
 		struct membership cur;
 

@@ -51,7 +51,15 @@ struct replica_cfg {
 	const char *path;		/* its log: file or device */
 	enum rpma_ext_mem_backend backend;
 	size_t size;			/* with create: the log's size */
-	int create;			/* format if the medium holds no log */
+	/*
+	 * create: make the file if it is missing and format a medium that
+	 * is blank (every header byte zero), never one that holds a damaged
+	 * log or something else.  reinit: format it whatever it holds (a
+	 * replaced disk, a log to be made anew): a new incarnation with no
+	 * membership, which counts for nothing until a primary caught it up.
+	 */
+	int create;
+	int reinit;
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
 	const char *provider;		/* "verbs", or a libfabric provider ("tcp") */

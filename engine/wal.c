@@ -3,7 +3,7 @@
  * wal.c -- the local write-ahead log: format, appends, group persist,
  * recovery and space.
  *
- * ON-MEDIA FORMAT (little-endian; version 1)
+ * ON-MEDIA FORMAT (little-endian; version 2)
  *
  * The log is one persistence-backend region (rpma_ext_mem) of S bytes:
  *
@@ -11,15 +11,16 @@
  *   [4096, 8192)  header copy B
  *   [8192, S)     the ring: records, back to back, 8-byte aligned
  *
- * Header (112 bytes at the start of its copy):
+ * Header (136 bytes at the start of its copy):
  *
  *   off size field
  *     0    8 magic       "RPLWAL" 0x00 0x01
- *     8    4 version     1
+ *     8    4 version     2
  *    12    4 node_id
  *    16    8 seq         generation: of two valid copies the larger wins
  *    24   16 cluster_uuid
- *    40    8 epoch
+ *    40    8 epoch       the newest epoch this log accepted (a replica's
+ *                        promise) or started (a primary's)
  *    48    8 ring_off    8192
  *    56    8 ring_size   S - 8192
  *    64    8 ck_lsn      the checkpoint: LSN of the first record kept,
@@ -31,8 +32,19 @@
  *    96    4 dev_crc     CRC-32C of the device's id (0: not known)
  *   100    4 state       1 while a process has the log open, 0 after a
  *                        clean close
- *   104    4 reserved    0
- *   108    4 crc         CRC-32C of bytes 0..107
+ *   104    8 incarnation random at format, never 0, never changed: a log
+ *                        made anew (a replaced disk) is another log
+ *   112    8 epoch_inc   the incarnation of the log whose node chose
+ *                        epoch (0: not known)
+ *   120    8 ck_epoch    the epoch of record ck_lsn - 1 (0: none, or
+ *                        not known), so a log whose records were all
+ *                        released still says how recent it is
+ *   128    4 reserved    0
+ *   132    4 crc         CRC-32C of bytes 0..131
+ *
+ * Version 1 had the fields up to state, then reserved (104) and crc
+ * (108, over bytes 0..107); opening such a log rewrites its header as
+ * version 2 with a fresh incarnation and ck_epoch 0.
  *
  * The rest of each 4 KiB copy is zeroed at format; the membership
  * (membership.h) lives at offset 1024 of each copy, with its own
@@ -50,9 +62,13 @@
  *     8    4 len         payload bytes (aligned: never torn)
  *    12    4 lap         the pass over the ring, from 1
  *    16    8 client_id
- *    24    4 epoch       low 32 bits of the epoch it was written in
+ *    24    4 epoch       the epoch it was written in (epochs are at
+ *                        most 2^32 - 1)
  *    28    4 flags       1 = WRAP: no payload, the next record is at ring
- *                        offset 0 with lap + 1 (a WRAP takes no LSN)
+ *                        offset 0 with lap + 1 (a WRAP takes no LSN);
+ *                        2 = EPOCH_START: no payload, the first record a
+ *                        primary writes in its epoch (the commit rule,
+ *                        docs/replication.md); the two never together
  *    32    4 crc         CRC-32C of this header (crc field zero) and the
  *                        payload, chained: seeded with the previous
  *                        record's crc (the checkpoint's ck_crc first)
@@ -145,6 +161,8 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	h.node_id = id->node_id;
 	memcpy(h.cluster_uuid, id->cluster_uuid, sizeof(h.cluster_uuid));
 	h.epoch = id->epoch;
+	h.incarnation = id->incarnation ? id->incarnation : wal_new_incarnation();
+	h.epoch_inc = id->epoch_inc ? id->epoch_inc : id->epoch ? h.incarnation : 0;
 	h.ring_off = RING_OFF;
 	h.ring_size = (size - RING_OFF) & ~(uint64_t)7;
 	h.ck_lsn = 1;
@@ -233,10 +251,11 @@ wal_hdr_update(struct wal *wal, struct wal_hdr *nh)
 
 /* the checkpoint is at: a new header generation, durable on return */
 int
-wal_set_checkpoint(struct wal *wal, const struct wal_pos *at)
+wal_set_checkpoint(struct wal *wal, const struct wal_pos *at, uint64_t ck_epoch)
 {
 	struct wal_hdr nh = wal->hdr;
 
+	nh.ck_epoch = ck_epoch;
 	nh.ck_lsn = at->lsn;
 	nh.ck_off = at->off;
 	nh.ck_lap = at->lap;
@@ -304,6 +323,37 @@ wal_idx_find(const struct wal *wal, uint64_t lsn)
 	return wal->head;
 }
 
+static bool
+all_zero(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+enum wal_probe
+wal_probe(struct rpma_ext_mem *mem)
+{
+	struct wal_hdr a, b;
+	size_t size;
+	char *base;
+
+	if (region(mem, &base, &size))
+		return WAL_PROBE_FOREIGN;	/* too small to be a log */
+	memcpy(&a, base, sizeof(a));
+	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
+	if (wal_hdr_check(&a, size, NULL) || wal_hdr_check(&b, size, NULL) ||
+	    wal_hdr_from_v1(&a, size) || wal_hdr_from_v1(&b, size))
+		return WAL_PROBE_VALID;
+	if (all_zero(base, RING_OFF))
+		return WAL_PROBE_BLANK;
+	if (memcmp(a.magic, wal_magic, sizeof(a.magic)) == 0 ||
+	    memcmp(b.magic, wal_magic, sizeof(b.magic)) == 0)
+		return WAL_PROBE_DAMAGED;
+	return WAL_PROBE_FOREIGN;
+}
+
 int
 wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 {
@@ -313,17 +363,18 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	struct wal *wal;
 	size_t size;
 	char *base;
-	bool va, vb;
+	bool va, vb, upgrade;
 	int kind, ret;
 
 	if (wal_ptr == NULL || region(mem, &base, &size))
 		return RPMA_E_INVAL;
 	memcpy(&a, base, sizeof(a));
 	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
-	va = wal_hdr_check(&a, size, NULL);
-	vb = wal_hdr_check(&b, size, NULL);
+	va = wal_hdr_check(&a, size, NULL) || wal_hdr_from_v1(&a, size);
+	vb = wal_hdr_check(&b, size, NULL) || wal_hdr_from_v1(&b, size);
 	if (!va && !vb)
 		return WAL_E_CORRUPT;
+	upgrade = (va && a.version == 1) || (vb && b.version == 1);
 
 	wal = calloc(1, sizeof(*wal));
 	if (wal == NULL)
@@ -377,6 +428,19 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->read_limit = UINT64_MAX;
 	atomic_init(&wal->pub_lsn, wal->pub.lsn);
 	atomic_init(&wal->durable_lsn, wal->durable.lsn);
+	if (upgrade) {
+		/* both copies as version 2, so no version 1 copy can win later */
+		wal->hdr.version = WAL_VERSION;
+		wal->hdr.incarnation = wal_new_incarnation();
+		RPMA_LOG_NOTICE("the log's header is of format version 1: "
+			"rewritten as version 2 (incarnation %016llx)",
+			(unsigned long long)wal->hdr.incarnation);
+		if ((ret = wal_hdr_update(wal, &wal->hdr)) ||
+		    (ret = wal_hdr_update(wal, &wal->hdr))) {
+			wal_free(wal);
+			return ret;
+		}
+	}
 	if ((ret = check_health(wal))) {
 		wal_free(wal);
 		return ret;
@@ -458,9 +522,9 @@ publish_ready(struct wal *wal)
 	}
 }
 
-int
-wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
-		uint64_t client_id, int timeout_ms, uint64_t *lsn)
+static int
+append(struct wal *wal, const struct iovec *iov, int iovcnt,
+		uint64_t client_id, uint32_t flags, int timeout_ms, uint64_t *lsn)
 {
 	struct timespec until = { 0, 0 };
 	bool waited = false;
@@ -530,6 +594,7 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	h.lap = at.lap;
 	h.client_id = client_id;
 	h.epoch = (uint32_t)wal->hdr.epoch;
+	h.flags = flags;
 	crc0 = rpma_crc32c(0, &h, sizeof(h));
 	for (int i = 0; i < iovcnt; i++) {
 		rpma_ext_mem_memcpy(wal->mem, RING_OFF + at.off + REC_HDR + done,
@@ -550,6 +615,19 @@ wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	pthread_mutex_unlock(&wal->lock);
 	*lsn = h.lsn;
 	return 0;
+}
+
+int
+wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
+		uint64_t client_id, int timeout_ms, uint64_t *lsn)
+{
+	return append(wal, iov, iovcnt, client_id, 0, timeout_ms, lsn);
+}
+
+int
+wal_append_epoch_start(struct wal *wal, int timeout_ms, uint64_t *lsn)
+{
+	return append(wal, NULL, 0, 0, FLAG_EPOCH_START, timeout_ms, lsn);
 }
 
 /* persist the ring between two positions (at most one wrap) */
@@ -692,6 +770,19 @@ wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 	return ret;
 }
 
+bool
+wal_is_epoch_start(struct wal *wal, uint64_t lsn)
+{
+	struct rec_hdr h;
+	struct wal_pos at;
+	bool yes;
+
+	pthread_mutex_lock(&wal->lock);
+	yes = wal_find(wal, lsn, &at, &h) == 0 && (h.flags & FLAG_EPOCH_START);
+	pthread_mutex_unlock(&wal->lock);
+	return yes;
+}
+
 int
 wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
 		uint64_t *epoch, size_t *len)
@@ -731,7 +822,8 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 			ret = WAL_E_CORRUPT;
 			break;
 		}
-		if (kind == 1 && h.lsn >= from)
+		/* an epoch start is the protocol's, not the database's */
+		if (kind == 1 && h.lsn >= from && !(h.flags & FLAG_EPOCH_START))
 			ret = cb(arg, h.lsn, wal->ring + p.off + REC_HDR, h.len);
 		wal_advance(wal, &p, h.len, kind == 2, h.crc);
 	}
@@ -744,6 +836,7 @@ wal_release(struct wal *wal, uint64_t lsn)
 {
 	struct rec_hdr h;
 	struct wal_pos p;
+	uint64_t ck_epoch;
 	int kind, ret = 0;
 
 	if (wal == NULL)
@@ -753,12 +846,16 @@ wal_release(struct wal *wal, uint64_t lsn)
 	if (lsn >= wal->durable.lsn)
 		lsn = wal->durable.lsn - 1;
 	p = wal->head;
-	while (p.lsn <= lsn && (kind = wal_rec_at(wal, &p, &h)) != 0)
+	ck_epoch = wal->hdr.ck_epoch;
+	while (p.lsn <= lsn && (kind = wal_rec_at(wal, &p, &h)) != 0) {
+		if (kind == 1)
+			ck_epoch = h.epoch;
 		wal_advance(wal, &p, h.len, kind == 2, h.crc);
+	}
 	if (p.lsn == wal->head.lsn && p.off == wal->head.off)
 		goto out;
 	/* the checkpoint moves first, durably; only then is the space free */
-	if ((ret = wal_set_checkpoint(wal, &p)))
+	if ((ret = wal_set_checkpoint(wal, &p, ck_epoch)))
 		goto out;
 	wal->used -= wal_distance(wal, &wal->head, &p);
 	wal->head = p;

@@ -38,11 +38,32 @@ struct wal_identity {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
 	uint64_t epoch;
+	/*
+	 * The log's incarnation: random at format (wal_format draws one when
+	 * this is 0), so a log recreated on a replaced disk is told apart
+	 * from the one it replaces.
+	 */
+	uint64_t incarnation;
+	uint64_t epoch_inc;	/* the incarnation of the log that chose epoch */
 	unsigned health;	/* WAL_HEALTH_* */
 };
 
 /* format mem as an empty log (overwrites it) */
 int wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id);
+
+/*
+ * What a medium holds, before wal_open: a log (VALID); nothing, every
+ * header byte zero (BLANK: a new file or device); a log whose header
+ * copies both fail their checks (DAMAGED); or something else (FOREIGN: a
+ * mistyped path?).  Only a BLANK medium is formatted without being told.
+ */
+enum wal_probe {
+	WAL_PROBE_VALID,
+	WAL_PROBE_BLANK,
+	WAL_PROBE_DAMAGED,
+	WAL_PROBE_FOREIGN,
+};
+enum wal_probe wal_probe(struct rpma_ext_mem *mem);
 
 /*
  * Open a formatted log: pick the valid header copy, then scan records from
@@ -59,6 +80,13 @@ void wal_close(struct wal **wal_ptr);
  */
 int wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		uint64_t client_id, int timeout_ms, uint64_t *lsn);
+
+/*
+ * Append an epoch-start record (no payload, client id 0, the header's
+ * epoch): a new primary's first record (docs/replication.md, the commit
+ * rule).  wal_iterate does not pass it to its callback.
+ */
+int wal_append_epoch_start(struct wal *wal, int timeout_ms, uint64_t *lsn);
 
 /*
  * Make every record up to lsn durable.  Appends that arrive while a persist
@@ -78,6 +106,9 @@ int wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size,
 /* record lsn's client id, epoch (the low 32 bits it keeps) and length */
 int wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
 		uint64_t *epoch, size_t *len);
+
+/* is record lsn an epoch-start record (wal_append_epoch_start)? */
+bool wal_is_epoch_start(struct wal *wal, uint64_t lsn);
 
 typedef int wal_iterate_fn(void *arg, uint64_t lsn, const void *data,
 		size_t len);
@@ -142,11 +173,20 @@ int wal_refresh_persist(struct wal *wal);
  */
 int wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc);
 
-/* the epoch of the newest record (0: the log holds none) */
+/*
+ * The epoch of the newest record: of the one before the checkpoint when
+ * every record was released (0: the log never held one).
+ */
 uint64_t wal_tail_epoch(struct wal *wal);
 
-/* start a new epoch (a primary's start): durable in the header */
-int wal_set_epoch(struct wal *wal, uint64_t epoch);
+/* the epoch of record lsn - 1 (lsn = the checkpoint's: ck_epoch; 0: not known) */
+uint64_t wal_epoch_before(struct wal *wal, uint64_t lsn);
+
+/*
+ * A new epoch, durable in the header: a primary's start, or a replica's
+ * promise; epoch_inc is the incarnation of the log whose node chose it.
+ */
+int wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc);
 
 /*
  * A replica's ring is written by its primary, not by wal_append.  These
@@ -157,10 +197,11 @@ int wal_set_epoch(struct wal *wal, uint64_t epoch);
 int wal_refresh(struct wal *wal);
 /*
  * End the log at `at`: if it is a point of this log's chain, the records
- * after it are forgotten; otherwise the log restarts, empty, at `at`.
- * Durable before it returns.
+ * after it are forgotten; otherwise the log restarts, empty, at `at`,
+ * whose preceding record has epoch at_epoch (0: not known).  Durable
+ * before it returns.
  */
-int wal_truncate(struct wal *wal, const struct wal_pos *at);
+int wal_truncate(struct wal *wal, const struct wal_pos *at, uint64_t at_epoch);
 /* move the checkpoint forward to `at`, a point of this log's chain */
 int wal_set_head(struct wal *wal, const struct wal_pos *at);
 /* readers (wal_read, wal_iterate) see nothing after lsn (UINT64_MAX: all) */

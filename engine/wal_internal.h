@@ -18,7 +18,8 @@
 _Static_assert(WAL_RING_OFF == 2 * HDR_COPY_SIZE, "the ring follows both header copies");
 #define REC_HDR 40
 #define FLAG_WRAP 1u
-#define WAL_VERSION 1
+#define FLAG_EPOCH_START 2u
+#define WAL_VERSION 2
 
 struct wal_hdr {
 	char magic[8];
@@ -36,10 +37,15 @@ struct wal_hdr {
 	uint64_t usc;
 	uint32_t dev_crc;
 	uint32_t state;
+	uint64_t incarnation;	/* this log's, random at format, never 0 */
+	uint64_t epoch_inc;	/* the incarnation of the log that chose epoch */
+	uint64_t ck_epoch;	/* the epoch of record ck_lsn - 1 (0: none) */
 	uint32_t reserved;
 	uint32_t crc;
 };
-_Static_assert(sizeof(struct wal_hdr) == 112, "header is 112 bytes");
+_Static_assert(sizeof(struct wal_hdr) == 136, "header is 136 bytes");
+/* version 1's header: the same fields up to state, then reserved and crc */
+#define WAL_V1_HDR_SIZE 112
 
 #define STATE_OPEN 1u
 
@@ -112,6 +118,14 @@ wal_align8(uint64_t v)
 }
 
 uint32_t wal_hdr_crc(const struct wal_hdr *h);
+/* a random incarnation, never 0 */
+uint64_t wal_new_incarnation(void);
+/*
+ * A valid version 1 header copy?  Then h becomes it in version 2's layout
+ * with the fields version 2 added zero and version still 1, for the
+ * caller to upgrade.
+ */
+bool wal_hdr_from_v1(struct wal_hdr *h, uint64_t size);
 /* a valid header for a region of size bytes? (why: what fails, or NULL) */
 bool wal_hdr_check(const struct wal_hdr *h, uint64_t size, const char **why);
 /* the position after a record (or WRAP) of len payload bytes at p */
@@ -133,7 +147,8 @@ uint32_t wal_rec_crc_start(const struct rec_hdr *h, uint32_t prev);
 /* wal.c */
 int wal_persist(struct wal *wal, uint64_t off, uint64_t len);
 int wal_hdr_update(struct wal *wal, struct wal_hdr *nh);
-int wal_set_checkpoint(struct wal *wal, const struct wal_pos *at);
+int wal_set_checkpoint(struct wal *wal, const struct wal_pos *at,
+		uint64_t ck_epoch);
 void wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len,
 		bool wrap, uint32_t crc);
 int wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h);

@@ -135,14 +135,41 @@ wal_tail_epoch(struct wal *wal)
 {
 	struct wal_pos at;
 	struct rec_hdr h;
-	uint64_t epoch = 0;
+	uint64_t epoch;
 
 	pthread_mutex_lock(&wal->lock);
+	/* every record released: the checkpoint remembers the last one's */
+	epoch = wal->hdr.ck_epoch;
 	if (wal->pub.lsn > wal->head.lsn &&
 	    wal_find(wal, wal->pub.lsn - 1, &at, &h) == 0)
 		epoch = h.epoch;
 	pthread_mutex_unlock(&wal->lock);
 	return epoch;
+}
+
+/* the epoch of record lsn - 1, under wal->lock (0: not known) */
+static uint64_t
+epoch_before(struct wal *wal, uint64_t lsn)
+{
+	struct wal_pos at;
+	struct rec_hdr h;
+
+	if (lsn == wal->head.lsn)
+		return wal->hdr.ck_epoch;
+	if (lsn > wal->head.lsn && wal_find(wal, lsn - 1, &at, &h) == 0)
+		return h.epoch;
+	return 0;
+}
+
+uint64_t
+wal_epoch_before(struct wal *wal, uint64_t lsn)
+{
+	uint64_t e;
+
+	pthread_mutex_lock(&wal->lock);
+	e = epoch_before(wal, lsn);
+	pthread_mutex_unlock(&wal->lock);
+	return e;
 }
 
 int
@@ -175,7 +202,7 @@ wal_refresh_persist(struct wal *wal)
 }
 
 int
-wal_truncate(struct wal *wal, const struct wal_pos *at)
+wal_truncate(struct wal *wal, const struct wal_pos *at, uint64_t at_epoch)
 {
 	struct wal_pos own;
 	int ret = 0;
@@ -197,7 +224,7 @@ wal_truncate(struct wal *wal, const struct wal_pos *at)
 		/* not in our chain: the log restarts empty at it */
 		if ((ret = end_at(wal, at)))
 			goto out;
-		if ((ret = wal_set_checkpoint(wal, at)))
+		if ((ret = wal_set_checkpoint(wal, at, at_epoch)))
 			goto out;
 		wal->head = *at;
 		wal->durable = *at;
@@ -228,7 +255,7 @@ wal_set_head(struct wal *wal, const struct wal_pos *at)
 	}
 	if (pos_equal(at, &wal->head))
 		goto out;
-	if ((ret = wal_set_checkpoint(wal, at)))
+	if ((ret = wal_set_checkpoint(wal, at, epoch_before(wal, at->lsn))))
 		goto out;
 	wal->used -= wal_distance(wal, &wal->head, at);
 	wal->head = *at;
@@ -241,7 +268,7 @@ out:
 }
 
 int
-wal_set_epoch(struct wal *wal, uint64_t epoch)
+wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
 {
 	struct wal_hdr nh;
 	int ret;
@@ -251,6 +278,7 @@ wal_set_epoch(struct wal *wal, uint64_t epoch)
 	pthread_mutex_lock(&wal->lock);
 	nh = wal->hdr;
 	nh.epoch = epoch;
+	nh.epoch_inc = epoch_inc;
 	ret = wal_hdr_update(wal, &nh);
 	pthread_mutex_unlock(&wal->lock);
 	return ret;
@@ -271,6 +299,8 @@ wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
 	memcpy(id->cluster_uuid, wal->hdr.cluster_uuid, sizeof(id->cluster_uuid));
 	id->node_id = wal->hdr.node_id;
 	id->epoch = wal->hdr.epoch;
+	id->incarnation = wal->hdr.incarnation;
+	id->epoch_inc = wal->hdr.epoch_inc;
 	*ring_size = wal->ring_size;
 	pthread_mutex_unlock(&wal->lock);
 }

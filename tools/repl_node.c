@@ -256,7 +256,8 @@ run_primary(int argc, char *argv[])
 	cfg.replicas = reps;
 	tls_files("primary", &cfg.tls_ca, &cfg.tls_cert, &cfg.tls_key);
 	memcpy(cfg.cluster_uuid, uuid, 16);
-	cfg.create = access(cfg.path, F_OK) != 0;
+	/* the first start of a cluster makes the log; any other opens one */
+	cfg.bootstrap = cfg.create = env_int("REPL_NODE_BOOTSTRAP", 0);
 	{
 		/* SIGTERM: stop appending, let the replicas catch up, close */
 		struct sigaction sa = { .sa_handler = on_signal };

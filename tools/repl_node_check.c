@@ -219,12 +219,12 @@ run_forge(int argc, char *argv[])
 	wal = open_image(argv[2], &mem);
 	wal_identity(wal, &id, &ring);
 	/* written by the primary of the term before the one it follows */
-	if (id.epoch < 0x20000 || wal_set_epoch(wal, id.epoch - 0x10000))
+	if (id.epoch < 0x20000 || wal_set_epoch(wal, id.epoch - 0x10000, id.epoch_inc))
 		return 1;
 	for (long i = 0; i < atol(argv[3]); i++)
 		if (wal_append(wal, &iov, 1, 0, 0, &lsn))
 			return 1;
-	if (wal_sync(wal, lsn) || wal_set_epoch(wal, id.epoch))
+	if (wal_sync(wal, lsn) || wal_set_epoch(wal, id.epoch, id.epoch_inc))
 		return 1;
 	printf("forge: %s now ends at LSN %llu\n", argv[2], (unsigned long long)lsn);
 	wal_close(&wal);
@@ -269,8 +269,22 @@ run_verify(int argc, char *argv[], bool with_seed)
 	for (uint64_t l = ps.first_lsn; l && l <= ps.last_lsn; l++) {
 		size_t len = 0;
 		uint64_t e, h;
-		int ret = wal_read(pw, l, got, sizeof(got), &len);
+		int ret;
 
+		if (wal_is_epoch_start(pw, l)) {
+			/* a primary's first record: no payload, a newer epoch */
+			if (header_epoch(pm, pw, l) < (prev_epoch & 0xffffffffu)) {
+				printf("verify: FAIL: LSN %llu starts epoch %llu after "
+					"records of epoch %llu\n", (unsigned long long)l,
+					(unsigned long long)header_epoch(pm, pw, l),
+					(unsigned long long)prev_epoch);
+				bad++;
+				break;
+			}
+			exact++;
+			continue;
+		}
+		ret = wal_read(pw, l, got, sizeof(got), &len);
 		if (ret || len < PAYLOAD_HDR || len > MAX_LEN) {
 			printf("verify: FAIL: primary LSN %llu cannot be read (%d, %zu "
 				"bytes)\n", (unsigned long long)l, ret, len);

@@ -40,6 +40,11 @@ extern "C" {
 					   nodes reachable (see force) */
 #define REPL_E_MEMBERSHIP (-300012)	/* n or k differ from the stored
 					   membership (see reconfigure) */
+#define REPL_E_NOT_MEMBER (-300013)	/* promotion: this node's log holds
+					   no membership (see bootstrap) */
+#define REPL_E_SUPERSEDED (-300014)	/* a restart as the primary: a newer
+					   primary took over meanwhile (see
+					   refuse_if_superseded) */
 
 const char *repl_strerror(int err);
 
@@ -113,6 +118,26 @@ struct repl_cfg {
 	 * REPL_E_INVAL.
 	 */
 	int flush_method;
+
+	/*
+	 * The first start of a cluster (with create, on the node that leads
+	 * it first): the new log's membership is this configuration, as
+	 * configuration epoch 1.  Refused with REPL_E_NOT_MEMBER if a
+	 * replica it reaches holds records, an epoch or a membership: then
+	 * the cluster exists already.  Without bootstrap, a log that holds
+	 * no membership (a new log, or one made anew on a replaced disk) is
+	 * not a member and cannot promote: REPL_E_NOT_MEMBER.
+	 */
+	int bootstrap;
+
+	/*
+	 * A restart of a node that was the primary, rather than a promotion
+	 * an operator asked for: if any replica follows a newer epoch (of
+	 * another node: a failover happened while this one was down), fail
+	 * with REPL_E_SUPERSEDED before anything is fenced, so a restart
+	 * never undoes a failover.  The caller then serves as a replica.
+	 */
+	int refuse_if_superseded;
 };
 
 #define REPL_FLUSH_AUTO		0	/* the transport's default */

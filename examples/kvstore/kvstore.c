@@ -613,7 +613,8 @@ main(int argc, char *argv[])
 	while ((opt = getopt(argc, argv, "cb:s:t:r:q:n:u:h")) != -1) {
 		switch (opt) {
 		case 'c':
-			cfg.create = 1;
+			/* a new log: the first start of its cluster */
+			cfg.create = cfg.bootstrap = 1;
 			break;
 		case 'b':
 			if (strcmp(optarg, "file") == 0)

@@ -65,8 +65,11 @@ wait_ready() {
 }
 
 ppid=0
+# the first start bootstraps the cluster (makes the log); restarts open it
 start_primary() {	# quorum
-	"$NODE" primary "$D/p" $SIZE $SEED 1000000000 $1 "$D/acked" \
+	local boot=0
+	[[ -e $D/p ]] || boot=1
+	REPL_NODE_BOOTSTRAP=$boot "$NODE" primary "$D/p" $SIZE $SEED 1000000000 $1 "$D/acked" \
 		127.0.0.1:${CTL[0]} 127.0.0.1:${CTL[1]} 2>> "$D/p.err" &
 	ppid=$!
 	pids+=($!)
@@ -123,13 +126,16 @@ node_replica() {	# node
 }
 
 # a primary on node i's log (a promotion) appending to LSN until with
-# quorum 1; the rest: its replicas' HOST:PORT; a new log gets node id CTL
+# quorum 1; the rest: its replicas' HOST:PORT; a new log gets node id CTL.
+# The cluster's first primary bootstraps it (makes its log and the first
+# membership); every later one opens the log its node has.
 node_primary() {	# node until replica...
-	local i=$1 until=$2
+	local i=$1 until=$2 boot=0
 	shift 2
+	[[ -e $D/bootstrapped ]] || { boot=1; : > "$D/bootstrapped"; }
 	mark $i "primary to LSN $until of $*"
-	REPL_NODE_NODE_ID=${NCTL[$i]} "$NODE" primary "$D/n$i" $SIZE $SEED $until 1 \
-		"$D/acked" "$@" 2>> "$D/n$i.err" &
+	REPL_NODE_BOOTSTRAP=$boot REPL_NODE_NODE_ID=${NCTL[$i]} "$NODE" primary \
+		"$D/n$i" $SIZE $SEED $until 1 "$D/acked" "$@" 2>> "$D/n$i.err" &
 	npid[$i]=$!
 	role[$i]=primary
 	pids+=($!)

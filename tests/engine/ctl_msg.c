@@ -41,25 +41,31 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_HELLO, 0);
 	memset(m->u.hello.cluster_uuid, 0xff, 16);
 	m->u.hello.node_id = UINT32_MAX;
-	m->u.hello.flags = CTL_HELLO_F_FENCE_ONLY;
+	m->u.hello.flags = CTL_HELLO_F_FENCE_ONLY | CTL_HELLO_F_PROBE;
 	m->u.hello.epoch = UINT64_MAX;
 	m->u.hello.ring_size = UINT64_MAX - 7;
 	m->u.hello.head = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
 		UINT32_MAX, UINT32_MAX };
+	m->u.hello.incarnation = UINT64_MAX;
+	m->u.hello.head_epoch = UINT64_MAX - 2;
 	m = msg_init(&s[n++], CTL_HELLO, UINT32_MAX);
 	m->u.hello.ring_size = 8;
 	m->u.hello.head = pos_min;
+	m->u.hello.incarnation = 1;
 
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, 7);
 	m->u.hello_reply.ring_size = 4096;
 	m->u.hello_reply.head = pos_min;
 	m->u.hello_reply.tail = pos_min;
+	m->u.hello_reply.incarnation = 1;
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, UINT32_MAX);
 	memset(m->u.hello_reply.cluster_uuid, 0xa5, 16);
 	m->u.hello_reply.node_id = UINT32_MAX;
 	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE;
 	m->u.hello_reply.epoch = UINT64_MAX;
 	m->u.hello_reply.tail_epoch = UINT64_MAX - 1;
+	m->u.hello_reply.incarnation = UINT64_MAX - 3;
+	m->u.hello_reply.head_epoch = UINT64_MAX - 4;
 	m->u.hello_reply.ring_size = UINT64_MAX - 7;
 	m->u.hello_reply.head = (struct ctl_pos){ 5, 4088, 3, 0xdeadbeef };
 	m->u.hello_reply.tail = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
@@ -71,6 +77,7 @@ samples(struct ctl_msg *s)
 		m->u.hello_reply.desc[i] = (uint8_t)(0xff - i);
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, 1);
 	m->u.hello_reply.ring_size = 1 << 20;
+	m->u.hello_reply.incarnation = 0x0123456789abcdefull;
 	m->u.hello_reply.head = (struct ctl_pos){ 10, 64, 1, 1 };
 	m->u.hello_reply.tail = (struct ctl_pos){ 10, 64, 1, 1 };
 	m->u.hello_reply.data_port = 7204;
@@ -96,13 +103,15 @@ samples(struct ctl_msg *s)
 	m->u.query_reply.after = (struct ctl_pos){ 2, 0, 1, 0 };
 
 	m = msg_init(&s[n++], CTL_TRUNCATE, 8);
-	m->u.pos = pos_max;
+	m->u.cut.pos = pos_max;
+	m->u.cut.epoch = UINT64_MAX;
 	m = msg_init(&s[n++], CTL_TRUNCATE, 9);
-	m->u.pos = pos_min;
+	m->u.cut.pos = pos_min;
 	m = msg_init(&s[n++], CTL_SET_HEAD, 10);
-	m->u.pos = pos_max;
+	m->u.cut.pos = pos_max;
+	m->u.cut.epoch = 0x10001;
 	m = msg_init(&s[n++], CTL_SET_HEAD, 11);
-	m->u.pos = pos_min;
+	m->u.cut.pos = pos_min;
 
 	m = msg_init(&s[n++], CTL_ACK, 12);
 	m->u.ack.status = 0;
@@ -194,13 +203,13 @@ static int
 body_size(const struct ctl_msg *m)
 {
 	switch (m->type) {
-	case CTL_HELLO:		return 64;
-	case CTL_HELLO_REPLY:	return 112 + m->u.hello_reply.desc_len;
+	case CTL_HELLO:		return 80;
+	case CTL_HELLO_REPLY:	return 128 + m->u.hello_reply.desc_len;
 	case CTL_MEMBERSHIP:	return 544;
 	case CTL_QUERY:		return 8;
 	case CTL_QUERY_REPLY:	return 40;
-	case CTL_TRUNCATE:	return 24;
-	case CTL_SET_HEAD:	return 24;
+	case CTL_TRUNCATE:	return 32;
+	case CTL_SET_HEAD:	return 32;
 	case CTL_ACK:		return 56;
 	case CTL_COMMIT:	return 40;
 	case CTL_HEARTBEAT:	return 8;
@@ -242,7 +251,7 @@ round_trip(void)
 	msg_init(&back, CTL_QUERY, 0x04030201);
 	back.u.query.lsn = 0x1122334455667788ull;
 	{
-		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 1, 0, 3, 0,
+		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 2, 0, 3, 0,
 			8, 0, 0, 0, 1, 2, 3, 4,
 			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
 
@@ -387,7 +396,9 @@ rejections(void)
 	CU_ASSERT_EQUAL(ctl_msg_frame_len(f, &why), -1);
 
 	len = frame_of(&s[0], f);
-	put_le(f + 4, 2, 2);
+	put_le(f + 4, 1, 2);	/* the version before incarnations */
+	expect_reject(f, (size_t)len, "version");
+	put_le(f + 4, 3, 2);
 	expect_reject(f, (size_t)len, "version");
 	put_le(f + 4, 0, 2);
 	expect_reject(f, (size_t)len, "version");
@@ -402,9 +413,9 @@ rejections(void)
 
 	/* body length off by one, the frame agreeing with it */
 	len = frame_of(&s[0], f);
-	put_le(f + 8, 63, 4);
+	put_le(f + 8, 79, 4);
 	expect_reject(f, (size_t)len - 1, "HELLO: body length");
-	put_le(f + 8, 65, 4);
+	put_le(f + 8, 81, 4);
 	f[len] = 0;
 	expect_reject(f, (size_t)len + 1, "HELLO: body length");
 	/* and a header promising more than the frame has */
@@ -414,11 +425,11 @@ rejections(void)
 
 	/* HELLO_REPLY: the variable part must match desc_len */
 	len = frame_of(&s[4], f);	/* desc_len 1 */
-	put_le(f + 8, 112 + 2, 4);
+	put_le(f + 8, 128 + 2, 4);
 	f[len] = 0;
-	expect_reject(f, (size_t)len + 1, "112 + desc_len");
-	put_le(f + 8, 112, 4);
-	expect_reject(f, (size_t)len - 1, "112 + desc_len");
+	expect_reject(f, (size_t)len + 1, "128 + desc_len");
+	put_le(f + 8, 128, 4);
+	expect_reject(f, (size_t)len - 1, "128 + desc_len");
 
 	len = frame_of(&s[3], f);
 	put_le(f + 16 + 90, 65, 2);
@@ -429,7 +440,7 @@ rejections(void)
 
 	/* reserved fields */
 	len = frame_of(&s[0], f);
-	f[16 + 20] = 2;
+	f[16 + 20] = 4;
 	expect_reject(f, (size_t)len, "HELLO: unknown flags");
 	len = frame_of(&s[3], f);
 	f[16 + 95] = 0x80;
@@ -470,17 +481,28 @@ rejections(void)
 
 	/* positions: aligned offsets, LSNs and laps from 1 */
 	msg_init(&m, CTL_TRUNCATE, 1);
-	m.u.pos = (struct ctl_pos){ 1, 4, 1, 0 };
+	m.u.cut.pos = (struct ctl_pos){ 1, 4, 1, 0 };
 	refused(&m, "TRUNCATE: pos.off is not a multiple of 8");
-	m.u.pos.off = 8;
+	m.u.cut.pos.off = 8;
 	len = frame_of(&m, f);
 	f[16 + 8] = 12;
 	expect_reject(f, (size_t)len, "TRUNCATE: pos.off is not a multiple of 8");
 	f[16 + 8] = 8;
 	put_le(f + 16, 0, 8);
 	expect_reject(f, (size_t)len, "TRUNCATE: pos.lsn is 0");
-	m.u.pos.lap = 0;
+	m.u.cut.pos.lap = 0;
 	refused(&m, "TRUNCATE: pos.lap is 0");
+
+	/* incarnations are never 0 */
+	m = s[1];
+	m.u.hello.incarnation = 0;
+	refused(&m, "HELLO: incarnation is 0");
+	len = frame_of(&s[1], f);
+	put_le(f + 16 + 64, 0, 8);
+	expect_reject(f, (size_t)len, "HELLO: incarnation is 0");
+	m = s[2];
+	m.u.hello_reply.incarnation = 0;
+	refused(&m, "HELLO_REPLY: incarnation is 0");
 
 	msg_init(&m, CTL_SET_HEAD, 1);
 	refused(&m, "SET_HEAD: pos.lsn is 0");
@@ -509,7 +531,7 @@ rejections(void)
 	m.u.hello_reply.flags = 4;
 	refused(&m, "flags");
 	m = s[0];
-	m.u.hello.flags = 2;
+	m.u.hello.flags = 4;
 	refused(&m, "HELLO: unknown flags");
 
 	/* QUERY_REPLY: found is a boolean; after only when found */

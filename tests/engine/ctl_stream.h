@@ -57,11 +57,13 @@ stream_msg(int i, struct ctl_msg *m)
 		m->u.hello.epoch = v;
 		m->u.hello.ring_size = 1 << 20;
 		m->u.hello.head = p;
+		m->u.hello.incarnation = v | 1;
 		break;
 	case CTL_HELLO_REPLY:
 		m->u.hello_reply.ring_size = 1 << 20;
 		m->u.hello_reply.head = p;
 		m->u.hello_reply.tail = p;
+		m->u.hello_reply.incarnation = v | 1;
 		m->u.hello_reply.data_port = (uint16_t)i;
 		m->u.hello_reply.backend = (uint8_t)(i % (CTL_BACKEND_MAX + 1));
 		m->u.hello_reply.desc_len = (uint16_t)(i % (CTL_DESC_MAX + 1));
@@ -81,7 +83,8 @@ stream_msg(int i, struct ctl_msg *m)
 		break;
 	case CTL_TRUNCATE:
 	case CTL_SET_HEAD:
-		m->u.pos = p;
+		m->u.cut.pos = p;
+		m->u.cut.epoch = v;
 		break;
 	case CTL_ACK:
 		m->u.ack.head = p;

@@ -117,3 +117,11 @@ tests_engine_repl_verify_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_repl_verify_LDADD = engine/librepl_internal.la $(LDADD) \
 	$(AX_PTHREAD_LIBS)
+
+# a replica takes a HELLO only from the node and log its epoch names
+check_PROGRAMS += tests/engine/repl_identity
+TESTS += tests/engine/repl_identity
+tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	$(SSL_CFLAGS) \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)

@@ -51,7 +51,7 @@ primary_open(const char *path, const char *tlsdir, const struct repl_replica *re
 	char ca[600], cert[600], key[600];
 	struct repl_cfg cfg = {
 		.path = path, .backend = REPL_BACKEND_CRASH, .size = SIZE,
-		.create = 1, .node_id = 1, .full_timeout_ms = 1000,
+		.create = 1, .bootstrap = 1, .node_id = 1, .full_timeout_ms = 1000,
 		.replicas = rep, .n_replicas = 1, .quorum = 1,
 		.heartbeat_ms = 100, .down_timeout_ms = 1000,
 		.tls_ca = ca, .tls_cert = cert, .tls_key = key,
@@ -333,6 +333,7 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 	o = atomic_load(&f->offer);
 	memcpy(hr->cluster_uuid, m.u.hello.cluster_uuid, 16);
 	hr->node_id = 2;
+	hr->incarnation = 2;
 	hr->epoch = m.u.hello.epoch;
 	hr->ring_size = m.u.hello.ring_size;
 	hr->head = hr->tail = m.u.hello.head;	/* empty: a full resync */
@@ -362,7 +363,7 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 			out.u.query_reply.lsn = m.u.query.lsn;
 		} else if (m.type == CTL_TRUNCATE || m.type == CTL_SET_HEAD) {
 			out.type = CTL_ACK;
-			out.u.ack.head = out.u.ack.tail = m.u.pos;
+			out.u.ack.head = out.u.ack.tail = m.u.cut.pos;
 		} else if (m.type == CTL_HEARTBEAT) {
 			out.type = CTL_HEARTBEAT;
 			out.u.heartbeat = m.u.heartbeat;

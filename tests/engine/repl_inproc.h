@@ -135,7 +135,7 @@ inproc_primary(int n, int quorum, struct repl **repl)
 	struct repl_replica list[INPROC_MAX];
 	struct repl_cfg c = { .path = inproc_ppath,
 		.backend = REPL_BACKEND_CRASH, .size = INPROC_SIZE, .create = 1,
-		.node_id = 1, .full_timeout_ms = 5000, .replicas = list,
+		.bootstrap = 1, .node_id = 1, .full_timeout_ms = 5000, .replicas = list,
 		.n_replicas = n, .quorum = quorum, .down_timeout_ms = 5000,
 		.heartbeat_ms = 100, .promote_wait_ms = 10000,
 		.flush_method = inproc_flush_method };

@@ -96,6 +96,7 @@ open_primary(int n, int k, int reconfigure, struct repl **r)
 	struct repl_replica list[NREP];
 	struct repl_cfg c = { .path = ppath, .backend = REPL_BACKEND_CRASH,
 		.size = SIZE, .create = access(ppath, F_OK) != 0, .node_id = 1,
+		.bootstrap = access(ppath, F_OK) != 0,
 		.full_timeout_ms = 5000, .replicas = list, .n_replicas = n,
 		.quorum = k, .down_timeout_ms = 2000, .heartbeat_ms = 100,
 		.promote_wait_ms = 3000, .reconfigure = reconfigure };

@@ -154,7 +154,8 @@ test_hello(struct ctl_tls *tls, const char *port, uint64_t ring_size,
 	}
 	memcpy(m.u.hello.cluster_uuid, test_uuid, 16);
 	m.u.hello.node_id = 1;
-	m.u.hello.epoch = 1;
+	m.u.hello.epoch = 1;		/* term 0 of node 1 */
+	m.u.hello.incarnation = 0x7e57;
 	m.u.hello.ring_size = ring_size;
 	m.u.hello.head = (struct ctl_pos){ .lsn = 1, .off = 0, .lap = 1 };
 	if (ctl_chan_send(ch, &m, 3000) || ctl_chan_recv(ch, &m, 3000) ||

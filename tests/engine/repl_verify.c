@@ -15,6 +15,7 @@
 #include "repl_inproc.h"
 
 #define N 1000
+#define LAST (N + 1)		/* LSN 1 is the primary's epoch start */
 #define LEN 24			/* a record takes 40 + 24 bytes in the ring */
 #define RING_OFF 8192
 #define BAD_LSN 600		/* in range 513..768 */
@@ -54,9 +55,9 @@ expect_equal(struct repl *r, int i)
 {
 	struct repl_verify_result res;
 
-	CHECK(repl_verify(r, i, 1, N, &res) == 0);
-	CHECK(res.from == 1 && res.to == N);
-	CHECK(res.ranges == (N + REPL_VERIFY_RANGE - 1) / REPL_VERIFY_RANGE);
+	CHECK(repl_verify(r, i, 1, LAST, &res) == 0);
+	CHECK(res.from == 1 && res.to == LAST);
+	CHECK(res.ranges == (LAST + REPL_VERIFY_RANGE - 1) / REPL_VERIFY_RANGE);
 	CHECK(res.mismatches == 0);
 	CHECK(res.why[0] == '\0');
 }
@@ -84,9 +85,9 @@ main(void)
 		CHECK(repl_appendv(r, &iov, 1, 1000 + (uint64_t)k % 7, &lsn) == 0);
 	}
 	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
-	CHECK(lsn == N);
-	CHECK(inproc_wait_flushed(r, 0, N, 10000) == 0);
-	CHECK(inproc_wait_flushed(r, 1, N, 10000) == 0);
+	CHECK(lsn == LAST);
+	CHECK(inproc_wait_flushed(r, 0, LAST, 10000) == 0);
+	CHECK(inproc_wait_flushed(r, 1, LAST, 10000) == 0);
 
 	CHECK(repl_verify(NULL, 0, 1, N, &res) == REPL_E_INVAL);
 	CHECK(repl_verify(r, 2, 1, N, &res) == REPL_E_INVAL);
@@ -98,7 +99,7 @@ main(void)
 	expect_equal(r, 1);
 	/* clamped to what is committed: all of it, from LSN 1 */
 	CHECK(repl_verify(r, 0, 0, UINT64_MAX, &res) == 0);
-	CHECK(res.from == 1 && res.to == N && res.mismatches == 0);
+	CHECK(res.from == 1 && res.to == LAST && res.mismatches == 0);
 	/* a part, in ranges from its start */
 	CHECK(repl_verify(r, 1, 100, 400, &res) == 0);
 	CHECK(res.from == 100 && res.to == 400 && res.ranges == 2);
@@ -108,7 +109,8 @@ main(void)
 	CHECK(ring1 != NULL);
 	if (ring1 == NULL)
 		goto close;
-	ring1[RING_OFF + (BAD_LSN - 1) * (40 + LEN) + 40 + 3] ^= 0x20;
+	/* after the epoch start's 40 bytes, records of 40 + LEN from LSN 2 */
+	ring1[RING_OFF + 40 + (BAD_LSN - 2) * (40 + LEN) + 40 + 3] ^= 0x20;
 
 	CHECK(repl_verify(r, 1, 1, N, &res) == 0);
 	CHECK(res.ranges == 4);

@@ -83,9 +83,10 @@ main(void)
 	CHECK(s.epoch == ps.epoch);
 	CHECK(s.config_epoch == ps.config_epoch);
 	CHECK(s.first_lsn == 1);
-	CHECK(s.last_lsn == lsn);
+	CHECK(s.last_lsn == lsn && lsn == N + 1);
 	CHECK(s.durable_lsn == lsn);
-	CHECK(s.used_bytes == (uint64_t)N * (40 + 16));
+	/* N records and the epoch's first (a header alone) */
+	CHECK(s.used_bytes == (uint64_t)N * (40 + 16) + 40);
 	CHECK(s.used_bytes == ps.used_bytes);
 
 	CHECK(repl_close(&r) == 0);

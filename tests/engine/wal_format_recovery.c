@@ -6,6 +6,7 @@
  * (the other copy is used), a full ring (blocks, then WAL_E_FULL), and
  * records too big for the ring.
  */
+#include <string.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -255,6 +256,152 @@ wal__full_ring_blocks_then_fails(void)
 	rpma_ext_mem_close(&mem);
 }
 
+/*
+ * Identity: every format draws a new incarnation; the checkpoint keeps the
+ * epoch of the record before it, so a log whose records were all released
+ * still says how recent it is (it used to report epoch 0).
+ */
+static void
+wal__incarnation_and_checkpoint_epoch(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
+	struct wal_identity a, b;
+	uint64_t ring, lsn;
+
+	wal_identity(wal, &a, &ring);
+	CU_ASSERT_NOT_EQUAL(a.incarnation, 0);
+	CU_ASSERT_EQUAL(a.epoch_inc, a.incarnation);	/* its own epoch */
+	CU_ASSERT_EQUAL(wal_tail_epoch(wal), 0);	/* never held a record */
+	for (uint64_t l = 1; l <= 10; l++)
+		wt_append(wal, SEED, l, 100);
+	CU_ASSERT_EQUAL(wal_sync(wal, 10), 0);
+	CU_ASSERT_EQUAL(wal_tail_epoch(wal), WT_EPOCH);
+	CU_ASSERT_EQUAL(wal_release(wal, 10), 0);	/* all of them */
+	CU_ASSERT_EQUAL(wal_tail_epoch(wal), WT_EPOCH);
+	CU_ASSERT_EQUAL(wal_epoch_before(wal, 11), WT_EPOCH);
+	/* a newer epoch and its start record: the tail says the new one */
+	CU_ASSERT_EQUAL(wal_set_epoch(wal, 0x10007, a.incarnation), 0);
+	CU_ASSERT_EQUAL(wal_append_epoch_start(wal, 0, &lsn), 0);
+	CU_ASSERT_EQUAL(lsn, 11);
+	CU_ASSERT(wal_is_epoch_start(wal, 11));
+	CU_ASSERT(!wal_is_epoch_start(wal, 10));
+	CU_ASSERT_EQUAL(wal_sync(wal, 11), 0);
+	CU_ASSERT_EQUAL(wal_tail_epoch(wal), 0x10007);
+	wt_reopen(path, &wal, &mem);
+	wal_identity(wal, &b, &ring);
+	CU_ASSERT_EQUAL(b.incarnation, a.incarnation);	/* kept across opens */
+	CU_ASSERT_EQUAL(b.epoch, 0x10007);
+	CU_ASSERT(wal_is_epoch_start(wal, 11));
+	CU_ASSERT_EQUAL(wal_epoch_before(wal, 11), WT_EPOCH);	/* ck_epoch */
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+
+	/* made anew: another incarnation */
+	wal = wt_fresh(path, 1 << 20, &mem);
+	wal_identity(wal, &b, &ring);
+	CU_ASSERT_NOT_EQUAL(b.incarnation, a.incarnation);
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+}
+
+/* an epoch-start record is not passed to an iteration's callback */
+static int
+count_cb(void *arg, uint64_t lsn, const void *data, size_t len)
+{
+	(void)lsn;
+	(void)data;
+	(void)len;
+	++*(int *)arg;
+	return 0;
+}
+
+static void
+wal__epoch_start_is_not_iterated(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
+	uint64_t lsn;
+	int n = 0;
+
+	CU_ASSERT_EQUAL(wal_append_epoch_start(wal, 0, &lsn), 0);
+	CU_ASSERT_EQUAL(lsn, 1);
+	wt_append(wal, SEED, 2, 100);
+	CU_ASSERT_EQUAL(wal_iterate(wal, 1, count_cb, &n), 0);
+	CU_ASSERT_EQUAL(n, 1);
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+}
+
+/*
+ * A version 1 header (no incarnation, crc at 108) opens, and is rewritten
+ * as version 2 in both copies with a fresh incarnation; the records stay.
+ */
+static void
+wal__version_1_is_upgraded(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
+	struct wal_identity id;
+	uint64_t ring;
+	char *base;
+	uint32_t v1 = 1, crc, zero = 0;
+
+	for (uint64_t l = 1; l <= 5; l++)
+		wt_append(wal, SEED, l, 100);
+	CU_ASSERT_EQUAL(wal_sync(wal, 5), 0);
+	wal_close(&wal);
+	CU_ASSERT_FATAL(rpma_ext_mem_get_ptr(mem, (void **)&base) == 0);
+	/* make both copies what version 1 wrote */
+	for (int k = 0; k < 2; k++) {
+		char *h = base + 4096 * k;
+
+		if (memcmp(h, "RPLWAL", 6) != 0)
+			continue;
+		memcpy(h + 8, &v1, 4);
+		memset(h + 104, 0, 4096 - 104);
+		crc = rpma_crc32c(0, h, 108);
+		memcpy(h + 108, &crc, 4);
+		memcpy(h + 104, &zero, 4);
+	}
+	CU_ASSERT_EQUAL(rpma_ext_mem_persist(mem, 0, 8192), 0);
+	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_VALID);
+	CU_ASSERT_EQUAL_FATAL(wal_open(mem, &wal), 0);
+	wal_identity(wal, &id, &ring);
+	CU_ASSERT_NOT_EQUAL(id.incarnation, 0);
+	for (uint64_t l = 1; l <= 5; l++)
+		CU_ASSERT(wt_record_ok(wal, SEED, l, 100));
+	for (int k = 0; k < 2; k++) {
+		uint32_t v;
+
+		memcpy(&v, base + 4096 * k + 8, 4);
+		CU_ASSERT_EQUAL(v, 2);
+	}
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+}
+
+/* what a medium holds, before anything formats it */
+static void
+wal__probe_tells_blank_damaged_foreign(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = wt_fresh(path, 1 << 20, &mem);
+	char *base;
+
+	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_VALID);
+	wal_close(&wal);
+	CU_ASSERT_FATAL(rpma_ext_mem_get_ptr(mem, (void **)&base) == 0);
+	base[20] ^= 1;			/* both copies' seq: their crcs fail */
+	base[4096 + 20] ^= 1;
+	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_DAMAGED);
+	memset(base, 0, 8192);
+	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_BLANK);
+	memcpy(base + 100, "some other file", 15);
+	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_FOREIGN);
+	rpma_ext_mem_close(&mem);
+}
+
 int
 main(void)
 {
@@ -267,6 +414,10 @@ main(void)
 		UNIT_CASE(wal__open_state_and_health_are_reported),
 		UNIT_CASE(wal__checkpoint_at_the_ring_end_is_refused),
 		UNIT_CASE(wal__full_ring_blocks_then_fails),
+		UNIT_CASE(wal__incarnation_and_checkpoint_epoch),
+		UNIT_CASE(wal__epoch_start_is_not_iterated),
+		UNIT_CASE(wal__version_1_is_upgraded),
+		UNIT_CASE(wal__probe_tells_blank_damaged_foreign),
 		CU_TEST_INFO_NULL,
 	};
 	int ret;

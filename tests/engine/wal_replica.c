@@ -72,7 +72,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 
 	/* truncation at a point of its chain forgets what follows, durably */
 	CU_ASSERT_EQUAL(wal_pos_after(p, 50, &a), 0);
-	CU_ASSERT_EQUAL(wal_truncate(r, &a), 0);
+	CU_ASSERT_EQUAL(wal_truncate(r, &a, 0), 0);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 50);
 	wt_reopen(rpath, &r, &rm);
@@ -104,7 +104,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	append_n(p, 101, 400);
 	CU_ASSERT_EQUAL(wal_release(p, 300), 0);
 	CU_ASSERT_EQUAL(wal_pos_after(p, 300, &a), 0);
-	CU_ASSERT_EQUAL(wal_truncate(r, &a), 0);
+	CU_ASSERT_EQUAL(wal_truncate(r, &a, 0), 0);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.first_lsn, 0);
 	CU_ASSERT_EQUAL(st.last_lsn, 300);

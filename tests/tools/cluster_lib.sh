@@ -101,9 +101,19 @@ conf() {
 	EOF
 }
 
-start() {	# N: in the background, its stderr in $D/nodeN.err
-	"$REPLD" -c "$D/node$1.conf" 2>> "$D/node$1.err" &
-	pid[$1]=$!
+# start N [OPTION...]: in the background, its stderr in $D/nodeN.err.  A
+# node without a log yet is started with --bootstrap until the cluster's
+# first primary has started (the first start of a new cluster), with
+# --reinit after it (a node joining, or one whose log was deleted).
+start() {
+	local n=$1 make=()
+	shift
+	if [[ ! -e $D/node$n.log && $* != *--reinit* && $* != *--bootstrap* ]]; then
+		if [[ -e $D/bootstrapped ]]; then make=(--reinit); else make=(--bootstrap); fi
+	fi
+	grep -q 'role = "primary"' "$D/node$n.conf" && : > "$D/bootstrapped"
+	"$REPLD" -c "$D/node$n.conf" "${make[@]}" "$@" 2>> "$D/node$n.err" &
+	pid[$n]=$!
 }
 
 # wait_for N PATTERN WHAT [SECONDS]: until nodeN's stderr matches (10 s)

@@ -46,7 +46,7 @@ for ((t = 0; t < 100; t++)); do
 	sleep 0.1
 done
 grep -q ready "$D/r.out" || fail "the replica not ready in 10 s"
-REPL_NODE_TIMEOUT_MS=1500 timeout 60 "$NODE" primary "$D/p" $SIZE 7 1000 1 "$D/acked" \
+REPL_NODE_BOOTSTRAP=1 REPL_NODE_TIMEOUT_MS=1500 timeout 60 "$NODE" primary "$D/p" $SIZE 7 1000 1 "$D/acked" \
 	127.0.0.1:$PORT 2> "$D/p.err" || fail "the primary failed"
 kill -TERM $rpid
 wait $rpid || fail "the replica did not stop cleanly"

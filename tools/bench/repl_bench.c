@@ -468,7 +468,7 @@ main(int argc, char *argv[])
 {
 	struct opts o = { .backend = REPL_BACKEND_FILE, .backend_name = "file",
 		.dir = "/tmp", .size = 64, .threads = 1, .ops = 2000, .quorum = -1 };
-	struct repl_cfg cfg = { .create = 1, .node_id = 1, .epoch = 1,
+	struct repl_cfg cfg = { .create = 1, .bootstrap = 1, .node_id = 1, .epoch = 1,
 		.full_timeout_ms = 1000, .provider = "tcp" };
 	struct repl_replica reps[MAX_REPLICAS];
 	char ports[MAX_REPLICAS][16];

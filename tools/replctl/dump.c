@@ -40,12 +40,15 @@ print_header(const struct logimg *img, bool json)
 	if (json) {
 		printf("{\"type\":\"header\",\"node_id\":%" PRIu32 ",\"cluster_uuid\":\"%s\","
 			"\"epoch\":%" PRIu64 ",\"ring_size\":%" PRIu64 ",\"header_copy\":\"%c\","
-			"\"seq\":%" PRIu64 ",\"checkpoint\":{\"lsn\":%" PRIu64 ",\"off\":%" PRIu64
-			",\"lap\":%" PRIu32 "},\"health\":\"%s\",\"membership\":{"
+			"\"seq\":%" PRIu64 ",\"incarnation\":\"%016" PRIx64 "\","
+			"\"checkpoint\":{\"lsn\":%" PRIu64 ",\"off\":%" PRIu64
+			",\"lap\":%" PRIu32 ",\"epoch\":%" PRIu64 "},\"health\":\"%s\","
+			"\"membership\":{"
 			"\"config_epoch\":%" PRIu64 ",\"n\":%" PRIu32 ",\"k\":%" PRIu32
 			",\"members\":[", h->node_id, u, h->epoch, h->ring_size,
-			'A' + img->hdr_copy, h->seq, h->ck_lsn, h->ck_off, h->ck_lap,
-			health_str(h), ms->config_epoch, ms->n, ms->quorum);
+			'A' + img->hdr_copy, h->seq, h->incarnation, h->ck_lsn, h->ck_off,
+			h->ck_lap, h->ck_epoch, health_str(h), ms->config_epoch, ms->n,
+			ms->quorum);
 		for (uint32_t i = 0; i < ms->n && i < MEMBERS_MAX; i++) {
 			printf("%s{\"host\":", i ? "," : "");
 			json_str(stdout, ms->m[i].host);
@@ -55,10 +58,12 @@ print_header(const struct logimg *img, bool json)
 		return;
 	}
 	printf("log: node %" PRIu32 "  cluster %s  epoch %" PRIu64 "  ring %" PRIu64
-		" bytes  header copy %c seq %" PRIu64 "\n", h->node_id, u, h->epoch,
-		h->ring_size, 'A' + img->hdr_copy, h->seq);
+		" bytes  header copy %c seq %" PRIu64 "  incarnation %016" PRIx64 "\n",
+		h->node_id, u, h->epoch, h->ring_size, 'A' + img->hdr_copy, h->seq,
+		h->incarnation);
 	printf("checkpoint: LSN %" PRIu64 " at ring offset %" PRIu64 " lap %" PRIu32
-		"  health %s\n", h->ck_lsn, h->ck_off, h->ck_lap, health_str(h));
+		" epoch %" PRIu64 "  health %s\n", h->ck_lsn, h->ck_off, h->ck_lap,
+		h->ck_epoch, health_str(h));
 	if (ms->config_epoch == 0) {
 		printf("membership: none stored\n");
 	} else {
@@ -89,15 +94,18 @@ dump_rec(void *arg, const struct logrec *r)
 	if (a->json) {
 		printf("{\"type\":\"record\",\"lsn\":%" PRIu64 ",\"epoch\":%" PRIu32
 			",\"client_id\":%" PRIu64 ",\"len\":%" PRIu32 ",\"off\":%" PRIu64
-			",\"lap\":%" PRIu32 ",\"crc_ok\":true", h->lsn, h->epoch,
-			h->client_id, h->len, r->off, h->lap);
+			",\"lap\":%" PRIu32 ",\"crc_ok\":true,\"epoch_start\":%s", h->lsn,
+			h->epoch, h->client_id, h->len, r->off, h->lap,
+			(h->flags & FLAG_EPOCH_START) ? "true" : "false");
 		if (a->payload == PAYLOAD_HEX)
 			printf(",\"payload\":\"%s\",\"payload_truncated\":%s", pl,
 				more ? "true" : "false");
 		printf("}\n");
 		return 0;
 	}
-	if (a->payload == PAYLOAD_NONE)
+	if (h->flags & FLAG_EPOCH_START)
+		strcpy(pl, "(epoch start)");
+	else if (a->payload == PAYLOAD_NONE)
 		strcpy(pl, "-");
 	else if (more)
 		strcat(pl, "...");

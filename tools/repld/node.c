@@ -165,7 +165,9 @@ replica_start(struct node *n)
 		/* repld_backend has rpma_ext_mem_backend's values */
 		.backend = (enum rpma_ext_mem_backend)conf->log.backend,
 		.size = conf->log.size,
-		.create = 1,	/* formats only a medium that holds no log */
+		/* formats a blank medium, or (reinit) whatever it holds */
+		.create = 1,
+		.reinit = n->reinit,
 		.node_id = conf->node_id,
 		.provider = n->provider,
 		.addr = conf->listen.address,
@@ -207,14 +209,23 @@ replica_stop(struct node *n)
 
 /* ---- the primary ---- */
 
+/* how primary_open promotes */
+struct open_how {
+	bool force;		/* with fewer than n - k + 1 nodes */
+	bool reconfigure;	/* the file's membership becomes the next */
+	bool bootstrap;		/* the first start of a cluster */
+	bool restart;		/* a start from the file, not a promotion asked */
+};
+
 /*
  * Open the log as the primary: a promotion over the configured peers.
  * 0, or a REPL_E_* with a sentence in msg.
  */
 static int
-primary_open(struct node *n, bool force, bool reconfigure, char *msg,
+primary_open(struct node *n, const struct open_how *how, char *msg,
 		size_t msglen)
 {
+	const bool force = how->force, reconfigure = how->reconfigure;
 	const struct repld_conf *conf = &n->conf;
 	struct repl_replica reps[REPLD_PEERS_MAX];
 	char ports[REPLD_PEERS_MAX][8];
@@ -235,6 +246,8 @@ primary_open(struct node *n, bool force, bool reconfigure, char *msg,
 		/* REPLD_FLUSH_* has REPL_FLUSH_*'s values; native never gets here */
 		.flush_method = (int)conf->flush_method,
 		.reconfigure = reconfigure,
+		.bootstrap = how->bootstrap,
+		.refuse_if_superseded = how->restart,
 		.tls_ca = conf->tls.ca,
 		.tls_cert = conf->tls.cert,
 		.tls_key = conf->tls.key,
@@ -248,14 +261,17 @@ primary_open(struct node *n, bool force, bool reconfigure, char *msg,
 		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
 	}
 	memcpy(cfg.cluster_uuid, conf->cluster_uuid, sizeof(cfg.cluster_uuid));
-	/* the first start of a node: its log does not exist yet */
-	cfg.create = access(conf->log.path, F_OK) != 0 && errno == ENOENT;
+	/* only the first start of a cluster makes a primary's log */
+	cfg.create = how->bootstrap;
 	say("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)\n",
 		conf->node_id, cfg.create ? "creating" : "opening", conf->log.path,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&cfg, &repl)) != 0) {
-		if (ret == REPL_E_NO_QUORUM)
+		if (ret == REPL_E_NOT_MEMBER || ret == REPL_E_SUPERSEDED)
+			snprintf(msg, msglen, "%s (the daemon's log says why)",
+				repl_strerror(ret));
+		else if (ret == REPL_E_NO_QUORUM)
 			snprintf(msg, msglen, "promotion refused: fewer than n - k + 1 "
 				"nodes reachable (%d peers, quorum %d; the unreachable "
 				"ones are named in the daemon's log)", conf->n_peers,
@@ -315,17 +331,63 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
 	snprintf(n->provider, sizeof(n->provider), "%s", provider_of(&n->conf));
 }
 
-int
-node_start(struct node *n, bool reconfigure)
+/*
+ * Where the log must be at a start: a missing log is made only by the
+ * first start of a cluster (bootstrap) or a replica made anew (reinit);
+ * any other start refuses, naming the path (a replaced disk or an
+ * unmounted filesystem must not pass for a new node).  0, or exit 5.
+ */
+static int
+log_expected(struct node *n, const struct node_start_how *how)
 {
+	const char *path = n->conf.log.path;
+	bool missing = access(path, F_OK) != 0 && errno == ENOENT;
+
+	if (how->bootstrap && !missing) {
+		say("refused: --bootstrap starts a new cluster, but the log %s "
+			"exists: start without --bootstrap\n", path);
+		return 5;
+	}
+	if (missing && !how->bootstrap && !how->reinit) {
+		say("refused: the log %s does not exist; it is made only by the "
+			"first start of a new cluster (--bootstrap) or for a replica "
+			"whose disk was replaced (--reinit: it then copies everything "
+			"from the primary). If the disk should hold it, mount it\n",
+			path);
+		return 5;
+	}
+	return 0;
+}
+
+int
+node_start(struct node *n, const struct node_start_how *how)
+{
+	struct open_how oh = { .reconfigure = how->reconfigure,
+		.bootstrap = how->bootstrap, .restart = true };
 	char msg[512];
 	int ret;
 
+	if ((ret = log_expected(n, how)) != 0)
+		return ret;
 	pthread_mutex_lock(&n->change);
-	if (n->conf.role == REPLD_ROLE_REPLICA)
+	n->reinit = how->reinit;
+	if (how->reinit && n->conf.role != REPLD_ROLE_REPLICA)
+		say("--reinit: this node starts as a replica (a log made anew "
+			"holds nothing to lead with); promote it once caught up\n");
+	if (n->conf.role == REPLD_ROLE_REPLICA || how->reinit) {
 		ret = replica_start(n) ? 1 : 0;
-	else if ((ret = primary_open(n, false, reconfigure, msg, sizeof(msg))))
-		ret = ret == REPL_E_NO_QUORUM ? 4 : 1;
+	} else if ((ret = primary_open(n, &oh, msg, sizeof(msg)))) {
+		if (ret == REPL_E_SUPERSEDED) {
+			/* a restart must not undo a failover: follow the new one */
+			say("not the primary: a newer primary took over while this "
+				"node was down; serving as a replica (promote it "
+				"explicitly to lead again)\n");
+			ret = replica_start(n) ? 1 : 0;
+		} else {
+			ret = ret == REPL_E_NO_QUORUM ? 4 :
+				ret == REPL_E_NOT_MEMBER ? 5 : 1;
+		}
+	}
 	gate_open(n);
 	pthread_mutex_unlock(&n->change);
 	return ret;
@@ -352,7 +414,8 @@ node_promote(struct node *n, bool force, char *msg, size_t msglen)
 		pthread_mutex_unlock(&n->change);
 		return REPL_E_IO;
 	}
-	if ((ret = primary_open(n, force, false, msg, msglen)) != 0) {
+	if ((ret = primary_open(n, &(struct open_how){ .force = force }, msg,
+			msglen)) != 0) {
 		/* it stays what it was: a replica */
 		if (replica_start(n) != 0)
 			n->exit_code = 1;
@@ -461,7 +524,8 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	gate_close(n);
 	primary_close(n);
 	set_members(n, peers, n_peers, quorum);
-	if ((ret = primary_open(n, false, true, why, sizeof(why))) == 0) {
+	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true }, why,
+			sizeof(why))) == 0) {
 		snprintf(msg, msglen, "membership now %d replicas, quorum %d",
 			n_peers, quorum);
 		free_unshared(old, old_n, peers, n_peers);
@@ -471,7 +535,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
 	set_members(n, old, old_n, old_k);
 	free_unshared(peers, n_peers, old, old_n);
-	if (primary_open(n, false, false, why, sizeof(why)) != 0) {
+	if (primary_open(n, &(struct open_how){ 0 }, why, sizeof(why)) != 0) {
 		say("the old membership could not be reopened either: %s\n", why);
 		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
 	}

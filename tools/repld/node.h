@@ -56,6 +56,7 @@ struct node {
 	/* NODE_REPLICA: replica_run in its own thread */
 	pthread_t replica_thread;
 	bool replica_running;
+	bool reinit;		/* the replica formats its log whatever it holds */
 	volatile sig_atomic_t replica_stop;
 	atomic_int replica_ret;		/* replica_run's result, once it returned */
 	struct replica_cfg replica_cfg;
@@ -71,7 +72,14 @@ void node_init(struct node *n, const char *conf_path, struct repld_conf *conf);
  * primary adopts the file's membership even if the log stores another.
  * Returns 0, or the daemon's exit code.
  */
-int node_start(struct node *n, bool reconfigure);
+/* how the daemon was started (repld's options) */
+struct node_start_how {
+	bool reconfigure;	/* a primary: the file's membership is the next */
+	bool bootstrap;		/* the first start of a new cluster */
+	bool reinit;		/* a replica whose log is made anew */
+};
+/* 0, or the daemon's exit code (repld(8)) */
+int node_start(struct node *n, const struct node_start_how *how);
 
 /* the primary's handle for an append, or NULL with *err (REPL_E_*, NODE_E_*) */
 struct repl *node_enter(struct node *n, int *err);

@@ -56,6 +56,7 @@
 #define EXIT_USAGE 2
 #define EXIT_FENCED 3
 #define EXIT_NO_QUORUM 4
+#define EXIT_REFUSED 5	/* the log or the membership forbids the start */
 
 #define STATUS_EVERY_MS 10000
 #define TICK_MS 100
@@ -75,20 +76,27 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: repld -c FILE [--check] [--reconfigure]\n"
+		"usage: repld -c FILE [--check] [--reconfigure] [--bootstrap | --reinit]\n"
 		"       repld --help | --version\n"
 		"\n"
 		"  -c, --config FILE  the node's configuration\n"
 		"      --check        only check the configuration, then exit\n"
 		"      --reconfigure  a primary: make the file's membership the next\n"
 		"                     one, even if the log stores another\n"
+		"      --bootstrap    the first start of a new cluster: make the log\n"
+		"                     (it must not exist); the primary stores the\n"
+		"                     file's membership as the cluster's first\n"
+		"      --reinit       a replica whose disk was replaced: make its log\n"
+		"                     anew whatever the path holds (it copies all\n"
+		"                     from the primary); starts as a replica\n"
 		"  -h, --help         this text\n"
 		"  -V, --version      the version\n"
 		"\n"
 		"Signals: SIGTERM/SIGINT drain and stop, SIGHUP reloads the membership.\n"
 		"Exit status: 0 clean stop, 1 runtime failure, 2 usage or\n"
 		"configuration error, 3 fenced by a newer primary, 4 promotion\n"
-		"refused (not enough nodes reachable).\n");
+		"refused (not enough nodes reachable), 5 refused to start (the\n"
+		"log is missing, or this node is no member: the message says).\n");
 }
 
 static void
@@ -127,7 +135,7 @@ log_status(struct node *n)
 
 /* serve until a signal, a fence or a failure ends it; the exit code */
 static int
-run(struct node *n, bool reconfigure, bool *node_in_use)
+run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 {
 	struct admin *admin = NULL;
 	char err[512];
@@ -139,7 +147,7 @@ run(struct node *n, bool reconfigure, bool *node_in_use)
 		return EXIT_RUNTIME;
 	}
 	fprintf(stderr, "repld: admin socket %s\n", n->conf.admin_socket);
-	if ((ret = node_start(n, reconfigure)) != 0) {
+	if ((ret = node_start(n, how)) != 0) {
 		(void)node_stop(n);
 		*node_in_use = !admin_stop(&admin);
 		return ret;
@@ -174,6 +182,8 @@ main(int argc, char *argv[])
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "reconfigure", no_argument, NULL, 'r' },
+		{ "bootstrap", no_argument, NULL, 'b' },
+		{ "reinit", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -182,7 +192,8 @@ main(int argc, char *argv[])
 	struct node node;
 	const char *path = NULL;
 	char err[512];
-	bool check = false, reconfigure = false, node_in_use = false;
+	struct node_start_how how = { 0 };
+	bool check = false, node_in_use = false;
 	int opt, ret;
 
 	opterr = 0;	/* one line of our own instead of getopt's */
@@ -195,7 +206,13 @@ main(int argc, char *argv[])
 			check = true;
 			break;
 		case 'r':
-			reconfigure = true;
+			how.reconfigure = true;
+			break;
+		case 'b':
+			how.bootstrap = true;
+			break;
+		case 'R':
+			how.reinit = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -221,6 +238,11 @@ main(int argc, char *argv[])
 		fprintf(stderr, "repld: no configuration: -c FILE (try --help)\n");
 		return EXIT_USAGE;
 	}
+	if (how.bootstrap && how.reinit) {
+		fprintf(stderr, "repld: --bootstrap and --reinit exclude each other "
+			"(try --help)\n");
+		return EXIT_USAGE;
+	}
 	if (repld_conf_load(path, &conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_USAGE;
@@ -238,7 +260,7 @@ main(int argc, char *argv[])
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	catch_signals();
 	node_init(&node, path, &conf);
-	ret = run(&node, reconfigure, &node_in_use);
+	ret = run(&node, &how, &node_in_use);
 	if (!node_in_use)
 		node_free(&node);
 	return ret;

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * repl_identity.c -- a replica (tools/repl-node, a real process) takes a
+ * HELLO only from the node its epoch names and the log that chose it:
+ *
+ *  - an epoch whose low 16 bits are not the sender's node id is refused;
+ *  - a HELLO claiming the replica's own node id is refused;
+ *  - once it promised an epoch to one incarnation of node 1, the same
+ *    epoch from another incarnation of node 1 (its log made anew on a
+ *    replaced disk, which starts from epoch 0 and picks its old epoch
+ *    again) is refused;
+ *  - an epoch more than 1024 terms above the one it follows is refused as
+ *    implausible (it would use up the epochs);
+ *  - and in each case nothing changed: the replica still follows the epoch
+ *    it promised, as a PROBE (which changes nothing either) shows, and the
+ *    right incarnation is still served.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TEST_NAME "repl_identity"
+#include "repl_test_node.h"
+
+#define SIZE (8192 + 1024 * 1024)
+#define RING (SIZE - 8192)
+
+static struct ctl_tls *tls;
+static char port[8];
+
+/*
+ * HELLO from node `node` (incarnation inc) with epoch and flags: 1 if it
+ * was answered with a HELLO_REPLY (*hr), 0 if refused with an ERROR whose
+ * text contains `want` (NULL: any), -1 otherwise.
+ */
+static int
+hello(uint32_t node, uint64_t epoch, uint64_t inc, uint32_t flags,
+		const char *want, struct ctl_hello_reply *hr)
+{
+	struct ctl_chan *ch = NULL;
+	struct ctl_msg m = { .type = CTL_HELLO, .seq = 1 };
+	int ret = -1;
+
+	if (ctl_connect("127.0.0.1", port, 3000, tls, &ch)) {
+		fprintf(stderr, TEST_NAME ": connect: %s\n", ctl_last_error());
+		return -1;
+	}
+	memcpy(m.u.hello.cluster_uuid, test_uuid, 16);
+	m.u.hello.node_id = node;
+	m.u.hello.epoch = epoch;
+	m.u.hello.incarnation = inc;
+	m.u.hello.flags = flags | CTL_HELLO_F_FENCE_ONLY;
+	m.u.hello.ring_size = RING;
+	m.u.hello.head = (struct ctl_pos){ .lsn = 1, .off = 0, .lap = 1 };
+	if (ctl_chan_send(ch, &m, 3000) == 0 && ctl_chan_recv(ch, &m, 3000) == 0) {
+		if (m.type == CTL_HELLO_REPLY) {
+			if (hr)
+				*hr = m.u.hello_reply;
+			ret = 1;
+		} else if (m.type == CTL_ERROR) {
+			printf(TEST_NAME ": epoch %llu from node %u inc %llx: refused: "
+				"%s\n", (unsigned long long)epoch, (unsigned)node,
+				(unsigned long long)inc, m.u.error.text);
+			ret = want == NULL || strstr(m.u.error.text, want) ? 0 : -1;
+		}
+	}
+	ctl_chan_close(&ch);
+	return ret;
+}
+
+/* the epoch the replica follows, asked without changing anything */
+static uint64_t
+followed(void)
+{
+	struct ctl_hello_reply hr;
+
+	return hello(1, 1, 1, CTL_HELLO_F_PROBE, NULL, &hr) == 1 ? hr.epoch : 0;
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/rpma-identity-XXXXXX", path[600];
+	char ca[600], cert[600], key[600], data[8];
+	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
+	const uint64_t inc_a = 0xa11ce, inc_b = 0xb0b;
+	const uint64_t e1 = (1ull << 16) | 1;	/* term 1 of node 1 */
+	struct ctl_hello_reply hr;
+	struct test_node node;
+	const char *why = "";
+	int ret, base = 24000 + (int)(getpid() % 1500) * 4;
+
+	if (access(exe, X_OK) != 0) {
+		fprintf(stderr, TEST_NAME ": %s not built\n", exe);
+		return 99;
+	}
+	if (mkdtemp(dir) == NULL)
+		return 99;
+	ret = test_make_ca(dir);
+	if (ret == 77)
+		printf(TEST_NAME ": SKIP: no openssl command to make a CA\n");
+	if (ret)
+		return ret;
+	snprintf(ca, sizeof(ca), "%s/tls/ca.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/tls/primary.pem", dir);
+	snprintf(key, sizeof(key), "%s/tls/primary.key", dir);
+	snprintf(path, sizeof(path), "/dev/shm/rpma-identity-%d", (int)getpid());
+	snprintf(port, sizeof(port), "%d", base);
+	snprintf(data, sizeof(data), "%d", base + 1);
+	if (test_node_start(&node, exe, dir, NULL, path, SIZE, port, data))
+		return 99;
+	if (ctl_tls_new(ca, cert, key, 0, &tls, &why)) {
+		fprintf(stderr, TEST_NAME ": setup: %s\n", why);
+		test_node_stop(&node);
+		return 99;
+	}
+
+	/* a fresh replica follows nothing; node 1's incarnation A fences it */
+	CHECK(followed() == 0);
+	CHECK(hello(1, e1, inc_a, 0, NULL, &hr) == 1);
+	CHECK(hr.incarnation != 0);
+	CHECK(followed() == e1);
+
+	/* not node 1's epoch, though node 1 sends it */
+	CHECK(hello(1, (2ull << 16) | 3, inc_a, 0, "not one node 1 chose", NULL) == 0);
+	/* its own node id (tools/repl-node's replica is node 2) */
+	CHECK(hello(hr.node_id, (2ull << 16) | hr.node_id, inc_a, 0,
+		"own node id", NULL) == 0);
+	/* the promised epoch from another incarnation of node 1 */
+	CHECK(hello(1, e1, inc_b, 0, "another incarnation", NULL) == 0);
+	/* far above: implausible */
+	CHECK(hello(1, (1030ull << 16) | 1, inc_a, 0, "implausible", NULL) == 0);
+	/* none of that changed what it follows */
+	CHECK(followed() == e1);
+
+	/* the incarnation it promised to is still served, and a newer term */
+	CHECK(hello(1, e1, inc_a, 0, NULL, &hr) == 1);
+	CHECK(hello(1, (1024ull << 16) | 1, inc_b, 0, NULL, &hr) == 1);
+	CHECK(followed() == ((1024ull << 16) | 1));
+	/* an older epoch is STALE, and a probe says the same without change */
+	CHECK(hello(1, e1, inc_a, 0, NULL, &hr) == 1);
+	CHECK(hr.flags & CTL_HELLO_F_STALE);
+	CHECK(hello(1, e1, inc_a, CTL_HELLO_F_PROBE, NULL, &hr) == 1);
+	CHECK((hr.flags & CTL_HELLO_F_STALE) && hr.epoch == ((1024ull << 16) | 1));
+
+	CHECK(test_node_stop(&node) == 0);
+	ctl_tls_delete(&tls);
+	unlink(path);
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		(void)!system(cmd);
+	}
+	printf(TEST_NAME ": %s\n", failed ? "FAIL" : "ok");
+	return failed ? 1 : 0;
+}
