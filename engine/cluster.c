@@ -334,6 +334,7 @@ cluster_free(struct cluster *c)
 	if (c->peer)
 		rpma_peer_delete(&c->peer);
 	ctl_tls_delete(&c->tls);
+	ctl_tls_delete(&c->fence_tls);
 	free(c->links);
 	free(c->replicas);
 	free(c->names);
@@ -389,6 +390,14 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->replicas[i] = (struct cluster_replica){ c->names[i][0], c->names[i][1] };
 	}
 	c->cfg.replicas = c->replicas;
+	if (cfg->listen_port) {
+		snprintf(c->listen_names[0], sizeof(c->listen_names[0]), "%s",
+			cfg->listen_addr ? cfg->listen_addr : "0.0.0.0");
+		snprintf(c->listen_names[1], sizeof(c->listen_names[1]), "%s",
+			cfg->listen_port);
+		c->cfg.listen_addr = c->listen_names[0];
+		c->cfg.listen_port = c->listen_names[1];
+	}
 	snprintf(c->provider, sizeof(c->provider), "%s", cfg->provider);
 	c->cfg.provider = c->provider;
 	if (c->cfg.heartbeat_ms <= 0)
@@ -440,7 +449,9 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 			goto err;
 		}
 		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0, &c->tls,
-				&why)) {
+				&why) ||
+		    (cfg->listen_port && ctl_tls_new(cfg->tls_ca, cfg->tls_cert,
+				cfg->tls_key, 1, &c->fence_tls, &why))) {
 			RPMA_LOG_ERROR("%s", why);
 			ret = RPMA_E_INVAL;
 			goto err;
@@ -488,6 +499,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 			return RPMA_E_PROVIDER;
 		}
 	}
+	/* not fatal: without it a promotion elsewhere cannot fence this one */
+	(void)fence_listen_start(c);
 	*c_ptr = c;
 	return 0;
 err:
@@ -533,6 +546,7 @@ cluster_stop(struct cluster **c_ptr)
 		pthread_mutex_unlock(&c->lock);
 	}
 	atomic_store(&c->stopping, true);
+	fence_listen_stop(c);
 	for (int i = 0; i < c->cfg.n_replicas; i++) {
 		uint64_t one = 1;
 

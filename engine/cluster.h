@@ -50,6 +50,12 @@ struct cluster_cfg {
 	 * (CLUSTER_E_SUPERSEDED) before fencing anything.
 	 */
 	bool refuse_if_superseded;
+	/*
+	 * Where this primary's own control channel listens (fence_listen.c):
+	 * a promotion elsewhere reaches it there and fences it.  NULL port:
+	 * it does not listen.
+	 */
+	const char *listen_addr, *listen_port;
 	/* FABRIC_FLUSH_*: how a flush persists on the replicas */
 	int flush_method;
 };

@@ -18,6 +18,8 @@
 #include "membership.h"
 
 struct ctl_chan;
+struct ctl_listener;
+struct ctl_tls;
 
 #define LINK_DEPTH 8			/* batches in flight per replica */
 #define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
@@ -141,6 +143,13 @@ struct cluster {
 	struct membership ms;		/* stored in the log at start; fixed */
 	struct membership stored;	/* what the log held before the start */
 
+	/* fence_listen.c: this primary's control port, for promotions elsewhere */
+	struct ctl_listener *fence_listener;
+	struct ctl_tls *fence_tls;	/* its server side; NULL: plain */
+	pthread_t fence_thread;
+	bool fence_running;
+	char listen_names[2][MEMBER_HOST_MAX + 1];	/* addr, port */
+
 	/* a replica follows a newer primary: durable_lsn never moves again */
 	atomic_bool fenced;
 	char fenced_why[160];		/* under lock */
@@ -174,6 +183,11 @@ int cluster_promote(struct cluster *c);
 
 /* cluster.c */
 void cluster_quorum_update(struct cluster *c);
+
+/* fence_listen.c: 0 (also when no port is configured), or an error */
+int fence_listen_start(struct cluster *c);
+/* once c->stopping is set */
+void fence_listen_stop(struct cluster *c);
 
 /* link.c */
 void link_fenced(struct link *l, const char *why);

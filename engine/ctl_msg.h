@@ -153,6 +153,12 @@ struct ctl_heartbeat {
 
 /* ERROR code: the replica now follows a newer primary (see its text) */
 #define CTL_CODE_FENCED 1
+/*
+ * ERROR code: the answer comes from a primary, not a replica (fenced by
+ * this HELLO, or leading a newer epoch): a link retries later, it is not
+ * itself fenced by it
+ */
+#define CTL_CODE_NOT_REPLICA 2
 
 struct ctl_error {
 	int32_t code;		/* CTL_CODE_* or a negative error */

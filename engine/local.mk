@@ -33,7 +33,7 @@ engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
 engine_librepl_internal_la_SOURCES += \
 	engine/cluster.c engine/cluster.h engine/cluster_internal.h engine/link.c \
 	engine/link_session.c engine/verify.c \
-	engine/promote.c engine/fabric.c engine/fabric.h \
+	engine/promote.c engine/fence_listen.c engine/fabric.c engine/fabric.h \
 	engine/membership.c engine/membership_log.c engine/membership.h \
 	engine/replica.c engine/replica.h
 

@@ -140,6 +140,8 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.reconfigure = cfg->reconfigure != 0,
 			.bootstrap = cfg->bootstrap != 0,
 			.refuse_if_superseded = cfg->refuse_if_superseded != 0,
+			.listen_addr = cfg->listen_addr,
+			.listen_port = cfg->listen_port,
 			.flush_method = cfg->flush_method,
 		};
 

@@ -138,6 +138,17 @@ struct repl_cfg {
 	 * never undoes a failover.  The caller then serves as a replica.
 	 */
 	int refuse_if_superseded;
+
+	/*
+	 * Where this node's control channel listens while it is the primary
+	 * (its replica's address and control port, usually): a promotion of
+	 * another node reaches it there and fences it, so it stops
+	 * acknowledging at once and says so (repl_status().fenced) instead
+	 * of both nodes calling themselves the primary.  listen_port NULL
+	 * (default): it does not listen; listen_addr NULL: every address.
+	 */
+	const char *listen_addr;
+	const char *listen_port;
 };
 
 #define REPL_FLUSH_AUTO		0	/* the transport's default */

@@ -248,6 +248,9 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		.reconfigure = reconfigure,
 		.bootstrap = how->bootstrap,
 		.refuse_if_superseded = how->restart,
+		/* a promotion elsewhere reaches this primary where its replica was */
+		.listen_addr = conf->listen.address,
+		.listen_port = n->ctl_port,
 		.tls_ca = conf->tls.ca,
 		.tls_cert = conf->tls.cert,
 		.tls_key = conf->tls.key,
@@ -256,6 +259,7 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	struct repl_status st;
 	int ret;
 
+	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
 	for (int i = 0; i < conf->n_peers; i++) {
 		snprintf(ports[i], sizeof(ports[i]), "%u", conf->peers[i].control_port);
 		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
