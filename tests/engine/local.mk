@@ -117,3 +117,10 @@ tests_engine_repl_verify_CPPFLAGS = $(AM_CPPFLAGS) \
 	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_repl_verify_LDADD = engine/librepl_internal.la $(LDADD) \
 	$(AX_PTHREAD_LIBS)
+
+# a link's batch cut into pieces that neither wrap nor pass a flush's limit
+check_PROGRAMS += tests/engine/link_split
+TESTS += tests/engine/link_split
+tests_engine_link_split_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_link_split_LDADD = engine/librepl_internal.la $(LDADD)
