@@ -29,6 +29,7 @@
 #include "ctl_chan.h"
 #include "fabric.h"
 #include "log.h"
+#include "log_lock.h"
 #include "membership.h"
 #include "replica.h"
 #include "wal.h"
@@ -50,6 +51,7 @@ struct replica {
 	const struct replica_cfg *cfg;
 	struct rpma_ext_mem *mem;
 	struct wal *wal;
+	int lock_fd;			/* holds the log's lock (log_lock.h) */
 	struct rpma_peer *peer;
 	struct rpma_mr_local *mr;
 	struct rpma_ep *ep;
@@ -96,6 +98,9 @@ open_log(struct replica *r)
 	const struct replica_cfg *cfg = r->cfg;
 	int ret;
 
+	/* one process at a time: a second one is refused before it reads */
+	if ((ret = log_lock(cfg->path, cfg->create, &r->lock_fd)))
+		return ret;
 	ret = rpma_ext_mem_open(cfg->backend, cfg->path, cfg->create ? cfg->size : 0,
 		cfg->create ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
 	if (ret) {
@@ -186,6 +191,7 @@ close_all(struct replica *r)
 	wal_close(&r->wal);
 	if (r->mem)
 		rpma_ext_mem_close(&r->mem);
+	log_unlock(&r->lock_fd);
 }
 
 /* constant time: how much of a token matched must not leak through timing */
@@ -655,7 +661,7 @@ serve(struct replica *r)
 int
 replica_run(const struct replica_cfg *cfg)
 {
-	struct replica r = { .cfg = cfg };
+	struct replica r = { .cfg = cfg, .lock_fd = -1 };
 	int ret;
 
 	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||

@@ -40,6 +40,8 @@ extern "C" {
 					   nodes reachable (see force) */
 #define REPL_E_MEMBERSHIP (-300012)	/* n or k differ from the stored
 					   membership (see reconfigure) */
+#define REPL_E_LOCKED	(-300013)	/* another process has the log open
+					   (it holds the log's lock) */
 
 const char *repl_strerror(int err);
 

@@ -98,3 +98,8 @@ EXTRA_DIST += tests/tools/repld_sigterm.sh
 # -c file; the admin socket's mode and a second daemon on it
 TESTS += tests/tools/replctl_no_daemon.sh
 EXTRA_DIST += tests/tools/replctl_no_daemon.sh
+
+# a second repld on a log another holds: refused at once (exit 5, the
+# holder's pid named); the first unharmed; the lock goes with its holder
+TESTS += tests/tools/repld_log_lock.sh
+EXTRA_DIST += tests/tools/repld_log_lock.sh

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log_lock.h"
 #include "node.h"
 #include "rpma.h"
 
@@ -207,6 +208,17 @@ replica_stop(struct node *n)
 
 /* ---- the primary ---- */
 
+/* the log is another process's: who, for the operator */
+static void
+refused_locked(const char *path, char *msg, size_t msglen)
+{
+	char holder[96];
+
+	log_lock_holder(path, holder, sizeof(holder));
+	snprintf(msg, msglen, "refused to start: the log %s is locked by %s: "
+		"another repld or librepl program has it open", path, holder);
+}
+
 /*
  * Open the log as the primary: a promotion over the configured peers.
  * 0, or a REPL_E_* with a sentence in msg.
@@ -260,6 +272,8 @@ primary_open(struct node *n, bool force, bool reconfigure, char *msg,
 				"nodes reachable (%d peers, quorum %d; the unreachable "
 				"ones are named in the daemon's log)", conf->n_peers,
 				conf->quorum);
+		else if (ret == REPL_E_LOCKED)
+			refused_locked(conf->log.path, msg, msglen);
 		else if (ret == REPL_E_MEMBERSHIP)
 			snprintf(msg, msglen, "the log stores another membership than "
 				"%d peers with quorum %d: make the configuration say the "
@@ -325,7 +339,7 @@ node_start(struct node *n, bool reconfigure)
 	if (n->conf.role == REPLD_ROLE_REPLICA)
 		ret = replica_start(n) ? 1 : 0;
 	else if ((ret = primary_open(n, false, reconfigure, msg, sizeof(msg))))
-		ret = ret == REPL_E_NO_QUORUM ? 4 : 1;
+		ret = ret == REPL_E_NO_QUORUM ? 4 : ret == REPL_E_LOCKED ? 5 : 1;
 	gate_open(n);
 	pthread_mutex_unlock(&n->change);
 	return ret;
@@ -605,6 +619,12 @@ node_tick(struct node *n)
 			primary_close(n);
 			n->exit_code = code = 3;
 		}
+	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == LOG_E_LOCKED) {
+		char msg[512];
+
+		refused_locked(n->conf.log.path, msg, sizeof(msg));
+		say("%s\n", msg);
+		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		say("the replica stopped: its log or endpoints could not be set up "
 			"(log %s, %s ports %s/%s)\n", n->conf.log.path,
