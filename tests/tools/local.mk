@@ -103,3 +103,8 @@ EXTRA_DIST += tests/tools/replctl_no_daemon.sh
 # holder's pid named); the first unharmed; the lock goes with its holder
 TESTS += tests/tools/repld_log_lock.sh
 EXTRA_DIST += tests/tools/repld_log_lock.sh
+
+# idle TCP connections to a replica's control port: a promotion that must
+# fence it still succeeds at once; the replica drops them in time
+TESTS += tests/tools/repld_idle_conns.sh
+EXTRA_DIST += tests/tools/repld_idle_conns.sh
