@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,12 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
 	uint8_t token[CTL_TOKEN_SIZE];
 	bool need_token = ctl_chan_admission_token(ch, token) == 0;
+	/*
+	 * For tests only: REPL_TEST_REFUSE_DATA set in a replica's
+	 * environment makes it refuse every data connection, as it refuses
+	 * one without the session's admission token.
+	 */
+	bool refuse_all = getenv("REPL_TEST_REFUSE_DATA") != NULL;
 	uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
 	struct pollfd pfd[2] = {
 		{ .events = POLLIN },
@@ -225,6 +232,13 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
 		return RPMA_E_PROVIDER;
+	/* readable may mean no request (libfabric's wait fd): never block on it */
+	{
+		int fl = fcntl(pfd[0].fd, F_GETFL);
+
+		if (fl < 0 || fcntl(pfd[0].fd, F_SETFL, fl | O_NONBLOCK) != 0)
+			return RPMA_E_PROVIDER;
+	}
 	for (;;) {
 		struct rpma_conn_req *req = NULL;
 		struct rpma_conn_private_data pdata = { NULL, 0 };
@@ -238,8 +252,17 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : RPMA_E_NOMEM;
 		rpma_conn_cfg_delete(&ccfg);
+		if (ret == RPMA_E_NO_EVENT)
+			continue;
 		if (ret)
 			return ret;
+		if (refuse_all) {
+			RPMA_LOG_WARNING("replica: refused a data connection from the "
+				"session with %s (REPL_TEST_REFUSE_DATA)",
+				ctl_chan_peer(ch));
+			rpma_conn_req_delete(&req);
+			continue;
+		}
 		if (need_token && (rpma_conn_req_get_private_data(req, &pdata) ||
 		    pdata.len != CTL_TOKEN_SIZE ||
 		    !token_equal(pdata.ptr, token, CTL_TOKEN_SIZE))) {

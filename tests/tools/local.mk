@@ -108,3 +108,8 @@ EXTRA_DIST += tests/tools/repld_log_lock.sh
 # fence it still succeeds at once; the replica drops them in time
 TESTS += tests/tools/repld_idle_conns.sh
 EXTRA_DIST += tests/tools/repld_idle_conns.sh
+
+# a replica that refuses the data connection after a good HELLO: the
+# primary's link fails and retries (reconnects rise); SIGTERM ends it, exit 0
+TESTS += tests/tools/repld_data_refused.sh
+EXTRA_DIST += tests/tools/repld_data_refused.sh
