@@ -106,6 +106,7 @@ struct link {
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
+	uint64_t last_hb_ms;		/* the last HEARTBEAT sent */
 	uint64_t last_report_ms;	/* progress of a long catch-up */
 	uint32_t msg_seq;
 };

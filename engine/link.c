@@ -650,12 +650,22 @@ stream(struct link *l)
 			"closed by the replica" : ctl_chan_why(l->ch));
 		return -1;
 	}
-	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms) {
+	/*
+	 * A heartbeat when nothing else went out for a period, and also when
+	 * nothing came in for one: the replica speaks only to answer, so
+	 * under a steady load the COMMITs going out would otherwise keep it
+	 * silent until it is taken for dead.
+	 */
+	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms ||
+	    (t > l->last_recv_ms &&
+	     t - l->last_recv_ms >= (uint64_t)c->cfg.heartbeat_ms &&
+	     t - l->last_hb_ms >= (uint64_t)c->cfg.heartbeat_ms)) {
 		struct ctl_msg hb = { .type = CTL_HEARTBEAT };
 
 		hb.u.heartbeat.time_ns = t * 1000000;
 		if (send_msg(l, &hb))
 			return -1;
+		l->last_hb_ms = t;
 	}
 	t = clock_now_ms();	/* messages above may have moved last_recv_ms past t */
 	if (t > l->last_recv_ms &&

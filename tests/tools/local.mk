@@ -113,3 +113,8 @@ EXTRA_DIST += tests/tools/repld_idle_conns.sh
 # primary's link fails and retries (reconnects rise); SIGTERM ends it, exit 0
 TESTS += tests/tools/repld_data_refused.sh
 EXTRA_DIST += tests/tools/repld_data_refused.sh
+
+# a light steady load at quorum 2 (30 records a second for 10 s): no
+# replica dropped as silent, no reconnect
+TESTS += tests/tools/repld_steady_load.sh
+EXTRA_DIST += tests/tools/repld_steady_load.sh
