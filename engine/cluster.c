@@ -508,6 +508,37 @@ err:
 	return ret;
 }
 
+/*
+ * Wait for the stopping link threads, each at most twice the down timeout
+ * (every wait of theirs is bounded by it): a stop always ends.  A thread
+ * that is still running then is logged and left to the process's exit;
+ * false if one was.
+ */
+static bool
+links_join(struct cluster *c)
+{
+	int ms = 2 * c->cfg.down_timeout_ms;
+	struct timespec until;
+	bool all = true;
+	long ns;
+
+	clock_gettime(CLOCK_REALTIME, &until);	/* pthread_timedjoin_np's */
+	ns = until.tv_nsec + (long)(ms % 1000) * 1000000L;
+	until.tv_sec += ms / 1000 + ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
+	for (int i = 0; i < c->cfg.n_replicas; i++) {
+		struct link *l = &c->links[i];
+
+		if (pthread_timedjoin_np(l->thread, NULL, &until) == 0)
+			continue;
+		RPMA_LOG_ERROR("stopping: the link of replica %s:%s did not end "
+			"within %d ms: left running", l->host, l->ctl_port, ms);
+		pthread_detach(l->thread);
+		all = false;
+	}
+	return all;
+}
+
 void
 cluster_stop(struct cluster **c_ptr)
 {
@@ -522,11 +553,11 @@ cluster_stop(struct cluster **c_ptr)
 		 */
 		struct timespec until = clock_deadline(c->cfg.down_timeout_ms);
 		struct wal_pos pub;
-		bool pending = true;
+		bool pending = true, late = false;
 
 		wal_positions(c->wal, NULL, &pub, NULL);
 		pthread_mutex_lock(&c->lock);
-		while (pending) {
+		while (pending && !late) {
 			pending = false;
 			for (int i = 0; i < c->cfg.n_replicas; i++) {
 				struct link *l = &c->links[i];
@@ -538,11 +569,20 @@ cluster_stop(struct cluster **c_ptr)
 			}
 			if (pending) {
 				c->waiters++;
-				pending = pthread_cond_timedwait(&c->cond, &c->lock,
-					&until) != ETIMEDOUT;
+				late = pthread_cond_timedwait(&c->cond, &c->lock,
+					&until) == ETIMEDOUT;
 				c->waiters--;
 			}
 		}
+		for (int i = 0; late && i < c->cfg.n_replicas; i++)
+			if (c->links[i].state == LINK_STREAMING &&
+			    c->links[i].flushed_lsn < pub.lsn)
+				RPMA_LOG_WARNING("stopping: replica %s:%s flushed up to "
+					"LSN %llu, not %llu, within %d ms: its copy ends "
+					"there", c->links[i].host, c->links[i].ctl_port,
+					(unsigned long long)c->links[i].flushed_lsn - 1,
+					(unsigned long long)pub.lsn - 1,
+					c->cfg.down_timeout_ms);
 		pthread_mutex_unlock(&c->lock);
 	}
 	atomic_store(&c->stopping, true);
@@ -552,8 +592,12 @@ cluster_stop(struct cluster **c_ptr)
 
 		(void)!write(c->links[i].kick_fd, &one, sizeof(one));
 	}
+	if (!links_join(c)) {
+		/* a thread may still use all of it: nothing is freed */
+		*c_ptr = NULL;
+		return;
+	}
 	for (int i = 0; i < c->cfg.n_replicas; i++) {
-		pthread_join(c->links[i].thread, NULL);
 		close(c->links[i].kick_fd);
 		pthread_mutex_destroy(&c->links[i].io_lock);
 	}

@@ -23,6 +23,11 @@ struct ctl_tls;
 
 #define LINK_DEPTH 8			/* batches in flight per replica */
 #define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
+/*
+ * The most one rpma_flush covers: a flush request carries its length in
+ * 32 bits (the core refuses more), so a longer range is flushed in pieces.
+ */
+#define LINK_FLUSH_MAX ((uint64_t)UINT32_MAX)
 #define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
 #define LINK_SPIN_US 50			/* REPL_LINK_SPIN_US overrides it */
 
@@ -103,6 +108,7 @@ struct link {
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
+	uint64_t last_hb_ms;		/* the last HEARTBEAT sent */
 	uint64_t last_report_ms;	/* progress of a long catch-up */
 	uint32_t msg_seq;
 };
@@ -217,6 +223,19 @@ int link_verify_reply(struct link *l, const struct ctl_msg *m);
 /* the link went down: nothing is in flight any more */
 void link_verify_reset(struct link *l);
 void link_help(struct link *l, bool post);
+/*
+ * A range of ring bytes cut into the pieces one write-and-flush covers:
+ * `len` bytes from offset `off` (wrapping past ring_size to offset 0; len
+ * at most ring_size), each piece ending at the ring's end or after max
+ * bytes, whichever comes first.  Pure: tests check the pieces.
+ */
+struct link_split {
+	uint64_t ring_size, max, off, left;
+};
+void link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
+		uint64_t len, uint64_t max);
+/* the next piece: true with *off and *len (not 0); false when none is left */
+bool link_split_next(struct link_split *s, uint64_t *off, uint64_t *len);
 void *link_main(void *arg);
 
 #endif

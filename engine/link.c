@@ -342,9 +342,35 @@ link_connect(struct link *l)
 /* ------------------------------------------------------------------ */
 /* streaming                                                          */
 
-/* write and flush ring bytes [from, from + len) (no wrap inside) */
+void
+link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
+		uint64_t len, uint64_t max)
+{
+	*s = (struct link_split){ .ring_size = ring_size, .max = max,
+		.off = off, .left = len };
+}
+
+bool
+link_split_next(struct link_split *s, uint64_t *off, uint64_t *len)
+{
+	uint64_t n = s->left;
+
+	if (n == 0 || s->max == 0 || s->off >= s->ring_size)
+		return false;
+	if (n > s->ring_size - s->off)
+		n = s->ring_size - s->off;	/* the rest starts at offset 0 */
+	if (n > s->max)
+		n = s->max;
+	*off = s->off;
+	*len = n;
+	s->left -= n;
+	s->off = s->off + n == s->ring_size ? 0 : s->off + n;
+	return true;
+}
+
+/* write ring bytes [from, from + len) (no wrap inside), then flush them */
 static int
-post_range(struct link *l, uint64_t from, uint64_t len, bool signal,
+post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
 		uint64_t seq)
 {
 	for (uint64_t done = 0; done < len;) {
@@ -362,21 +388,31 @@ post_range(struct link *l, uint64_t from, uint64_t len, bool signal,
 		signal ? (void *)(uintptr_t)(seq + 1) : NULL) ? -1 : 0;
 }
 
-/* post one batch: everything published since the last one */
+/*
+ * Post one batch: everything published since the last one, in pieces
+ * that neither wrap nor pass LINK_FLUSH_MAX; only the last flush is
+ * signalled (its completion means the earlier ones completed too).
+ */
 static int
 post_batch(struct link *l, const struct wal_pos *pub)
 {
 	struct batch *b = &l->inflight[l->next_seq % LINK_DEPTH];
 	const struct wal_pos *from = &l->sent;
-	int ret;
+	uint64_t ring = l->c->ring_size, off, len;
+	struct link_split sp;
+	bool more;
+	int ret = 0;
 
-	if (from->lap == pub->lap) {
-		ret = post_range(l, from->off, pub->off - from->off, true, l->next_seq);
-	} else {
-		ret = post_range(l, from->off, l->c->ring_size - from->off,
-			pub->off == 0, l->next_seq);
-		if (ret == 0 && pub->off)
-			ret = post_range(l, 0, pub->off, true, l->next_seq);
+	link_split_init(&sp, ring, from->off, from->lap == pub->lap ?
+		pub->off - from->off : ring - from->off + pub->off,
+		LINK_FLUSH_MAX);
+	if (!(more = link_split_next(&sp, &off, &len)))
+		ret = post_piece(l, from->off, 0, true, l->next_seq);
+	while (more && ret == 0) {
+		uint64_t o = off, n = len;
+
+		more = link_split_next(&sp, &off, &len);
+		ret = post_piece(l, o, n, !more, l->next_seq);
 	}
 	if (ret) {
 		link_fail(l, "cannot post a write: %s", rpma_ext_errormsg());
@@ -621,12 +657,22 @@ stream(struct link *l)
 			"closed by the replica" : ctl_chan_why(l->ch));
 		return -1;
 	}
-	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms) {
+	/*
+	 * A heartbeat when nothing else went out for a period, and also when
+	 * nothing came in for one: the replica speaks only to answer, so
+	 * under a steady load the COMMITs going out would otherwise keep it
+	 * silent until it is taken for dead.
+	 */
+	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms ||
+	    (t > l->last_recv_ms &&
+	     t - l->last_recv_ms >= (uint64_t)c->cfg.heartbeat_ms &&
+	     t - l->last_hb_ms >= (uint64_t)c->cfg.heartbeat_ms)) {
 		struct ctl_msg hb = { .type = CTL_HEARTBEAT };
 
 		hb.u.heartbeat.time_ns = t * 1000000;
 		if (send_msg(l, &hb))
 			return -1;
+		l->last_hb_ms = t;
 	}
 	t = clock_now_ms();	/* messages above may have moved last_recv_ms past t */
 	if (t > l->last_recv_ms &&

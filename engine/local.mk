@@ -3,7 +3,7 @@ noinst_LTLIBRARIES += engine/librepl_internal.la
 engine_librepl_internal_la_SOURCES = \
 	engine/repl.c engine/include/repl.h \
 	engine/clock.h engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c \
-	engine/wal_format.c engine/wal_verify.c
+	engine/wal_format.c engine/wal_verify.c engine/log_lock.c engine/log_lock.h
 engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 
 lib_LTLIBRARIES += engine/librepl.la

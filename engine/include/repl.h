@@ -40,9 +40,11 @@ extern "C" {
 					   nodes reachable (see force) */
 #define REPL_E_MEMBERSHIP (-300012)	/* n or k differ from the stored
 					   membership (see reconfigure) */
-#define REPL_E_NOT_MEMBER (-300013)	/* promotion: this node's log holds
+#define REPL_E_LOCKED	(-300013)	/* another process has the log open
+					   (it holds the log's lock) */
+#define REPL_E_NOT_MEMBER (-300014)	/* promotion: this node's log holds
 					   no membership (see bootstrap) */
-#define REPL_E_SUPERSEDED (-300014)	/* a restart as the primary: a newer
+#define REPL_E_SUPERSEDED (-300015)	/* a restart as the primary: a newer
 					   primary took over meanwhile (see
 					   refuse_if_superseded) */
 

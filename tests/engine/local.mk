@@ -125,3 +125,10 @@ tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
+
+# a link's batch cut into pieces that neither wrap nor pass a flush's limit
+check_PROGRAMS += tests/engine/link_split
+TESTS += tests/engine/link_split
+tests_engine_link_split_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_link_split_LDADD = engine/librepl_internal.la $(LDADD)

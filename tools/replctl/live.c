@@ -274,8 +274,11 @@ cmd_live(int argc, char *argv[], const struct live_opts *o)
 	char line[ADMIN_LINE_MAX];
 	struct live_opts slow = *o;
 
-	/* a change of state may wait for nodes: more time than a question */
-	if (slow.timeout_ms < CHANGE_TIMEOUT_MS)
+	/*
+	 * A change of state may wait for nodes: more time than a question,
+	 * unless --timeout says how long the caller waits.
+	 */
+	if (!o->timeout_given && slow.timeout_ms < CHANGE_TIMEOUT_MS)
 		slow.timeout_ms = CHANGE_TIMEOUT_MS;
 	if (strcmp(cmd, "status") == 0)
 		return argc == 1 ? simple(o, "STATUS", "status", print_status) :

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log_lock.h"
 #include "node.h"
 #include "rpma.h"
 
@@ -217,6 +218,17 @@ struct open_how {
 	bool restart;		/* a start from the file, not a promotion asked */
 };
 
+/* the log is another process's: who, for the operator */
+static void
+refused_locked(const char *path, char *msg, size_t msglen)
+{
+	char holder[96];
+
+	log_lock_holder(path, holder, sizeof(holder));
+	snprintf(msg, msglen, "refused to start: the log %s is locked by %s: "
+		"another repld or librepl program has it open", path, holder);
+}
+
 /*
  * Open the log as the primary: a promotion over the configured peers.
  * 0, or a REPL_E_* with a sentence in msg.
@@ -272,7 +284,10 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&cfg, &repl)) != 0) {
-		if (ret == REPL_E_NOT_MEMBER || ret == REPL_E_SUPERSEDED)
+		if (ret == REPL_E_NOT_MEMBER)
+			snprintf(msg, msglen, "refused to start: %s (the daemon's "
+				"log says why)", repl_strerror(ret));
+		else if (ret == REPL_E_SUPERSEDED)
 			snprintf(msg, msglen, "%s (the daemon's log says why)",
 				repl_strerror(ret));
 		else if (ret == REPL_E_NO_QUORUM)
@@ -280,6 +295,8 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 				"nodes reachable (%d peers, quorum %d; the unreachable "
 				"ones are named in the daemon's log)", conf->n_peers,
 				conf->quorum);
+		else if (ret == REPL_E_LOCKED)
+			refused_locked(conf->log.path, msg, msglen);
 		else if (ret == REPL_E_MEMBERSHIP)
 			snprintf(msg, msglen, "the log stores another membership than "
 				"%d peers with quorum %d: make the configuration say the "
@@ -348,12 +365,12 @@ log_expected(struct node *n, const struct node_start_how *how)
 	bool missing = access(path, F_OK) != 0 && errno == ENOENT;
 
 	if (how->bootstrap && !missing) {
-		say("refused: --bootstrap starts a new cluster, but the log %s "
+		say("refused to start: --bootstrap starts a new cluster, but the log %s "
 			"exists: start without --bootstrap\n", path);
 		return 5;
 	}
 	if (missing && !how->bootstrap && !how->reinit) {
-		say("refused: the log %s does not exist; it is made only by the "
+		say("refused to start: the log %s does not exist; it is made only by the "
 			"first start of a new cluster (--bootstrap) or for a replica "
 			"whose disk was replaced (--reinit: it then copies everything "
 			"from the primary). If the disk should hold it, mount it\n",
@@ -389,7 +406,8 @@ node_start(struct node *n, const struct node_start_how *how)
 			ret = replica_start(n) ? 1 : 0;
 		} else {
 			ret = ret == REPL_E_NO_QUORUM ? 4 :
-				ret == REPL_E_NOT_MEMBER ? 5 : 1;
+				ret == REPL_E_NOT_MEMBER ||
+				ret == REPL_E_LOCKED ? 5 : 1;
 		}
 	}
 	gate_open(n);
@@ -673,6 +691,12 @@ node_tick(struct node *n)
 			primary_close(n);
 			n->exit_code = code = 3;
 		}
+	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == LOG_E_LOCKED) {
+		char msg[512];
+
+		refused_locked(n->conf.log.path, msg, sizeof(msg));
+		say("%s\n", msg);
+		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		say("the replica stopped: its log or endpoints could not be set up "
 			"(log %s, %s ports %s/%s)\n", n->conf.log.path,
