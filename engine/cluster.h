@@ -35,7 +35,10 @@ struct cluster_cfg {
 	 * whether to go on with fewer (acknowledged records may be lost) */
 	int promote_wait_ms;
 	bool force;
-	/* n or k differ from the membership stored in the log: change it */
+	/*
+	 * The configuration is not the membership stored in the log: change
+	 * to it (S -> J -> F, membership.h).
+	 */
 	bool reconfigure;
 	/*
 	 * The first start of a cluster: the log holds no membership, and
@@ -113,6 +116,8 @@ struct cluster_link_status {
 	uint64_t lag_records;	/* published on the primary, not yet flushed */
 	uint64_t reconnects;
 	bool member;		/* caught up: holds the membership, counts */
+	uint64_t config_epoch;	/* of the membership it holds (0: none or
+				   not known yet) */
 	char why[160];		/* the last reason it went down */
 	uint64_t lag_bytes;	/* ring bytes published, not yet flushed */
 	uint64_t lag_ms;	/* how long the oldest of them has waited */
@@ -124,6 +129,8 @@ struct cluster_link_status {
 int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);
 /* the membership's configuration epoch */
 uint64_t cluster_config_epoch(struct cluster *c);
+/* is it joint (a change in progress, not yet committed)? */
+bool cluster_config_joint(struct cluster *c);
 int cluster_links_up(struct cluster *c);
 
 /*

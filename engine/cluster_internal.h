@@ -66,10 +66,24 @@ struct link {
 	struct wal_pos flushed_pos;	/* the same as a position: its tail hint */
 	uint64_t reconnects;
 	/*
-	 * Its replica holds the current membership: it caught up under it.
-	 * Only then does it count toward the quorum.
+	 * Who answers there (its HELLO_REPLY; 0 before).  held: the
+	 * configuration epoch of the last membership this primary gave it
+	 * and it acknowledged (stored), 0 before; acked: it did so on the
+	 * current connection (each connection gives it once: a membership of
+	 * the same epoch from another primary is replaced).  in_new, in_old:
+	 * its place in c->ms (cluster_ms_place).  member: acked, in a
+	 * configuration of c->ms, and held is one the current rule accepts:
+	 * only then does it count toward the quorum.  retired: in no
+	 * configuration once a change committed (a node the change removed):
+	 * its thread ends.
 	 */
+	uint32_t node_id;
+	uint64_t incarnation;
+	uint64_t held;
+	bool acked;
+	bool in_new, in_old;
 	bool member;
+	bool retired;
 	char why[160];
 	struct wal_pos head_req;	/* a checkpoint move asked by release */
 	uint64_t head_req_seq, head_done_seq;
@@ -113,6 +127,27 @@ struct link {
 	uint32_t msg_seq;
 };
 
+/* a peer of the promotion and of a link: where, and who answered there */
+struct cluster_peer {
+	char host[MEMBER_HOST_MAX + 1];
+	char port[8];
+	uint16_t port_num;
+	bool reached;		/* the promotion fenced it: node_id is its */
+	uint32_t node_id;
+	uint64_t incarnation;
+};
+
+#define CLUSTER_PEERS_MAX (2 * MEMBERSHIP_NODES_MAX)
+
+/* what a start does with the membership once promoted (cluster_ms.c) */
+enum {
+	CLUSTER_PLAN_KEEP,	/* the configuration says the stored one */
+	CLUSTER_PLAN_BOOTSTRAP,	/* the first: the configuration's, epoch 1 */
+	CLUSTER_PLAN_UPGRADE,	/* a version 1 one, the same: as version 2 */
+	CLUSTER_PLAN_CHANGE,	/* S -> J(S, T) -> F(T) */
+	CLUSTER_PLAN_FINISH,	/* the stored one is J: commit it */
+};
+
 struct cluster {
 	struct cluster_cfg cfg;
 	struct rpma_ext_mem *mem;
@@ -141,13 +176,31 @@ struct cluster {
 	atomic_bool spinning;		/* a waiter polls the links */
 	pthread_mutex_t verify_lock;	/* one verification at a time */
 
+	/*
+	 * One link per peer: the configuration's replicas first (index i is
+	 * cfg.replicas[i]), then the nodes of the stored membership the
+	 * configuration does not name (a change's removed nodes: the
+	 * promotion fences them and J goes to them too).
+	 */
 	struct link *links;
+	int n_links;
+	struct cluster_peer peers[CLUSTER_PEERS_MAX];
 	/* cfg's strings, copied: the caller's may go once start returns */
 	struct cluster_replica *replicas;
 	char (*names)[2][MEMBER_HOST_MAX + 1];	/* host, port */
 	char provider[32];
-	struct membership ms;		/* stored in the log at start; fixed */
+	/*
+	 * The membership this primary runs under (under c->lock): what the
+	 * log holds, S, J or F; a joint one becomes final once committed
+	 * (cluster_ms_advance).
+	 */
+	struct membership ms;
 	struct membership stored;	/* what the log held before the start */
+	/* cluster_ms.c: the promotion's rule and what follows it */
+	struct membership under;	/* counted under (stored, or the first) */
+	struct membership conf_ms;	/* the configuration's, final */
+	int plan;			/* CLUSTER_PLAN_* */
+	uint16_t self_flags;		/* this node's place in ms (MEMBER_F_*) */
 
 	/* fence_listen.c: this primary's control port, for promotions elsewhere */
 	struct ctl_listener *fence_listener;
@@ -182,6 +235,20 @@ pos_equal(const struct wal_pos *a, const struct wal_pos *b)
 	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
 		a->crc == b->crc;
 }
+
+/* cluster_ms.c */
+/* the membership of a start: what to promote under, and the peers */
+int cluster_ms_choose(struct cluster *c);
+/* once promoted: store what the plan says (c->ms) */
+int cluster_ms_adopt(struct cluster *c);
+/* under c->lock: link l's place in c->ms, and whether it is a member */
+void cluster_ms_place(struct cluster *c, struct link *l);
+/* under c->lock: a joint c->ms held by k_old + 1 nodes of OLD becomes F */
+void cluster_ms_advance(struct cluster *c);
+/* under c->lock: the LSN the membership's rule makes durable, at most d */
+uint64_t cluster_ms_durable(struct cluster *c, uint64_t d);
+/* wait up to ms for a joint membership to be committed; false if not */
+bool cluster_ms_wait_final(struct cluster *c, int ms);
 
 /* promote.c */
 uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);

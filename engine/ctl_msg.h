@@ -31,11 +31,13 @@ enum ctl_type {
 	CTL_QUERY_REPLY = 4,
 	CTL_TRUNCATE = 5,	/* primary -> replica: drop records from pos on */
 	CTL_SET_HEAD = 6,	/* primary -> replica: move the checkpoint to pos */
-	CTL_ACK = 7,		/* replica -> primary: TRUNCATE / SET_HEAD done */
+	CTL_ACK = 7,		/* replica -> primary: TRUNCATE, SET_HEAD or
+				   MEMBERSHIP done */
 	CTL_COMMIT = 8,		/* primary -> replica: commit LSN, flushed tail */
 	CTL_HEARTBEAT = 9,	/* either way, when idle */
 	CTL_ERROR = 10,		/* either way, then the channel closes */
-	CTL_MEMBERSHIP = 11,	/* primary -> replica: store this membership */
+	CTL_MEMBERSHIP = 11,	/* primary -> replica: store this membership
+				   (answered by ACK) */
 	CTL_VERIFY = 12,	/* primary -> replica: checksums of these ranges? */
 	CTL_VERIFY_REPLY = 13,
 };

@@ -60,7 +60,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 		}
 		pthread_cond_broadcast(&c->cond);
 		pthread_mutex_unlock(&c->lock);
-		for (int i = 0; i < c->cfg.n_replicas; i++)
+		for (int i = 0; i < c->n_links; i++)
 			link_kick(&c->links[i]);
 		out.type = CTL_ERROR;
 		out.u.error.code = CTL_CODE_NOT_REPLICA;
@@ -82,7 +82,9 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 	to_ctl(&out.u.hello_reply.head, &head);
 	to_ctl(&out.u.hello_reply.tail, &pub);
 	out.u.hello_reply.tail_epoch = wal_tail_epoch(c->wal);
+	pthread_mutex_lock(&c->lock);
 	out.u.hello_reply.config_epoch = c->ms.config_epoch;
+	pthread_mutex_unlock(&c->lock);
 	(void)ctl_chan_send(ch, &out, c->cfg.down_timeout_ms);
 }
 

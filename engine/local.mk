@@ -34,7 +34,8 @@ engine_librepl_internal_la_SOURCES += \
 	engine/cluster.c engine/cluster.h engine/cluster_internal.h engine/link.c \
 	engine/link_session.c engine/verify.c \
 	engine/promote.c engine/fence_listen.c engine/fabric.c engine/fabric.h \
-	engine/membership.c engine/membership_log.c engine/membership.h \
+	engine/membership.c engine/membership_v1.c engine/membership_change.c \
+	engine/membership_log.c engine/membership.h engine/cluster_ms.c \
 	engine/replica.c engine/replica.h
 
 # the control channel's TLS (OpenSSL); librepl and every program linking

@@ -286,6 +286,7 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->replicas_up = repl->cluster ? cluster_links_up(repl->cluster) : 0;
 	st->fenced = repl->cluster ? cluster_fenced(repl->cluster) : 0;
 	st->config_epoch = repl->cluster ? cluster_config_epoch(repl->cluster) : 0;
+	st->config_joint = repl->cluster ? cluster_config_joint(repl->cluster) : 0;
 	return 0;
 }
 
@@ -310,6 +311,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	memcpy(st->transport, ls.transport, sizeof(st->transport));
 	memcpy(st->flush_method, ls.flush_method, sizeof(st->flush_method));
 	memcpy(st->backend, ls.backend, sizeof(st->backend));
+	st->config_epoch = ls.config_epoch;
 	return 0;
 }
 

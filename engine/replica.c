@@ -357,15 +357,28 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 	case CTL_MEMBERSHIP: {
 		struct membership cur;
 
-		/* it caught up under this membership: keep it for promotions */
+		/*
+		 * It caught up under this membership: keep it for promotions,
+		 * durably, before the ACK says so.  An older one than it holds
+		 * is refused: the sender missed a change.
+		 */
 		membership_load(r->mem, &cur);
-		if (m->u.membership.config_epoch < cur.config_epoch)
-			return 0;
-		if ((ret = membership_store(r->mem, &m->u.membership))) {
+		ret = 0;
+		if (m->u.membership.config_epoch < cur.config_epoch) {
+			RPMA_LOG_WARNING("replica: refused configuration epoch %llu "
+				"from %s: it holds %llu", (unsigned long long)
+				m->u.membership.config_epoch, ctl_chan_peer(ch),
+				(unsigned long long)cur.config_epoch);
+			ret = RPMA_E_INVAL;
+		} else if ((ret = membership_store(r->mem, &m->u.membership))) {
 			RPMA_LOG_ERROR("replica: cannot store the membership (%d)", ret);
-			return -1;
 		}
-		return 0;
+		wal_positions(r->wal, &head, &tail, NULL);
+		out.type = CTL_ACK;
+		out.u.ack.status = ret;
+		to_ctl(&out.u.ack.head, &head);
+		to_ctl(&out.u.ack.tail, &tail);
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	}
 	case CTL_VERIFY: {
 		struct ctl_verify_reply *v = &out.u.verify_reply;
@@ -448,6 +461,7 @@ publish_state(struct replica *r)
 	membership_load(r->mem, &ms);
 	s.epoch = r->id.epoch;
 	s.config_epoch = ms.config_epoch;
+	s.config_joint = (ms.flags & MEMBERSHIP_F_JOINT) != 0;
 	if (r->s.ch) {
 		s.following = 1;
 		s.primary_id = r->s.primary;

@@ -236,6 +236,9 @@ struct repl_status {
 	int replicas_up;	/* replicas streaming (counting toward quorum) */
 	int fenced;		/* a newer primary took over (REPL_E_FENCED) */
 	uint64_t config_epoch;	/* of the membership (0: single node) */
+	int config_joint;	/* 1 while a change of the membership is in
+				   progress: the membership is joint, and a
+				   record needs both configurations' quorums */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);
@@ -265,6 +268,9 @@ struct repl_replica_status {
 				   "gpspm"; "" before the first connection */
 	char backend[8];	/* its persistence backend: "pmem", "file",
 				   "crash"; "" before it said */
+	uint64_t config_epoch;	/* of the membership it holds, as far as
+				   this primary knows (0: none, or not
+				   connected yet) */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */

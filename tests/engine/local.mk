@@ -43,6 +43,12 @@ TESTS += tests/engine/wal_replica
 tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
 
+# the membership's encoding, its version 1 reader and a change's memberships
+check_PROGRAMS += tests/engine/membership_codec
+TESTS += tests/engine/membership_codec
+tests_engine_membership_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_membership_codec_LDADD = engine/librepl_internal.la $(LDADD)
+
 # the membership: stored with its configuration epoch, changed only on purpose
 check_PROGRAMS += tests/engine/repl_membership
 TESTS += tests/engine/repl_membership

@@ -548,10 +548,29 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	set_members(n, peers, n_peers, quorum);
 	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true }, why,
 			sizeof(why))) == 0) {
-		snprintf(msg, msglen, "membership now %d replicas, quorum %d",
-			n_peers, quorum);
+		struct repl_status st;
+
 		free_unshared(old, old_n, peers, n_peers);
+		repl_status(n->repl, &st);
 		gate_open(n);
+		if (st.config_joint) {
+			/*
+			 * The primary runs under both configurations and commits
+			 * the change once enough old nodes hold it: not done.
+			 */
+			snprintf(msg, msglen, "the change to %d replicas, quorum %d is "
+				"not committed: too few nodes of the old configuration "
+				"hold it (configuration epoch %llu, joint); until they "
+				"do, a record is acknowledged only once both "
+				"configurations' quorums hold it (the daemon's log names "
+				"the unreachable nodes)", n_peers, quorum,
+				(unsigned long long)st.config_epoch);
+			say("%s\n", msg);
+			return REPL_E_NO_QUORUM;
+		}
+		snprintf(msg, msglen, "membership now %d replicas, quorum %d "
+			"(configuration epoch %llu)", n_peers, quorum,
+			(unsigned long long)st.config_epoch);
 		return 0;
 	}
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
