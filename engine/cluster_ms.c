@@ -205,6 +205,16 @@ cluster_ms_choose(struct cluster *c)
 		*u = c->stored;
 		c->plan = CLUSTER_PLAN_FINISH;
 		membership_final(u, &t);
+		if (!membership_same(&t, &c->conf_ms, id) && c->cfg.reconfigure) {
+			/* one change at a time: J's T is where this one goes */
+			RPMA_LOG_ERROR("membership change refused: the log holds a "
+				"change in progress (joint, configuration epoch %llu) "
+				"to %u nodes, k %u; start with that configuration to "
+				"finish it, then change it again",
+				(unsigned long long)u->config_epoch,
+				membership_nodes(u, MEMBER_F_NEW), u->k);
+			return CLUSTER_E_MEMBERSHIP;
+		}
 		if (!membership_same(&t, &c->conf_ms, id))
 			RPMA_LOG_WARNING("membership: the log holds a change in "
 				"progress (joint, configuration epoch %llu); this start "

@@ -12,12 +12,15 @@
  *  3. a change (k 1 -> 2) commits once k_S + 1 nodes of S hold J;
  *  4. with one node of S stopped before it stores J, the change does not
  *     commit: the membership stays joint and a record is not durable
- *     without S's quorum, although T's quorum holds it;
+ *     without S's quorum, although T's quorum holds it; another change
+ *     is refused meanwhile;
  *  5. a promotion under S is refused when a reachable node of S holds J;
  *  6. a promotion under J needs both quorums: refused with the old one's
  *     met and the new one's not, then promoted once both are; it
  *     finishes the change once k_S + 1 nodes of S hold J, and the record
- *     left behind in 4 is kept.
+ *     left behind in 4 is kept;
+ *  7. a version 1 membership (no node ids) is used by the node that
+ *     wrote it only, whose promotion stores it as version 2.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "membership.h"
 #include "repl.h"
 #include "replica.h"
@@ -103,6 +107,54 @@ stored(const char *path)
 		rpma_ext_mem_close(&mem);
 	}
 	return ms;
+}
+
+/*
+ * Both membership copies of a (closed) log made a version 1 membership:
+ * the replicas listed (their control ports), k, as the encoder before
+ * node ids wrote it.
+ */
+static int
+put_v1(const char *path, uint64_t epoch, uint32_t k, const int *list, int n)
+{
+	struct rpma_ext_mem *mem = NULL;
+	uint8_t b[544] = { 0 };
+	int ret;
+
+	memcpy(b, "RPLMEMB\001", 8);
+	for (int i = 0; i < 8; i++)
+		b[8 + i] = (uint8_t)(epoch >> (8 * i));
+	b[16] = (uint8_t)k;
+	b[20] = (uint8_t)n;
+	for (int i = 0; i < n; i++) {
+		uint16_t port = (uint16_t)atoi(reps[list[i]].ctl);
+
+		b[24 + 64 * i + 4] = (uint8_t)port;
+		b[24 + 64 * i + 5] = (uint8_t)(port >> 8);
+		strcpy((char *)b + 24 + 64 * i + 8, "127.0.0.1");
+	}
+	{
+		uint32_t crc = rpma_crc32c(0, b, 540);
+
+		for (int i = 0; i < 4; i++)
+			b[540 + i] = (uint8_t)(crc >> (8 * i));
+	}
+	if ((ret = rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, path, 0, 0, &mem)))
+		return ret;
+	/* the version 2 bytes past the 544 go too, as the old format had them */
+	ret = rpma_ext_mem_memcpy(mem, MEMBERSHIP_OFF, b, sizeof(b)) ||
+		rpma_ext_mem_memcpy(mem, 4096 + MEMBERSHIP_OFF, b, sizeof(b));
+	{
+		uint8_t zero[MEMBERSHIP_SIZE - 544] = { 0 };
+
+		ret = ret || rpma_ext_mem_memcpy(mem, MEMBERSHIP_OFF + 544, zero,
+				sizeof(zero)) ||
+			rpma_ext_mem_memcpy(mem, 4096 + MEMBERSHIP_OFF + 544, zero,
+				sizeof(zero)) ||
+			rpma_ext_mem_persist(mem, 0, 8192);
+	}
+	rpma_ext_mem_close(&mem);
+	return ret;
 }
 
 /* the entry of node id in ms: its flags (0: not listed) */
@@ -311,6 +363,9 @@ main(void)
 		ms.k == 2 && ms.k_old == 2);
 	CHECK(flags_of(&ms, 10) == (MEMBER_F_NEW | MEMBER_F_OLD) &&
 		flags_of(&ms, 13) == MEMBER_F_NEW);
+	/* one change at a time: another one is refused while J is stored */
+	CHECK(open_primary((int[]){ 0, 2, -1 }, 1, 1, 1500, &r) == REPL_E_MEMBERSHIP);
+	CHECK(stored(ppath).config_epoch == 6);
 	printf("repl_membership: a change without k_S + 1 nodes of S holding J "
 		"stays joint; LSN %llu not durable\n", (unsigned long long)left);
 
@@ -356,13 +411,46 @@ main(void)
 		ms.count == 4 && ms.k == 2);
 	printf("repl_membership: a promotion under J needs both quorums, then "
 		"commits the change (configuration epoch 7)\n");
+
+	/* 7. every log holds a version 1 membership (epoch 9): only its writer
+	 * may use it, and stores it as version 2 (epoch 10) */
+	for (int i = 0; i < NREP; i++)
+		rep_stop(i);
+	{
+		const int v1_reps[] = { 0, 2, 3 };
+
+		CHECK(put_v1(ppath, 9, 2, v1_reps, 3) == 0);
+		for (int i = 0; i < 3; i++)
+			CHECK(put_v1(reps[v1_reps[i]].path, 9, 2, v1_reps, 3) == 0);
+	}
+	ms = stored(ppath);
+	CHECK(ms.v1 && ms.config_epoch == 9 && ms.count == 3);
+	rep_start(2, base);
+	rep_start(3, base);
+	CHECK(open_node(reps[0].path, 10, (int[]){ 100, 2, 3, -1 }, 2, 0, 1500, &r) ==
+		REPL_E_NOT_MEMBER);
+	rep_start(0, base);
+	CHECK(open_primary((int[]){ 0, 2, 3, -1 }, 2, 0, 5000, &r) == 0);
+	if (r == NULL)
+		goto out;
+	st = status(r);
+	CHECK(st.config_epoch == 10 && !st.config_joint);
+	CHECK(repl_wait_durable(r, append(r, 5), 10000) == 0);
+	CHECK(holding(r, 3, 10, 5000));
+	repl_close(&r);
+	ms = stored(ppath);
+	CHECK(!ms.v1 && ms.config_epoch == 10 && ms.flags == 0 && ms.count == 4 &&
+		flags_of(&ms, 1) && flags_of(&ms, 10) && flags_of(&ms, 12) &&
+		flags_of(&ms, 13));
+	printf("repl_membership: a version 1 membership: its writer stores it as "
+		"version 2 (configuration epoch 10); a replica cannot use it\n");
 out:
 	for (int i = 0; i < NREP; i++)
 		rep_stop(i);
 	/* every node of the last configuration holds it */
-	CHECK(stored(reps[0].path).config_epoch == 7);
-	CHECK(stored(reps[2].path).config_epoch == 7);
-	CHECK(stored(reps[3].path).config_epoch == 7);
+	CHECK(stored(reps[0].path).config_epoch == 10);
+	CHECK(stored(reps[2].path).config_epoch == 10);
+	CHECK(stored(reps[3].path).config_epoch == 10);
 	/* the replaced node never got F of the change that removed it */
 	CHECK(stored(reps[1].path).config_epoch < 3);
 	for (int i = 0; i < NREP; i++)
