@@ -5,7 +5,9 @@
  *
  * Each replica's ring is identical in geometry to the local one, so a
  * record goes to the same offset there.  An LSN is durable when the local
- * log persisted it and `quorum` links have flushed it.  The commit point
+ * log persisted it and the membership's rule holds (cluster_ms.c): k
+ * member links of its configuration have flushed it, and while a change
+ * is in progress k_old of the old configuration too.  The commit point
  * (that LSN) goes to the replicas in COMMIT messages together with each
  * one's flushed position, which is its tail hint: it is sent only after
  * the flush completed.  While a link is up, space in the local ring is

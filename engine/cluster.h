@@ -65,11 +65,16 @@ struct cluster_cfg {
 
 /*
  * Become the primary: a promotion (promote.c) with a new epoch, then the
- * links start connecting; the log must stay open meanwhile.
- * CLUSTER_E_NO_QUORUM: fewer than n - k + 1 nodes could be fenced.
+ * links start connecting; the log must stay open meanwhile.  With a
+ * change of the membership it waits up to promote_wait_ms for the change
+ * to commit, and returns either way (cluster_config_joint() tells).
+ * CLUSTER_E_NO_QUORUM: fewer than N - k nodes could be fenced.
  */
 #define CLUSTER_E_NO_QUORUM (-200101)
-/* n or k differ from the stored membership, and no reconfiguration asked */
+/*
+ * The configuration is not the stored membership and no change was
+ * asked, or the change cannot be made (membership.h)
+ */
 #define CLUSTER_E_MEMBERSHIP (-200102)
 /* the log holds no membership and this is no bootstrap (or one refused) */
 #define CLUSTER_E_NOT_MEMBER (-200103)

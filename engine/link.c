@@ -618,9 +618,10 @@ give_membership(struct link *l)
 	cluster_quorum_update(c);
 	cluster_ms_advance(c);
 	pthread_mutex_unlock(&c->lock);
-	RPMA_LOG_NOTICE("replica %s:%s caught up: it holds configuration epoch "
-		"%llu%s", l->host, l->ctl_port, (unsigned long long)ms.config_epoch,
-		(ms.flags & MEMBERSHIP_F_JOINT) ? " (joint)" : "");
+	RPMA_LOG_NOTICE("replica %s:%s caught up: a member (configuration epoch "
+		"%llu%s, stored)", l->host, l->ctl_port,
+		(unsigned long long)ms.config_epoch,
+		(ms.flags & MEMBERSHIP_F_JOINT) ? ", joint" : "");
 	return 0;
 }
 

@@ -4,7 +4,7 @@
  * a promotion, whether the node led before or was a replica a moment ago.
  *
  * An acknowledged record is on the primary that acknowledged it and on
- * `quorum` (k) replicas: k + 1 of the n + 1 nodes.  Any n - k + 1 nodes
+ * k replicas: k + 1 of the configuration's N nodes.  Any N - k nodes
  * therefore hold every acknowledged record between them.  So a promotion:
  *
  *  1. picks an epoch above every one it knows of: epoch = term << 16 |
@@ -13,21 +13,25 @@
  *     current primary, refuses its writes and flushes, and answers with its
  *     log's end and that end's epoch); a replica that already follows a
  *     higher epoch answers STALE and the round starts again above it;
- *  3. counts itself and the fenced replicas that hold the stored
- *     membership (they caught up under it: membership.h) and whose media
- *     are not suspect: at least n - k + 1 nodes, n and k of that
- *     membership, or it waits (up to promote_wait_ms) and then refuses --
- *     unless forced, and then it says data may be lost.  A replica holding
- *     a newer membership than this node means this node missed a
- *     reconfiguration: refused too.  Where no node holds any membership
- *     no primary ever ran, nothing was acknowledged, and all count;
+ *  3. counts, under the membership its log holds (cluster_ms.c chose it),
+ *     itself and the fenced nodes that the membership lists, that hold it
+ *     (they caught up under it: membership.h) and whose media are not
+ *     suspect, per configuration: N - k of its configuration, or of each
+ *     of its two while it is joint; or it waits (up to promote_wait_ms)
+ *     and then refuses -- unless forced, and then it says data may be
+ *     lost.  A replica holding a newer membership than this node means
+ *     this node missed a change: refused too.  Where no node holds any
+ *     membership no primary ever ran, nothing was acknowledged, and all
+ *     count (bootstrap);
  *  4. takes the highest (epoch of the last record, LSN) among them: if a
  *     replica's log goes further, the missing tail is read from it with
  *     RDMA reads into the local ring at the same offsets, persisted and
  *     rescanned (the records check themselves), after dropping a local
  *     tail the best one does not hold (never committed);
- *  5. only then records the new epoch in its header and starts the links,
- *     whose catch-up truncates every replica to the new primary's chain.
+ *  5. only then records the new epoch in its header; cluster_ms.c stores
+ *     the membership that follows (the first one, or a change's J), and
+ *     the links start, whose catch-up truncates every replica to the new
+ *     primary's chain.
  *
  * The old primary, if it still runs, learns from the first replica it
  * talks to that it was fenced and acknowledges nothing more.
