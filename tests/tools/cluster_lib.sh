@@ -106,9 +106,11 @@ conf() {
 # first primary has started (the first start of a new cluster), with
 # --reinit after it (a node joining, or one whose log was deleted).
 start() {
-	local n=$1 make=()
+	local n=$1 make=() log
 	shift
-	if [[ ! -e $D/node$n.log && $* != *--reinit* && $* != *--bootstrap* ]]; then
+	log=$(sed -n 's/^[[:space:]]*path = "\(.*\)";/\1/p' "$D/node$n.conf")
+	[[ $log == /* ]] || log=$D/${log:-node$n.log}
+	if [[ ! -e $log && $* != *--reinit* && $* != *--bootstrap* ]]; then
 		if [[ -e $D/bootstrapped ]]; then make=(--reinit); else make=(--bootstrap); fi
 	fi
 	grep -q 'role = "primary"' "$D/node$n.conf" && : > "$D/bootstrapped"
