@@ -123,6 +123,17 @@ exhausted_epochs(const char *dir, const char *ca, const char *cert,
 	CHECK(repl_open(&c, &r) == REPL_E_INVAL);
 	CHECK(r == NULL);
 	CHECK(followed() == before);	/* not fenced */
+	/* the control: an ordinary epoch promotes, and fences */
+	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, ppath, 0, 0, &mem) == 0);
+	if (mem && wal_open(mem, &w) == 0) {
+		wal_identity(w, &id, &ring);
+		CHECK(wal_set_epoch(w, before + (5ull << 16), id.incarnation) == 0);
+		wal_close(&w);
+	}
+	rpma_ext_mem_close(&mem);
+	CHECK(repl_open(&c, &r) == 0);
+	CHECK(repl_close(&r) == 0);
+	CHECK(followed() == before + (6ull << 16));
 	unlink(ppath);
 }
 
