@@ -11,7 +11,7 @@
 #
 # Provides: $D (the directory), $REPLD, $CTL, pid[N], bg (background
 # helpers' pids, killed on exit), fail, cport N, sock N, conf N ROLE
-# [PROMOTE_WAIT_MS] [QUORUM] [PEERS...], start N, wait_for, wait_count,
+# [PROMOTE_WAIT_MS] [QUORUM] [PEERS...], start N [ARG...], wait_for, wait_count,
 # exited, stop, up, start_cluster, status_json N, jnum JSON KEY, jstr JSON
 # KEY, wait_status N REGEX WHAT, clean_stderr FILE WHAT.
 
@@ -101,9 +101,12 @@ conf() {
 	EOF
 }
 
-start() {	# N: in the background, its stderr in $D/nodeN.err
-	"$REPLD" -c "$D/node$1.conf" 2>> "$D/node$1.err" &
-	pid[$1]=$!
+start() {	# N [ARG...]: in the background, its stderr in $D/nodeN.err; the
+		# ARGs (e.g. --reconfigure) go to repld after -c FILE
+	local n=$1
+	shift
+	"$REPLD" -c "$D/node$n.conf" "$@" 2>> "$D/node$n.err" &
+	pid[$n]=$!
 }
 
 # wait_for N PATTERN WHAT [SECONDS]: until nodeN's stderr matches (10 s)
