@@ -9,3 +9,10 @@
 
 # what the scenarios share (sourced by them)
 EXTRA_DIST += tests/scenario/scenario_lib.sh
+
+# C1: a primary's lost disk with k = n: it restarts with a fresh log and
+# drops its replica's records
+TESTS += tests/scenario/c1_lost_disk.sh
+EXTRA_DIST += tests/scenario/c1_lost_disk.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/c1_lost_disk.sh
