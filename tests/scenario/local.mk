@@ -16,3 +16,10 @@ TESTS += tests/scenario/c1_lost_disk.sh
 EXTRA_DIST += tests/scenario/c1_lost_disk.sh
 # fails until the protocol fix for it lands; remove from XFAIL_TESTS then
 XFAIL_TESTS += tests/scenario/c1_lost_disk.sh
+
+# C2: an add whose old and new quorums need not meet (k kept at 1): two
+# primaries acknowledge different records at one LSN
+TESTS += tests/scenario/c2_add_no_overlap.sh
+EXTRA_DIST += tests/scenario/c2_add_no_overlap.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/c2_add_no_overlap.sh
