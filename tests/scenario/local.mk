@@ -23,3 +23,9 @@ TESTS += tests/scenario/c2_add_no_overlap.sh
 EXTRA_DIST += tests/scenario/c2_add_no_overlap.sh
 # fails until the protocol fix for it lands; remove from XFAIL_TESTS then
 XFAIL_TESTS += tests/scenario/c2_add_no_overlap.sh
+
+# C3: Raft's Figure 8: an older epoch's record committed, then overwritten
+TESTS += tests/scenario/c3_figure8.sh
+EXTRA_DIST += tests/scenario/c3_figure8.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/c3_figure8.sh
