@@ -35,3 +35,10 @@ TESTS += tests/scenario/c4_member_before_data.sh
 EXTRA_DIST += tests/scenario/c4_member_before_data.sh
 # fails until the protocol fix for it lands; remove from XFAIL_TESTS then
 XFAIL_TESTS += tests/scenario/c4_member_before_data.sh
+
+# C5: a replica replaced at a new address with the same n and k: the
+# removed one still counts
+TESTS += tests/scenario/c5_replaced_address.sh
+EXTRA_DIST += tests/scenario/c5_replaced_address.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/c5_replaced_address.sh
