@@ -42,3 +42,17 @@ TESTS += tests/scenario/c5_replaced_address.sh
 EXTRA_DIST += tests/scenario/c5_replaced_address.sh
 # fails until the protocol fix for it lands; remove from XFAIL_TESTS then
 XFAIL_TESTS += tests/scenario/c5_replaced_address.sh
+
+# C6: a fully released log loses "most advanced" to a stale one
+TESTS += tests/scenario/c6_released_log.sh
+EXTRA_DIST += tests/scenario/c6_released_log.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/c6_released_log.sh
+
+# C6's primary that releases its log (librepl: repld has no release)
+check_PROGRAMS += tests/scenario/release_primary
+tests_scenario_release_primary_SOURCES = tests/scenario/release_primary.c
+tests_scenario_release_primary_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tools/repld
+tests_scenario_release_primary_LDADD = tools/repld/librepld_conf.la \
+	engine/librepl_internal.la rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
