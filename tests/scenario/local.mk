@@ -63,3 +63,9 @@ TESTS += tests/scenario/c7_two_names.sh
 EXTRA_DIST += tests/scenario/c7_two_names.sh
 # fails until the protocol fix for it lands; remove from XFAIL_TESTS then
 XFAIL_TESTS += tests/scenario/c7_two_names.sh
+
+# R1: a restart of the old primary (role = "primary") undoes a failover
+TESTS += tests/scenario/r1_restart_undoes_failover.sh
+EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/r1_restart_undoes_failover.sh
