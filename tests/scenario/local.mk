@@ -69,3 +69,9 @@ TESTS += tests/scenario/r1_restart_undoes_failover.sh
 EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
 # fails until the protocol fix for it lands; remove from XFAIL_TESTS then
 XFAIL_TESTS += tests/scenario/r1_restart_undoes_failover.sh
+
+# R2: a promotion beside a healthy primary leaves two primaries
+TESTS += tests/scenario/r2_promote_beside_live_primary.sh
+EXTRA_DIST += tests/scenario/r2_promote_beside_live_primary.sh
+# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
+XFAIL_TESTS += tests/scenario/r2_promote_beside_live_primary.sh
