@@ -48,7 +48,7 @@ kill_on 2 "fenced for the primary|following the primary" 10
 ctl_step 1 "the add of node4" add "127.0.0.1:$(cport 4)"
 add_outcome=$outcome
 kill_done 2
-say "node2 killed on ${killed_by:0:90}"
+say "node2 killed on its ${killed_by:0:110}"
 [[ $killed_by == line:* ]] ||
 	say "NOTE: node2 was killed without having answered the add's fence"
 

@@ -62,7 +62,7 @@ say "node3's log deleted; node1 restarted (with node2), node2 killed"
 kill_on 1 "127.0.0.1:$(cport 3) caught up: a member" 15
 launch 3 $REINIT
 kill_done 1
-say "node1 killed on ${killed_by:0:120}"
+say "node1 killed on its ${killed_by:0:130}"
 grep -h "127.0.0.1:$(cport 3) is up, resuming\|127.0.0.1:$(cport 3) caught up" "$D/node1.err" |
 	tail -n 2 | sed "s/^/$NAME: node1: /"
 wait_new 3 "listening" "node3 listening"

@@ -163,7 +163,7 @@ kill_on() {
 				line=$buf$part
 				buf=
 				if [[ $line =~ $re ]]; then
-					what="line: $line"
+					what="line: ${line#* \*[A-Z]*\* }"
 					break
 				fi
 			else
@@ -397,7 +397,7 @@ verdict() {
 		[[ $l == LOST:* ]] && lost=$((lost + 1))
 		[[ $l == TWICE:* ]] && twice=$((twice + 1))
 	done
-	echo "$lost acknowledged records lost, $twice LSNs acknowledged with two records"
+	echo "$lost lost, $twice LSNs acknowledged with two records"
 }
 
 # check_acked_in N [released]: node N (stopped: stop_all first) is the
@@ -439,7 +439,7 @@ check_acked_in() {
 	done < "$D/acked"
 	if ((${#bad[@]})); then
 		for p in "${bad[@]}"; do echo "$NAME: $p"; done
-		fail "$(verdict "${bad[@]}") of the $total acknowledged, final primary node$1"
+		fail "of $total acknowledged records: $(verdict "${bad[@]}") (the final primary: node$1)"
 	fi
 	if ((released)); then
 		say "all $total acknowledged records in node$1's log ($released of them" \
@@ -472,7 +472,7 @@ check_acked_any() {
 	done < "$D/acked"
 	if ((${#bad[@]})); then
 		for p in "${bad[@]}"; do echo "$NAME: $p"; done
-		fail "$(verdict "${bad[@]}") of the $total acknowledged, no primary (logs of nodes $*)"
+		fail "of $total acknowledged records: $(verdict "${bad[@]}") (no final primary; the logs of nodes $*)"
 	fi
 	say "no primary at the end; all $total acknowledged records are in the logs of nodes $*"
 }
