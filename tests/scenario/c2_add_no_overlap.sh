@@ -55,8 +55,7 @@ say "node2 killed on its ${killed_by:0:110}"
 if [[ $add_outcome == ok ]]; then
 	say "the add: $out"
 	# node4 takes part in the acknowledgements of the new membership
-	wait_status 1 '"replicas_up":1' "node4 streaming to node1" 20
-	wait_status 1 '"member":true' "node4 a member" 20
+	wait_member 1 4
 	must_ack 1 c2-node1-{1..3}
 	say "node1 acknowledged three records with node4, to LSN $last_lsn"
 fi
@@ -81,10 +80,11 @@ fi
 
 # node1 comes back: it must find itself fenced (or be the only primary)
 thaw 1
-for ((t = 0; t < 100; t++)); do
+end=$((SECONDS + 15))
+while ((SECONDS < end)); do
 	running 1 || break
 	[[ $final == 1 || $(role_of 1) != primary ]] && break
-	sleep 0.1
+	sleep 0.2
 done
 running 1 || { wait "${pid[1]}"; say "node1 exited $? once thawed"; unset "pid[1]"; }
 check_one_primary

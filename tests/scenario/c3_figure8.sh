@@ -80,7 +80,7 @@ wait_new 3 "listening" "node3 listening"
 primary=
 promote 2 "E2: node2's promotion"
 [[ -n $primary ]] || finish "E2's promotion refused"
-wait_status 2 '"member":true' "node3 a member of node2's"
+wait_member 2 3
 kill9 3
 try_append 2 1500 f8-e2
 ((got == 0)) || fail "E2: f8-e2 acknowledged with node3 dead"

@@ -4,14 +4,15 @@
 # c4_member_before_data.sh -- a wiped replica counted before it holds the
 # data: four nodes, k = 2 (n = 3: a record is acknowledged on three of the
 # four, a promotion needs n - k + 1 = 2).  node1 the primary; three small
-# records acknowledged with all up; node4 dies; NLARGE (40) large records
+# records acknowledged with all up; node4 dies; NLARGE (60) large records
 # (LARGE bytes each) acknowledged on node1, node2 and node3.  node3 stops
 # and its log is deleted (a replaced disk).  node1 restarts (promoted with
-# node2); node2 dies.  node3 comes back with a fresh log.
+# node2); node2 dies.  node3 comes back with a fresh log while node1 is
+# slowed (it runs 10 ms of every 50).
 #
 # Before the fix a primary's commit point starts at its checkpoint after a
 # restart, so the fresh node3 is "caught up: a member" the moment its
-# resync starts ("resuming at LSN 1 (43 to send)"), long before the large
+# resync starts ("resuming at LSN 1 (63 to send)"), long before the large
 # records reach it.  node1 dies right then (SIGKILL on that line).  node4
 # comes back and `replctl promote` counts node3 (it holds the current
 # membership) with itself: promoted, without the records node3 had not
@@ -27,7 +28,7 @@ set -u
 NAME=c4_member_before_data
 LOGSIZE=${LOGSIZE:-96M}
 LARGE=${LARGE:-1000000}
-NLARGE=${NLARGE:-40}
+NLARGE=${NLARGE:-60}
 . "$(dirname "$0")/scenario_lib.sh"
 
 for n in 1 2 3 4; do
@@ -58,11 +59,19 @@ sleep 0.5
 kill9 2
 say "node3's log deleted; node1 restarted (with node2), node2 killed"
 
-# node3 with a fresh log; node1 dies as soon as it counts node3 a member
-kill_on 1 "127.0.0.1:$(cport 3) caught up: a member" 15
+# node3 with a fresh log; node1 dies as soon as it counts node3 a member.
+# node1 is slowed meanwhile (so that the large records take their time
+# to leave it, however fast the machine and large the socket buffers)
+kill_on 1 "127.0.0.1:$(cport 3) caught up: a member" 20
+throttle 1
 launch 3 $REINIT
 kill_done 1
-say "node1 killed on its ${killed_by:0:130}"
+unthrottle 1
+if [[ $killed_by == line:* ]]; then
+	say "node1 killed on its ${killed_by:0:130}"
+else
+	say "node1 killed after 20 s: it never said node3 caught up, a member"
+fi
 grep -h "127.0.0.1:$(cport 3) is up, resuming\|127.0.0.1:$(cport 3) caught up" "$D/node1.err" |
 	tail -n 2 | sed "s/^/$NAME: node1: /"
 wait_new 3 "listening" "node3 listening"

@@ -19,8 +19,8 @@
 #
 # Provides: launch N [ARG...], mark_err N, new_err N, wait_new N PATTERN
 # WHAT [SECS], step_outcome N PATTERN WHAT [SECS], ctl_step N WHAT CMD...,
-# running N, kill9 N, kill_on N PATTERN [SECS], kill_done N, freeze N,
-# thaw N, wipe_log N, wait_member N M [SECS], role_of N, must_ack N
+# running N, kill9 N, kill_on N PATTERN [SECS], kill_done N, throttle N,
+# unthrottle N, freeze N, thaw N, wipe_log N, wait_member N M [SECS], role_of N, must_ack N
 # PAYLOAD..., must_ack_large N LEN NAME..., try_append N MS PAYLOAD,
 # settle N LSN PAYLOAD, lsn_of LOG PAYLOAD, dump_has LOG LSN PAYLOAD,
 # stop_all, conflicts, check_acked_in N [released], check_acked_any N...,
@@ -148,7 +148,7 @@ kill9() {
 # Reacts within milliseconds (tail -F), so it can hit a window between
 # two steps of the daemon.  kill_done N waits for it (15 s) and reaps N.
 kill_on() {
-	local n=$1 re=$2 secs=${3:-10} victim=${pid[$1]}
+	local n=$1 re=$2 secs=${3:-10} victim=${pid[$1]:-}
 	[[ -n $victim ]] || fail "kill_on: node$n does not run"
 	rm -f "$D/killed.$n"
 	(
@@ -196,8 +196,36 @@ kill_done() {
 	killed_by=$(cat "$D/killed.$1")
 }
 
-freeze() { kill -STOP "${pid[$1]}" || fail "cannot freeze node$1"; }
-thaw() { kill -CONT "${pid[$1]}" 2>/dev/null; }
+# throttle N: in the background, node N runs 10 ms of every 50 (SIGSTOP,
+# SIGCONT), a slow node, until unthrottle N
+throttle() {
+	local n=$1 victim=${pid[$1]:-}
+	[[ -n $victim ]] || fail "throttle: node$n does not run"
+	rm -f "$D/unthrottle.$n"
+	(
+		while [[ ! -e $D/unthrottle.$n ]] && kill -STOP "$victim" 2>/dev/null; do
+			sleep 0.04
+			kill -CONT "$victim" 2>/dev/null
+			sleep 0.01
+		done
+		kill -CONT "$victim" 2>/dev/null
+		rm -f "$D/unthrottle.$n"
+	) &
+	bg+=($!)
+}
+
+unthrottle() {
+	local t
+	: > "$D/unthrottle.$1"
+	for ((t = 0; t < 50; t++)); do
+		[[ -e $D/unthrottle.$1 ]] || break
+		sleep 0.1
+	done
+	thaw "$1"
+}
+
+freeze() { running "$1" && kill -STOP "${pid[$1]}" || fail "cannot freeze node$1"; }
+thaw() { [[ -z ${pid[$1]:-} ]] || kill -CONT "${pid[$1]}" 2>/dev/null; }
 
 # wipe_log N: node N's log is gone (a lost disk); N must be down
 wipe_log() {
