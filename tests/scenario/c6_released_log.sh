@@ -86,8 +86,8 @@ else
 	say "E2: node2 acknowledged three records, to LSN $last_lsn, and released" \
 		"them all: its log keeps none; node3's: first_lsn $(jnum "$st" first_lsn)," \
 		"last_lsn $(jnum "$st" last_lsn)"
+	kill9 2
 fi
-kill9 2
 
 # E3: node1 back as a replica; node3 promoted
 conf 1 replica

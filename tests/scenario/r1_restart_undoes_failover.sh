@@ -42,23 +42,28 @@ say "node1 killed, node2 promoted, six records acknowledged, to LSN $last_lsn"
 grep -q 'role = "primary"' "$D/node1.conf" || fail "node1's file does not say primary"
 launch 1
 step_outcome 1 "is the primary of epoch|node .* listening" "node1's restart as the file's primary"
-# node2's state, for a failure message
+# node2_is: node2's state in $n2, for a failure message (here, not in a
+# subshell: it reaps node2)
 node2_is() {
 	if running 2; then
-		echo "node2 reports $(role_of 2)"
+		n2="node2 reports $(role_of 2)"
 	else
 		wait "${pid[2]}"
-		echo "node2 exited $? ($(grep -m1 -o "fenced: .*" "$D/node2.err"))"
+		n2="node2 exited $? ($(grep -m1 -o "fenced: .*" "$D/node2.err"))"
 		unset "pid[2]"
 	fi
 }
 end=$((SECONDS + 10))
 while ((SECONDS < end)); do
-	[[ $(role_of 1) == primary ]] &&
+	if [[ $(role_of 1) == primary ]]; then
+		node2_is
 		fail "node1 is the primary again after its restart" \
-			"($(new_err 1 | grep -m1 -o "is the primary of epoch.*")); $(node2_is)"
-	[[ $(role_of 2) == primary ]] ||
-		fail "node2 is no longer the primary after node1's restart: $(node2_is)"
+			"($(new_err 1 | grep -m1 -o "is the primary of epoch.*")); $n2"
+	fi
+	if [[ $(role_of 2) != primary ]]; then
+		node2_is
+		fail "node2 is no longer the primary after node1's restart: $n2"
+	fi
 	[[ $outcome == refused ]] && ((SECONDS >= end - 8)) && break
 	sleep 0.2
 done
