@@ -116,10 +116,11 @@ for flush in gpspm apm; do
 		"{ backend = \"file\"; path = \"$D/node1.log\"; size = \"16M\"; }"
 	conf 2 replica 7510 "$flush" \
 		"{ backend = \"pmem\"; path = \"$DAX\"; size = \"16M\"; }"
-	# the first run is the cluster's first start; the second reopens
-	boot=()
-	(( run == 1 )) && boot=(--bootstrap)
-	start 2 "${boot[@]}"
+	# the first run is the cluster's first start (the device held other
+	# tests' bytes: the replica makes it anew); the second reopens both
+	boot=() init=()
+	(( run == 1 )) && boot=(--bootstrap) init=(--reinit)
+	start 2 "${init[@]}"
 	wait_for 2 listening "listening"
 	start 1 "${boot[@]}"
 	wait_for 1 "is the primary of epoch" "promotion"
