@@ -124,6 +124,14 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		&repl->mem);
 	if (ret)
 		goto err_lock;
+	if (cfg->create && cfg->bootstrap && wal_probe(repl->mem) == WAL_PROBE_VALID) {
+		/* a device always exists: what it holds says if it is new */
+		RPMA_LOG_ERROR("bootstrap refused: %s holds a log already (the "
+			"cluster was bootstrapped before); start without bootstrap",
+			cfg->path);
+		ret = CLUSTER_E_NOT_MEMBER;
+		goto err_mem;
+	}
 	if (cfg->create) {
 		struct wal_identity id = { .node_id = cfg->node_id, .epoch = cfg->epoch };
 

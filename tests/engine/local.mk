@@ -128,6 +128,7 @@ tests_engine_repl_verify_LDADD = engine/librepl_internal.la $(LDADD) \
 check_PROGRAMS += tests/engine/repl_identity
 TESTS += tests/engine/repl_identity
 tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)

@@ -260,11 +260,38 @@ api__locked(void)
 	close(go[1]);
 }
 
+/* a bootstrap never formats a medium that holds a log: its records stay */
+static void
+api__bootstrap_keeps_a_log(void)
+{
+	struct repl_cfg c = cfg_of(1);
+	struct repl *r = NULL;
+	uint64_t lsn = 0;
+	size_t len = 0;
+	char buf[8];
+
+	unlink(path);
+	c.bootstrap = 1;
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_append(r, "kept", 4, &lsn), 0);
+	CU_ASSERT_EQUAL(repl_wait_durable(r, lsn, 1000), 0);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_NOT_MEMBER);
+	CU_ASSERT_PTR_NULL(r);
+	c = cfg_of(0);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_read(r, lsn, buf, sizeof(buf), &len), 0);
+	CU_ASSERT(len == 4 && memcmp(buf, "kept", 4) == 0);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	unlink(path);
+}
+
 static void
 api__strerror(void)
 {
 	int codes[] = { REPL_E_INVAL, REPL_E_NOMEM, REPL_E_IO, REPL_E_CORRUPT,
-		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND, REPL_E_LOCKED };
+		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND, REPL_E_LOCKED,
+		REPL_E_NOT_MEMBER, REPL_E_SUPERSEDED };
 
 	CU_ASSERT_STRING_EQUAL(repl_strerror(0), "Success");
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
@@ -282,6 +309,7 @@ main(void)
 		UNIT_CASE(api__lifecycle),
 		UNIT_CASE(api__corrupt_log),
 		UNIT_CASE(api__locked),
+		UNIT_CASE(api__bootstrap_keeps_a_log),
 		UNIT_CASE(api__strerror),
 		CU_TEST_INFO_NULL,
 	};

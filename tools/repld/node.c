@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log_lock.h"
@@ -363,8 +364,11 @@ log_expected(struct node *n, const struct node_start_how *how)
 {
 	const char *path = n->conf.log.path;
 	bool missing = access(path, F_OK) != 0 && errno == ENOENT;
+	struct stat st;
 
-	if (how->bootstrap && !missing) {
+	/* a device always exists: the engine tells whether it holds a log */
+	if (how->bootstrap && !missing && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode)) {
 		say("refused to start: --bootstrap starts a new cluster, but the log %s "
 			"exists: start without --bootstrap\n", path);
 		return 5;
