@@ -5,8 +5,8 @@
 # (scenario_lib.sh): every acknowledged record in the final primary's log,
 # no LSN acknowledged with two records, at most one primary; a step may
 # be refused, explicitly.  Each fails on the code before its fix (shown
-# against 280e8c0); one still in XFAIL_TESTS is one whose fix has not
-# landed yet.
+# against 280e8c0; C2 and C5 on the code before the joint membership
+# change); one in XFAIL_TESTS is one whose fix has not landed yet.
 
 # what the scenarios share (sourced by them)
 EXTRA_DIST += tests/scenario/scenario_lib.sh
@@ -20,8 +20,6 @@ EXTRA_DIST += tests/scenario/c1_lost_disk.sh
 # primaries acknowledge different records at one LSN
 TESTS += tests/scenario/c2_add_no_overlap.sh
 EXTRA_DIST += tests/scenario/c2_add_no_overlap.sh
-# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
-XFAIL_TESTS += tests/scenario/c2_add_no_overlap.sh
 
 # C3: Raft's Figure 8: an older epoch's record committed, then overwritten
 TESTS += tests/scenario/c3_figure8.sh
@@ -35,8 +33,6 @@ EXTRA_DIST += tests/scenario/c4_member_before_data.sh
 # removed one still counts
 TESTS += tests/scenario/c5_replaced_address.sh
 EXTRA_DIST += tests/scenario/c5_replaced_address.sh
-# fails until the protocol fix for it lands; remove from XFAIL_TESTS then
-XFAIL_TESTS += tests/scenario/c5_replaced_address.sh
 
 # C6: a fully released log loses "most advanced" to a stale one
 TESTS += tests/scenario/c6_released_log.sh
