@@ -573,11 +573,12 @@ serve_verify(struct link *l)
  * as holding it: toward the quorum, toward a change's commit and, in a
  * promotion, toward the N - k nodes.  It gets it on every connection,
  * also when it says it holds this configuration epoch already: another
- * primary may have stored another membership under the same number.  After a restart the commit point
- * starts at the checkpoint; the epoch's first record is what keeps a
- * wiped replica from counting before it has the data.  Every node of
- * every configuration of the membership gets it (during a change also
- * the nodes it removes), and again after each change of it.
+ * primary may have stored another membership under the same number.
+ * After a restart the commit point starts at the checkpoint; the epoch's
+ * first record is what keeps a wiped replica from counting before it has
+ * the data.  Every node of every configuration of the membership gets it
+ * (during a change also the nodes it removes), and again after each
+ * change of it.
  */
 static bool
 wants_membership(struct link *l)
