@@ -103,7 +103,8 @@ timed_promote() {
 	el=$(($(ms) - t0))
 	clean_stderr "$D/err" "promote --timeout 1000 ($1)"
 	[[ $rc -eq 4 ]] || fail "$1: promote --timeout 1000: exit $rc after $el ms, not 4: $(cat "$D/err")"
-	((el < 1500)) || fail "$1: promote --timeout 1000 took $el ms"
+	# the bound, not the machine: loaded hosts add a second to start-up
+	((el < 3000)) || fail "$1: promote --timeout 1000 took $el ms"
 	grep -q "no answer in 1000 ms" "$D/err" || fail "$1: promote: $(cat "$D/err")"
 	echo "$NAME: $1: promote --timeout 1000 exit 4 in $el ms: $(cat "$D/err")"
 }
