@@ -20,7 +20,9 @@
  *	acknowledgements the test holds the cluster to.  Releases as it goes,
  *	so the ring laps.  Exits 0 when done (or on SIGTERM), after every
  *	replica flushed everything; 3 when a newer primary fenced it; 4 when
- *	it cannot promote (fewer than n - k + 1 nodes reachable); 6 when, with
+ *	it cannot promote (fewer than n - k + 1 nodes reachable); 5 when its
+ *	log holds no membership (REPL_E_NOT_MEMBER: a new or blank log, not
+ *	the cluster's first start; or a refused bootstrap); 6 when, with
  *	REPL_NODE_RESTART=1, a newer primary took over while this node was
  *	down (REPL_E_SUPERSEDED: nothing was fenced or changed; serve the log
  *	as a replica).  An existing log is opened as it is (a replica's too:
@@ -70,6 +72,7 @@
 
 #define EXIT_FENCED 3
 #define EXIT_NO_QUORUM 4
+#define EXIT_NOT_MEMBER 5
 #define EXIT_SUPERSEDED 6
 static const uint8_t uuid[16] = "repl-node-test!";
 
@@ -285,6 +288,7 @@ run_primary(int argc, char *argv[])
 			cfg.path, repl_strerror(ret));
 		close(acked_fd);
 		return ret == REPL_E_NO_QUORUM ? EXIT_NO_QUORUM :
+			ret == REPL_E_NOT_MEMBER ? EXIT_NOT_MEMBER :
 			ret == REPL_E_SUPERSEDED ? EXIT_SUPERSEDED : 1;
 	}
 	rnd = (unsigned)(seed ^ (uint64_t)getpid());

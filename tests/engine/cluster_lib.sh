@@ -337,14 +337,18 @@ wait_member() {	# node
 # and the acknowledgements are copied: every line was written after its
 # record was durable.  Only the newest CHECK_ACKS lines are compared (the
 # ring holds far fewer records; LSNs are acknowledged in ascending order);
-# $checked: how many acknowledged LSNs were compared.
+# with LINES, only those up to line LINES (a replica must hold what was
+# acknowledged before it caught up).  $checked: how many acknowledged LSNs
+# were compared.
 CHECK_ACKS=${CHECK_ACKS:-50000}
-check_log() {	# node why
+check_log() {	# node why [lines]
 	local live=0 out
 	kill -0 ${npid[$1]} 2>/dev/null && live=1
 	(( live )) && kill -STOP ${npid[$1]}
 	cp "$D/n$1" "$D/check.log"
-	if [[ -f $D/acked ]]; then
+	if [[ -f $D/acked && -n ${3:-} ]]; then
+		head -n $3 "$D/acked" | tail -n $CHECK_ACKS > "$D/check.acked"
+	elif [[ -f $D/acked ]]; then
 		tail -n $CHECK_ACKS "$D/acked" > "$D/check.acked"
 	else
 		: > "$D/check.acked"

@@ -8,7 +8,9 @@
 #   - SIGKILL a replica and restart it;
 #   - lost replica disk: SIGKILL a replica, delete its log, restart it (a
 #     blank log, a new incarnation); it must catch up and get the membership
-#     before anything else happens;
+#     before anything else happens, and then hold every record acknowledged
+#     before it started; sometimes the primary is SIGKILLed next and the
+#     node on the new log promoted;
 #   - lost disk of a former primary: SIGKILL the primary, promote a
 #     replica, delete the old primary's log, restart it as a fresh replica;
 #   - a lost disk and a primary crash before it is re-replicated: SIGKILL a
@@ -16,6 +18,8 @@
 #     blank; promoting the third node must be refused (exit 4: the blank
 #     log holds no membership and does not count, the old primary is
 #     down, so an acknowledged record may be on the old primary alone);
+#     sometimes promoting the blank node is tried too: refused (exit 5,
+#     its log holds no membership);
 #     the old primary's node then leads again (sometimes first trying a
 #     restart, REPL_NODE_RESTART=1, which must be refused, exit 6: the
 #     refused promotion left the replicas following a newer epoch);
@@ -101,17 +105,21 @@ lose_disk() {	# node
 	lost=$((lost + 1))
 }
 
-# a replica running on a blank log catches up and counts again; its log
+# a replica running on a blank log since line LINES of the
+# acknowledgements catches up and counts again: once it holds the
+# membership it holds every record acknowledged before (I3), and its log
 # is a new incarnation
-caught_up_anew() {	# node incarnation_before
+caught_up_anew() {	# node incarnation_before lines
 	wait_member $1
 	[[ $(status_field $1 incarnation) != "$2" ]] ||
 		fail "node $1's new log has its lost log's incarnation $2"
+	check_log $1 "node $1 counts again on a new log" $3
 	check_log $prim "node $1 caught up on a new log"
 }
 fresh_replica() {	# node incarnation_before
+	local lines=$(acked_lines)
 	node_replica $1
-	caught_up_anew $1 $2
+	caught_up_anew $1 $2 $lines
 }
 
 # stop replica i cleanly (its node becomes the primary next)
@@ -128,9 +136,9 @@ still_leads() {	# node why
 	kill -0 ${npid[$1]} 2>/dev/null || fail "node $1: the primary ended ($2)"
 }
 
-replica_kills=0 lost=0 lost_replica=0 lost_primary=0 refused=0
+replica_kills=0 lost=0 lost_replica=0 lost_primary=0 refused=0 blank_refused=0
 sequences=0 seq_promotions=0 behind=0 copied=0 promotions=0
-superseded=0 restarts=0 gap_rounds=0
+superseded=0 restarts=0 gap_rounds=0 fresh_promoted=0
 node_replica 1
 node_replica 2
 promote 0
@@ -161,6 +169,17 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		pause 300
 		fresh_replica $victim $inc
 		lost_replica=$((lost_replica + 1))
+		if (( RANDOM % 3 == 0 )); then
+			echo "$NAME:   SIGKILL primary $old, promote the new log's" \
+				"node $victim"
+			node_stop $old KILL
+			stop_replica $victim
+			promote $victim
+			check_log $victim "node $victim promoted on its new log"
+			promotions=$((promotions + 1))
+			fresh_promoted=$((fresh_promoted + 1))
+			node_replica $old
+		fi
 		;;
 	2)
 		say "lost disk of a former primary: SIGKILL primary $old," \
@@ -184,6 +203,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		node_stop $victim KILL
 		lose_disk $victim
 		node_stop $old KILL
+		lines=$(acked_lines)
 		node_replica $victim
 		stop_replica $third
 		from=$(err_lines $third)
@@ -196,6 +216,18 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		refused=$((refused + 1))
 		node_replica $third
 		if (( RANDOM % 2 )); then
+			# nor can the blank node lead: its log holds no membership
+			stop_replica $victim
+			from=$(err_lines $victim)
+			try_promote $victim
+			(( rc == 5 )) || fail "node $victim: a promotion on a blank log" \
+				"ended with $rc, not 5 (not a member)"
+			(( $(count_since $victim $from "holds no membership") > 0 )) ||
+				fail "node $victim did not say why it could not promote"
+			blank_refused=$((blank_refused + 1))
+			node_replica $victim
+		fi
+		if (( RANDOM % 2 )); then
 			# the refused promotion fenced the blank replica with a
 			# newer epoch: a restart cannot tell it from a failover
 			try_promote $old REPL_NODE_RESTART=1
@@ -206,7 +238,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		promote $old
 		check_log $old "node $old led again after the refused promotion"
 		promotions=$((promotions + 1))
-		caught_up_anew $victim $inc
+		caught_up_anew $victim $inc $lines
 		lost_replica=$((lost_replica + 1))
 		;;
 	4)
@@ -348,8 +380,8 @@ done
 chaos_finish
 echo "$NAME: seed $SEED, $ROUNDS rounds: $replica_kills replica kills;" \
 	"$lost lost disks ($lost_replica of replicas, $lost_primary of former" \
-	"primaries), $refused promotions refused after a lost disk and a" \
-	"primary crash; $sequences failover sequences of $seq_promotions" \
+	"primaries; $fresh_promoted promoted on the new log), $refused promotions refused after a lost disk and a" \
+	"primary crash ($blank_refused of the blank node too); $sequences failover sequences of $seq_promotions" \
 	"promotions ($behind with the new primary frozen behind before," \
 	"$copied copying a tail); $promotions promotions in all;" \
 	"$superseded restarts refused as superseded, $restarts restarts" \
