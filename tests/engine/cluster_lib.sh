@@ -245,9 +245,9 @@ start_proxy() {	# node
 	fail "the proxy not ready in 10 s"
 }
 
-# node i starts a primary (a promotion; with the environment given before
-# the node as VAR=VALUE words) and we wait until it leads or ends: $rc is
-# 0 and $epoch its epoch once it leads, else $rc is its exit code
+# node i starts a primary (a promotion; VAR=VALUE words after the node go
+# to its environment) and we wait until it leads or ends: $rc is 0 and
+# $epoch its epoch once it leads, else $rc is its exit code
 try_promote() {	# node [VAR=VALUE...]
 	local i=$1 from t line
 	shift

@@ -64,13 +64,13 @@
 #     wait: with a higher node id its epoch is above the newer primary's,
 #     the replica takes it, and the newer primary is fenced.
 #
-# Environment: SEED (printed), ROUNDS (16), REPL_NODE (the node program),
-# REPL_NODE_PAUSE_US (1000), CHAOS_KNOWN_GAPS.
+# Environment: SEED (printed), ROUNDS (12; about 60 s), REPL_NODE (the
+# node program), REPL_NODE_PAUSE_US (1000), CHAOS_KNOWN_GAPS.
 set -u
 
 NAME=repl_chaos_disks
 SEED=${SEED:-$(( (RANDOM << 15) | RANDOM ))}
-ROUNDS=${ROUNDS:-16}
+ROUNDS=${ROUNDS:-12}
 RANDOM=$SEED
 echo "$NAME: seed $SEED, $ROUNDS rounds (rerun with SEED=$SEED)"
 # a primary pauses 1 ms after each acknowledged batch: a few thousand
@@ -380,12 +380,13 @@ done
 chaos_finish
 echo "$NAME: seed $SEED, $ROUNDS rounds: $replica_kills replica kills;" \
 	"$lost lost disks ($lost_replica of replicas, $lost_primary of former" \
-	"primaries; $fresh_promoted promoted on the new log), $refused promotions refused after a lost disk and a" \
-	"primary crash ($blank_refused of the blank node too); $sequences failover sequences of $seq_promotions" \
-	"promotions ($behind with the new primary frozen behind before," \
-	"$copied copying a tail); $promotions promotions in all;" \
-	"$superseded restarts refused as superseded, $restarts restarts" \
-	"leading again$( (( GAPS )) && echo ", $gap_rounds known-gap rounds");" \
-	"$checks checks of" \
-	"a primary's log ($checked_total acknowledged LSNs compared);" \
+	"primaries; $fresh_promoted promoted on the new log), $refused" \
+	"promotions refused after a lost disk and a primary crash" \
+	"($blank_refused of the blank node too); $sequences failover" \
+	"sequences of $seq_promotions promotions ($behind with the new primary" \
+	"frozen behind before, $copied copying a tail); $promotions promotions" \
+	"in all; $superseded restarts refused as superseded, $restarts" \
+	"restarts leading again$( (( GAPS )) && echo ", $gap_rounds known-gap rounds");" \
+	"$checks checks of a log against the acknowledgements" \
+	"($checked_total acknowledged LSNs compared);" \
 	"$acked_lsns records acknowledged, 0 lost"
