@@ -2,6 +2,7 @@
 /* fabric.c -- peers and connection configurations by transport name */
 #include "config.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,16 +65,33 @@ fabric_conn_drop(struct rpma_conn **conn, int wait_ms)
 		return;
 	rpma_conn_disconnect(*conn);
 	if (rpma_conn_get_event_fd(*conn, &fd) == 0) {
+		int fl = fcntl(fd, F_GETFL);
+
+		/*
+		 * Read the events without blocking: the fd can poll readable
+		 * with no event to come (libfabric's tcp waits on the
+		 * endpoint's socket too, readable for ever once the peer
+		 * refused the connection), and a blocking read would wait for
+		 * that event for ever -- the link thread and a repl_close()
+		 * joining it with it.
+		 */
+		if (fl >= 0 && !(fl & O_NONBLOCK))
+			(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 		until = clock_now_ms() + (uint64_t)wait_ms;
 		for (;;) {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 			enum rpma_conn_event ev;
-			int left = (int)(until - clock_now_ms());
+			int left = (int)(until - clock_now_ms()), ret;
 
 			if (left <= 0 || poll(&p, 1, left) <= 0)
 				break;
-			if (rpma_conn_next_event(*conn, &ev) != 0 ||
-			    ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
+			ret = rpma_conn_next_event(*conn, &ev);
+			if (ret == RPMA_E_NO_EVENT) {
+				/* readable, nothing to read: do not spin */
+				(void)poll(NULL, 0, left < 10 ? left : 10);
+				continue;
+			}
+			if (ret != 0 || ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
 				break;
 		}
 	}
