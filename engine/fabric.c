@@ -102,10 +102,26 @@ int
 fabric_conn_established(struct rpma_conn *conn, int timeout_ms)
 {
 	struct pollfd p = { .events = POLLIN };
+	uint64_t until = clock_now_ms() + (uint64_t)timeout_ms;
 	enum rpma_conn_event ev;
+	int fl, ret;
 
-	if (rpma_conn_get_event_fd(conn, &p.fd) || poll(&p, 1, timeout_ms) != 1 ||
-	    rpma_conn_next_event(conn, &ev))
+	if (rpma_conn_get_event_fd(conn, &p.fd))
+		return RPMA_E_PROVIDER;
+	/* as in fabric_conn_drop: readable need not mean an event */
+	if ((fl = fcntl(p.fd, F_GETFL)) >= 0 && !(fl & O_NONBLOCK))
+		(void)fcntl(p.fd, F_SETFL, fl | O_NONBLOCK);
+	for (;;) {
+		int left = (int)(until - clock_now_ms());
+
+		if (left <= 0 || poll(&p, 1, left) != 1)
+			return RPMA_E_PROVIDER;
+		ret = rpma_conn_next_event(conn, &ev);
+		if (ret != RPMA_E_NO_EVENT)
+			break;
+		(void)poll(NULL, 0, left < 10 ? left : 10);
+	}
+	if (ret)
 		return RPMA_E_PROVIDER;
 	return ev == RPMA_CONN_ESTABLISHED ? 0 : RPMA_E_PROVIDER;
 }
