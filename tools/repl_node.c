@@ -20,8 +20,13 @@
  *	acknowledgements the test holds the cluster to.  Releases as it goes,
  *	so the ring laps.  Exits 0 when done (or on SIGTERM), after every
  *	replica flushed everything; 3 when a newer primary fenced it; 4 when
- *	it cannot promote (fewer than n - k + 1 nodes reachable).  An existing
- *	log is opened as it is (a replica's too: the node id is the log's).
+ *	it cannot promote (fewer than n - k + 1 nodes reachable); 5 when its
+ *	log holds no membership (REPL_E_NOT_MEMBER: a new or blank log, not
+ *	the cluster's first start; or a refused bootstrap); 6 when, with
+ *	REPL_NODE_RESTART=1, a newer primary took over while this node was
+ *	down (REPL_E_SUPERSEDED: nothing was fenced or changed; serve the log
+ *	as a replica).  An existing log is opened as it is (a replica's too:
+ *	the node id is the log's).
  *
  *   repl-node proxy LISTEN_PORT TARGET_HOST:PORT
  *	a TCP relay on 127.0.0.1:LISTEN_PORT to the target, bytes unchanged
@@ -31,16 +36,21 @@
  *
  * The crash backend is used throughout: a SIGKILL loses exactly what was
  * not persisted.  Environment: REPL_NODE_BATCH (max records per batch),
+ * REPL_NODE_PAUSE_US (a primary's pause after each acknowledged batch; 0:
+ * none, it appends as fast as the replicas take it),
  * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_NODE_ID (the node
  * id of a log a primary creates; 1), REPL_NODE_FORCE (1: force the
  * promotion), REPL_NODE_RECONFIGURE (1: the replicas and quorum given
- * replace the log's membership), REPL_NODE_PROVIDER ("verbs", or a
- * libfabric provider; tcp), REPL_NODE_ADDR (where a replica listens;
- * 127.0.0.1), REPL_NODE_LISTEN (HOST:PORT: where a primary's control port
- * listens, and its address in the membership; none by default),
- * REPL_NODE_TLS_DIR (TLS on the control channel with
- * DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key, NAME from REPL_NODE_TLS_NAME,
- * else "primary" or "replica1"; as made by tests/engine/make-test-ca.sh).
+ * replace the log's membership), REPL_NODE_RESTART (1: this start is a
+ * restart of the node that led before, from its unchanged files, not a
+ * promotion asked for: repl_cfg.refuse_if_superseded),
+ * REPL_NODE_PROVIDER ("verbs", or a libfabric provider; tcp),
+ * REPL_NODE_ADDR (where a replica listens; 127.0.0.1), REPL_NODE_LISTEN
+ * (HOST:PORT: where a primary's control port listens, and its address in
+ * the membership; none by default), REPL_NODE_TLS_DIR (TLS on the control
+ * channel with DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key, NAME from
+ * REPL_NODE_TLS_NAME, else "primary" or "replica1"; as made by
+ * tests/engine/make-test-ca.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +74,8 @@
 
 #define EXIT_FENCED 3
 #define EXIT_NO_QUORUM 4
+#define EXIT_NOT_MEMBER 5
+#define EXIT_SUPERSEDED 6
 static const uint8_t uuid[16] = "repl-node-test!";
 
 static volatile sig_atomic_t stop;
@@ -227,6 +239,7 @@ run_primary(int argc, char *argv[])
 	unsigned char buf[MAX_LEN];
 	uint64_t seed, until, epoch, lsn = 0, hashes[64];
 	int acked_fd, batch_max = env_int("REPL_NODE_BATCH", 8), ret;
+	int pause_us = env_int("REPL_NODE_PAUSE_US", 0);
 	unsigned rnd;
 
 	if (argc < 9 || argc - 8 > 8)
@@ -242,6 +255,7 @@ run_primary(int argc, char *argv[])
 	cfg.node_id = (uint32_t)env_int("REPL_NODE_NODE_ID", 1);
 	cfg.force_promotion = env_int("REPL_NODE_FORCE", 0);
 	cfg.reconfigure = env_int("REPL_NODE_RECONFIGURE", 0);
+	cfg.refuse_if_superseded = env_int("REPL_NODE_RESTART", 0);
 	cfg.provider = getenv("REPL_NODE_PROVIDER");	/* NULL: tcp */
 	cfg.down_timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
 	cfg.heartbeat_ms = cfg.down_timeout_ms / 10;
@@ -285,7 +299,9 @@ run_primary(int argc, char *argv[])
 		fprintf(stderr, "repl-node: cannot open the primary's log %s: %s\n",
 			cfg.path, repl_strerror(ret));
 		close(acked_fd);
-		return ret == REPL_E_NO_QUORUM ? EXIT_NO_QUORUM : 1;
+		return ret == REPL_E_NO_QUORUM ? EXIT_NO_QUORUM :
+			ret == REPL_E_NOT_MEMBER ? EXIT_NOT_MEMBER :
+			ret == REPL_E_SUPERSEDED ? EXIT_SUPERSEDED : 1;
 	}
 	rnd = (unsigned)(seed ^ (uint64_t)getpid());
 	repl_status(repl, &st);
@@ -350,6 +366,8 @@ run_primary(int argc, char *argv[])
 		/* the database checkpoints now and then, keeping a few hundred */
 		if (lsn % 97 == 0 && lsn > 400)
 			repl_release(repl, lsn - 400);
+		if (pause_us > 0)
+			usleep((useconds_t)pause_us);
 		repl_status(repl, &st);
 	}
 	/*

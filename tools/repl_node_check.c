@@ -11,7 +11,8 @@
  *	have left them.
  *
  *   repl-node status PATH
- *	"first F last L epoch E tail_epoch T" of a log image.
+ *	"first F last L epoch E tail_epoch T config_epoch C incarnation I"
+ *	of a log image (C: of the membership it holds, 0: none; I in hex).
  *
  *   repl-node verify-acks ACKED_FILE PRIMARY REPLICA...
  *	every line of ACKED_FILE is well formed and no LSN was acknowledged
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "membership.h"
 #include "repl_node.h"
 #include "wal.h"
 
@@ -68,14 +70,23 @@ run_status(int argc, char *argv[])
 	struct rpma_ext_mem *mem = NULL;
 	struct wal *wal;
 	struct wal_status st;
+	struct wal_identity id;
+	struct membership ms = { 0 };
+	uint64_t ring;
 
 	if (argc != 3)
 		return 2;
 	wal = open_image(argv[2], &mem);
 	wal_status(wal, &st);
-	printf("first %llu last %llu epoch %llu tail_epoch %llu\n",
+	wal_identity(wal, &id, &ring);
+	if (membership_load(mem, &ms))
+		ms.config_epoch = 0;
+	printf("first %llu last %llu epoch %llu tail_epoch %llu config_epoch %llu "
+		"incarnation %016llx\n",
 		(unsigned long long)st.first_lsn, (unsigned long long)st.last_lsn,
-		(unsigned long long)st.epoch, (unsigned long long)wal_tail_epoch(wal));
+		(unsigned long long)st.epoch, (unsigned long long)wal_tail_epoch(wal),
+		(unsigned long long)ms.config_epoch,
+		(unsigned long long)id.incarnation);
 	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
 	return 0;

@@ -4,9 +4,11 @@
 # NAME (their name in messages) and, optionally, TIMEOUT_MS: a directory in
 # /dev/shm removed on exit, a CA for the run (TLS on the control channel),
 # ports, and starting, watching and stopping 2 replicas and a primary
-# (tools/repl-node, crash backend); or 3 nodes that change roles (node_*).
-# The caller seeds RANDOM first.  $D/acked holds a line "EPOCH LSN HASH"
-# per acknowledged record.
+# (tools/repl-node, crash backend); or 3 nodes that change roles (node_*),
+# with what the chaos tests' rounds share (promote, check_log, wait_member,
+# chaos_finish...).  The caller seeds RANDOM first.  $D/acked holds a line
+# "EPOCH LSN HASH" per acknowledged record.  KEEP_DIR=1 keeps $D (to read
+# the nodes' logs after a failure).
 
 NODE=${REPL_NODE:-./tools/repl-node}
 [[ -x $NODE ]] || { echo "$NAME: $NODE not built"; exit 99; }
@@ -16,7 +18,7 @@ cleanup() {
 	kill "$watchdog" 2>/dev/null
 	for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	rm -rf "$D"
+	[[ -n ${KEEP_DIR:-} ]] && echo "$NAME: kept $D" || rm -rf "$D"
 }
 trap cleanup EXIT
 # a hung test must fail, not hold the suite: stop it after WATCHDOG_S
@@ -130,14 +132,17 @@ node_replica() {	# node
 # a primary on node i's log (a promotion) appending to LSN until with
 # quorum 1; the rest: its replicas' HOST:PORT; a new log gets node id CTL.
 # The cluster's first primary bootstraps it (makes its log and the first
-# membership); every later one opens the log its node has.
+# membership); every later one opens the log its node has.  penv: more
+# VAR=VALUE words for the process's environment (REPL_NODE_RESTART=1).
+penv=()
 node_primary() {	# node until replica...
 	local i=$1 until=$2 boot=0
 	shift 2
 	[[ -e $D/bootstrapped ]] || { boot=1; : > "$D/bootstrapped"; }
-	mark $i "primary to LSN $until of $*"
+	mark $i "primary to LSN $until of $*${penv[*]:+ (${penv[*]})}"
 	# it listens where its replica did: the membership lists it there
-	REPL_NODE_BOOTSTRAP=$boot REPL_NODE_NODE_ID=${NCTL[$i]} \
+	env ${penv[@]+"${penv[@]}"} REPL_NODE_BOOTSTRAP=$boot \
+		REPL_NODE_NODE_ID=${NCTL[$i]} \
 		REPL_NODE_LISTEN=127.0.0.1:${NCTL[$i]} "$NODE" primary \
 		"$D/n$i" $SIZE $SEED $until 1 "$D/acked" "$@" 2>> "$D/n$i.err" &
 	npid[$i]=$!
@@ -209,4 +214,174 @@ persisted_last() {	# node
 # the newest LSN acknowledged in an epoch, in the lines after $2
 max_acked_in() {	# epoch from_line
 	tail -n +$(($2 + 1)) "$D/acked" | grep "^$1 " | cut -d' ' -f2 | sort -n | tail -n 1
+}
+
+# --- the chaos tests' rounds' helpers (repl_chaos*.sh) --------------------
+# PROXIED: the node whose control channel goes through a `repl-node proxy`
+# on PROXY_PORT (-1: none; start_proxy sets it up).
+PROXIED=${PROXIED:--1}
+PROXY_PORT=$((BASE + 6))
+proxy_pid=0
+ctl_addr() {	# node: how a primary reaches its control port
+	(( $1 == PROXIED )) && echo 127.0.0.1:$PROXY_PORT || echo 127.0.0.1:${NCTL[$1]}
+}
+others() {	# node
+	local j
+	for j in 0 1 2; do (( j != $1 )) && echo "$(ctl_addr $j)"; done
+}
+pause() {	# a random pause of 0..$1 ms
+	local ms=$((RANDOM % $1))
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+}
+
+start_proxy() {	# node
+	local t
+	PROXIED=$1
+	"$NODE" proxy $PROXY_PORT 127.0.0.1:${NCTL[$PROXIED]} > "$D/proxy.out" \
+		2>> "$D/proxy.err" &
+	proxy_pid=$!
+	pids+=($!)
+	for ((t = 0; t < 100; t++)); do
+		grep -q ready "$D/proxy.out" 2>/dev/null && return 0
+		kill -0 $proxy_pid 2>/dev/null || fail "the proxy did not start"
+		sleep 0.1
+	done
+	fail "the proxy not ready in 10 s"
+}
+
+# node i starts a primary (a promotion; VAR=VALUE words after the node go
+# to its environment) and we wait until it leads or ends: $rc is 0 and
+# $epoch its epoch once it leads, else $rc is its exit code
+try_promote() {	# node [VAR=VALUE...]
+	local i=$1 from t line
+	shift
+	from=$(err_lines $i)
+	penv=("$@")
+	node_primary $i 1000000000 $(others $i)
+	penv=()
+	rc=0 epoch=
+	for ((t = 0; t < 300; t++)); do
+		line=$(tail -n +$((from + 1)) "$D/n$i.err" | grep -a -m1 "repl-node: primary of epoch")
+		[[ -n $line ]] && break
+		if ! kill -0 ${npid[$i]} 2>/dev/null; then
+			wait ${npid[$i]}
+			rc=$?
+			role[$i]=none
+			(( rc != 0 )) || rc=1	# ended before leading: no success
+			return 0
+		fi
+		sleep 0.1
+	done
+	[[ -n $line ]] || fail "node $i did not promote (nor give up) in 30 s"
+	epoch=$(sed 's/.*primary of epoch \([0-9]*\),.*/\1/' <<< "$line")
+	prim=$i
+}
+
+# node i becomes the primary: it must promote; $epoch: its epoch
+promote() {	# node [VAR=VALUE...]
+	try_promote "$@"
+	(( rc == 0 )) && return 0
+	(( rc == 4 )) && fail "node $1 could not promote (no quorum) with" \
+		"every other node running"
+	fail "node $1: the primary exited with code $rc before promoting"
+}
+
+# the replicas are the two nodes that are not the primary
+replicas_of() {	# primary
+	echo $(( ($1 + 1) % 3 )) $(( ($1 + 2) % 3 ))
+}
+
+check_running() {
+	local i
+	for i in 0 1 2; do
+		kill -0 ${npid[$i]} 2>/dev/null || {
+			wait ${npid[$i]}
+			fail "node $i: its ${role[$i]} ended unexpectedly (exit code $?)"
+		}
+	done
+	(( proxy_pid == 0 )) || kill -0 $proxy_pid 2>/dev/null || fail "the proxy died"
+}
+
+# "first F last L epoch E tail_epoch T config_epoch C incarnation I" of
+# node i's log as a restart would find it (a running node is frozen while
+# its image is copied)
+node_status() {	# node
+	if kill -0 ${npid[$1]} 2>/dev/null; then
+		kill -STOP ${npid[$1]}
+		cp "$D/n$1" "$D/snapshot"
+		kill -CONT ${npid[$1]}
+	else
+		cp "$D/n$1" "$D/snapshot"
+	fi
+	"$NODE" status "$D/snapshot"
+	rm -f "$D/snapshot"
+}
+status_field() {	# node field
+	node_status $1 | awk -v f=$2 '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'
+}
+
+# wait until node i (a replica) holds the membership in its log: a primary
+# gives it only once the replica holds everything committed, so from then
+# on it counts toward a promotion (60 s)
+wait_member() {	# node
+	local t
+	for ((t = 0; t < 300; t++)); do
+		(( $(status_field $1 config_epoch) > 0 )) && return 0
+		kill -0 ${npid[$1]} 2>/dev/null || fail "node $1: its replica ended while catching up"
+		kill -0 ${npid[$prim]} 2>/dev/null || fail "node $prim: the primary ended" \
+			"while node $1 caught up"
+		sleep 0.2
+	done
+	fail "node $1 holds no membership after 60 s: not caught up"
+}
+
+# I1 now: every acknowledged record node i's log keeps (the primary's, or a
+# stopped node's) is there at its LSN with its bytes, and none acknowledged
+# is past its end.  The node (a running primary) is frozen while its image
+# and the acknowledgements are copied: every line was written after its
+# record was durable.  Only the newest CHECK_ACKS lines are compared (the
+# ring holds far fewer records; LSNs are acknowledged in ascending order);
+# with LINES, only those up to line LINES (a replica must hold what was
+# acknowledged before it caught up).  $checked: how many acknowledged LSNs
+# were compared.
+CHECK_ACKS=${CHECK_ACKS:-50000}
+check_log() {	# node why [lines]
+	local live=0 out
+	kill -0 ${npid[$1]} 2>/dev/null && live=1
+	(( live )) && kill -STOP ${npid[$1]}
+	cp "$D/n$1" "$D/check.log"
+	if [[ -f $D/acked && -n ${3:-} ]]; then
+		head -n $3 "$D/acked" | tail -n $CHECK_ACKS > "$D/check.acked"
+	elif [[ -f $D/acked ]]; then
+		tail -n $CHECK_ACKS "$D/acked" > "$D/check.acked"
+	else
+		: > "$D/check.acked"
+	fi
+	(( live )) && kill -CONT ${npid[$1]}
+	out=$("$NODE" verify-acks "$D/check.acked" "$D/check.log" 2>&1) || {
+		echo "$out"
+		fail "node $1's log lost acknowledged records ($2)"
+	}
+	checked=$(sed -n 's/^verify: \([0-9]*\) acknowledged LSNs checked.*/\1/p' <<< "$out")
+	checks=$((checks + 1))
+	checked_total=$((checked_total + ${checked:-0}))
+	rm -f "$D/check.log" "$D/check.acked"
+}
+checks=0 checked_total=0
+
+# the end of a chaos test: the last primary stops once every replica
+# flushed everything, and every acknowledgement any primary made is checked
+# against its log and the replicas' against it; $acked_lsns: how many
+chaos_finish() {
+	local r1 r2
+	echo "$NAME: done; the primary (node $prim) stops once the replicas have it all"
+	check_running
+	kill -TERM ${npid[$prim]}
+	node_wait_exit $prim 90 "told to stop (SIGTERM)"
+	(( rc == 0 )) || fail "the last primary (node $prim) did not stop cleanly (exit code $rc)"
+	read -r r1 r2 <<< "$(replicas_of $prim)"
+	node_stop $r1 TERM
+	node_stop $r2 TERM
+	"$NODE" verify-acks "$D/acked" "$D/n$prim" "$D/n$r1" "$D/n$r2" || fail "verification"
+	acked_lsns=$(cut -d' ' -f2 "$D/acked" | sort -un | wc -l)
 }

@@ -99,6 +99,10 @@ EXTRA_DIST += tests/engine/repl_fence.sh
 TESTS += tests/engine/repl_chaos.sh
 EXTRA_DIST += tests/engine/repl_chaos.sh
 
+# lost disks, failover sequences, restarts of old primaries at random
+TESTS += tests/engine/repl_chaos_disks.sh
+EXTRA_DIST += tests/engine/repl_chaos_disks.sh
+
 # a primary's view of each replica: transport, flush method, backend, lag
 check_PROGRAMS += tests/engine/repl_replica_status
 TESTS += tests/engine/repl_replica_status

@@ -97,7 +97,7 @@ echo "repl_fence: C says:" \
 	"$(grep -a -m1 -e "fenced: this replica now follows" -e "refused node" "$D/n$C.err")"
 
 echo "repl_fence: 3. A back as a replica; B promoted again"
-read -r _ _ _ a_last _ _ _ a_tail_epoch <<< "$("$NODE" status "$D/n$A")"
+read -r _ _ _ a_last _ _ _ a_tail_epoch _ <<< "$("$NODE" status "$D/n$A")"
 [[ -n $a_tail_epoch ]] || fail "cannot read A's log"
 node_replica $A
 b_from=$(err_lines $B)
