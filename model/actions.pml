@@ -112,16 +112,16 @@ inline SHOW_SET(m) {
 	if
 	:: verbose ->
 		printf("{");
-		zt = 0;
+		zs = 0;
 		for (zj : 0 .. NN - 1) {
 			if
 			:: IN(m, zj) ->
 				if
-				:: zt -> printf(",")
+				:: zs -> printf(",")
 				:: else -> skip
 				fi;
 				printf("%d", zj);
-				zt = 1
+				zs = 1
 			:: else -> skip
 			fi
 		}
@@ -436,9 +436,10 @@ inline LOSE_DISK_BOOTSTRAP(a, b) {
  * them by (epoch of the last record, LSN), and writes its epoch-start
  * record.  Where the counts fall short it changes nothing.
  */
-#define G_PROMOTE(q, f)	(!nd[q].prim && !IN(f, q) && MAY_PROMOTE(q) && \
-			 (f & ~PLINKED(q)) == 0 && SUMN(NEWER, q, f) == 0 && \
-			 SUMN(TOPTERM, q, f) == 0 && \
+#define G_PROMOTE(q, f)	(!nd[q].prim && MAY_PROMOTE(q) && G_FENCE(q, f))
+/* the set f gives q a quorum (the rest of G_PROMOTE) */
+#define G_FENCE(q, f)	(!IN(f, q) && (f & ~PLINKED(q)) == 0 && \
+			 SUMN(NEWER, q, f) == 0 && SUMN(TOPTERM, q, f) == 0 && \
 			 SUMN(CNT_OLD, q, f) >= POP(QMO(q)) - QKO(q) && \
 			 (!QJ(q) || SUMN(CNT_NEW, q, f) >= POP(QMN(q)) - QKN(q)))
 inline PROMOTE(q, f) {
@@ -546,13 +547,14 @@ inline PROMOTE(q, f) {
 	((kind == 0 && !IN(MOLD(nd[a].ms), c)) || \
 	 (kind == 1 && IN(MOLD(nd[a].ms), c) && c != a && POP(MOLD(nd[a].ms)) > 2) || \
 	 (kind == 2 && c >= 1 && c < POP(MOLD(nd[a].ms)) && c != KOLD(nd[a].ms)))
-#define G_CHANGE(a, c, kind) (nd[a].prim && !JT(nd[a].ms) && changes < MAXCHG && \
-			 IN(CHANGE_KINDS, kind) && CHANGE_OK(a, c, kind))
+#define G_CHANGE(a, c, kind) (G_CHANGER(a) && IN(CHANGE_KINDS, kind) && \
+			 CHANGE_OK(a, c, kind))
+#define G_CHANGER(a)	(nd[a].prim && !JT(nd[a].ms) && changes < MAXCHG)
 inline CHANGE(a, c, kind) {
 	if
-	:: kind == 0 -> printf("change: n%d adds node %d (J)\n", a, c)
-	:: kind == 1 -> printf("change: n%d removes node %d (J)\n", a, c)
-	:: else -> printf("change: n%d sets k to %d (J)\n", a, c)
+	:: kind == 0 -> printf("change: n%d adds node %d\n", a, c)
+	:: kind == 1 -> printf("change: n%d removes node %d\n", a, c)
+	:: else -> printf("change: n%d sets k to %d\n", a, c)
 	fi;
 	Mo = MOLD(nd[a].ms);
 	Mko = KOLD(nd[a].ms);

@@ -31,7 +31,7 @@ bit begun;
 byte act, pa, pb, pc;
 
 /* scratch of one indivisible step: not part of the state */
-hidden byte zi, zj, zt, ze, zm, best, ok;
+hidden byte zi, zj, zt, ze, zm, zs, best, ok;
 hidden byte Mo, Mn, Mko, Mkn;
 
 #include "actions.pml"
@@ -45,7 +45,6 @@ hidden byte Mo, Mn, Mko, Mkn;
  */
 #define P1(G, X, a)	:: G(a) -> act = X; pa = a
 #define P2(G, X, a, b)	:: G(a, b) -> act = X; pa = a; pb = b
-#define P3(G, X, a, b, c) :: G(a, b, c) -> act = X; pa = a; pb = b; pc = c
 
 /* EACH, EACH2: M(..., n) for every node n (cpp expands no macro inside itself) */
 #if NN > 3
@@ -77,8 +76,6 @@ hidden byte Mo, Mn, Mko, Mkn;
 #define NODE2(G, X, a)	EACH2(P2, G, X, a)
 #define SET2(G, X, a)	SETS(P2, G, X, a)
 #define LSN2(G, X, a)	LSNS(P2, G, X, a)
-#define KIND3(G, X, a, b) KINDS(P3, G, X, a, b)
-#define NODEKIND3(G, X, a) EACH2(KIND3, G, X, a)
 
 /*
  * The first promotion is n0's, fencing n1, or n1 and n2, or n1 to n3:
@@ -86,11 +83,15 @@ hidden byte Mo, Mn, Mko, Mkn;
  * any other first promotion is one of these with the nodes renamed.
  */
 #define FIRSTSET(f)	(f == (2 & C0) || f == (6 & C0) || f == (14 & C0))
-#define G_PROMOTE1(q, f) (G_PROMOTE(q, f) && (begun || (q == 0 && FIRSTSET(f))))
-/* a promotion is picked in two steps: the node, then the fenced set; with
- * no set that gives it a quorum the step changes nothing */
+/*
+ * A promotion and a change are picked in two steps: the node, then the
+ * fenced set (the change); where none fits the step changes nothing.
+ */
 #define G_PROMQ(q)	(!nd[q].prim && MAY_PROMOTE(q) && (begun || q == 0))
+#define G_FENCE1(q, f)	(G_FENCE(q, f) && (begun || FIRSTSET(f)))
 #define PF(G, f)	:: G(pa, f) -> pb = f
+#define PC(G, c, kind)	:: G(pa, c, kind) -> pb = c; pc = kind
+#define PCK(G, c)	KINDS(PC, G, c)
 
 /* the actions */
 #define A_PROMOTE	1
@@ -121,13 +122,6 @@ init {
 end:	do
 	:: atomic {
 		if
-		EACH(P1, G_PROMQ, A_PROMOTE)
-#if MAXCHG > 0
-		EACH(NODEKIND3, G_CHANGE, A_CHANGE)
-#ifndef OLD_MEMBERSHIP
-		EACH(P1, G_FINISH, A_FINISH)
-#endif
-#endif
 		EACH(NODE2, G_GRANT, A_GRANT)
 		EACH(LSN2, G_COMMIT, A_COMMIT)
 		EACH(NODE2, G_HELLO, A_HELLO)
@@ -139,6 +133,13 @@ end:	do
 #ifndef NO_CRASH
 		EACH(P1, G_CRASH, A_CRASH)
 #endif
+		EACH(P1, G_PROMQ, A_PROMOTE)
+#if MAXCHG > 0
+		EACH(P1, G_CHANGER, A_CHANGE)
+#ifndef OLD_MEMBERSHIP
+		EACH(P1, G_FINISH, A_FINISH)
+#endif
+#endif
 #if MAXLOSS > 0
 		EACH(SET2, G_LOSE, A_LOSE)
 #ifdef BOOTSTRAP_ACTION
@@ -149,9 +150,16 @@ end:	do
 		if
 		:: act == A_PROMOTE ->
 			if
-			SETS(PF, G_PROMOTE1)
+			SETS(PF, G_FENCE1)
 			:: else -> act = 0
 			fi
+#if MAXCHG > 0
+		:: act == A_CHANGE ->
+			if
+			EACH(PCK, G_CHANGE)
+			:: else -> act = 0
+			fi
+#endif
 		:: else -> skip
 		fi;
 		d_step {
