@@ -24,7 +24,8 @@
 # PAYLOAD..., must_ack_large N LEN NAME..., try_append N MS PAYLOAD,
 # settle N LSN PAYLOAD, lsn_of LOG PAYLOAD, dump_has LOG LSN PAYLOAD,
 # stop_all, conflicts, check_acked_in N [released], check_acked_any N...,
-# check_one_primary, say WORDS, pass WORDS.
+# check_one_primary, promote_step N WHAT, end_check NODE..., say WORDS,
+# pass WORDS.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/cluster_lib.sh"
 # the scenarios say themselves when a node bootstraps or is made anew
@@ -527,3 +528,28 @@ say() { echo "$NAME: [$((SECONDS - T0)) s] $*"; }
 
 # short PAYLOAD: a large record's name and length (the record otherwise)
 short() { [[ $1 == *~* ]] && echo "${1%~*}xxx... (${1##*~} bytes)" || echo "$1"; }
+
+# promote_step N WHAT: ask node N to promote (ctl_step); if it took, node N
+# must report primary, and $final becomes N
+promote_step() {
+	ctl_step "$1" "$2" promote
+	[[ $outcome == ok ]] || return 0
+	wait_status "$1" '"role":"primary"' "node$1 the primary"
+	say "node$1 promoted: $(new_err "$1" | grep -m1 -o "promoted: .*")"
+	final=$1
+}
+
+# end_check NODE...: the one node that reports primary is $final (none if
+# $final is empty); all stop; every acknowledged record is then in
+# $final's log, or, without a primary, in one of NODE...'s
+end_check() {
+	check_one_primary
+	[[ ${primary:-} == "${final:-}" ]] ||
+		fail "node${primary:-?} reports primary, not node${final:-?}"
+	stop_all
+	if [[ -n ${final:-} ]]; then
+		check_acked_in "$final"
+	else
+		check_acked_any "$@"
+	fi
+}
