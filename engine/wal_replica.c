@@ -130,23 +130,6 @@ pos_valid(const struct wal *wal, const struct wal_pos *p)
 		p->off < wal->ring_size;
 }
 
-uint64_t
-wal_tail_epoch(struct wal *wal)
-{
-	struct wal_pos at;
-	struct rec_hdr h;
-	uint64_t epoch;
-
-	pthread_mutex_lock(&wal->lock);
-	/* every record released: the checkpoint remembers the last one's */
-	epoch = wal->hdr.ck_epoch;
-	if (wal->pub.lsn > wal->head.lsn &&
-	    wal_find(wal, wal->pub.lsn - 1, &at, &h) == 0)
-		epoch = h.epoch;
-	pthread_mutex_unlock(&wal->lock);
-	return epoch;
-}
-
 /* the epoch of record lsn - 1, under wal->lock (0: not known) */
 static uint64_t
 epoch_before(struct wal *wal, uint64_t lsn)
@@ -159,6 +142,18 @@ epoch_before(struct wal *wal, uint64_t lsn)
 	if (lsn > wal->head.lsn && wal_find(wal, lsn - 1, &at, &h) == 0)
 		return h.epoch;
 	return 0;
+}
+
+uint64_t
+wal_tail_epoch(struct wal *wal)
+{
+	uint64_t epoch;
+
+	/* every record released: the checkpoint remembers the last one's */
+	pthread_mutex_lock(&wal->lock);
+	epoch = epoch_before(wal, wal->pub.lsn);
+	pthread_mutex_unlock(&wal->lock);
+	return epoch;
 }
 
 uint64_t
