@@ -82,6 +82,24 @@ followed(void)
 	return hello(1, 1, 1, CTL_HELLO_F_PROBE, NULL, &hr) == 1 ? hr.epoch : 0;
 }
 
+/* the stopped log at path follows epoch from now on (as if promoted) */
+static void
+set_log_epoch(const char *path, uint64_t epoch)
+{
+	struct rpma_ext_mem *mem = NULL;
+	struct wal_identity id;
+	struct wal *w = NULL;
+	uint64_t ring;
+
+	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, path, 0, 0, &mem) == 0);
+	if (mem && wal_open(mem, &w) == 0) {
+		wal_identity(w, &id, &ring);
+		CHECK(wal_set_epoch(w, epoch, id.incarnation) == 0);
+		wal_close(&w);
+	}
+	rpma_ext_mem_close(&mem);
+}
+
 /*
  * A primary whose log follows the last term promotes nothing: refused
  * before any HELLO is sent, so the replica still follows what it did.
@@ -97,11 +115,8 @@ exhausted_epochs(const char *dir, const char *ca, const char *cert,
 		.replicas = &rep, .n_replicas = 1, .quorum = 1,
 		.down_timeout_ms = 2000, .promote_wait_ms = 2000,
 		.tls_ca = ca, .tls_cert = cert, .tls_key = key };
-	struct rpma_ext_mem *mem = NULL;
-	struct wal_identity id;
 	struct repl *r = NULL;
-	struct wal *w = NULL;
-	uint64_t before, ring;
+	uint64_t before;
 
 	snprintf(ppath, sizeof(ppath), "/dev/shm/rpma-identity-p-%d", (int)getpid());
 	c.path = ppath;
@@ -113,25 +128,13 @@ exhausted_epochs(const char *dir, const char *ca, const char *cert,
 	before = followed();
 	CHECK(before != 0 && (before & 0xffff) == 1);
 	/* its log now says the last term (as if 65535 promotions had run) */
-	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, ppath, 0, 0, &mem) == 0);
-	if (mem && wal_open(mem, &w) == 0) {
-		wal_identity(w, &id, &ring);
-		CHECK(wal_set_epoch(w, (0xffffull << 16) | 1, id.incarnation) == 0);
-		wal_close(&w);
-	}
-	rpma_ext_mem_close(&mem);
+	set_log_epoch(ppath, (0xffffull << 16) | 1);
 	c.create = c.bootstrap = 0;
 	CHECK(repl_open(&c, &r) == REPL_E_INVAL);
 	CHECK(r == NULL);
 	CHECK(followed() == before);	/* not fenced */
 	/* the control: an ordinary epoch promotes, and fences */
-	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, ppath, 0, 0, &mem) == 0);
-	if (mem && wal_open(mem, &w) == 0) {
-		wal_identity(w, &id, &ring);
-		CHECK(wal_set_epoch(w, before + (5ull << 16), id.incarnation) == 0);
-		wal_close(&w);
-	}
-	rpma_ext_mem_close(&mem);
+	set_log_epoch(ppath, before + (5ull << 16));
 	CHECK(repl_open(&c, &r) == 0);
 	CHECK(repl_close(&r) == 0);
 	{
