@@ -75,21 +75,6 @@ close_all(struct fenced *f, int n)
 }
 
 /*
- * HELLO with epoch to replica i: 0 fenced (f->ch stays open), 1 it follows
- * a higher epoch (f->hr.epoch), -1 unreachable or refused (f->why).
- */
-static int
-hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
-		struct fenced *f);
-
-static int
-fence_one(struct cluster *c, int i, uint64_t epoch, bool fence_only,
-		struct fenced *f)
-{
-	return hello_one(c, i, epoch, fence_only ? CTL_HELLO_F_FENCE_ONLY : 0, f);
-}
-
-/*
  * HELLO with flags to replica i: 0 answered (f->ch stays open, f->hr its
  * answer), 1 it follows a higher epoch (f->hr.epoch), -1 unreachable or
  * refused (f->why).
@@ -223,7 +208,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 	int ret = -1;
 
 	ctl_chan_close(&f->ch);
-	if (fence_one(c, i, epoch, false, f) != 0)
+	if (hello_one(c, i, epoch, 0, f) != 0)
 		return -1;
 	if (link_data_open(c, c->peers[i].host, f->ch, &f->hr, &conn, &src,
 			f->why, sizeof(f->why)))
@@ -509,7 +494,7 @@ cluster_promote(struct cluster *c)
 		tally_add(&t, self);
 		for (int i = 0; i < n; i++) {
 			f[i].ok = false;
-			switch (fence_one(c, i, epoch, true, &f[i])) {
+			switch (hello_one(c, i, epoch, CTL_HELLO_F_FENCE_ONLY, &f[i])) {
 			case 0:
 				f[i].ok = true;
 				if (!c->cfg.bootstrap &&
