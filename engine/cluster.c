@@ -5,7 +5,9 @@
  *
  * Each replica's ring is identical in geometry to the local one, so a
  * record goes to the same offset there.  An LSN is durable when the local
- * log persisted it and `quorum` links have flushed it.  The commit point
+ * log persisted it and the membership's rule holds (cluster_ms.c): k
+ * member links of its configuration have flushed it, and while a change
+ * is in progress k_old of the old configuration too.  The commit point
  * (that LSN) goes to the replicas in COMMIT messages together with each
  * one's flushed position, which is its tail hint: it is sent only after
  * the flush completed.  While a link is up, space in the local ring is
@@ -34,8 +36,7 @@ void
 cluster_quorum_update(struct cluster *c)
 {
 	struct wal_pos durable;
-	uint64_t flushed[64], d;
-	int n = 0;
+	uint64_t d;
 
 	/*
 	 * Fenced: a new primary may have taken records this one never
@@ -44,26 +45,8 @@ cluster_quorum_update(struct cluster *c)
 	if (atomic_load(&c->fenced))
 		return;
 	wal_positions(c->wal, NULL, NULL, &durable);
-	d = durable.lsn;
-	if (c->cfg.quorum > 0) {
-		for (int i = 0; i < c->cfg.n_replicas; i++)
-			if (c->links[i].state == LINK_STREAMING && c->links[i].member)
-				flushed[n++] = c->links[i].flushed_lsn;
-		if (n < c->cfg.quorum) {
-			d = c->durable_lsn;	/* cannot move without a quorum */
-		} else {
-			/* the quorum-th largest flushed position */
-			for (int i = 0; i < c->cfg.quorum; i++)
-				for (int j = i + 1; j < n; j++)
-					if (flushed[j] > flushed[i]) {
-						uint64_t t = flushed[i];
-						flushed[i] = flushed[j];
-						flushed[j] = t;
-					}
-			if (flushed[c->cfg.quorum - 1] < d)
-				d = flushed[c->cfg.quorum - 1];
-		}
-	}
+	/* the membership's rule: k of NEW, and while joint k_old of OLD too */
+	d = cluster_ms_durable(c, durable.lsn);
 	/* the commit rule: nothing moves until this epoch's start is durable */
 	if (d <= c->epoch_start_lsn)
 		return;
@@ -84,7 +67,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
 		return 0;
 	/* post our batch ourselves where the link is free: no hand-off */
-	for (int i = 0; i < c->cfg.n_replicas; i++)
+	for (int i = 0; i < c->n_links; i++)
 		link_help(&c->links[i], true);
 	/* the local persist runs while the flushes travel */
 	if ((ret = wal_sync(c->wal, lsn)))
@@ -102,7 +85,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 
 		while (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) <= lsn &&
 		       clock_now_ns() < spin_until)
-			for (int i = 0; i < c->cfg.n_replicas; i++)
+			for (int i = 0; i < c->n_links; i++)
 				link_help(&c->links[i], true);
 		atomic_store(&c->spinning, false);
 	}
@@ -111,7 +94,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	if (atomic_load(&c->fenced))
 		return CLUSTER_E_FENCED;
 	/* then leave it to the links, asleep until they are done */
-	for (int i = 0; i < c->cfg.n_replicas; i++)
+	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
 	if (timeout_ms >= 0)
 		until = clock_deadline(timeout_ms);
@@ -156,7 +139,7 @@ int
 cluster_release(struct cluster *c, uint64_t lsn)
 {
 	struct wal_pos head, at;
-	uint64_t want[64];
+	uint64_t want[CLUSTER_PEERS_MAX];
 	struct timespec until;
 	int ret = 0;
 
@@ -165,7 +148,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 	cluster_quorum_update(c);
 	if (lsn >= c->durable_lsn)
 		lsn = c->durable_lsn - 1;
-	for (int i = 0; i < c->cfg.n_replicas; i++)
+	for (int i = 0; i < c->n_links; i++)
 		if (c->links[i].state == LINK_STREAMING &&
 		    lsn >= c->links[i].flushed_lsn)
 			lsn = c->links[i].flushed_lsn - 1;
@@ -176,7 +159,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 
 	/* every live replica's checkpoint first */
 	pthread_mutex_lock(&c->lock);
-	for (int i = 0; i < c->cfg.n_replicas; i++) {
+	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];
 
 		want[i] = 0;
@@ -187,7 +170,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 		link_kick(l);
 	}
 	until = clock_deadline(c->cfg.down_timeout_ms);
-	for (int i = 0; i < c->cfg.n_replicas; i++) {
+	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];
 
 		while (want[i] && l->state != LINK_DOWN && l->head_done_seq < want[i]) {
@@ -235,6 +218,7 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	st->lag_records = known ? pub.lsn - c->links[i].flushed_lsn : 0;
 	st->reconnects = c->links[i].reconnects;
 	st->member = c->links[i].member;
+	st->config_epoch = c->links[i].held;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
 	st->lag_bytes = known ? wal_pos_distance(c->ring_size,
 			&c->links[i].flushed_pos, &pub) : 0;
@@ -265,64 +249,26 @@ cluster_links_up(struct cluster *c)
 	return n;
 }
 
-/*
- * The membership this primary runs under: the configuration's n and k,
- * checked against what the log holds (membership.h says why).
- */
-static int
-choose_membership(struct cluster *c)
-{
-	struct membership *ms = &c->ms;
-
-	membership_load(c->mem, &c->stored);
-	ms->quorum = (uint32_t)c->cfg.quorum;
-	ms->n = (uint32_t)c->cfg.n_replicas;
-	if (ms->n > MEMBERS_MAX) {
-		RPMA_LOG_ERROR("at most %d replicas", MEMBERS_MAX);
-		return RPMA_E_INVAL;
-	}
-	for (uint32_t i = 0; i < ms->n; i++) {
-		long port = strtol(c->cfg.replicas[i].ctl_port, NULL, 10);
-
-		if (port <= 0 || port > 65535 ||
-		    strlen(c->cfg.replicas[i].host) > MEMBER_HOST_MAX) {
-			RPMA_LOG_ERROR("replica %s:%s: a host of at most %d characters "
-				"and a numeric port are needed", c->cfg.replicas[i].host,
-				c->cfg.replicas[i].ctl_port, MEMBER_HOST_MAX);
-			return RPMA_E_INVAL;
-		}
-		ms->m[i].port = (uint16_t)port;
-		snprintf(ms->m[i].host, sizeof(ms->m[i].host), "%s",
-			c->cfg.replicas[i].host);
-	}
-	if (c->stored.config_epoch == 0) {
-		/* the cluster's first, if bootstrap says so (promote.c checks) */
-		ms->config_epoch = 1;
-	} else if (membership_same(&c->stored, ms)) {
-		ms->config_epoch = c->stored.config_epoch;
-	} else if (c->cfg.reconfigure) {
-		ms->config_epoch = c->stored.config_epoch + 1;
-		RPMA_LOG_NOTICE("membership: n %u k %u (configuration epoch %llu) "
-			"becomes n %u k %u (configuration epoch %llu)",
-			c->stored.n, c->stored.quorum,
-			(unsigned long long)c->stored.config_epoch, ms->n, ms->quorum,
-			(unsigned long long)ms->config_epoch);
-	} else {
-		RPMA_LOG_ERROR("the configuration has %u replicas and quorum %u, the "
-			"log's membership (configuration epoch %llu) %u and %u: a "
-			"restart does not change the membership; reconfigure to change "
-			"it", ms->n, ms->quorum,
-			(unsigned long long)c->stored.config_epoch, c->stored.n,
-			c->stored.quorum);
-		return CLUSTER_E_MEMBERSHIP;
-	}
-	return 0;
-}
-
 uint64_t
 cluster_config_epoch(struct cluster *c)
 {
-	return c->ms.config_epoch;
+	uint64_t e;
+
+	pthread_mutex_lock(&c->lock);
+	e = c->ms.config_epoch;
+	pthread_mutex_unlock(&c->lock);
+	return e;
+}
+
+bool
+cluster_config_joint(struct cluster *c)
+{
+	bool joint;
+
+	pthread_mutex_lock(&c->lock);
+	joint = (c->ms.flags & MEMBERSHIP_F_JOINT) != 0;
+	pthread_mutex_unlock(&c->lock);
+	return joint;
 }
 
 /* what start made, once no link thread runs */
@@ -334,6 +280,7 @@ cluster_free(struct cluster *c)
 	if (c->peer)
 		rpma_peer_delete(&c->peer);
 	ctl_tls_delete(&c->tls);
+	ctl_tls_delete(&c->fence_tls);
 	free(c->links);
 	free(c->replicas);
 	free(c->names);
@@ -389,6 +336,15 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->replicas[i] = (struct cluster_replica){ c->names[i][0], c->names[i][1] };
 	}
 	c->cfg.replicas = c->replicas;
+	if (cfg->listen_port) {
+		/* no address: fence_listen.c listens on every one */
+		snprintf(c->listen_names[0], sizeof(c->listen_names[0]), "%s",
+			cfg->listen_addr ? cfg->listen_addr : "");
+		snprintf(c->listen_names[1], sizeof(c->listen_names[1]), "%s",
+			cfg->listen_port);
+		c->cfg.listen_addr = cfg->listen_addr ? c->listen_names[0] : NULL;
+		c->cfg.listen_port = c->listen_names[1];
+	}
 	snprintf(c->provider, sizeof(c->provider), "%s", cfg->provider);
 	c->cfg.provider = c->provider;
 	if (c->cfg.heartbeat_ms <= 0)
@@ -405,15 +361,6 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->spin_ns = (spin ? strtoull(spin, NULL, 0) : LINK_SPIN_US) * 1000;
 	}
 	wal_identity(wal, &c->id, &c->ring_size);
-	wal_positions(wal, &head, NULL, &durable);
-	/*
-	 * With replicas, a record the local log holds is not committed until
-	 * k of them confirm it again: it may never have been acknowledged.
-	 */
-	if (cfg->quorum > 0)
-		durable = head;
-	c->durable_lsn = durable.lsn;
-	atomic_init(&c->durable_atomic, durable.lsn);
 	atomic_init(&c->stopping, false);
 	atomic_init(&c->spinning, false);
 	atomic_init(&c->fenced, false);
@@ -425,12 +372,6 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	pthread_cond_init(&c->cond, &ca);
 	pthread_condattr_destroy(&ca);
 
-	c->links = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
-		sizeof(*c->links));
-	if (c->links == NULL) {
-		ret = RPMA_E_NOMEM;
-		goto err;
-	}
 	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
 		const char *why = "";
 
@@ -440,7 +381,9 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 			goto err;
 		}
 		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0, &c->tls,
-				&why)) {
+				&why) ||
+		    (cfg->listen_port && ctl_tls_new(cfg->tls_ca, cfg->tls_cert,
+				cfg->tls_key, 1, &c->fence_tls, &why))) {
 			RPMA_LOG_ERROR("%s", why);
 			ret = RPMA_E_INVAL;
 			goto err;
@@ -463,36 +406,94 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		ret = RPMA_E_INVAL;
 		goto err;
 	}
-	if ((ret = choose_membership(c)) || (ret = cluster_promote(c)) ||
-	    (ret = membership_store(mem, &c->ms))) {
+	if ((ret = cluster_ms_choose(c)))
+		goto err;
+	c->links = calloc((size_t)(c->n_links ? c->n_links : 1), sizeof(*c->links));
+	if (c->links == NULL) {
+		ret = RPMA_E_NOMEM;
+		goto err;
+	}
+	for (int i = 0; i < c->n_links; i++) {
+		c->links[i].c = c;
+		c->links[i].idx = i;
+		c->links[i].host = c->peers[i].host;
+		c->links[i].ctl_port = c->peers[i].port;
+	}
+	if ((ret = cluster_promote(c)) || (ret = cluster_ms_adopt(c))) {
 		if (ret == CLUSTER_E_MEMBERSHIP || ret == CLUSTER_E_NO_QUORUM)
 			goto err;
 		RPMA_LOG_ERROR("cannot become the primary (%d)", ret);
 		goto err;
 	}
-	for (int i = 0; i < cfg->n_replicas; i++) {
+	wal_positions(wal, &head, NULL, &durable);
+	/*
+	 * With replicas to wait for, a record the local log holds is not
+	 * committed until they confirm it again: it may never have been
+	 * acknowledged.
+	 */
+	if (c->ms.k > 0 || c->ms.k_old > 0 || !(c->self_flags & MEMBER_F_NEW))
+		durable = head;
+	c->durable_lsn = durable.lsn;
+	atomic_init(&c->durable_atomic, durable.lsn);
+	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];
 
-		l->c = c;
-		l->idx = i;
-		l->host = c->cfg.replicas[i].host;
-		l->ctl_port = c->cfg.replicas[i].ctl_port;
 		l->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_mutex_init(&l->io_lock, NULL);
 		snprintf(l->why, sizeof(l->why), "not connected yet");
 		if (l->kick_fd < 0 || pthread_create(&l->thread, NULL, link_main, l)) {
 			if (l->kick_fd >= 0)
 				close(l->kick_fd);
-			c->cfg.n_replicas = i;
+			pthread_mutex_destroy(&l->io_lock);
+			c->n_links = i;
 			cluster_stop(&c);
 			return RPMA_E_PROVIDER;
 		}
 	}
+	/* not fatal: without it a promotion elsewhere cannot fence this one */
+	(void)fence_listen_start(c);
+	if ((c->ms.flags & MEMBERSHIP_F_JOINT) &&
+	    !cluster_ms_wait_final(c, c->cfg.promote_wait_ms))
+		RPMA_LOG_WARNING("membership: the change is not committed within "
+			"%d ms: too few nodes of the old configuration hold it; "
+			"nothing is acknowledged without both configurations' "
+			"quorums until it is", c->cfg.promote_wait_ms);
 	*c_ptr = c;
 	return 0;
 err:
 	cluster_free(c);
 	return ret;
+}
+
+/*
+ * Wait for the stopping link threads, each at most twice the down timeout
+ * (every wait of theirs is bounded by it): a stop always ends.  A thread
+ * that is still running then is logged and left to the process's exit;
+ * false if one was.
+ */
+static bool
+links_join(struct cluster *c)
+{
+	int ms = 2 * c->cfg.down_timeout_ms;
+	struct timespec until;
+	bool all = true;
+	long ns;
+
+	clock_gettime(CLOCK_REALTIME, &until);	/* pthread_timedjoin_np's */
+	ns = until.tv_nsec + (long)(ms % 1000) * 1000000L;
+	until.tv_sec += ms / 1000 + ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
+	for (int i = 0; i < c->n_links; i++) {
+		struct link *l = &c->links[i];
+
+		if (pthread_timedjoin_np(l->thread, NULL, &until) == 0)
+			continue;
+		RPMA_LOG_ERROR("stopping: the link of replica %s:%s did not end "
+			"within %d ms: left running", l->host, l->ctl_port, ms);
+		pthread_detach(l->thread);
+		all = false;
+	}
+	return all;
 }
 
 void
@@ -509,13 +510,13 @@ cluster_stop(struct cluster **c_ptr)
 		 */
 		struct timespec until = clock_deadline(c->cfg.down_timeout_ms);
 		struct wal_pos pub;
-		bool pending = true;
+		bool pending = true, late = false;
 
 		wal_positions(c->wal, NULL, &pub, NULL);
 		pthread_mutex_lock(&c->lock);
-		while (pending) {
+		while (pending && !late) {
 			pending = false;
-			for (int i = 0; i < c->cfg.n_replicas; i++) {
+			for (int i = 0; i < c->n_links; i++) {
 				struct link *l = &c->links[i];
 
 				if (l->state == LINK_STREAMING && l->flushed_lsn < pub.lsn) {
@@ -525,21 +526,35 @@ cluster_stop(struct cluster **c_ptr)
 			}
 			if (pending) {
 				c->waiters++;
-				pending = pthread_cond_timedwait(&c->cond, &c->lock,
-					&until) != ETIMEDOUT;
+				late = pthread_cond_timedwait(&c->cond, &c->lock,
+					&until) == ETIMEDOUT;
 				c->waiters--;
 			}
 		}
+		for (int i = 0; late && i < c->n_links; i++)
+			if (c->links[i].state == LINK_STREAMING &&
+			    c->links[i].flushed_lsn < pub.lsn)
+				RPMA_LOG_WARNING("stopping: replica %s:%s flushed up to "
+					"LSN %llu, not %llu, within %d ms: its copy ends "
+					"there", c->links[i].host, c->links[i].ctl_port,
+					(unsigned long long)c->links[i].flushed_lsn - 1,
+					(unsigned long long)pub.lsn - 1,
+					c->cfg.down_timeout_ms);
 		pthread_mutex_unlock(&c->lock);
 	}
 	atomic_store(&c->stopping, true);
-	for (int i = 0; i < c->cfg.n_replicas; i++) {
+	fence_listen_stop(c);
+	for (int i = 0; i < c->n_links; i++) {
 		uint64_t one = 1;
 
 		(void)!write(c->links[i].kick_fd, &one, sizeof(one));
 	}
-	for (int i = 0; i < c->cfg.n_replicas; i++) {
-		pthread_join(c->links[i].thread, NULL);
+	if (!links_join(c)) {
+		/* a thread may still use all of it: nothing is freed */
+		*c_ptr = NULL;
+		return;
+	}
+	for (int i = 0; i < c->n_links; i++) {
 		close(c->links[i].kick_fd);
 		pthread_mutex_destroy(&c->links[i].io_lock);
 	}

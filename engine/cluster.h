@@ -35,7 +35,10 @@ struct cluster_cfg {
 	 * whether to go on with fewer (acknowledged records may be lost) */
 	int promote_wait_ms;
 	bool force;
-	/* n or k differ from the membership stored in the log: change it */
+	/*
+	 * The configuration is not the membership stored in the log: change
+	 * to it (S -> J -> F, membership.h).
+	 */
 	bool reconfigure;
 	/*
 	 * The first start of a cluster: the log holds no membership, and
@@ -50,17 +53,28 @@ struct cluster_cfg {
 	 * (CLUSTER_E_SUPERSEDED) before fencing anything.
 	 */
 	bool refuse_if_superseded;
+	/*
+	 * Where this primary's own control channel listens (fence_listen.c):
+	 * a promotion elsewhere reaches it there and fences it.  NULL port:
+	 * it does not listen.
+	 */
+	const char *listen_addr, *listen_port;
 	/* FABRIC_FLUSH_*: how a flush persists on the replicas */
 	int flush_method;
 };
 
 /*
  * Become the primary: a promotion (promote.c) with a new epoch, then the
- * links start connecting; the log must stay open meanwhile.
- * CLUSTER_E_NO_QUORUM: fewer than n - k + 1 nodes could be fenced.
+ * links start connecting; the log must stay open meanwhile.  With a
+ * change of the membership it waits up to promote_wait_ms for the change
+ * to commit, and returns either way (cluster_config_joint() tells).
+ * CLUSTER_E_NO_QUORUM: fewer than N - k nodes could be fenced.
  */
 #define CLUSTER_E_NO_QUORUM (-200101)
-/* n or k differ from the stored membership, and no reconfiguration asked */
+/*
+ * The configuration is not the stored membership and no change was
+ * asked, or the change cannot be made (membership.h)
+ */
 #define CLUSTER_E_MEMBERSHIP (-200102)
 /* the log holds no membership and this is no bootstrap (or one refused) */
 #define CLUSTER_E_NOT_MEMBER (-200103)
@@ -107,6 +121,8 @@ struct cluster_link_status {
 	uint64_t lag_records;	/* published on the primary, not yet flushed */
 	uint64_t reconnects;
 	bool member;		/* caught up: holds the membership, counts */
+	uint64_t config_epoch;	/* of the membership it holds (0: none or
+				   not known yet) */
 	char why[160];		/* the last reason it went down */
 	uint64_t lag_bytes;	/* ring bytes published, not yet flushed */
 	uint64_t lag_ms;	/* how long the oldest of them has waited */
@@ -118,6 +134,8 @@ struct cluster_link_status {
 int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);
 /* the membership's configuration epoch */
 uint64_t cluster_config_epoch(struct cluster *c);
+/* is it joint (a change in progress, not yet committed)? */
+bool cluster_config_joint(struct cluster *c);
 int cluster_links_up(struct cluster *c);
 
 /*

@@ -18,9 +18,16 @@
 #include "membership.h"
 
 struct ctl_chan;
+struct ctl_listener;
+struct ctl_tls;
 
 #define LINK_DEPTH 8			/* batches in flight per replica */
 #define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
+/*
+ * The most one rpma_flush covers: a flush request carries its length in
+ * 32 bits (the core refuses more), so a longer range is flushed in pieces.
+ */
+#define LINK_FLUSH_MAX ((uint64_t)UINT32_MAX)
 #define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
 #define LINK_SPIN_US 50			/* REPL_LINK_SPIN_US overrides it */
 
@@ -59,10 +66,24 @@ struct link {
 	struct wal_pos flushed_pos;	/* the same as a position: its tail hint */
 	uint64_t reconnects;
 	/*
-	 * Its replica holds the current membership: it caught up under it.
-	 * Only then does it count toward the quorum.
+	 * Who answers there (its HELLO_REPLY; 0 before).  held: the
+	 * configuration epoch of the last membership this primary gave it
+	 * and it acknowledged (stored), 0 before; acked: it did so on the
+	 * current connection (each connection gives it once: a membership of
+	 * the same epoch from another primary is replaced).  in_new, in_old:
+	 * its place in c->ms (cluster_ms_place).  member: acked, in a
+	 * configuration of c->ms, and held is one the current rule accepts:
+	 * only then does it count toward the quorum.  retired: in no
+	 * configuration once a change committed (a node the change removed):
+	 * its thread ends.
 	 */
+	uint32_t node_id;
+	uint64_t incarnation;
+	uint64_t held;
+	bool acked;
+	bool in_new, in_old;
 	bool member;
+	bool retired;
 	char why[160];
 	struct wal_pos head_req;	/* a checkpoint move asked by release */
 	uint64_t head_req_seq, head_done_seq;
@@ -101,8 +122,30 @@ struct link {
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
+	uint64_t last_hb_ms;		/* the last HEARTBEAT sent */
 	uint64_t last_report_ms;	/* progress of a long catch-up */
 	uint32_t msg_seq;
+};
+
+/* a peer of the promotion and of a link: where, and who answered there */
+struct cluster_peer {
+	char host[MEMBER_HOST_MAX + 1];
+	char port[8];
+	uint16_t port_num;
+	bool reached;		/* the promotion fenced it: node_id is its */
+	uint32_t node_id;
+	uint64_t incarnation;
+};
+
+#define CLUSTER_PEERS_MAX (2 * MEMBERSHIP_NODES_MAX)
+
+/* what a start does with the membership once promoted (cluster_ms.c) */
+enum {
+	CLUSTER_PLAN_KEEP,	/* the configuration says the stored one */
+	CLUSTER_PLAN_BOOTSTRAP,	/* the first: the configuration's, epoch 1 */
+	CLUSTER_PLAN_UPGRADE,	/* a version 1 one, the same: as version 2 */
+	CLUSTER_PLAN_CHANGE,	/* S -> J(S, T) -> F(T) */
+	CLUSTER_PLAN_FINISH,	/* the stored one is J: commit it */
 };
 
 struct cluster {
@@ -133,13 +176,38 @@ struct cluster {
 	atomic_bool spinning;		/* a waiter polls the links */
 	pthread_mutex_t verify_lock;	/* one verification at a time */
 
+	/*
+	 * One link per peer: the configuration's replicas first (index i is
+	 * cfg.replicas[i]), then the nodes of the stored membership the
+	 * configuration does not name (a change's removed nodes: the
+	 * promotion fences them and J goes to them too).
+	 */
 	struct link *links;
+	int n_links;
+	struct cluster_peer peers[CLUSTER_PEERS_MAX];
 	/* cfg's strings, copied: the caller's may go once start returns */
 	struct cluster_replica *replicas;
 	char (*names)[2][MEMBER_HOST_MAX + 1];	/* host, port */
 	char provider[32];
-	struct membership ms;		/* stored in the log at start; fixed */
+	/*
+	 * The membership this primary runs under (under c->lock): what the
+	 * log holds, S, J or F; a joint one becomes final once committed
+	 * (cluster_ms_advance).
+	 */
+	struct membership ms;
 	struct membership stored;	/* what the log held before the start */
+	/* cluster_ms.c: the promotion's rule and what follows it */
+	struct membership under;	/* counted under (stored, or the first) */
+	struct membership conf_ms;	/* the configuration's, final */
+	int plan;			/* CLUSTER_PLAN_* */
+	uint16_t self_flags;		/* this node's place in ms (MEMBER_F_*) */
+
+	/* fence_listen.c: this primary's control port, for promotions elsewhere */
+	struct ctl_listener *fence_listener;
+	struct ctl_tls *fence_tls;	/* its server side; NULL: plain */
+	pthread_t fence_thread;
+	bool fence_running;
+	char listen_names[2][MEMBER_HOST_MAX + 1];	/* addr, port */
 
 	/* a replica follows a newer primary: durable_lsn never moves again */
 	atomic_bool fenced;
@@ -168,12 +236,31 @@ pos_equal(const struct wal_pos *a, const struct wal_pos *b)
 		a->crc == b->crc;
 }
 
+/* cluster_ms.c */
+/* the membership of a start: what to promote under, and the peers */
+int cluster_ms_choose(struct cluster *c);
+/* once promoted: store what the plan says (c->ms) */
+int cluster_ms_adopt(struct cluster *c);
+/* under c->lock: link l's place in c->ms, and whether it is a member */
+void cluster_ms_place(struct cluster *c, struct link *l);
+/* under c->lock: a joint c->ms held by k_old + 1 nodes of OLD becomes F */
+void cluster_ms_advance(struct cluster *c);
+/* under c->lock: the LSN the membership's rule makes durable, at most d */
+uint64_t cluster_ms_durable(struct cluster *c, uint64_t d);
+/* wait up to ms for a joint membership to be committed; false if not */
+bool cluster_ms_wait_final(struct cluster *c, int ms);
+
 /* promote.c */
 uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);
 int cluster_promote(struct cluster *c);
 
 /* cluster.c */
 void cluster_quorum_update(struct cluster *c);
+
+/* fence_listen.c: 0 (also when no port is configured), or an error */
+int fence_listen_start(struct cluster *c);
+/* once c->stopping is set */
+void fence_listen_stop(struct cluster *c);
 
 /* link.c */
 void link_fenced(struct link *l, const char *why);
@@ -203,6 +290,19 @@ int link_verify_reply(struct link *l, const struct ctl_msg *m);
 /* the link went down: nothing is in flight any more */
 void link_verify_reset(struct link *l);
 void link_help(struct link *l, bool post);
+/*
+ * A range of ring bytes cut into the pieces one write-and-flush covers:
+ * `len` bytes from offset `off` (wrapping past ring_size to offset 0; len
+ * at most ring_size), each piece ending at the ring's end or after max
+ * bytes, whichever comes first.  Pure: tests check the pieces.
+ */
+struct link_split {
+	uint64_t ring_size, max, off, left;
+};
+void link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
+		uint64_t len, uint64_t max);
+/* the next piece: true with *off and *len (not 0); false when none is left */
+bool link_split_next(struct link_split *s, uint64_t *off, uint64_t *len);
 void *link_main(void *arg);
 
 #endif

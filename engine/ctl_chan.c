@@ -178,7 +178,7 @@ chan_free(struct ctl_chan *ch)
 
 static int
 chan_new(int fd, const struct sockaddr *sa, socklen_t salen, SSL_CTX *ctx,
-		int64_t deadline, struct ctl_chan **ch_ptr)
+		bool handshake, int64_t deadline, struct ctl_chan **ch_ptr)
 {
 	struct ctl_chan *ch;
 	int one = 1, ret;
@@ -198,7 +198,8 @@ chan_new(int fd, const struct sockaddr *sa, socklen_t salen, SSL_CTX *ctx,
 	ch->fd = fd;
 	atomic_init(&ch->why, "no error");
 	name_peer(sa, salen, ch->peer, sizeof(ch->peer));
-	if (ctx != NULL && (ret = ctl_tls_start(ch, ctx, deadline)) != 0) {
+	if (ctx != NULL &&
+	    (ret = ctl_tls_start(ch, ctx, handshake, deadline)) != 0) {
 		if (ret == -EPROTO)
 			drain(fd);
 		chan_free(ch);
@@ -297,10 +298,11 @@ ctl_listener_port(const struct ctl_listener *l)
 	return l->port;
 }
 
-int
-ctl_accept(struct ctl_listener *l, int timeout_ms, struct ctl_chan **ch_ptr)
+/* accept(), waiting up to the deadline; the handshake only with handshake */
+static int
+accept_one(struct ctl_listener *l, bool handshake, int64_t deadline,
+		struct ctl_chan **ch_ptr)
 {
-	int64_t deadline = deadline_of(timeout_ms);
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	int fd, ret;
@@ -315,7 +317,7 @@ ctl_accept(struct ctl_listener *l, int timeout_ms, struct ctl_chan **ch_ptr)
 			SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0)
 			return chan_new(fd, (struct sockaddr *)&ss, sslen,
-				l->ctx, deadline, ch_ptr);
+				l->ctx, handshake, deadline, ch_ptr);
 		/* a connection that went away before accept(): wait again */
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 		    errno != ECONNABORTED && errno != EPROTO) {
@@ -331,6 +333,37 @@ ctl_accept(struct ctl_listener *l, int timeout_ms, struct ctl_chan **ch_ptr)
 			return ret;
 		}
 	}
+}
+
+int
+ctl_accept(struct ctl_listener *l, int timeout_ms, struct ctl_chan **ch_ptr)
+{
+	return accept_one(l, true, deadline_of(timeout_ms), ch_ptr);
+}
+
+int
+ctl_accept_start(struct ctl_listener *l, struct ctl_chan **ch_ptr)
+{
+	int ret = accept_one(l, false, deadline_of(0), ch_ptr);
+
+	return ret == -ETIMEDOUT ? -EAGAIN : ret;
+}
+
+int
+ctl_chan_handshake(struct ctl_chan *ch, int timeout_ms)
+{
+	int ret;
+
+	if (ch->ssl == NULL || SSL_is_init_finished(ch->ssl))
+		return 0;
+	if (ch->tls_failed)
+		return -EPROTO;
+	/* a timeout leaves OpenSSL's state as it was: the next call goes on */
+	if ((ret = ctl_tls_handshake(ch, deadline_of(timeout_ms))) == -ETIMEDOUT)
+		return CTL_CHAN_AGAIN;
+	if (ret == -EPROTO)
+		drain(ch->fd);
+	return ret;
 }
 
 void
@@ -409,7 +442,7 @@ ctl_connect(const char *host, const char *port, int timeout_ms,
 		if ((ret = connect_one(ai, deadline, &fd)) == 0) {
 			/* its own failures (the handshake's) say why */
 			ret = chan_new(fd, ai->ai_addr, ai->ai_addrlen,
-				tls ? tls->ctx : NULL, deadline, ch_ptr);
+				tls ? tls->ctx : NULL, true, deadline, ch_ptr);
 			goto out;
 		}
 		if (ret == -ETIMEDOUT)
@@ -501,8 +534,9 @@ ctl_rx_closed(struct ctl_chan *ch, const char *detail)
 	return ctl_rx_fail(ch, CTL_CHAN_CLOSED, "", detail);
 }
 
-int
-ctl_chan_recv(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
+/* a whole frame into m, or with m NULL only into the buffer (peek) */
+static int
+chan_rx(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
 {
 	int64_t deadline = deadline_of(timeout_ms);
 	const char *why;
@@ -519,6 +553,8 @@ ctl_chan_recv(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
 				return ctl_rx_fail(ch, CTL_CHAN_ERROR,
 					"bad frame header: ", why);
 			if (ch->have >= (size_t)flen) {
+				if (m == NULL)
+					return 0;
 				if (ctl_msg_decode(ch->rx, (size_t)flen, m,
 						&why) != 0)
 					return ctl_rx_fail(ch, CTL_CHAN_ERROR,
@@ -554,6 +590,23 @@ ctl_chan_recv(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
 		if (ret == 0)
 			return CTL_CHAN_AGAIN;
 	}
+}
+
+int
+ctl_chan_recv(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
+{
+	if (m == NULL) {
+		snprintf(ch->rx_why, sizeof(ch->rx_why), "recv: no message to fill");
+		atomic_store(&ch->why, ch->rx_why);
+		return CTL_CHAN_ERROR;
+	}
+	return chan_rx(ch, m, timeout_ms);
+}
+
+int
+ctl_chan_ready(struct ctl_chan *ch)
+{
+	return chan_rx(ch, NULL, 0);
 }
 
 int

@@ -73,6 +73,21 @@ int ctl_listener_port(const struct ctl_listener *l);
  * handshake is -EPROTO.  Either way the connection is closed.
  */
 int ctl_accept(struct ctl_listener *l, int timeout_ms, struct ctl_chan **ch_ptr);
+/*
+ * Accept one connection that is waiting, without waiting for anything:
+ * -EAGAIN if none is.  With TLS its handshake is not done yet:
+ * ctl_chan_handshake() does it, a step at a time, so that a server can
+ * keep many new connections in hand and none holds up the others.
+ */
+int ctl_accept_start(struct ctl_listener *l, struct ctl_chan **ch_ptr);
+/*
+ * More of a pending server handshake, waiting up to timeout_ms (0: only
+ * what has arrived): 0 once it is done (at once for plain TCP and for
+ * channels from ctl_accept() or ctl_connect()), CTL_CHAN_AGAIN if it needs
+ * more from the peer, -EPROTO when it failed (ctl_last_error() says why;
+ * close the channel).
+ */
+int ctl_chan_handshake(struct ctl_chan *ch, int timeout_ms);
 void ctl_listener_close(struct ctl_listener **l_ptr);
 
 /*
@@ -116,6 +131,14 @@ int ctl_chan_send(struct ctl_chan *ch, const struct ctl_msg *m, int timeout_ms);
  * reason starting with "TLS: ".
  */
 int ctl_chan_recv(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms);
+
+/*
+ * Read what has arrived, never waiting, and say whether a whole frame is
+ * in: 0 (the next ctl_chan_recv() returns it at once), CTL_CHAN_AGAIN, or
+ * a final CLOSED / ERROR as ctl_chan_recv() would give (a bad header is
+ * refused at once; the body is checked by the ctl_chan_recv()).
+ */
+int ctl_chan_ready(struct ctl_chan *ch);
 
 int ctl_chan_fd(const struct ctl_chan *ch);
 /* the peer's address as "host:port", for messages */

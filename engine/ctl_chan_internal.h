@@ -56,7 +56,10 @@ int ctl_rx_fail(struct ctl_chan *ch, int ret, const char *what, const char *deta
 int ctl_rx_closed(struct ctl_chan *ch, const char *detail);
 
 /* ctl_tls.c */
-int ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, int64_t deadline);
+int ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, bool handshake,
+		int64_t deadline);
+/* the handshake, or more of it: 0, -ETIMEDOUT (resumable) or -EPROTO */
+int ctl_tls_handshake(struct ctl_chan *ch, int64_t deadline);
 int ctl_tls_send(struct ctl_chan *ch, const uint8_t *buf, int len, int64_t deadline);
 int ctl_tls_fill(struct ctl_chan *ch, int64_t deadline);
 

@@ -38,7 +38,7 @@
  *   HEARTBEAT (8)     0 time_ns u64
  *   ERROR             0 code i32, 4 text_len u16, 6 text[text_len]
  *     (6 + text_len)
- *   MEMBERSHIP (544)  the encoding in membership.h
+ *   MEMBERSHIP (808)  the encoding in membership.h (answered by ACK)
  *   VERIFY (24)       0 from u64, 8 to u64, 16 per_range u32,
  *                     20 reserved u32
  *   VERIFY_REPLY      0 from u64, 8 to u64, 16 per_range u32, 20 n u32,
@@ -96,7 +96,7 @@ static const struct {
 	[CTL_ERROR] = { "ERROR", ERROR_FIXED, ERROR_FIXED + CTL_TEXT_MAX,
 		"ERROR: body length is not 6 to 206" },
 	[CTL_MEMBERSHIP] = { "MEMBERSHIP", MEMBERSHIP_SIZE, MEMBERSHIP_SIZE,
-		"MEMBERSHIP: body length is not 544" },
+		"MEMBERSHIP: body length is not 808" },
 	[CTL_VERIFY] = { "VERIFY", VERIFY_SIZE, VERIFY_SIZE,
 		"VERIFY: body length is not 24" },
 	[CTL_VERIFY_REPLY] = { "VERIFY_REPLY", VERIFY_REPLY_FIXED + VERIFY_ENTRY,
@@ -104,6 +104,8 @@ static const struct {
 		"VERIFY_REPLY: body length is not 32 to 536" },
 };
 
+_Static_assert(CTL_HDR_SIZE + MEMBERSHIP_SIZE <= CTL_FRAME_MAX,
+	"a MEMBERSHIP fits a frame");
 _Static_assert(CTL_HDR_SIZE + VERIFY_REPLY_FIXED +
 	VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX <= CTL_FRAME_MAX,
 	"a VERIFY_REPLY fits a frame");
@@ -560,11 +562,8 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		len = HEARTBEAT_SIZE;
 		break;
 	case CTL_MEMBERSHIP:
-		if (m->u.membership.n > MEMBERS_MAX) {
-			*why = "membership: more than 8 members";
+		if (membership_encode(&m->u.membership, b, why))
 			return -1;
-		}
-		membership_encode(&m->u.membership, b);
 		len = MEMBERSHIP_SIZE;
 		break;
 	case CTL_VERIFY:

@@ -31,11 +31,13 @@ enum ctl_type {
 	CTL_QUERY_REPLY = 4,
 	CTL_TRUNCATE = 5,	/* primary -> replica: drop records from pos on */
 	CTL_SET_HEAD = 6,	/* primary -> replica: move the checkpoint to pos */
-	CTL_ACK = 7,		/* replica -> primary: TRUNCATE / SET_HEAD done */
+	CTL_ACK = 7,		/* replica -> primary: TRUNCATE, SET_HEAD or
+				   MEMBERSHIP done */
 	CTL_COMMIT = 8,		/* primary -> replica: commit LSN, flushed tail */
 	CTL_HEARTBEAT = 9,	/* either way, when idle */
 	CTL_ERROR = 10,		/* either way, then the channel closes */
-	CTL_MEMBERSHIP = 11,	/* primary -> replica: store this membership */
+	CTL_MEMBERSHIP = 11,	/* primary -> replica: store this membership
+				   (answered by ACK) */
 	CTL_VERIFY = 12,	/* primary -> replica: checksums of these ranges? */
 	CTL_VERIFY_REPLY = 13,
 };
@@ -153,6 +155,12 @@ struct ctl_heartbeat {
 
 /* ERROR code: the replica now follows a newer primary (see its text) */
 #define CTL_CODE_FENCED 1
+/*
+ * ERROR code: the answer comes from a primary, not a replica (fenced by
+ * this HELLO, or leading a newer epoch): a link retries later, it is not
+ * itself fenced by it
+ */
+#define CTL_CODE_NOT_REPLICA 2
 
 struct ctl_error {
 	int32_t code;		/* CTL_CODE_* or a negative error */

@@ -316,9 +316,16 @@ tls_handshake(struct ctl_chan *ch, int64_t deadline)
 	return 0;
 }
 
-/* an SSL on the channel's socket, then the handshake */
 int
-ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, int64_t deadline)
+ctl_tls_handshake(struct ctl_chan *ch, int64_t deadline)
+{
+	return tls_handshake(ch, deadline);
+}
+
+/* an SSL on the channel's socket, then (with handshake) the handshake */
+int
+ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, bool handshake,
+		int64_t deadline)
 {
 	char reason[WHY_SIZE];
 	BIO *bio;
@@ -338,7 +345,7 @@ ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, int64_t deadline)
 		SSL_set_accept_state(ch->ssl);
 	else
 		SSL_set_connect_state(ch->ssl);
-	return tls_handshake(ch, deadline);
+	return handshake ? tls_handshake(ch, deadline) : 0;
 }
 
 /*

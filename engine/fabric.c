@@ -2,6 +2,7 @@
 /* fabric.c -- peers and connection configurations by transport name */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -55,73 +56,58 @@ fabric_conn_cfg(const char *provider, int depth, int timeout_ms)
 	return cfg;
 }
 
+/*
+ * conn's next event within the deadline (ms, clock_now_ms): 0 with *ev,
+ * or RPMA_E_NO_EVENT when none came in time.  The event fd is made
+ * nonblocking first: it may show readable with no event behind it
+ * (libfabric's wait fd does, e.g. after a refused connection), and a
+ * blocking read would then wait for an event that never comes.
+ */
+static int
+next_event(struct rpma_conn *conn, uint64_t until, enum rpma_conn_event *ev)
+{
+	int fd, fl, ret;
+
+	if (rpma_conn_get_event_fd(conn, &fd))
+		return RPMA_E_PROVIDER;
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0))
+		return RPMA_E_PROVIDER;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = clock_now_ms();
+
+		if ((ret = rpma_conn_next_event(conn, ev)) != RPMA_E_NO_EVENT)
+			return ret;
+		if (now >= until)
+			return RPMA_E_NO_EVENT;
+		if (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR)
+			return RPMA_E_PROVIDER;
+	}
+}
+
 void
 fabric_conn_drop(struct rpma_conn **conn, int wait_ms)
 {
 	uint64_t until;
-	int fd;
+	enum rpma_conn_event ev;
 
 	if (*conn == NULL)
 		return;
 	rpma_conn_disconnect(*conn);
-	if (rpma_conn_get_event_fd(*conn, &fd) == 0) {
-		int fl = fcntl(fd, F_GETFL);
-
-		/*
-		 * Read the events without blocking: the fd can poll readable
-		 * with no event to come (libfabric's tcp waits on the
-		 * endpoint's socket too, readable for ever once the peer
-		 * refused the connection), and a blocking read would wait for
-		 * that event for ever -- the link thread and a repl_close()
-		 * joining it with it.
-		 */
-		if (fl >= 0 && !(fl & O_NONBLOCK))
-			(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-		until = clock_now_ms() + (uint64_t)wait_ms;
-		for (;;) {
-			struct pollfd p = { .fd = fd, .events = POLLIN };
-			enum rpma_conn_event ev;
-			int left = (int)(until - clock_now_ms()), ret;
-
-			if (left <= 0 || poll(&p, 1, left) <= 0)
-				break;
-			ret = rpma_conn_next_event(*conn, &ev);
-			if (ret == RPMA_E_NO_EVENT) {
-				/* readable, nothing to read: do not spin */
-				(void)poll(NULL, 0, left < 10 ? left : 10);
-				continue;
-			}
-			if (ret != 0 || ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
-				break;
-		}
-	}
+	until = clock_now_ms() + (uint64_t)wait_ms;
+	while (next_event(*conn, until, &ev) == 0 &&
+	       ev != RPMA_CONN_CLOSED && ev != RPMA_CONN_LOST)
+		;
 	rpma_conn_delete(conn);
 }
 
 int
 fabric_conn_established(struct rpma_conn *conn, int timeout_ms)
 {
-	struct pollfd p = { .events = POLLIN };
-	uint64_t until = clock_now_ms() + (uint64_t)timeout_ms;
 	enum rpma_conn_event ev;
-	int fl, ret;
 
-	if (rpma_conn_get_event_fd(conn, &p.fd))
-		return RPMA_E_PROVIDER;
-	/* as in fabric_conn_drop: readable need not mean an event */
-	if ((fl = fcntl(p.fd, F_GETFL)) >= 0 && !(fl & O_NONBLOCK))
-		(void)fcntl(p.fd, F_SETFL, fl | O_NONBLOCK);
-	for (;;) {
-		int left = (int)(until - clock_now_ms());
-
-		if (left <= 0 || poll(&p, 1, left) != 1)
-			return RPMA_E_PROVIDER;
-		ret = rpma_conn_next_event(conn, &ev);
-		if (ret != RPMA_E_NO_EVENT)
-			break;
-		(void)poll(NULL, 0, left < 10 ? left : 10);
-	}
-	if (ret)
+	if (next_event(conn, clock_now_ms() + (uint64_t)timeout_ms, &ev))
 		return RPMA_E_PROVIDER;
 	return ev == RPMA_CONN_ESTABLISHED ? 0 : RPMA_E_PROVIDER;
 }

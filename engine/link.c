@@ -102,7 +102,7 @@ link_fenced(struct link *l, const char *why)
 	}
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
-	for (int i = 0; i < c->cfg.n_replicas; i++)
+	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
 	link_fail(l, "fenced: %s", why);
 }
@@ -154,6 +154,9 @@ recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
 			if (m->type == want)
 				return 0;
 			if (m->type == CTL_HEARTBEAT)
+				continue;
+			/* a verification's answer may come before this one */
+			if (m->type == CTL_VERIFY_REPLY && link_verify_reply(l, m) == 0)
 				continue;
 			if (m->type == CTL_ERROR && m->u.error.code == CTL_CODE_FENCED)
 				link_fenced(l, m->u.error.text);
@@ -308,7 +311,13 @@ link_connect(struct link *l)
 	/* it answers: from here on it is catching up, not down */
 	pthread_mutex_lock(&c->lock);
 	l->state = LINK_CATCHING_UP;
-	l->member = hr.config_epoch == c->ms.config_epoch;
+	l->node_id = hr.node_id;
+	l->incarnation = hr.incarnation;
+	/* it keeps what it stored, unless its log was made anew */
+	if (hr.config_epoch < l->held)
+		l->held = hr.config_epoch;
+	l->acked = false;
+	cluster_ms_place(c, l);
 	pthread_mutex_unlock(&c->lock);
 	if (link_data_open(c, l->host, l->ch, &hr, &l->conn, &l->dst, why,
 			sizeof(why))) {
@@ -342,9 +351,35 @@ link_connect(struct link *l)
 /* ------------------------------------------------------------------ */
 /* streaming                                                          */
 
-/* write and flush ring bytes [from, from + len) (no wrap inside) */
+void
+link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
+		uint64_t len, uint64_t max)
+{
+	*s = (struct link_split){ .ring_size = ring_size, .max = max,
+		.off = off, .left = len };
+}
+
+bool
+link_split_next(struct link_split *s, uint64_t *off, uint64_t *len)
+{
+	uint64_t n = s->left;
+
+	if (n == 0 || s->max == 0 || s->off >= s->ring_size)
+		return false;
+	if (n > s->ring_size - s->off)
+		n = s->ring_size - s->off;	/* the rest starts at offset 0 */
+	if (n > s->max)
+		n = s->max;
+	*off = s->off;
+	*len = n;
+	s->left -= n;
+	s->off = s->off + n == s->ring_size ? 0 : s->off + n;
+	return true;
+}
+
+/* write ring bytes [from, from + len) (no wrap inside), then flush them */
 static int
-post_range(struct link *l, uint64_t from, uint64_t len, bool signal,
+post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
 		uint64_t seq)
 {
 	for (uint64_t done = 0; done < len;) {
@@ -362,21 +397,31 @@ post_range(struct link *l, uint64_t from, uint64_t len, bool signal,
 		signal ? (void *)(uintptr_t)(seq + 1) : NULL) ? -1 : 0;
 }
 
-/* post one batch: everything published since the last one */
+/*
+ * Post one batch: everything published since the last one, in pieces
+ * that neither wrap nor pass LINK_FLUSH_MAX; only the last flush is
+ * signalled (its completion means the earlier ones completed too).
+ */
 static int
 post_batch(struct link *l, const struct wal_pos *pub)
 {
 	struct batch *b = &l->inflight[l->next_seq % LINK_DEPTH];
 	const struct wal_pos *from = &l->sent;
-	int ret;
+	uint64_t ring = l->c->ring_size, off, len;
+	struct link_split sp;
+	bool more;
+	int ret = 0;
 
-	if (from->lap == pub->lap) {
-		ret = post_range(l, from->off, pub->off - from->off, true, l->next_seq);
-	} else {
-		ret = post_range(l, from->off, l->c->ring_size - from->off,
-			pub->off == 0, l->next_seq);
-		if (ret == 0 && pub->off)
-			ret = post_range(l, 0, pub->off, true, l->next_seq);
+	link_split_init(&sp, ring, from->off, from->lap == pub->lap ?
+		pub->off - from->off : ring - from->off + pub->off,
+		LINK_FLUSH_MAX);
+	if (!(more = link_split_next(&sp, &off, &len)))
+		ret = post_piece(l, from->off, 0, true, l->next_seq);
+	while (more && ret == 0) {
+		uint64_t o = off, n = len;
+
+		more = link_split_next(&sp, &off, &len);
+		ret = post_piece(l, o, n, !more, l->next_seq);
 	}
 	if (ret) {
 		link_fail(l, "cannot post a write: %s", rpma_ext_errormsg());
@@ -524,33 +569,60 @@ serve_verify(struct link *l)
 /*
  * A replica gets the membership once it holds everything committed: this
  * epoch's first record (so every record before it) and the commit point.
- * From then on it counts toward the quorum and, in a promotion, toward
- * the n - k + 1 nodes.  After a restart the commit point starts at the
- * checkpoint; the epoch's first record is what keeps a wiped replica from
- * counting before it has the data.
+ * It stores it durably and answers with an ACK; only then does it count
+ * as holding it: toward the quorum, toward a change's commit and, in a
+ * promotion, toward the N - k nodes.  It gets it on every connection,
+ * also when it says it holds this configuration epoch already: another
+ * primary may have stored another membership under the same number.
+ * After a restart the commit point starts at the checkpoint; the epoch's
+ * first record is what keeps a wiped replica from counting before it has
+ * the data.  Every node of every configuration of the membership gets it
+ * (during a change also the nodes it removes), and again after each
+ * change of it.
  */
+static bool
+wants_membership(struct link *l)
+{
+	struct cluster *c = l->c;
+	bool want;
+
+	pthread_mutex_lock(&c->lock);
+	want = l->state == LINK_STREAMING && (l->in_new || l->in_old) &&
+		(!l->acked || l->held < c->ms.config_epoch) &&
+		l->flushed_lsn >= c->durable_lsn && l->flushed_lsn > c->epoch_start_lsn;
+	pthread_mutex_unlock(&c->lock);
+	return want;
+}
+
 static int
 give_membership(struct link *l)
 {
 	struct cluster *c = l->c;
 	struct ctl_msg m = { .type = CTL_MEMBERSHIP };
-	bool caught_up;
+	struct membership ms;
 
 	pthread_mutex_lock(&c->lock);
-	caught_up = l->state == LINK_STREAMING && l->flushed_lsn >= c->durable_lsn &&
-		l->flushed_lsn > c->epoch_start_lsn;
+	ms = m.u.membership = c->ms;
 	pthread_mutex_unlock(&c->lock);
-	if (!caught_up)
-		return 0;
-	m.u.membership = c->ms;
-	if (send_msg(l, &m))
+	if (send_msg(l, &m) || recv_reply(l, CTL_ACK, &m))
 		return -1;
+	if (m.u.ack.status != 0) {
+		link_fail(l, "the replica did not store configuration epoch %llu "
+			"(error %d)", (unsigned long long)ms.config_epoch,
+			m.u.ack.status);
+		return -1;
+	}
 	pthread_mutex_lock(&c->lock);
-	l->member = true;
+	l->held = ms.config_epoch;
+	l->acked = true;
+	cluster_ms_place(c, l);
 	cluster_quorum_update(c);
+	cluster_ms_advance(c);
 	pthread_mutex_unlock(&c->lock);
 	RPMA_LOG_NOTICE("replica %s:%s caught up: a member (configuration epoch "
-		"%llu)", l->host, l->ctl_port, (unsigned long long)c->ms.config_epoch);
+		"%llu%s, stored)", l->host, l->ctl_port,
+		(unsigned long long)ms.config_epoch,
+		(ms.flags & MEMBERSHIP_F_JOINT) ? ", joint" : "");
 	return 0;
 }
 
@@ -577,7 +649,7 @@ stream(struct link *l)
 	wal_positions(c->wal, NULL, &pub, NULL);
 	if (serve_head_request(l) || serve_verify(l))
 		return -1;
-	if (!l->member && give_membership(l))
+	if (wants_membership(l) && give_membership(l))
 		return -1;
 
 	t = clock_now_ms();
@@ -621,12 +693,22 @@ stream(struct link *l)
 			"closed by the replica" : ctl_chan_why(l->ch));
 		return -1;
 	}
-	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms) {
+	/*
+	 * A heartbeat when nothing else went out for a period, and also when
+	 * nothing came in for one: the replica speaks only to answer, so
+	 * under a steady load the COMMITs going out would otherwise keep it
+	 * silent until it is taken for dead.
+	 */
+	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms ||
+	    (t > l->last_recv_ms &&
+	     t - l->last_recv_ms >= (uint64_t)c->cfg.heartbeat_ms &&
+	     t - l->last_hb_ms >= (uint64_t)c->cfg.heartbeat_ms)) {
 		struct ctl_msg hb = { .type = CTL_HEARTBEAT };
 
 		hb.u.heartbeat.time_ns = t * 1000000;
 		if (send_msg(l, &hb))
 			return -1;
+		l->last_hb_ms = t;
 	}
 	t = clock_now_ms();	/* messages above may have moved last_recv_ms past t */
 	if (t > l->last_recv_ms &&
@@ -707,6 +789,18 @@ stream(struct link *l)
 	return 0;
 }
 
+/* a node the committed change removed: its link ends */
+static bool
+retired(struct link *l)
+{
+	bool r;
+
+	pthread_mutex_lock(&l->c->lock);
+	r = l->retired;
+	pthread_mutex_unlock(&l->c->lock);
+	return r;
+}
+
 void *
 link_main(void *arg)
 {
@@ -714,18 +808,20 @@ link_main(void *arg)
 	struct cluster *c = l->c;
 	int backoff = 50;
 
-	while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced)) {
+	while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced) &&
+	       !retired(l)) {
 		if (link_connect(l) == 0) {
 			backoff = 50;
 			while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced) &&
-			       stream(l) == 0)
+			       !retired(l) && stream(l) == 0)
 				;
 		}
 		link_close(l);
 		pthread_mutex_lock(&c->lock);
 		l->reconnects++;
 		pthread_mutex_unlock(&c->lock);
-		if (atomic_load(&c->stopping) || atomic_load(&c->fenced))
+		if (atomic_load(&c->stopping) || atomic_load(&c->fenced) ||
+		    retired(l))
 			break;
 		{
 			struct pollfd pfd = { .fd = l->kick_fd, .events = POLLIN };

@@ -3,7 +3,7 @@ noinst_LTLIBRARIES += engine/librepl_internal.la
 engine_librepl_internal_la_SOURCES = \
 	engine/repl.c engine/include/repl.h \
 	engine/clock.h engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c \
-	engine/wal_format.c engine/wal_verify.c
+	engine/wal_format.c engine/wal_verify.c engine/log_lock.c engine/log_lock.h
 engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 
 lib_LTLIBRARIES += engine/librepl.la
@@ -33,8 +33,9 @@ engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
 engine_librepl_internal_la_SOURCES += \
 	engine/cluster.c engine/cluster.h engine/cluster_internal.h engine/link.c \
 	engine/link_session.c engine/verify.c \
-	engine/promote.c engine/fabric.c engine/fabric.h \
-	engine/membership.c engine/membership_log.c engine/membership.h \
+	engine/promote.c engine/fence_listen.c engine/fabric.c engine/fabric.h \
+	engine/membership.c engine/membership_v1.c engine/membership_change.c \
+	engine/membership_log.c engine/membership.h engine/cluster_ms.c \
 	engine/replica.c engine/replica.h
 
 # the control channel's TLS (OpenSSL); librepl and every program linking

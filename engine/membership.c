@@ -1,17 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* membership.c -- the membership's encoding (membership.h has the format) */
+/*
+ * membership.c -- the membership's encoding and its total decoder
+ * (membership.h has the format).  The decoder parses the bytes, checking
+ * what only bytes can be wrong in (magic, checksum, padding), and then
+ * applies the same rules the encoder applies to a struct: the two sides
+ * cannot disagree.
+ */
 #include "config.h"
 
 #include <endian.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "crc32c.h"
 #include "membership.h"
 
-#define CRC_OFF 540
-#define MEMBER_SIZE 64
+#define HDR_SIZE 32
+#define ENTRY_SIZE 64
+#define HOST_FIELD 48
+#define RESERVED_OFF 800
+#define CRC_OFF 804
 
-static const uint8_t magic[8] = { 'R', 'P', 'L', 'M', 'E', 'M', 'B', 0x01 };
+_Static_assert(HDR_SIZE + ENTRY_SIZE * MEMBERSHIP_NODES_MAX == RESERVED_OFF,
+	"the entries end where the reserved field starts");
+_Static_assert(CRC_OFF + 4 == MEMBERSHIP_SIZE, "the crc ends the encoding");
+_Static_assert(MEMBER_HOST_MAX + 1 == HOST_FIELD, "a host field holds its NUL");
+
+static const uint8_t magic[8] = { 'R', 'P', 'L', 'M', 'E', 'M', 'B', 0x02 };
 
 static void
 put16(uint8_t *p, uint16_t v) { v = htole16(v); memcpy(p, &v, 2); }
@@ -26,74 +41,177 @@ get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
 static uint64_t
 get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
 
-void
-membership_encode(const struct membership *ms, uint8_t *buf)
+#define FAIL(w) do { *why = "membership: " w; return -1; } while (0)
+
+/* the rules on the fields of one entry */
+static int
+check_entry(const struct membership *ms, const struct member *e,
+		const char **why)
 {
+	bool joint = (ms->flags & MEMBERSHIP_F_JOINT) != 0;
+	size_t hl = strnlen(e->host, sizeof(e->host));
+
+	if (e->node_id > 0xffff)
+		FAIL("an entry's node_id is above 65535");
+	if (e->flags == 0)
+		FAIL("an entry's flags are 0 (in neither configuration)");
+	if (e->flags & ~(uint16_t)(MEMBER_F_NEW | MEMBER_F_OLD))
+		FAIL("an entry has unknown flags");
+	if ((e->flags & MEMBER_F_OLD) && !joint)
+		FAIL("an entry is in OLD without JOINT");
+	if (!(e->flags & MEMBER_F_NEW) && !joint)
+		FAIL("an entry is not in NEW without JOINT");
+	if (hl == sizeof(e->host))
+		FAIL("an entry's host is longer than 47 characters");
+	for (size_t j = 0; j < hl; j++)
+		if (e->host[j] < 0x21 || e->host[j] > 0x7e)
+			FAIL("an entry's host is not printable (or has a space)");
+	if (hl == 0 && e->port != 0)
+		FAIL("an entry's host is empty but its port is not 0");
+	if (hl != 0 && e->port == 0)
+		FAIL("an entry's port is 0");
+	if (hl == 0 && e->node_id == 0)
+		FAIL("an entry has neither an address nor a node id");
+	return 0;
+}
+
+static bool
+same_addr(const struct member *a, const struct member *b)
+{
+	return a->port != 0 && a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
+int
+membership_check(const struct membership *ms, const char **why)
+{
+	uint32_t n_new = 0, n_old = 0;
+
+	if (ms->v1)
+		FAIL("a version 1 membership is read, never written");
+	if (ms->config_epoch == 0)
+		FAIL("config_epoch is 0");
+	if (ms->flags & ~(uint32_t)(MEMBERSHIP_F_JOINT | MEMBERSHIP_F_FROM_JOINT))
+		FAIL("unknown flags");
+	if ((ms->flags & MEMBERSHIP_F_JOINT) && (ms->flags & MEMBERSHIP_F_FROM_JOINT))
+		FAIL("JOINT and FROM_JOINT together");
+	if (ms->count == 0 || ms->count > MEMBERSHIP_NODES_MAX)
+		FAIL("count is not 1 to 12");
+	if (ms->k_old != 0 && !(ms->flags & MEMBERSHIP_F_JOINT))
+		FAIL("k_old is not 0 without JOINT");
+	for (uint32_t i = 0; i < ms->count; i++) {
+		const struct member *e = &ms->m[i];
+
+		if (check_entry(ms, e, why))
+			return -1;
+		for (uint32_t j = 0; j < i; j++) {
+			if (e->node_id != 0 && e->node_id == ms->m[j].node_id)
+				FAIL("a node id is listed twice");
+			if (same_addr(e, &ms->m[j]))
+				FAIL("an address is listed twice");
+		}
+		n_new += (e->flags & MEMBER_F_NEW) != 0;
+		n_old += (e->flags & MEMBER_F_OLD) != 0;
+	}
+	if (ms->k >= n_new)
+		FAIL("k is not below the nodes of NEW");
+	if ((ms->flags & MEMBERSHIP_F_JOINT) && ms->k_old >= n_old)
+		FAIL("k_old is not below the nodes of OLD");
+	return 0;
+}
+
+int
+membership_encode(const struct membership *ms, uint8_t *buf, const char **why)
+{
+	if (membership_check(ms, why))
+		return -1;
 	memset(buf, 0, MEMBERSHIP_SIZE);
 	memcpy(buf, magic, 8);
 	put64(buf + 8, ms->config_epoch);
-	put32(buf + 16, ms->quorum);
-	put32(buf + 20, ms->n);
-	for (uint32_t i = 0; i < ms->n && i < MEMBERS_MAX; i++) {
-		uint8_t *e = buf + 24 + (size_t)i * MEMBER_SIZE;
+	put32(buf + 16, ms->k);
+	put32(buf + 20, ms->k_old);
+	put32(buf + 24, ms->flags);
+	put32(buf + 28, ms->count);
+	for (uint32_t i = 0; i < ms->count; i++) {
+		const struct member *e = &ms->m[i];
+		uint8_t *p = buf + HDR_SIZE + (size_t)i * ENTRY_SIZE;
 
-		put16(e + 4, ms->m[i].port);
-		memcpy(e + 8, ms->m[i].host, strnlen(ms->m[i].host, MEMBER_HOST_MAX));
+		put32(p, e->node_id);
+		put16(p + 4, e->flags);
+		put16(p + 6, e->port);
+		put64(p + 8, e->incarnation);
+		memcpy(p + 16, e->host, strlen(e->host));
 	}
 	put32(buf + CRC_OFF, rpma_crc32c(0, buf, CRC_OFF));
+	return 0;
 }
 
 int
 membership_decode(const uint8_t *buf, size_t len, struct membership *ms,
 		const char **why)
 {
-	static const uint8_t zero[MEMBER_SIZE];
+	static const uint8_t zero[ENTRY_SIZE];
 
 	memset(ms, 0, sizeof(*ms));
 	if (len != MEMBERSHIP_SIZE)
-		return *why = "membership: not 544 bytes", -1;
+		FAIL("not 808 bytes");
 	if (memcmp(buf, magic, 8) != 0)
-		return *why = "membership: bad magic", -1;
+		FAIL("bad magic (not \"RPLMEMB\" version 2)");
 	if (get32(buf + CRC_OFF) != rpma_crc32c(0, buf, CRC_OFF))
-		return *why = "membership: checksum mismatch", -1;
+		FAIL("checksum mismatch");
+	if (get32(buf + RESERVED_OFF) != 0)
+		FAIL("reserved field is not 0");
 	ms->config_epoch = get64(buf + 8);
-	ms->quorum = get32(buf + 16);
-	ms->n = get32(buf + 20);
-	if (ms->config_epoch == 0)
-		return *why = "membership: config_epoch is 0", -1;
-	if (ms->n > MEMBERS_MAX)
-		return *why = "membership: more than 8 members", -1;
-	if (ms->quorum > ms->n)
-		return *why = "membership: quorum above the members", -1;
-	if (get32(buf + 536) != 0)
-		return *why = "membership: reserved field is not 0", -1;
-	for (uint32_t i = 0; i < MEMBERS_MAX; i++) {
-		const uint8_t *e = buf + 24 + (size_t)i * MEMBER_SIZE;
+	ms->k = get32(buf + 16);
+	ms->k_old = get32(buf + 20);
+	ms->flags = get32(buf + 24);
+	ms->count = get32(buf + 28);
+	if (ms->count == 0 || ms->count > MEMBERSHIP_NODES_MAX)
+		FAIL("count is not 1 to 12");
+	for (uint32_t i = 0; i < MEMBERSHIP_NODES_MAX; i++) {
+		const uint8_t *p = buf + HDR_SIZE + (size_t)i * ENTRY_SIZE;
+		struct member *e = &ms->m[i];
 		size_t hl;
 
-		if (i >= ms->n) {
-			if (memcmp(e, zero, MEMBER_SIZE) != 0)
-				return *why = "membership: bytes past the last member", -1;
+		if (i >= ms->count) {
+			if (memcmp(p, zero, ENTRY_SIZE) != 0)
+				FAIL("bytes past the last entry are not 0");
 			continue;
 		}
-		ms->m[i].port = get16(e + 4);
-		if (get32(e) != 0 || get16(e + 6) != 0)
-			return *why = "membership: member reserved field is not 0", -1;
-		hl = strnlen((const char *)e + 8, 56);
-		if (hl == 0 || hl > MEMBER_HOST_MAX)
-			return *why = "membership: host empty or not terminated", -1;
-		for (size_t j = 0; j < 56; j++)
-			if (j < hl ? (e[8 + j] < 0x21 || e[8 + j] > 0x7e) : e[8 + j] != 0)
-				return *why = "membership: host not printable or not NUL-padded", -1;
-		memcpy(ms->m[i].host, e + 8, hl);
-		if (ms->m[i].port == 0)
-			return *why = "membership: port 0", -1;
+		e->node_id = get32(p);
+		e->flags = get16(p + 4);
+		e->port = get16(p + 6);
+		e->incarnation = get64(p + 8);
+		hl = strnlen((const char *)p + 16, HOST_FIELD);
+		if (hl == HOST_FIELD)
+			FAIL("an entry's host is longer than 47 characters");
+		for (size_t j = hl; j < HOST_FIELD; j++)
+			if (p[16 + j] != 0)
+				FAIL("an entry's host is not NUL-padded");
+		memcpy(e->host, p + 16, hl);
+	}
+	/* the rest are the encoder's rules */
+	if (membership_check(ms, why)) {
+		memset(ms, 0, sizeof(*ms));
+		return -1;
 	}
 	return 0;
 }
 
-bool
-membership_same(const struct membership *a, const struct membership *b)
+uint32_t
+membership_nodes(const struct membership *ms, uint16_t flag)
 {
-	return a->quorum == b->quorum && a->n == b->n;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ms->count && i < MEMBERSHIP_NODES_MAX; i++)
+		n += (ms->m[i].flags & flag) != 0;
+	return n;
+}
+
+void
+membership_addr(const struct member *m, char *buf, size_t len)
+{
+	if (m->port)
+		snprintf(buf, len, "%s:%u", m->host, (unsigned)m->port);
+	else
+		snprintf(buf, len, "node %u", (unsigned)m->node_id);
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * membership_log.c -- the membership in a log: two copies, in the header
- * blocks, the newer valid one wins (membership.h has the format)
+ * blocks, the newer valid one wins (membership.h has the format); a copy
+ * in the version 1 format is read too (membership_v1.c)
  */
 #include "config.h"
 
 #include <string.h>
 
+#include "log.h"
 #include "membership.h"
 
 #define COPY_SIZE 4096
@@ -16,13 +18,14 @@ static void
 load_copy(struct rpma_ext_mem *mem, int k, struct membership *ms)
 {
 	const char *why;
-	uint8_t *base;
+	uint8_t *base, *p;
 
 	ms->config_epoch = 0;
 	if (rpma_ext_mem_get_ptr(mem, (void **)&base))
 		return;
-	if (membership_decode(base + (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,
-			MEMBERSHIP_SIZE, ms, &why))
+	p = base + (size_t)k * COPY_SIZE + MEMBERSHIP_OFF;
+	if (membership_decode(p, MEMBERSHIP_SIZE, ms, &why) &&
+	    membership_decode_v1(p, MEMBERSHIP_SIZE, ms, &why))
 		ms->config_epoch = 0;
 }
 
@@ -45,13 +48,17 @@ membership_store(struct rpma_ext_mem *mem, const struct membership *ms)
 {
 	struct membership a, b;
 	uint8_t buf[MEMBERSHIP_SIZE];
+	const char *why;
 	int k;
 
+	if (membership_encode(ms, buf, &why)) {
+		RPMA_LOG_ERROR("cannot store the membership: %s", why);
+		return RPMA_E_INVAL;
+	}
 	load_copy(mem, 0, &a);
 	load_copy(mem, 1, &b);
 	/* keep the newer copy: a torn write leaves it in place */
 	k = a.config_epoch > b.config_epoch ? 1 : 0;
-	membership_encode(ms, buf);
 	return rpma_ext_mem_memcpy(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF, buf,
 			MEMBERSHIP_SIZE) ? RPMA_E_INVAL :
 		rpma_ext_mem_persist(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,

@@ -4,7 +4,7 @@
  * a promotion, whether the node led before or was a replica a moment ago.
  *
  * An acknowledged record is on the primary that acknowledged it and on
- * `quorum` (k) replicas: k + 1 of the n + 1 nodes.  Any n - k + 1 nodes
+ * k replicas: k + 1 of the configuration's N nodes.  Any N - k nodes
  * therefore hold every acknowledged record between them.  So a promotion:
  *
  *  1. picks an epoch above every one it knows of: epoch = term << 16 |
@@ -13,21 +13,25 @@
  *     current primary, refuses its writes and flushes, and answers with its
  *     log's end and that end's epoch); a replica that already follows a
  *     higher epoch answers STALE and the round starts again above it;
- *  3. counts itself and the fenced replicas that hold the stored
- *     membership (they caught up under it: membership.h) and whose media
- *     are not suspect: at least n - k + 1 nodes, n and k of that
- *     membership, or it waits (up to promote_wait_ms) and then refuses --
- *     unless forced, and then it says data may be lost.  A replica holding
- *     a newer membership than this node means this node missed a
- *     reconfiguration: refused too.  Where no node holds any membership
- *     no primary ever ran, nothing was acknowledged, and all count;
+ *  3. counts, under the membership its log holds (cluster_ms.c chose it),
+ *     itself and the fenced nodes that the membership lists, that hold it
+ *     (they caught up under it: membership.h) and whose media are not
+ *     suspect, per configuration: N - k of its configuration, or of each
+ *     of its two while it is joint; or it waits (up to promote_wait_ms)
+ *     and then refuses -- unless forced, and then it says data may be
+ *     lost.  A replica holding a newer membership than this node means
+ *     this node missed a change: refused too.  Where no node holds any
+ *     membership no primary ever ran, nothing was acknowledged, and all
+ *     count (bootstrap);
  *  4. takes the highest (epoch of the last record, LSN) among them: if a
  *     replica's log goes further, the missing tail is read from it with
  *     RDMA reads into the local ring at the same offsets, persisted and
  *     rescanned (the records check themselves), after dropping a local
  *     tail the best one does not hold (never committed);
- *  5. only then records the new epoch in its header and starts the links,
- *     whose catch-up truncates every replica to the new primary's chain.
+ *  5. only then records the new epoch in its header; cluster_ms.c stores
+ *     the membership that follows (the first one, or a change's J), and
+ *     the links start, whose catch-up truncates every replica to the new
+ *     primary's chain.
  *
  * The old primary, if it still runs, learns from the first replica it
  * talks to that it was fenced and acknowledges nothing more.
@@ -52,6 +56,7 @@
 struct fenced {
 	struct ctl_chan *ch;	/* NULL: not fenced */
 	struct ctl_hello_reply hr;
+	bool ok;		/* fenced in the last round: hr is its answer */
 	uint32_t seq;
 	char why[256];		/* why not */
 };
@@ -93,13 +98,13 @@ static int
 hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 		struct fenced *f)
 {
-	const struct cluster_replica *rep = &c->cfg.replicas[i];
+	const struct cluster_peer *rep = &c->peers[i];
 	struct ctl_msg m = { .type = CTL_HELLO };
 	struct wal_pos head;
 	int ret;
 
 	f->why[0] = '\0';
-	ret = ctl_connect(rep->host, rep->ctl_port, c->cfg.down_timeout_ms, c->tls,
+	ret = ctl_connect(rep->host, rep->port, c->cfg.down_timeout_ms, c->tls,
 		&f->ch);
 	if (ret) {
 		snprintf(f->why, sizeof(f->why), "unreachable: %s", ret == -EPROTO ?
@@ -220,7 +225,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 	ctl_chan_close(&f->ch);
 	if (fence_one(c, i, epoch, false, f) != 0)
 		return -1;
-	if (link_data_open(c, c->cfg.replicas[i].host, f->ch, &f->hr, &conn, &src,
+	if (link_data_open(c, c->peers[i].host, f->ch, &f->hr, &conn, &src,
 			f->why, sizeof(f->why)))
 		return -1;
 	from_ctl(&best_head, &f->hr.head);
@@ -293,15 +298,64 @@ ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
 	return e1 > e2 || (e1 == e2 && l1 > l2);
 }
 
-/* does fenced replica f count toward the n - k + 1 nodes? */
+/* may a node holding configuration epoch e count under membership m? */
 static bool
-counts(const struct cluster *c, const struct fenced *f)
+holds_under(const struct membership *m, uint64_t e)
 {
+	/* under F that ended a change, J's holders were caught up too */
+	return e != 0 && (e == m->config_epoch ||
+		((m->flags & MEMBERSHIP_F_FROM_JOINT) && e + 1 == m->config_epoch));
+}
+
+/*
+ * The configurations (MEMBER_F_*) of the promotion's membership that
+ * fenced peer i counts in: it is listed in them (by node id; by address
+ * where the entry has none), holds the membership and is not suspect.
+ */
+static uint16_t
+counts(const struct cluster *c, int i, const struct fenced *f)
+{
+	int at;
+
 	if (f->ch == NULL || (f->hr.flags & CTL_HELLO_F_SUSPECT))
-		return false;
+		return 0;
 	if (c->cfg.bootstrap)
-		return true;	/* all empty: checked by fresh_cluster() */
-	return f->hr.config_epoch == c->stored.config_epoch;
+		return MEMBER_F_NEW;	/* all empty: checked by holds_state() */
+	if (!holds_under(&c->under, f->hr.config_epoch))
+		return 0;
+	at = membership_find(&c->under, f->hr.node_id, c->peers[i].host,
+		c->peers[i].port_num);
+	return at < 0 ? 0 : c->under.m[at].flags;
+}
+
+/* what a promotion needs and has, per configuration of its membership */
+struct tally {
+	uint32_t need_new, need_old;	/* N - k of each (old: 0 if not joint) */
+	uint32_t new, old;
+};
+
+static void
+tally_init(const struct membership *m, struct tally *t)
+{
+	uint32_t n = membership_nodes(m, MEMBER_F_NEW);
+	uint32_t o = membership_nodes(m, MEMBER_F_OLD);
+
+	*t = (struct tally){ .need_new = n > m->k ? n - m->k : 0 };
+	if (m->flags & MEMBERSHIP_F_JOINT)
+		t->need_old = o > m->k_old ? o - m->k_old : 0;
+}
+
+static void
+tally_add(struct tally *t, uint16_t flags)
+{
+	t->new += (flags & MEMBER_F_NEW) != 0;
+	t->old += (flags & MEMBER_F_OLD) != 0;
+}
+
+static bool
+tally_enough(const struct tally *t)
+{
+	return t->new >= t->need_new && t->old >= t->need_old;
 }
 
 /* does fenced replica f hold anything a cluster leaves behind? */
@@ -326,8 +380,8 @@ distinct_nodes(const struct cluster *c, const struct fenced *f, int n)
 		if (f[i].hr.node_id == c->id.node_id) {
 			RPMA_LOG_ERROR("promotion refused: replica %s:%s answers as "
 				"node %u, which is this node: the membership lists "
-				"it as a replica of itself", c->cfg.replicas[i].host,
-				c->cfg.replicas[i].ctl_port, (unsigned)c->id.node_id);
+				"it as a replica of itself", c->peers[i].host,
+				c->peers[i].port, (unsigned)c->id.node_id);
 			return -1;
 		}
 		for (int j = 0; j < i; j++)
@@ -335,10 +389,10 @@ distinct_nodes(const struct cluster *c, const struct fenced *f, int n)
 				RPMA_LOG_ERROR("promotion refused: replicas %s:%s and "
 					"%s:%s are one node (node %u, incarnation "
 					"%016llx): a node listed twice would count twice",
-					c->cfg.replicas[j].host,
-					c->cfg.replicas[j].ctl_port,
-					c->cfg.replicas[i].host,
-					c->cfg.replicas[i].ctl_port,
+					c->peers[j].host,
+					c->peers[j].port,
+					c->peers[i].host,
+					c->peers[i].port,
 					(unsigned)f[i].hr.node_id,
 					(unsigned long long)f[i].hr.incarnation);
 				return -1;
@@ -365,8 +419,8 @@ superseded(struct cluster *c, struct fenced *f, int n)
 			RPMA_LOG_ERROR("restart as the primary refused: replica %s:%s "
 				"follows epoch %llu of node %llu, newer than this "
 				"log's %llu: a failover happened while this node was "
-				"down", c->cfg.replicas[i].host,
-				c->cfg.replicas[i].ctl_port,
+				"down", c->peers[i].host,
+				c->peers[i].port,
 				(unsigned long long)f[i].hr.epoch,
 				(unsigned long long)(f[i].hr.epoch & 0xffff),
 				(unsigned long long)c->id.epoch);
@@ -393,14 +447,15 @@ int
 cluster_promote(struct cluster *c)
 {
 	/* the rule holds under the membership records were acknowledged in */
-	const struct membership *under = c->cfg.bootstrap ? &c->ms : &c->stored;
-	const int n = c->cfg.n_replicas;
-	const int need = (int)under->n - (int)under->quorum + 1;
+	const struct membership *under = &c->under;
+	const int n = c->n_links;
 	struct fenced *f;
 	uint64_t epoch, until = clock_now_ms() + (uint64_t)c->cfg.promote_wait_ms;
 	struct wal_status st;
 	struct wal_pos pub;
-	int rounds = 0, count, best, ret = CLUSTER_E_NO_QUORUM;
+	struct tally t;
+	int rounds = 0, best, ret = CLUSTER_E_NO_QUORUM;
+	uint16_t self = 0;
 	bool self_ok;
 
 	wal_status(c->wal, &st);
@@ -437,26 +492,37 @@ cluster_promote(struct cluster *c)
 	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
 	if (!self_ok)
 		RPMA_LOG_WARNING("promotion: this node's log is suspect (health "
-			"0x%x): it does not count toward the n - k + 1 nodes",
+			"0x%x): it does not count toward the N - k nodes",
 			st.health);
+	{
+		/* it holds its membership: it counts in each configuration it is in */
+		const struct member *me = &c->conf_ms.m[0];
+		int at = membership_find(under, c->id.node_id,
+			me->port ? me->host : NULL, me->port);
+
+		self = at < 0 || !self_ok ? 0 : under->m[at].flags;
+	}
 	for (;;) {
 		uint64_t stale = 0;
 
-		count = self_ok;
+		tally_init(under, &t);
+		tally_add(&t, self);
 		for (int i = 0; i < n; i++) {
+			f[i].ok = false;
 			switch (fence_one(c, i, epoch, true, &f[i])) {
 			case 0:
+				f[i].ok = true;
 				if (!c->cfg.bootstrap &&
-				    f[i].hr.config_epoch > c->stored.config_epoch &&
+				    f[i].hr.config_epoch > under->config_epoch &&
 				    !c->cfg.force) {
 					RPMA_LOG_ERROR("promotion refused: replica %s:%s "
 						"holds membership configuration epoch %llu, "
-						"this node %llu: it missed a reconfiguration "
-						"(promote a node that has it)",
-						c->cfg.replicas[i].host,
-						c->cfg.replicas[i].ctl_port,
+						"this node %llu: it missed a change of the "
+						"membership (promote a node that has it)",
+						c->peers[i].host,
+						c->peers[i].port,
 						(unsigned long long)f[i].hr.config_epoch,
-						(unsigned long long)c->stored.config_epoch);
+						(unsigned long long)under->config_epoch);
 					ret = CLUSTER_E_NO_QUORUM;
 					goto out;
 				}
@@ -464,8 +530,8 @@ cluster_promote(struct cluster *c)
 					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
 						"(node %u) holds %s: the cluster exists "
 						"already; start without bootstrap",
-						c->cfg.replicas[i].host,
-						c->cfg.replicas[i].ctl_port,
+						c->peers[i].host,
+						c->peers[i].port,
 						(unsigned)f[i].hr.node_id,
 						f[i].hr.config_epoch ? "a membership" :
 						f[i].hr.tail_epoch ? "records of an epoch" :
@@ -473,7 +539,7 @@ cluster_promote(struct cluster *c)
 					ret = CLUSTER_E_NOT_MEMBER;
 					goto out;
 				}
-				count += counts(c, &f[i]);
+				tally_add(&t, counts(c, i, &f[i]));
 				break;
 			case 1:
 				if (f[i].hr.epoch > stale)
@@ -515,31 +581,53 @@ cluster_promote(struct cluster *c)
 			}
 			continue;
 		}
-		if (count >= need)
+		if (tally_enough(&t))
 			break;
 		if (clock_now_ms() >= until) {
 			for (int i = 0; i < n; i++)
 				if (f[i].ch == NULL)
 					RPMA_LOG_WARNING("promotion: replica %s:%s not "
-						"fenced: %s", c->cfg.replicas[i].host,
-						c->cfg.replicas[i].ctl_port, f[i].why);
+						"fenced: %s", c->peers[i].host,
+						c->peers[i].port, f[i].why);
 			if (!c->cfg.force || c->cfg.bootstrap) {
-				RPMA_LOG_ERROR("promotion refused: %d of the %d nodes "
-					"needed (n - k + 1 with n = %u, k = %u of membership "
-					"epoch %llu) are fenced, hold that membership and are "
-					"healthy; an acknowledged record may be on the others "
-					"only", count, need, under->n, under->quorum,
-					(unsigned long long)under->config_epoch);
+				if (t.need_old)
+					RPMA_LOG_ERROR("promotion refused: membership "
+						"configuration epoch %llu is a change in "
+						"progress and needs N - k nodes of each "
+						"configuration that are fenced, hold it and "
+						"are healthy: %u of %u of the old one, %u of "
+						"%u of the new one; an acknowledged record "
+						"may be on the others only",
+						(unsigned long long)under->config_epoch,
+						t.old, t.need_old, t.new, t.need_new);
+				else
+					RPMA_LOG_ERROR("promotion refused: %u of the %u "
+						"nodes needed (N - k with N = %u, k = %u of "
+						"membership configuration epoch %llu) are "
+						"fenced, hold that membership and are healthy; "
+						"an acknowledged record may be on the others "
+						"only", t.new, t.need_new,
+						membership_nodes(under, MEMBER_F_NEW), under->k,
+						(unsigned long long)under->config_epoch);
 				ret = CLUSTER_E_NO_QUORUM;
 				goto out;
 			}
-			RPMA_LOG_ERROR("FORCED promotion with %d of the %d nodes "
-				"needed: records acknowledged by an earlier primary MAY "
-				"BE LOST", count, need);
+			RPMA_LOG_ERROR("FORCED promotion with %u of the %u nodes needed "
+				"(old configuration: %u of %u): records acknowledged by "
+				"an earlier primary MAY BE LOST", t.new, t.need_new, t.old,
+				t.need_old);
 			break;
 		}
 		close_all(f, n);
 		(void)poll(NULL, 0, 200);
+	}
+
+	/* who answered where: the membership it stores lists them (cluster_ms.c) */
+	for (int i = 0; i < n; i++) {
+		c->peers[i].reached = f[i].ok && f[i].ch != NULL;
+		c->peers[i].node_id = c->peers[i].reached ? f[i].hr.node_id : 0;
+		c->peers[i].incarnation = c->peers[i].reached ?
+			f[i].hr.incarnation : 0;
 	}
 
 	/* the most advanced log among the fenced: this one wins ties */
@@ -558,14 +646,14 @@ cluster_promote(struct cluster *c)
 	}
 	if (best >= 0) {
 		RPMA_LOG_NOTICE("promotion: replica %s:%s holds more (to LSN %llu, "
-			"epoch %llu): copying its tail", c->cfg.replicas[best].host,
-			c->cfg.replicas[best].ctl_port,
+			"epoch %llu): copying its tail", c->peers[best].host,
+			c->peers[best].port,
 			(unsigned long long)f[best].hr.tail.lsn - 1,
 			(unsigned long long)f[best].hr.tail_epoch);
 		if (pull_tail(c, best, &f[best], epoch)) {
 			RPMA_LOG_ERROR("promotion: cannot copy the tail of replica "
-				"%s:%s: %s", c->cfg.replicas[best].host,
-				c->cfg.replicas[best].ctl_port, f[best].why);
+				"%s:%s: %s", c->peers[best].host,
+				c->peers[best].port, f[best].why);
 			ret = RPMA_E_PROVIDER;
 			goto out;
 		}
@@ -585,9 +673,10 @@ cluster_promote(struct cluster *c)
 	}
 	wal_positions(c->wal, NULL, &pub, NULL);
 	RPMA_LOG_NOTICE("promoted: epoch %llu, log to LSN %llu, epoch starts at "
-		"LSN %llu, %d of %d nodes fenced", (unsigned long long)epoch,
+		"LSN %llu, %u of the %u nodes counted", (unsigned long long)epoch,
 		(unsigned long long)pub.lsn - 1,
-		(unsigned long long)c->epoch_start_lsn, count, n + 1);
+		(unsigned long long)c->epoch_start_lsn, t.new,
+		membership_nodes(under, MEMBER_F_NEW));
 	ret = 0;
 out:
 	close_all(f, n);

@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "fabric.h"
 #include "log.h"
+#include "log_lock.h"
 #include "repl.h"
 #include "wal.h"
 
@@ -33,6 +34,7 @@ struct repl {
 	struct wal *wal;
 	struct cluster *cluster;	/* NULL: a single node */
 	int full_timeout_ms;
+	int lock_fd;			/* holds the log's lock (log_lock.h) */
 };
 
 static int
@@ -50,6 +52,7 @@ err_of(int ret)
 	case CLUSTER_E_FENCED:	return REPL_E_UNKNOWN;
 	case CLUSTER_E_NO_QUORUM: return REPL_E_NO_QUORUM;
 	case CLUSTER_E_MEMBERSHIP: return REPL_E_MEMBERSHIP;
+	case LOG_E_LOCKED:	return REPL_E_LOCKED;
 	case CLUSTER_E_NOT_MEMBER: return REPL_E_NOT_MEMBER;
 	case CLUSTER_E_SUPERSEDED: return REPL_E_SUPERSEDED;
 	default:		return REPL_E_IO;
@@ -73,6 +76,7 @@ repl_strerror(int err)
 	case REPL_E_UNKNOWN:	return "Outcome unknown: fenced while the record was in flight (read it on the new primary)";
 	case REPL_E_NO_QUORUM:	return "Cannot promote: fewer than n - k + 1 nodes reachable (forcing it may lose acknowledged records)";
 	case REPL_E_MEMBERSHIP:	return "The replicas or quorum differ from the membership stored in the log (reconfigure to change it)";
+	case REPL_E_LOCKED:	return "The log is in use: another process holds its lock";
 	case REPL_E_NOT_MEMBER:	return "This node's log holds no membership: it is not a member of a cluster (bootstrap a new cluster, or let a primary catch it up)";
 	case REPL_E_SUPERSEDED:	return "A newer primary took over while this node was down: it must not lead again on its own (serve as a replica, or promote explicitly)";
 	default:		return "Unknown error";
@@ -112,11 +116,22 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	if (repl == NULL)
 		return REPL_E_NOMEM;
 	repl->full_timeout_ms = cfg->full_timeout_ms;
+	/* before anything reads or formats it: a second opener changes nothing */
+	if ((ret = log_lock(cfg->path, cfg->create, &repl->lock_fd)))
+		goto err_free;
 	ret = rpma_ext_mem_open((enum rpma_ext_mem_backend)cfg->backend, cfg->path,
 		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
 		&repl->mem);
 	if (ret)
-		goto err_free;
+		goto err_lock;
+	if (cfg->create && cfg->bootstrap && wal_probe(repl->mem) == WAL_PROBE_VALID) {
+		/* a device always exists: what it holds says if it is new */
+		RPMA_LOG_ERROR("bootstrap refused: %s holds a log already (the "
+			"cluster was bootstrapped before); start without bootstrap",
+			cfg->path);
+		ret = CLUSTER_E_NOT_MEMBER;
+		goto err_mem;
+	}
 	if (cfg->create) {
 		struct wal_identity id = { .node_id = cfg->node_id, .epoch = cfg->epoch };
 
@@ -140,6 +155,8 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.reconfigure = cfg->reconfigure != 0,
 			.bootstrap = cfg->bootstrap != 0,
 			.refuse_if_superseded = cfg->refuse_if_superseded != 0,
+			.listen_addr = cfg->listen_addr,
+			.listen_port = cfg->listen_port,
 			.flush_method = cfg->flush_method,
 		};
 
@@ -166,6 +183,8 @@ err_wal:
 	wal_close(&repl->wal);
 err_mem:
 	rpma_ext_mem_close(&repl->mem);
+err_lock:
+	log_unlock(&repl->lock_fd);
 err_free:
 	free(repl);
 	return err_of(ret);
@@ -181,6 +200,7 @@ repl_close(struct repl **repl_ptr)
 	cluster_stop(&(*repl_ptr)->cluster);
 	wal_close(&(*repl_ptr)->wal);
 	rpma_ext_mem_close(&(*repl_ptr)->mem);
+	log_unlock(&(*repl_ptr)->lock_fd);
 	free(*repl_ptr);
 	*repl_ptr = NULL;
 	return 0;
@@ -274,6 +294,7 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->replicas_up = repl->cluster ? cluster_links_up(repl->cluster) : 0;
 	st->fenced = repl->cluster ? cluster_fenced(repl->cluster) : 0;
 	st->config_epoch = repl->cluster ? cluster_config_epoch(repl->cluster) : 0;
+	st->config_joint = repl->cluster ? cluster_config_joint(repl->cluster) : 0;
 	return 0;
 }
 
@@ -298,6 +319,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	memcpy(st->transport, ls.transport, sizeof(st->transport));
 	memcpy(st->flush_method, ls.flush_method, sizeof(st->flush_method));
 	memcpy(st->backend, ls.backend, sizeof(st->backend));
+	st->config_epoch = ls.config_epoch;
 	return 0;
 }
 

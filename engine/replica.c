@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "ctl_chan.h"
 #include "fabric.h"
 #include "log.h"
+#include "log_lock.h"
 #include "membership.h"
 
 /*
@@ -59,6 +61,7 @@ struct replica {
 	const struct replica_cfg *cfg;
 	struct rpma_ext_mem *mem;
 	struct wal *wal;
+	int lock_fd;			/* holds the log's lock (log_lock.h) */
 	struct rpma_peer *peer;
 	struct rpma_mr_local *mr;
 	struct rpma_ep *ep;
@@ -107,6 +110,9 @@ open_log(struct replica *r)
 	enum wal_probe kind;
 	int ret;
 
+	/* one process at a time: a second one is refused before it reads */
+	if ((ret = log_lock(cfg->path, make, &r->lock_fd)))
+		return ret;
 	ret = rpma_ext_mem_open(cfg->backend, cfg->path, make ? cfg->size : 0,
 		make ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
 	if (ret) {
@@ -211,6 +217,7 @@ close_all(struct replica *r)
 	wal_close(&r->wal);
 	if (r->mem)
 		rpma_ext_mem_close(&r->mem);
+	log_unlock(&r->lock_fd);
 }
 
 /* constant time: how much of a token matched must not leak through timing */
@@ -235,6 +242,12 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
 	uint8_t token[CTL_TOKEN_SIZE];
 	bool need_token = ctl_chan_admission_token(ch, token) == 0;
+	/*
+	 * For tests only: REPL_TEST_REFUSE_DATA set in a replica's
+	 * environment makes it refuse every data connection, as it refuses
+	 * one without the session's admission token.
+	 */
+	bool refuse_all = getenv("REPL_TEST_REFUSE_DATA") != NULL;
 	uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
 	struct pollfd pfd[2] = {
 		{ .events = POLLIN },
@@ -244,6 +257,13 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
 		return RPMA_E_PROVIDER;
+	/* readable may mean no request (libfabric's wait fd): never block on it */
+	{
+		int fl = fcntl(pfd[0].fd, F_GETFL);
+
+		if (fl < 0 || fcntl(pfd[0].fd, F_SETFL, fl | O_NONBLOCK) != 0)
+			return RPMA_E_PROVIDER;
+	}
 	for (;;) {
 		struct rpma_conn_req *req = NULL;
 		struct rpma_conn_private_data pdata = { NULL, 0 };
@@ -257,8 +277,17 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : RPMA_E_NOMEM;
 		rpma_conn_cfg_delete(&ccfg);
+		if (ret == RPMA_E_NO_EVENT)
+			continue;
 		if (ret)
 			return ret;
+		if (refuse_all) {
+			RPMA_LOG_WARNING("replica: refused a data connection from the "
+				"session with %s (REPL_TEST_REFUSE_DATA)",
+				ctl_chan_peer(ch));
+			rpma_conn_req_delete(&req);
+			continue;
+		}
 		if (need_token && (rpma_conn_req_get_private_data(req, &pdata) ||
 		    pdata.len != CTL_TOKEN_SIZE ||
 		    !token_equal(pdata.ptr, token, CTL_TOKEN_SIZE))) {
@@ -328,15 +357,28 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 	case CTL_MEMBERSHIP: {
 		struct membership cur;
 
-		/* it caught up under this membership: keep it for promotions */
+		/*
+		 * It caught up under this membership: keep it for promotions,
+		 * durably, before the ACK says so.  An older one than it holds
+		 * is refused: the sender missed a change.
+		 */
 		membership_load(r->mem, &cur);
-		if (m->u.membership.config_epoch < cur.config_epoch)
-			return 0;
-		if ((ret = membership_store(r->mem, &m->u.membership))) {
+		ret = 0;
+		if (m->u.membership.config_epoch < cur.config_epoch) {
+			RPMA_LOG_WARNING("replica: refused configuration epoch %llu "
+				"from %s: it holds %llu", (unsigned long long)
+				m->u.membership.config_epoch, ctl_chan_peer(ch),
+				(unsigned long long)cur.config_epoch);
+			ret = RPMA_E_INVAL;
+		} else if ((ret = membership_store(r->mem, &m->u.membership))) {
 			RPMA_LOG_ERROR("replica: cannot store the membership (%d)", ret);
-			return -1;
 		}
-		return 0;
+		wal_positions(r->wal, &head, &tail, NULL);
+		out.type = CTL_ACK;
+		out.u.ack.status = ret;
+		to_ctl(&out.u.ack.head, &head);
+		to_ctl(&out.u.ack.tail, &tail);
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	}
 	case CTL_VERIFY: {
 		struct ctl_verify_reply *v = &out.u.verify_reply;
@@ -419,6 +461,7 @@ publish_state(struct replica *r)
 	membership_load(r->mem, &ms);
 	s.epoch = r->id.epoch;
 	s.config_epoch = ms.config_epoch;
+	s.config_joint = (ms.flags & MEMBERSHIP_F_JOINT) != 0;
 	if (r->s.ch) {
 		s.following = 1;
 		s.primary_id = r->s.primary;
@@ -744,10 +787,95 @@ serve(struct replica *r)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* new control connections                                            */
+
+/*
+ * New control connections wait here for their first frame (with TLS,
+ * first for their handshake), all polled together: a HELLO is served as
+ * soon as it is in, so a connection that stays silent holds up nobody --
+ * a promotion's fence in particular.  Each gets the timeout; when
+ * PENDING_MAX are waiting, the oldest is dropped for a new one.
+ */
+#define PENDING_MAX 8
+
+struct pending {
+	struct ctl_chan *ch;
+	uint64_t until;
+};
+
+static void
+pending_drop(struct pending *p, int *n, int i, const char *why)
+{
+	if (why)
+		RPMA_LOG_WARNING("replica: dropped the control connection from %s: "
+			"%s", ctl_chan_peer(p[i].ch), why);
+	ctl_chan_close(&p[i].ch);
+	memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
+	(*n)--;
+}
+
+/* take every connection waiting on the listener */
+static void
+pending_accept(struct replica *r, struct pending *p, int *n)
+{
+	struct ctl_chan *ch;
+	int ret;
+
+	while ((ret = ctl_accept_start(r->listener, &ch)) != -EAGAIN) {
+		if (ret) {
+			RPMA_LOG_WARNING("replica: refused a control connection: %s",
+				ctl_last_error());
+			return;
+		}
+		if (*n == PENDING_MAX)
+			pending_drop(p, n, 0, "no HELLO yet, and a newer connection "
+				"needs its place");
+		p[(*n)++] = (struct pending){ ch,
+			clock_now_ms() + (uint64_t)r->cfg->timeout_ms };
+	}
+}
+
+/* a pending connection whose HELLO is in: greet it (it may fence) */
+static void
+pending_serve(struct replica *r, struct pending *p, int *n)
+{
+	for (int i = 0; i < *n;) {
+		struct ctl_chan *ch = p[i].ch;
+		int ret = ctl_chan_handshake(ch, 0);
+
+		if (ret == 0)
+			ret = ctl_chan_ready(ch);
+		if (ret == 0) {
+			/* out of the list first: greet() owns it from here */
+			memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
+			(*n)--;
+			greet(r, ch);
+			publish_state(r);
+			continue;
+		}
+		if (ret == CTL_CHAN_AGAIN && clock_now_ms() < p[i].until) {
+			i++;
+			continue;
+		}
+		if (ret == CTL_CHAN_AGAIN)
+			pending_drop(p, n, i, "no HELLO within the timeout");
+		else if (ret == CTL_CHAN_CLOSED)
+			pending_drop(p, n, i, NULL);	/* gone before a word */
+		else if (ret < 0 && ret != CTL_CHAN_ERROR)
+			/* a failed TLS handshake, for one: say who and why */
+			pending_drop(p, n, i, ctl_last_error());
+		else
+			pending_drop(p, n, i, ctl_chan_why(ch));
+	}
+}
+
 int
 replica_run(const struct replica_cfg *cfg)
 {
-	struct replica r = { .cfg = cfg };
+	struct replica r = { .cfg = cfg, .lock_fd = -1 };
+	struct pending pend[PENDING_MAX];
+	int npend = 0;
 	int ret;
 
 	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
@@ -761,32 +889,34 @@ replica_run(const struct replica_cfg *cfg)
 	if (cfg->ready)
 		cfg->ready(cfg->ready_arg);
 	while (!*cfg->stop) {
-		struct ctl_chan *ch = NULL;
-		struct pollfd p[2] = {
+		struct pollfd p[2 + PENDING_MAX] = {
 			{ .fd = ctl_listener_fd(r.listener), .events = POLLIN },
 			{ .fd = r.s.ch ? ctl_chan_fd(r.s.ch) : -1, .events = POLLIN },
 		};
+		int wait = 100;
 
-		/* wait here (checking stop); a handshake gets its own time */
-		(void)poll(p, 2, 100);
+		for (int i = 0; i < npend; i++) {
+			uint64_t now = clock_now_ms();
+
+			p[2 + i] = (struct pollfd){ .fd = ctl_chan_fd(pend[i].ch),
+				.events = POLLIN };
+			if (pend[i].until <= now)
+				wait = 0;
+			else if (pend[i].until - now < (uint64_t)wait)
+				wait = (int)(pend[i].until - now);
+		}
+		/* wait here (checking stop) */
+		(void)poll(p, (nfds_t)(2 + npend), wait);
 		if (r.s.ch)
 			serve(&r);
 		publish_state(&r);
-		if (!(p[0].revents & POLLIN))
-			continue;
 		/* a new primary may come while one is served: it may fence it */
-		ret = ctl_accept(r.listener, cfg->timeout_ms, &ch);
-		if (ret == -EAGAIN)
-			continue;
-		if (ret) {
-			/* a failed TLS handshake, for one: say who and why */
-			RPMA_LOG_WARNING("replica: refused a control connection: %s",
-				ctl_last_error());
-			continue;
-		}
-		greet(&r, ch);
-		publish_state(&r);
+		if (p[0].revents & POLLIN)
+			pending_accept(&r, pend, &npend);
+		pending_serve(&r, pend, &npend);
 	}
+	while (npend > 0)
+		pending_drop(pend, &npend, 0, NULL);
 	end_session(&r, NULL);
 	publish_state(&r);
 	close_all(&r);

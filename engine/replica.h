@@ -20,6 +20,7 @@
 struct replica_state_snapshot {
 	uint64_t epoch;			/* the epoch it follows (its log's) */
 	uint64_t config_epoch;		/* of its stored membership (0: none) */
+	int config_joint;		/* it is joint: a change in progress */
 	int following;			/* a primary's session is up */
 	uint32_t primary_id;		/* that primary's node id (0: none) */
 	char primary_addr[64];		/* its control address "host:port" */

@@ -20,4 +20,5 @@ include tests/bench-rdma/local.mk
 include tests/vm/local.mk
 include tests/api/local.mk
 include tests/tools/local.mk
+include tests/scenario/local.mk
 include tests/examples/local.mk

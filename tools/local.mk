@@ -23,7 +23,7 @@ tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl_intern
 	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
 
 # runs repl-bench over a matrix of configurations: one markdown table
-EXTRA_DIST += tools/bench/repl-bench-matrix
+EXTRA_DIST += tools/bench/repl-bench-matrix tools/bench/repl-bench-ab
 
 # a cluster node (replica, primary, verifier): the demo's and the
 # replication tests' processes

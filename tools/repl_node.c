@@ -45,10 +45,12 @@
  * restart of the node that led before, from its unchanged files, not a
  * promotion asked for: repl_cfg.refuse_if_superseded),
  * REPL_NODE_PROVIDER ("verbs", or a libfabric provider; tcp),
- * REPL_NODE_ADDR (where a replica listens; 127.0.0.1), REPL_NODE_TLS_DIR
- * (TLS on the control channel with DIR/ca.pem and DIR/NAME.pem +
- * DIR/NAME.key, NAME from REPL_NODE_TLS_NAME, else "primary" or
- * "replica1"; as made by tests/engine/make-test-ca.sh).
+ * REPL_NODE_ADDR (where a replica listens; 127.0.0.1), REPL_NODE_LISTEN
+ * (HOST:PORT: where a primary's control port listens, and its address in
+ * the membership; none by default), REPL_NODE_TLS_DIR (TLS on the control
+ * channel with DIR/ca.pem and DIR/NAME.pem + DIR/NAME.key, NAME from
+ * REPL_NODE_TLS_NAME, else "primary" or "replica1"; as made by
+ * tests/engine/make-test-ca.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -228,7 +230,7 @@ static int
 run_primary(int argc, char *argv[])
 {
 	struct repl_replica reps[8];
-	char hosts[8][64];
+	char hosts[8][64], listen[72];
 	struct repl_cfg cfg = {
 		.backend = REPL_BACKEND_CRASH, .full_timeout_ms = FULL_WAIT_MS,
 	};
@@ -268,6 +270,16 @@ run_primary(int argc, char *argv[])
 		reps[i] = (struct repl_replica){ hosts[i], colon + 1 };
 	}
 	cfg.replicas = reps;
+	if (getenv("REPL_NODE_LISTEN")) {
+		char *colon;
+
+		snprintf(listen, sizeof(listen), "%s", getenv("REPL_NODE_LISTEN"));
+		if ((colon = strrchr(listen, ':')) == NULL)
+			return 2;
+		*colon = '\0';
+		cfg.listen_addr = listen;
+		cfg.listen_port = colon + 1;
+	}
 	tls_files("primary", &cfg.tls_ca, &cfg.tls_cert, &cfg.tls_key);
 	memcpy(cfg.cluster_uuid, uuid, 16);
 	/* the first start of a cluster makes the log; any other opens one */

@@ -40,9 +40,11 @@ extern "C" {
 					   nodes reachable (see force) */
 #define REPL_E_MEMBERSHIP (-300012)	/* n or k differ from the stored
 					   membership (see reconfigure) */
-#define REPL_E_NOT_MEMBER (-300013)	/* promotion: this node's log holds
+#define REPL_E_LOCKED	(-300013)	/* another process has the log open
+					   (it holds the log's lock) */
+#define REPL_E_NOT_MEMBER (-300014)	/* promotion: this node's log holds
 					   no membership (see bootstrap) */
-#define REPL_E_SUPERSEDED (-300014)	/* a restart as the primary: a newer
+#define REPL_E_SUPERSEDED (-300015)	/* a restart as the primary: a newer
 					   primary took over meanwhile (see
 					   refuse_if_superseded) */
 
@@ -138,6 +140,17 @@ struct repl_cfg {
 	 * never undoes a failover.  The caller then serves as a replica.
 	 */
 	int refuse_if_superseded;
+
+	/*
+	 * Where this node's control channel listens while it is the primary
+	 * (its replica's address and control port, usually): a promotion of
+	 * another node reaches it there and fences it, so it stops
+	 * acknowledging at once and says so (repl_status().fenced) instead
+	 * of both nodes calling themselves the primary.  listen_port NULL
+	 * (default): it does not listen; listen_addr NULL: every address.
+	 */
+	const char *listen_addr;
+	const char *listen_port;
 };
 
 #define REPL_FLUSH_AUTO		0	/* the transport's default */
@@ -223,6 +236,9 @@ struct repl_status {
 	int replicas_up;	/* replicas streaming (counting toward quorum) */
 	int fenced;		/* a newer primary took over (REPL_E_FENCED) */
 	uint64_t config_epoch;	/* of the membership (0: single node) */
+	int config_joint;	/* 1 while a change of the membership is in
+				   progress: the membership is joint, and a
+				   record needs both configurations' quorums */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);
@@ -252,6 +268,9 @@ struct repl_replica_status {
 				   "gpspm"; "" before the first connection */
 	char backend[8];	/* its persistence backend: "pmem", "file",
 				   "crash"; "" before it said */
+	uint64_t config_epoch;	/* of the membership it holds, as far as
+				   this primary knows (0: none, or not
+				   connected yet) */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */

@@ -71,7 +71,9 @@ ppid=0
 start_primary() {	# quorum
 	local boot=0
 	[[ -e $D/p ]] || boot=1
-	REPL_NODE_BOOTSTRAP=$boot "$NODE" primary "$D/p" $SIZE $SEED 1000000000 $1 "$D/acked" \
+	# its control port (one the replicas do not use): a change needs it
+	REPL_NODE_BOOTSTRAP=$boot REPL_NODE_LISTEN=127.0.0.1:$((BASE + 4)) \
+		"$NODE" primary "$D/p" $SIZE $SEED 1000000000 $1 "$D/acked" \
 		127.0.0.1:${CTL[0]} 127.0.0.1:${CTL[1]} 2>> "$D/p.err" &
 	ppid=$!
 	pids+=($!)
@@ -138,8 +140,10 @@ node_primary() {	# node until replica...
 	shift 2
 	[[ -e $D/bootstrapped ]] || { boot=1; : > "$D/bootstrapped"; }
 	mark $i "primary to LSN $until of $*${penv[*]:+ (${penv[*]})}"
+	# it listens where its replica did: the membership lists it there
 	env ${penv[@]+"${penv[@]}"} REPL_NODE_BOOTSTRAP=$boot \
-		REPL_NODE_NODE_ID=${NCTL[$i]} "$NODE" primary \
+		REPL_NODE_NODE_ID=${NCTL[$i]} \
+		REPL_NODE_LISTEN=127.0.0.1:${NCTL[$i]} "$NODE" primary \
 		"$D/n$i" $SIZE $SEED $until 1 "$D/acked" "$@" 2>> "$D/n$i.err" &
 	npid[$i]=$!
 	role[$i]=primary

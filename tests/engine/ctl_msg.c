@@ -145,16 +145,29 @@ samples(struct ctl_msg *s)
 	m->u.error.code = -110;
 	strcpy(m->u.error.text, "replica 2: log is full");
 
+	/* the smallest membership: one node, k 0, no node id known */
 	m = msg_init(&s[n++], CTL_MEMBERSHIP, 22);
 	m->u.membership.config_epoch = 1;
+	m->u.membership.count = 1;
+	m->u.membership.m[0] = (struct member){ .flags = MEMBER_F_NEW, .port = 1,
+		.host = "a" };
+	/* the largest: joint, 12 nodes, 8 in each configuration, k 7 of each */
 	m = msg_init(&s[n++], CTL_MEMBERSHIP, 23);
 	m->u.membership.config_epoch = UINT64_MAX;
-	m->u.membership.quorum = MEMBERS_MAX;
-	m->u.membership.n = MEMBERS_MAX;
-	for (int i = 0; i < MEMBERS_MAX; i++) {
-		m->u.membership.m[i].port = (uint16_t)(UINT16_MAX - i);
+	m->u.membership.flags = MEMBERSHIP_F_JOINT;
+	m->u.membership.count = MEMBERSHIP_NODES_MAX;
+	m->u.membership.k = 7;
+	m->u.membership.k_old = 7;
+	for (int i = 0; i < MEMBERSHIP_NODES_MAX; i++) {
+		struct member *e = &m->u.membership.m[i];
+
+		e->node_id = (uint32_t)(UINT16_MAX - i);
+		e->flags = i % 3 == 0 ? MEMBER_F_NEW | MEMBER_F_OLD :
+			i % 3 == 1 ? MEMBER_F_NEW : MEMBER_F_OLD;
+		e->port = (uint16_t)(UINT16_MAX - i);
+		e->incarnation = UINT64_MAX - (uint64_t)i;
 		for (int j = 0; j < MEMBER_HOST_MAX; j++)
-			m->u.membership.m[i].host[j] = (char)(0x21 + (i + j) % 94);
+			e->host[j] = (char)(0x21 + (i + j) % 94);
 	}
 
 	m = msg_init(&s[n++], CTL_VERIFY, 24);
@@ -205,7 +218,7 @@ body_size(const struct ctl_msg *m)
 	switch (m->type) {
 	case CTL_HELLO:		return 80;
 	case CTL_HELLO_REPLY:	return 128 + m->u.hello_reply.desc_len;
-	case CTL_MEMBERSHIP:	return 544;
+	case CTL_MEMBERSHIP:	return 808;
 	case CTL_QUERY:		return 8;
 	case CTL_QUERY_REPLY:	return 40;
 	case CTL_TRUNCATE:	return 32;
@@ -388,7 +401,6 @@ rejections(void)
 	const char *why;
 	int n = samples(s), len;
 
-	(void)n;
 	/* s[0]: HELLO, s[3]: HELLO_REPLY with 64 descriptor bytes */
 	len = frame_of(&s[0], f);
 	f[0] = 'X';
@@ -556,20 +568,31 @@ rejections(void)
 	refused(&m, "type");
 	msg_init(&m, (enum ctl_type)14, 1);
 	refused(&m, "type");
-	/* a membership the decoder would refuse */
+	/* a membership the decoder would refuse (tests/engine/membership_codec.c
+	 * has every rule); ms: the smallest sample, ms + 1 the largest */
 	msg_init(&m, CTL_MEMBERSHIP, 1);
 	refused(&m, "config_epoch is 0");
-	m.u.membership.config_epoch = 2;
-	m.u.membership.n = 1;
-	m.u.membership.quorum = 2;
-	m.u.membership.m[0].port = 7;
-	strcpy(m.u.membership.m[0].host, "a");
-	refused(&m, "quorum above the members");
-	m.u.membership.quorum = 1;
-	strcpy(m.u.membership.m[0].host, "a b");
-	refused(&m, "host not printable");
-	m.u.membership.m[0].host[0] = '\0';
-	refused(&m, "host empty");
+	{
+		int ms = 0;
+
+		while (ms < n && s[ms].type != CTL_MEMBERSHIP)
+			ms++;
+		CU_ASSERT_FATAL(ms + 1 < n && s[ms + 1].type == CTL_MEMBERSHIP);
+		m = s[ms];
+		m.u.membership.k = 1;
+		refused(&m, "k is not below the nodes of NEW");
+		m = s[ms];
+		strcpy(m.u.membership.m[0].host, "a b");
+		refused(&m, "host is not printable");
+		m.u.membership.m[0].host[0] = '\0';
+		refused(&m, "host is empty but its port is not 0");
+		m = s[ms + 1];
+		m.u.membership.m[5].node_id = m.u.membership.m[2].node_id;
+		refused(&m, "a node id is listed twice");
+		len = frame_of(&s[ms], f);
+		f[16 + 804] ^= 1;
+		expect_reject(f, (size_t)len, "membership: checksum mismatch");
+	}
 
 	verify_rejections();
 }

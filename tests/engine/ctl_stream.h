@@ -100,12 +100,16 @@ stream_msg(int i, struct ctl_msg *m)
 		break;
 	case CTL_MEMBERSHIP:
 		m->u.membership.config_epoch = v | 1;
-		m->u.membership.n = (uint32_t)i % (MEMBERS_MAX + 1);
-		m->u.membership.quorum = m->u.membership.n / 2;
-		for (uint32_t k = 0; k < m->u.membership.n; k++) {
-			m->u.membership.m[k].port = (uint16_t)(7000 + k);
-			snprintf(m->u.membership.m[k].host,
-				sizeof(m->u.membership.m[k].host), "node%u-%d", k, i);
+		m->u.membership.count = (uint32_t)i % MEMBERSHIP_NODES_MAX + 1;
+		m->u.membership.k = (m->u.membership.count - 1) / 2;
+		for (uint32_t k = 0; k < m->u.membership.count; k++) {
+			struct member *e = &m->u.membership.m[k];
+
+			e->node_id = k % 2 ? k + 1 : 0;
+			e->flags = MEMBER_F_NEW;
+			e->port = (uint16_t)(7000 + k);
+			e->incarnation = v ^ k;
+			snprintf(e->host, sizeof(e->host), "node%u-%d", k, i);
 		}
 		break;
 	case CTL_ERROR:

@@ -426,6 +426,96 @@ refused(const char *srv_name, const char *cli_name, const char *srv_want,
 	ctl_tls_delete(&cli);
 }
 
+/*
+ * A server keeps new connections in hand and drives their handshakes a
+ * step at a time (ctl_accept_start, ctl_chan_handshake): a connection
+ * that never speaks stays pending while another completes, sends a frame
+ * and is read; one with a refused certificate fails alone.
+ */
+static void
+tls_pending(void)
+{
+	struct ctl_tls *srv = tls_as("replica1", 1), *cli = tls_as("primary", 0);
+	struct ctl_tls *bad = tls_as("intruder", 0);
+	struct ctl_listener *l = listen_on(srv);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)ctl_listener_port(l)),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct ctl_chan *ch[3] = { NULL, NULL, NULL };
+	struct connector con, refused_con;
+	int idle = socket(AF_INET, SOCK_STREAM, 0), got = 0, ret[3] = { 1, 1, 1 };
+	struct ctl_msg m = { .type = CTL_HEARTBEAT, .seq = 7 }, in;
+	int64_t until = (int64_t)clock_now_ms() + IO_TIMEOUT;
+
+	CU_ASSERT_EQUAL(ctl_accept_start(l, &ch[0]), -EAGAIN);
+	CU_ASSERT_FATAL(idle >= 0);
+	CU_ASSERT_EQUAL_FATAL(connect(idle, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	connector_start(&con, ctl_listener_port(l), cli);
+	connector_start(&refused_con, ctl_listener_port(l), bad);
+	/* the idle one first, then the two clients, in whichever order */
+	while (got < 3 && (int64_t)clock_now_ms() < until) {
+		struct pollfd p = { .fd = ctl_listener_fd(l), .events = POLLIN };
+
+		(void)poll(&p, 1, 100);
+		if (ctl_accept_start(l, &ch[got]) == 0)
+			got++;
+	}
+	CU_ASSERT_EQUAL_FATAL(got, 3);
+	while ((ret[1] == CTL_CHAN_AGAIN || ret[1] == 1 || ret[2] == CTL_CHAN_AGAIN ||
+		ret[2] == 1) && (int64_t)clock_now_ms() < until) {
+		struct pollfd p[3];
+
+		for (int i = 0; i < 3; i++)
+			p[i] = (struct pollfd){ .fd = ctl_chan_fd(ch[i]), .events = POLLIN };
+		(void)poll(p, 3, 100);
+		for (int i = 0; i < 3; i++)
+			if (ret[i] == 1 || ret[i] == CTL_CHAN_AGAIN)
+				ret[i] = ctl_chan_handshake(ch[i], 0);
+	}
+	/* which of the clients came second is not known: sort them */
+	if (ret[1] != 0) {
+		struct ctl_chan *t = ch[1];
+		int r = ret[1];
+
+		ch[1] = ch[2], ret[1] = ret[2];
+		ch[2] = t, ret[2] = r;
+	}
+	CU_ASSERT_EQUAL(ret[0], CTL_CHAN_AGAIN);	/* still nothing from it */
+	CU_ASSERT_EQUAL(ret[1], 0);
+	CU_ASSERT_EQUAL(ret[2], -EPROTO);
+	connector_join(&con);
+	connector_join(&refused_con);
+	CU_ASSERT_EQUAL_FATAL(con.ret, 0);
+	CU_ASSERT_NOT_EQUAL(refused_con.ret, 0);
+	CU_ASSERT_STRING_EQUAL(ctl_chan_peer_name(ch[1]), "primary");
+	CU_ASSERT_EQUAL(ctl_chan_handshake(ch[1], 0), 0);	/* done stays done */
+	CU_ASSERT_EQUAL(ctl_chan_ready(ch[1]), CTL_CHAN_AGAIN);
+	CU_ASSERT_EQUAL(ctl_chan_send(con.ch, &m, IO_TIMEOUT), 0);
+	ret[1] = CTL_CHAN_AGAIN;
+	while (ret[1] == CTL_CHAN_AGAIN && (int64_t)clock_now_ms() < until) {
+		struct pollfd p = { .fd = ctl_chan_fd(ch[1]), .events = POLLIN };
+
+		(void)poll(&p, 1, 100);
+		ret[1] = ctl_chan_ready(ch[1]);
+	}
+	CU_ASSERT_EQUAL(ret[1], 0);
+	CU_ASSERT_EQUAL(ctl_chan_ready(ch[1]), 0);	/* it only peeks */
+	CU_ASSERT_EQUAL(ctl_chan_recv(ch[1], &in, 0), 0);
+	CU_ASSERT_EQUAL(in.type, CTL_HEARTBEAT);
+	CU_ASSERT_EQUAL(in.seq, 7);
+	CU_ASSERT_EQUAL(ctl_chan_ready(ch[1]), CTL_CHAN_AGAIN);
+	CU_ASSERT_EQUAL(ctl_chan_handshake(ch[0], 0), CTL_CHAN_AGAIN);
+	close(idle);
+	for (int i = 0; i < 3; i++)
+		ctl_chan_close(&ch[i]);
+	ctl_chan_close(&con.ch);
+	ctl_chan_close(&refused_con.ch);
+	ctl_listener_close(&l);
+	ctl_tls_delete(&srv);
+	ctl_tls_delete(&cli);
+	ctl_tls_delete(&bad);
+}
+
 static void
 tls_refused(void)
 {
@@ -793,6 +883,7 @@ main(void)
 		UNIT_CASE(tls_stream),
 		UNIT_CASE(tls_held_bytes),
 		UNIT_CASE(tls_refused),
+		UNIT_CASE(tls_pending),
 		UNIT_CASE(tls_plain_peers),
 		UNIT_CASE(tls_bit_flip),
 		UNIT_CASE(tls_ends_and_timeouts),

@@ -49,6 +49,12 @@ TESTS += tests/engine/wal_replica
 tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
 
+# the membership's encoding, its version 1 reader and a change's memberships
+check_PROGRAMS += tests/engine/membership_codec
+TESTS += tests/engine/membership_codec
+tests_engine_membership_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_membership_codec_LDADD = engine/librepl_internal.la $(LDADD)
+
 # the membership: stored with its configuration epoch, changed only on purpose
 check_PROGRAMS += tests/engine/repl_membership
 TESTS += tests/engine/repl_membership
@@ -132,6 +138,14 @@ tests_engine_repl_verify_LDADD = engine/librepl_internal.la $(LDADD) \
 check_PROGRAMS += tests/engine/repl_identity
 TESTS += tests/engine/repl_identity
 tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
+
+# a link's batch cut into pieces that neither wrap nor pass a flush's limit
+check_PROGRAMS += tests/engine/link_split
+TESTS += tests/engine/link_split
+tests_engine_link_split_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_link_split_LDADD = engine/librepl_internal.la $(LDADD)

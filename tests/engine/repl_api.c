@@ -2,9 +2,11 @@
 /*
  * repl_api.c -- librepl's API over the local log: argument checks, open
  * (create, reopen, a missing or corrupt log), append/appendv, durability,
- * read, iterate (order, early stop), release, status, error strings.
+ * read, iterate (order, early stop), release, status, error strings, and
+ * the lock that keeps a second process off an open log.
  */
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -191,11 +193,105 @@ api__corrupt_log(void)
 	CU_ASSERT_PTR_NULL(r);
 }
 
+/*
+ * One process at a time on a log: while another process has it open,
+ * repl_open refuses it (REPL_E_LOCKED), also with create (it must not
+ * format it), and so does a second open in the same process; once the
+ * holder closes, it opens with what the holder wrote.
+ */
+static void
+api__locked(void)
+{
+	struct repl_cfg c = cfg_of(1);
+	struct repl *r = NULL, *again = UNIT_SENTINEL;
+	struct repl_status st;
+	int up[2], go[2];
+	char ok = 0;
+	pid_t child;
+	int status;
+
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(repl_close(&r), 0);
+	CU_ASSERT_FATAL(pipe(up) == 0 && pipe(go) == 0);
+	child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		struct repl_cfg cc = cfg_of(0);
+		uint64_t lsn;
+		char res = 1;
+
+		/* holds the log with three records until told to go */
+		if (repl_open(&cc, &r) == 0 && repl_append(r, "a", 1, &lsn) == 0 &&
+		    repl_append(r, "b", 1, &lsn) == 0 &&
+		    repl_append(r, "c", 1, &lsn) == 0 &&
+		    repl_wait_durable(r, lsn, 1000) == 0)
+			res = 0;
+		if (write(up[1], &res, 1) != 1 || read(go[0], &res, 1) != 1)
+			_exit(2);
+		_exit(repl_close(&r) == 0 ? 0 : 1);
+	}
+	CU_ASSERT_EQUAL_FATAL(read(up[0], &ok, 1), 1);
+	CU_ASSERT_EQUAL_FATAL(ok, 0);
+	c = cfg_of(0);
+	CU_ASSERT_EQUAL(repl_open(&c, &again), REPL_E_LOCKED);
+	c = cfg_of(1);
+	CU_ASSERT_EQUAL(repl_open(&c, &again), REPL_E_LOCKED);
+	CU_ASSERT_PTR_EQUAL(again, UNIT_SENTINEL);
+	CU_ASSERT_EQUAL(write(go[1], "x", 1), 1);
+	CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the holder is gone: it opens, with the holder's records */
+	c = cfg_of(0);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_status(r, &st), 0);
+	CU_ASSERT_EQUAL(st.last_lsn, 3);
+	/* a second open in this process conflicts too */
+	again = UNIT_SENTINEL;
+	CU_ASSERT_EQUAL(repl_open(&c, &again), REPL_E_LOCKED);
+	CU_ASSERT_PTR_EQUAL(again, UNIT_SENTINEL);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(repl_strerror(REPL_E_LOCKED), "lock"));
+	close(up[0]);
+	close(up[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/* a bootstrap never formats a medium that holds a log: its records stay */
+static void
+api__bootstrap_keeps_a_log(void)
+{
+	struct repl_cfg c = cfg_of(1);
+	struct repl *r = NULL;
+	uint64_t lsn = 0;
+	size_t len = 0;
+	char buf[8];
+
+	unlink(path);
+	c.bootstrap = 1;
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_append(r, "kept", 4, &lsn), 0);
+	CU_ASSERT_EQUAL(repl_wait_durable(r, lsn, 1000), 0);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_NOT_MEMBER);
+	CU_ASSERT_PTR_NULL(r);
+	c = cfg_of(0);
+	CU_ASSERT_EQUAL_FATAL(repl_open(&c, &r), 0);
+	CU_ASSERT_EQUAL(repl_read(r, lsn, buf, sizeof(buf), &len), 0);
+	CU_ASSERT(len == 4 && memcmp(buf, "kept", 4) == 0);
+	CU_ASSERT_EQUAL(repl_close(&r), 0);
+	unlink(path);
+}
+
 static void
 api__strerror(void)
 {
 	int codes[] = { REPL_E_INVAL, REPL_E_NOMEM, REPL_E_IO, REPL_E_CORRUPT,
-		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND };
+		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND, REPL_E_LOCKED,
+		REPL_E_NOT_MEMBER, REPL_E_SUPERSEDED };
 
 	CU_ASSERT_STRING_EQUAL(repl_strerror(0), "Success");
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
@@ -212,6 +308,8 @@ main(void)
 		UNIT_CASE(api__missing_log),
 		UNIT_CASE(api__lifecycle),
 		UNIT_CASE(api__corrupt_log),
+		UNIT_CASE(api__locked),
+		UNIT_CASE(api__bootstrap_keeps_a_log),
 		UNIT_CASE(api__strerror),
 		CU_TEST_INFO_NULL,
 	};

@@ -319,6 +319,7 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 {
 	struct ctl_msg m, out = { .type = CTL_HELLO_REPLY };
 	struct ctl_hello_reply *hr = &out.u.hello_reply;
+	struct ctl_pos at;
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event ev;
@@ -336,7 +337,7 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 	hr->incarnation = 2;
 	hr->epoch = m.u.hello.epoch;
 	hr->ring_size = m.u.hello.ring_size;
-	hr->head = hr->tail = m.u.hello.head;	/* empty: a full resync */
+	hr->head = hr->tail = at = m.u.hello.head;	/* empty: a full resync */
 	hr->data_port = f->data_port;
 	hr->desc_len = (uint16_t)f->desc_len[o];
 	memcpy(hr->desc, f->desc[o], f->desc_len[o]);
@@ -367,6 +368,10 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 		} else if (m.type == CTL_HEARTBEAT) {
 			out.type = CTL_HEARTBEAT;
 			out.u.heartbeat = m.u.heartbeat;
+		} else if (m.type == CTL_MEMBERSHIP) {
+			/* "stored": the primary counts it only after this */
+			out.type = CTL_ACK;
+			out.u.ack.head = out.u.ack.tail = at;
 		} else {
 			continue;
 		}

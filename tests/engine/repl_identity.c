@@ -13,7 +13,9 @@
  *    implausible (it would use up the epochs);
  *  - and in each case nothing changed: the replica still follows the epoch
  *    it promised, as a PROBE (which changes nothing either) shows, and the
- *    right incarnation is still served.
+ *    right incarnation is still served;
+ *  - a primary whose log follows the last term refuses to promote before
+ *    it sends anything: the replica is not fenced.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,9 @@
 #include <unistd.h>
 
 #define TEST_NAME "repl_identity"
+#include "repl.h"
 #include "repl_test_node.h"
+#include "wal.h"
 
 #define SIZE (8192 + 1024 * 1024)
 #define RING (SIZE - 8192)
@@ -76,6 +80,69 @@ followed(void)
 	struct ctl_hello_reply hr;
 
 	return hello(1, 1, 1, CTL_HELLO_F_PROBE, NULL, &hr) == 1 ? hr.epoch : 0;
+}
+
+/*
+ * A primary whose log follows the last term promotes nothing: refused
+ * before any HELLO is sent, so the replica still follows what it did.
+ */
+static void
+exhausted_epochs(const char *dir, const char *ca, const char *cert,
+		const char *key)
+{
+	char ppath[600];
+	struct repl_replica rep = { "127.0.0.1", port };
+	struct repl_cfg c = { .backend = REPL_BACKEND_CRASH, .size = SIZE,
+		.create = 1, .bootstrap = 1, .node_id = 1, .full_timeout_ms = 1000,
+		.replicas = &rep, .n_replicas = 1, .quorum = 1,
+		.down_timeout_ms = 2000, .promote_wait_ms = 2000,
+		.tls_ca = ca, .tls_cert = cert, .tls_key = key };
+	struct rpma_ext_mem *mem = NULL;
+	struct wal_identity id;
+	struct repl *r = NULL;
+	struct wal *w = NULL;
+	uint64_t before, ring;
+
+	snprintf(ppath, sizeof(ppath), "/dev/shm/rpma-identity-p-%d", (int)getpid());
+	c.path = ppath;
+	memcpy(c.cluster_uuid, test_uuid, 16);
+	(void)dir;
+	/* a cluster of this primary and the replica: a first promotion */
+	CHECK(repl_open(&c, &r) == 0);
+	CHECK(repl_close(&r) == 0);
+	before = followed();
+	CHECK(before != 0 && (before & 0xffff) == 1);
+	/* its log now says the last term (as if 65535 promotions had run) */
+	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, ppath, 0, 0, &mem) == 0);
+	if (mem && wal_open(mem, &w) == 0) {
+		wal_identity(w, &id, &ring);
+		CHECK(wal_set_epoch(w, (0xffffull << 16) | 1, id.incarnation) == 0);
+		wal_close(&w);
+	}
+	rpma_ext_mem_close(&mem);
+	c.create = c.bootstrap = 0;
+	CHECK(repl_open(&c, &r) == REPL_E_INVAL);
+	CHECK(r == NULL);
+	CHECK(followed() == before);	/* not fenced */
+	/* the control: an ordinary epoch promotes, and fences */
+	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, ppath, 0, 0, &mem) == 0);
+	if (mem && wal_open(mem, &w) == 0) {
+		wal_identity(w, &id, &ring);
+		CHECK(wal_set_epoch(w, before + (5ull << 16), id.incarnation) == 0);
+		wal_close(&w);
+	}
+	rpma_ext_mem_close(&mem);
+	CHECK(repl_open(&c, &r) == 0);
+	CHECK(repl_close(&r) == 0);
+	{
+		uint64_t now = followed();
+
+		if (now != before + (6ull << 16))
+			fprintf(stderr, TEST_NAME ": control: follows %llx, before %llx\n",
+				(unsigned long long)now, (unsigned long long)before);
+		CHECK(now == before + (6ull << 16));
+	}
+	unlink(ppath);
 }
 
 int
@@ -144,13 +211,15 @@ main(void)
 	CHECK(hello(1, e1, inc_a, CTL_HELLO_F_PROBE, NULL, &hr) == 1);
 	CHECK((hr.flags & CTL_HELLO_F_STALE) && hr.epoch == ((1024ull << 16) | 1));
 
+	exhausted_epochs(dir, ca, cert, key);
+
 	CHECK(test_node_stop(&node) == 0);
 	ctl_tls_delete(&tls);
 	unlink(path);
 	{
 		char cmd[700];
 
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		snprintf(cmd, sizeof(cmd), failed ? "true %s" : "rm -rf %s", dir);
 		(void)!system(cmd);
 	}
 	printf(TEST_NAME ": %s\n", failed ? "FAIL" : "ok");

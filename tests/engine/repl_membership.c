@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * repl_membership.c -- the membership is stored with its own
- * configuration epoch: the first start stores it in every log (a replica
- * gets it once it caught up, and only then counts toward the quorum); a
- * restart with another n or k is refused unless it reconfigures; a
- * reconfiguration that would leave fewer replicas than the quorum is
- * refused; one that adds a replica takes the next configuration epoch, and
- * the new replica holds it after catching up.  A torn store keeps the
- * previous membership.  Replicas run in threads (replica_run), over ofi
- * tcp on 127.0.0.1.
+ * repl_membership.c -- the membership and its changes, on a primary and
+ * four replicas (replica_run in threads, ofi tcp on 127.0.0.1):
+ *
+ *  1. the first start stores configuration epoch 1, listing every node
+ *     by node id, in every caught-up log; a restart with another k is
+ *     refused unless it reconfigures;
+ *  2. replacing one replica by another at a new address, n and k the
+ *     same, is a change: J then F, two configuration epochs up, and the
+ *     replaced node no longer listed (C5);
+ *  3. a change (k 1 -> 2) commits once k_S + 1 nodes of S hold J;
+ *  4. with one node of S stopped before it stores J, the change does not
+ *     commit: the membership stays joint and a record is not durable
+ *     without S's quorum, although T's quorum holds it; another change
+ *     is refused meanwhile;
+ *  5. a promotion under S is refused when a reachable node of S holds J;
+ *  6. a promotion under J needs both quorums: refused with the old one's
+ *     met and the new one's not, then promoted once both are; it
+ *     finishes the change once k_S + 1 nodes of S hold J, and the record
+ *     left behind in 4 is kept;
+ *  7. a version 1 membership (no node ids) is used by the node that
+ *     wrote it only, whose promotion stores it as version 2.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -17,12 +29,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "membership.h"
 #include "repl.h"
 #include "replica.h"
 
 #define SIZE (1u << 20)
-#define NREP 3
+#define NREP 4
 #define CHECK(cond) do { if (!(cond)) { fprintf(stderr, \
 	"repl_membership: %s:%d: %s failed\n", __FILE__, __LINE__, #cond); \
 	failed = 1; } } while (0)
@@ -35,11 +48,12 @@ struct rep {
 	pthread_t thread;
 	volatile sig_atomic_t stop;
 	char path[128], ctl[8], data[8];
+	bool running;
 	int ret;
 };
 
 static struct rep reps[NREP];
-static char ppath[128];
+static char ppath[128], pport[8];
 
 static void *
 rep_main(void *arg)
@@ -66,17 +80,22 @@ rep_start(int i, int base)
 	memcpy(r->cfg.cluster_uuid, uuid, 16);
 	if (pthread_create(&r->thread, NULL, rep_main, r) != 0)
 		exit(99);
+	r->running = true;
+	usleep(100000);
 }
 
 static void
 rep_stop(int i)
 {
+	if (!reps[i].running)
+		return;
 	reps[i].stop = 1;
 	pthread_join(reps[i].thread, NULL);
+	reps[i].running = false;
 	CHECK(reps[i].ret == 0);
 }
 
-/* the membership a log holds (config_epoch 0: none) */
+/* the membership a (closed) log holds (config_epoch 0: none) */
 static struct membership
 stored(const char *path)
 {
@@ -90,149 +109,352 @@ stored(const char *path)
 	return ms;
 }
 
+/*
+ * Both membership copies of a (closed) log made a version 1 membership:
+ * the replicas listed (their control ports), k, as the encoder before
+ * node ids wrote it.
+ */
 static int
-open_primary(int n, int k, int reconfigure, struct repl **r)
+put_v1(const char *path, uint64_t epoch, uint32_t k, const int *list, int n)
 {
-	struct repl_replica list[NREP];
-	struct repl_cfg c = { .path = ppath, .backend = REPL_BACKEND_CRASH,
-		.size = SIZE, .create = access(ppath, F_OK) != 0, .node_id = 1,
-		.bootstrap = access(ppath, F_OK) != 0,
-		.full_timeout_ms = 5000, .replicas = list, .n_replicas = n,
-		.quorum = k, .down_timeout_ms = 2000, .heartbeat_ms = 100,
-		.promote_wait_ms = 3000, .reconfigure = reconfigure };
+	struct rpma_ext_mem *mem = NULL;
+	uint8_t b[544] = { 0 };
+	int ret;
+
+	memcpy(b, "RPLMEMB\001", 8);
+	for (int i = 0; i < 8; i++)
+		b[8 + i] = (uint8_t)(epoch >> (8 * i));
+	b[16] = (uint8_t)k;
+	b[20] = (uint8_t)n;
+	for (int i = 0; i < n; i++) {
+		uint16_t port = (uint16_t)atoi(reps[list[i]].ctl);
+
+		b[24 + 64 * i + 4] = (uint8_t)port;
+		b[24 + 64 * i + 5] = (uint8_t)(port >> 8);
+		strcpy((char *)b + 24 + 64 * i + 8, "127.0.0.1");
+	}
+	{
+		uint32_t crc = rpma_crc32c(0, b, 540);
+
+		for (int i = 0; i < 4; i++)
+			b[540 + i] = (uint8_t)(crc >> (8 * i));
+	}
+	if ((ret = rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, path, 0, 0, &mem)))
+		return ret;
+	/* the version 2 bytes past the 544 go too, as the old format had them */
+	ret = rpma_ext_mem_memcpy(mem, MEMBERSHIP_OFF, b, sizeof(b)) ||
+		rpma_ext_mem_memcpy(mem, 4096 + MEMBERSHIP_OFF, b, sizeof(b));
+	{
+		uint8_t zero[MEMBERSHIP_SIZE - 544] = { 0 };
+
+		ret = ret || rpma_ext_mem_memcpy(mem, MEMBERSHIP_OFF + 544, zero,
+				sizeof(zero)) ||
+			rpma_ext_mem_memcpy(mem, 4096 + MEMBERSHIP_OFF + 544, zero,
+				sizeof(zero)) ||
+			rpma_ext_mem_persist(mem, 0, 8192);
+	}
+	rpma_ext_mem_close(&mem);
+	return ret;
+}
+
+/* the entry of node id in ms: its flags (0: not listed) */
+static unsigned
+flags_of(const struct membership *ms, uint32_t id)
+{
+	int at = membership_find(ms, id, NULL, 0);
+
+	return at < 0 ? 0 : ms->m[at].flags;
+}
+
+/*
+ * A primary on log path (node id with a new log), its replicas the
+ * listed ones (-1 ends the list; 100 is node 1, the first primary, at
+ * its control port), k; promote_wait_ms wait.
+ */
+static int
+open_node(const char *path, uint32_t id, const int *list, int k,
+		int reconfigure, int wait, struct repl **r)
+{
+	struct repl_replica peers[NREP + 1];
+	struct repl_cfg c = { .path = path, .backend = REPL_BACKEND_CRASH,
+		.size = SIZE, .create = access(path, F_OK) != 0, .node_id = id,
+		.bootstrap = access(path, F_OK) != 0,
+		.full_timeout_ms = 5000, .replicas = peers, .quorum = k,
+		.down_timeout_ms = 1000, .heartbeat_ms = 100,
+		.promote_wait_ms = wait, .reconfigure = reconfigure,
+		.listen_addr = "127.0.0.1", .listen_port = pport };
+	int n = 0;
 
 	memcpy(c.cluster_uuid, uuid, 16);
-	for (int i = 0; i < n; i++)
-		list[i] = (struct repl_replica){ "127.0.0.1", reps[i].ctl };
+	for (; list[n] >= 0; n++)
+		peers[n] = (struct repl_replica){ "127.0.0.1",
+			list[n] == 100 ? pport : reps[list[n]].ctl };
+	c.n_replicas = n;
+	if (id != 1)
+		c.listen_port = NULL;	/* its port is its replica's */
+	*r = NULL;
 	return repl_open(&c, r);
 }
 
-/* append some records, wait for them, then for every replica to be a member */
-static void
-append_and_settle(struct repl *r, int n)
+static int
+open_primary(const int *list, int k, int reconfigure, int wait, struct repl **r)
 {
-	uint64_t lsn = 0;
-	int members = 0;
+	return open_node(ppath, 1, list, k, reconfigure, wait, r);
+}
 
-	for (int i = 0; i < 20; i++)
-		CHECK(repl_append(r, "membership", 10, &lsn) == 0);
-	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
-	for (int tries = 0; tries < 100 && members < n; tries++) {
-		members = 0;
+/* wait up to ms for the first n configured replicas all to be members */
+static bool
+members(struct repl *r, int n, int ms)
+{
+	for (int t = 0; t < ms / 50; t++) {
+		int m = 0;
+
 		for (int i = 0; i < n; i++) {
 			struct repl_replica_status rs;
 
 			if (repl_replica_status(r, i, &rs) == 0)
-				members += rs.member;
+				m += rs.member && rs.state == REPL_REPLICA_STREAMING;
 		}
-		if (members < n)
-			usleep(50000);
+		if (m == n)
+			return true;
+		usleep(50000);
 	}
-	CHECK(members == n);
+	return false;
 }
 
-static void
-torn_store(void)
+/* wait up to ms for the first n configured replicas to hold epoch e */
+static bool
+holding(struct repl *r, int n, uint64_t e, int ms)
 {
-	char path[128];
-	struct rpma_ext_mem *mem = NULL;
-	struct membership a = { .config_epoch = 4, .quorum = 1, .n = 1 }, b, got;
-	uint8_t *base;
+	for (int t = 0; t < ms / 50; t++) {
+		int h = 0;
 
-	snprintf(path, sizeof(path), "/dev/shm/rpma-memb-%d-torn", (int)getpid());
-	a.m[0].port = 7000;
-	strcpy(a.m[0].host, "replica-a");
-	b = a;
-	b.config_epoch = 5;
-	b.n = 2;
-	b.m[1].port = 7001;
-	strcpy(b.m[1].host, "replica-b");
-	CHECK(rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, path, SIZE, RPMA_EXT_MEM_CREATE,
-		&mem) == 0);
-	if (mem == NULL)
-		return;
-	membership_load(mem, &got);
-	CHECK(got.config_epoch == 0);
-	CHECK(membership_store(mem, &a) == 0);
-	CHECK(membership_store(mem, &b) == 0);
-	membership_load(mem, &got);
-	CHECK(got.config_epoch == 5 && got.n == 2 &&
-		strcmp(got.m[1].host, "replica-b") == 0);
-	/* the next store goes over epoch 4's copy; tear it: 5 stays */
-	b.config_epoch = 6;
-	CHECK(membership_store(mem, &b) == 0);
-	rpma_ext_mem_get_ptr(mem, (void **)&base);
-	for (int k = 0; k < 2; k++) {
-		uint8_t *copy = base + (size_t)k * 4096 + MEMBERSHIP_OFF;
+		for (int i = 0; i < n; i++) {
+			struct repl_replica_status rs;
 
-		if (copy[8] == 6)	/* epoch 6's copy: cut its crc */
-			copy[540] ^= 0x5a;
+			if (repl_replica_status(r, i, &rs) == 0)
+				h += rs.config_epoch == e;
+		}
+		if (h == n)
+			return true;
+		usleep(50000);
 	}
-	membership_load(mem, &got);
-	CHECK(got.config_epoch == 5);
-	rpma_ext_mem_close(&mem);
-	unlink(path);
+	return false;
+}
+
+/* append records; the last one's LSN */
+static uint64_t
+append(struct repl *r, int n)
+{
+	uint64_t lsn = 0;
+
+	for (int i = 0; i < n; i++)
+		CHECK(repl_append(r, "membership", 10, &lsn) == 0);
+	return lsn;
+}
+
+static struct repl_status
+status(struct repl *r)
+{
+	struct repl_status st = { 0 };
+
+	CHECK(repl_status(r, &st) == 0);
+	return st;
 }
 
 int
 main(void)
 {
-	int base = 25000 + (int)(getpid() % 1000) * 8;
+	int base = 25000 + (int)(getpid() % 1000) * 12;
 	struct repl *r = NULL;
 	struct repl_status st;
 	struct membership ms;
+	uint64_t lsn, left;
 
+	/* REPL_TEST_VERBOSE: the engine's notices on stderr */
+	if (getenv("REPL_TEST_VERBOSE")) {
+		rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_NOTICE);
+		rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_NOTICE);
+	}
 	snprintf(ppath, sizeof(ppath), "/dev/shm/rpma-memb-%d-p", (int)getpid());
-	torn_store();
+	snprintf(pport, sizeof(pport), "%d", base + 20);
 	for (int i = 0; i < NREP; i++)
 		rep_start(i, base);
-	usleep(300000);
 
-	/* the first start: configuration epoch 1, in every caught-up log */
-	CHECK(open_primary(2, 1, 0, &r) == 0);
+	/* 1. the first start: epoch 1, every node by node id */
+	CHECK(open_primary((int[]){ 0, 1, -1 }, 1, 0, 3000, &r) == 0);
 	if (r == NULL)
 		goto out;
-	repl_status(r, &st);
-	CHECK(st.config_epoch == 1);
-	append_and_settle(r, 2);
+	st = status(r);
+	CHECK(st.config_epoch == 1 && !st.config_joint);
+	CHECK(repl_wait_durable(r, append(r, 20), 10000) == 0);
+	CHECK(members(r, 2, 5000));
 	repl_close(&r);
+	ms = stored(ppath);
+	CHECK(ms.config_epoch == 1 && ms.count == 3 && ms.k == 1 && ms.flags == 0);
+	CHECK(flags_of(&ms, 1) == MEMBER_F_NEW && flags_of(&ms, 10) == MEMBER_F_NEW &&
+		flags_of(&ms, 11) == MEMBER_F_NEW);
+	CHECK(ms.m[membership_find(&ms, 10, NULL, 0)].incarnation != 0);
+	/* another k: refused without reconfigure, and k above n in any case */
+	CHECK(open_primary((int[]){ 0, 1, -1 }, 2, 0, 3000, &r) == REPL_E_MEMBERSHIP);
+	CHECK(open_primary((int[]){ 0, -1 }, 2, 1, 3000, &r) == REPL_E_INVAL);
+	CHECK(stored(ppath).config_epoch == 1);
+	printf("repl_membership: configuration epoch 1 lists nodes 1, 10, 11\n");
 
-	/* a restart with another n or k is refused, nothing changed */
-	CHECK(open_primary(1, 1, 0, &r) == REPL_E_MEMBERSHIP);
-	CHECK(open_primary(2, 2, 0, &r) == REPL_E_MEMBERSHIP);
-	/* fewer replicas than the quorum: refused even when reconfiguring */
-	CHECK(open_primary(1, 2, 1, &r) == REPL_E_INVAL);
+	/* 2. C5: replica 1 replaced by replica 2, n and k the same */
+	CHECK(open_primary((int[]){ 0, 2, -1 }, 1, 0, 3000, &r) == REPL_E_MEMBERSHIP);
+	CHECK(open_primary((int[]){ 0, 2, -1 }, 1, 1, 5000, &r) == 0);
+	if (r == NULL)
+		goto out;
+	st = status(r);
+	CHECK(st.config_epoch == 3 && !st.config_joint);
+	CHECK(repl_wait_durable(r, append(r, 20), 10000) == 0);
+	CHECK(members(r, 2, 5000));
+	repl_close(&r);
+	ms = stored(ppath);
+	CHECK(ms.config_epoch == 3 && ms.count == 3 &&
+		ms.flags == MEMBERSHIP_F_FROM_JOINT);
+	CHECK(flags_of(&ms, 10) && flags_of(&ms, 12) && !flags_of(&ms, 11));
+	printf("repl_membership: a replaced address is a change: configuration "
+		"epoch 1 -> 3\n");
+
+	/* 3. k 1 -> 2 with every node of S up: committed at once */
+	CHECK(open_primary((int[]){ 0, 2, -1 }, 2, 1, 5000, &r) == 0);
+	if (r == NULL)
+		goto out;
+	st = status(r);
+	CHECK(st.config_epoch == 5 && !st.config_joint);
+	CHECK(repl_wait_durable(r, append(r, 20), 10000) == 0);
+	CHECK(members(r, 2, 5000));
+	repl_close(&r);
+	CHECK(stored(ppath).config_epoch == 5 && stored(ppath).k == 2);
+
+	/* 4. replica 0 of S stopped before it holds J: no F, no quorum of S */
+	rep_stop(0);
+	CHECK(stored(reps[0].path).config_epoch == 5);
+	CHECK(open_primary((int[]){ 0, 2, 3, -1 }, 2, 1, 1500, &r) == 0);
+	if (r == NULL)
+		goto out;
+	st = status(r);
+	CHECK(st.config_epoch == 6 && st.config_joint);
+	/* T's quorum (replicas 2 and 3 hold J) is there, S's is not */
+	{
+		bool up = false;
+
+		for (int t = 0; t < 100 && !up; t++) {
+			struct repl_replica_status a, b;
+
+			up = repl_replica_status(r, 1, &a) == 0 && a.member &&
+				a.config_epoch == 6 &&
+				repl_replica_status(r, 2, &b) == 0 && b.member &&
+				b.config_epoch == 6;
+			if (!up)
+				usleep(50000);
+		}
+		CHECK(up);
+	}
+	left = append(r, 1);
+	CHECK(repl_wait_durable(r, left, 1500) == REPL_E_TIMEDOUT);
+	st = status(r);
+	CHECK(st.config_joint && st.commit_lsn < left);
+	repl_close(&r);
+	ms = stored(ppath);
+	CHECK(ms.config_epoch == 6 && ms.flags == MEMBERSHIP_F_JOINT &&
+		ms.k == 2 && ms.k_old == 2);
+	CHECK(flags_of(&ms, 10) == (MEMBER_F_NEW | MEMBER_F_OLD) &&
+		flags_of(&ms, 13) == MEMBER_F_NEW);
+	/* one change at a time: another one is refused while J is stored */
+	CHECK(open_primary((int[]){ 0, 2, -1 }, 1, 1, 1500, &r) == REPL_E_MEMBERSHIP);
+	CHECK(stored(ppath).config_epoch == 6);
+	printf("repl_membership: a change without k_S + 1 nodes of S holding J "
+		"stays joint; LSN %llu not durable\n", (unsigned long long)left);
+
+	/* 5. replica 0 (holding S) cannot promote: replica 2 of S holds J */
+	CHECK(open_node(reps[0].path, 10, (int[]){ 100, 2, -1 }, 2, 0, 1500, &r) ==
+		REPL_E_NO_QUORUM);
 	CHECK(r == NULL);
-	ms = stored(ppath);
-	CHECK(ms.config_epoch == 1 && ms.n == 2 && ms.quorum == 1);
+	CHECK(stored(reps[0].path).config_epoch == 5);
+	printf("repl_membership: a promotion under S refused: a node of S holds J\n");
 
-	/* the same n and k start as before */
-	CHECK(open_primary(2, 1, 0, &r) == 0);
-	repl_status(r, &st);
-	CHECK(st.config_epoch == 1);
-	repl_close(&r);
-
-	/* a third replica: the next configuration epoch, after catching up */
-	CHECK(open_primary(3, 1, 1, &r) == 0);
+	/* 6. under J: the old quorum alone (node 1 itself) is not enough */
+	rep_start(0, base);
+	rep_stop(2);
+	rep_stop(3);
+	CHECK(open_primary((int[]){ 0, 2, 3, -1 }, 2, 0, 1500, &r) == REPL_E_NO_QUORUM);
+	CHECK(stored(ppath).config_epoch == 6);
+	/*
+	 * Replicas 2 and 3 back: both quorums.  (Replica 2 follows the
+	 * epoch of replica 0's refused promotion: this one goes above it.)
+	 * The change commits once replica 0, of S, holds J too.
+	 */
+	rep_start(2, base);
+	rep_start(3, base);
+	CHECK(open_primary((int[]){ 0, 2, 3, -1 }, 2, 0, 5000, &r) == 0);
 	if (r == NULL)
 		goto out;
-	repl_status(r, &st);
-	CHECK(st.config_epoch == 2);
-	append_and_settle(r, 3);
+	st = status(r);
+	CHECK(st.config_epoch == 7 && !st.config_joint);
+	lsn = append(r, 5);
+	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
+	CHECK(holding(r, 3, 7, 5000));
+	{
+		/* the record of 4 is there, as it was */
+		char buf[16];
+		size_t len = 0;
+
+		CHECK(repl_read(r, left, buf, sizeof(buf), &len) == 0 && len == 10 &&
+			memcmp(buf, "membership", 10) == 0);
+	}
 	repl_close(&r);
 	ms = stored(ppath);
-	CHECK(ms.config_epoch == 2 && ms.n == 3);
-	printf("repl_membership: configuration epochs 1 and 2 stored; restarts "
-		"with another n or k refused\n");
+	CHECK(ms.config_epoch == 7 && ms.flags == MEMBERSHIP_F_FROM_JOINT &&
+		ms.count == 4 && ms.k == 2);
+	printf("repl_membership: a promotion under J needs both quorums, then "
+		"commits the change (configuration epoch 7)\n");
+
+	/* 7. every log holds a version 1 membership (epoch 9): only its writer
+	 * may use it, and stores it as version 2 (epoch 10) */
+	for (int i = 0; i < NREP; i++)
+		rep_stop(i);
+	{
+		const int v1_reps[] = { 0, 2, 3 };
+
+		CHECK(put_v1(ppath, 9, 2, v1_reps, 3) == 0);
+		for (int i = 0; i < 3; i++)
+			CHECK(put_v1(reps[v1_reps[i]].path, 9, 2, v1_reps, 3) == 0);
+	}
+	ms = stored(ppath);
+	CHECK(ms.v1 && ms.config_epoch == 9 && ms.count == 3);
+	rep_start(2, base);
+	rep_start(3, base);
+	CHECK(open_node(reps[0].path, 10, (int[]){ 100, 2, 3, -1 }, 2, 0, 1500, &r) ==
+		REPL_E_NOT_MEMBER);
+	rep_start(0, base);
+	CHECK(open_primary((int[]){ 0, 2, 3, -1 }, 2, 0, 5000, &r) == 0);
+	if (r == NULL)
+		goto out;
+	st = status(r);
+	CHECK(st.config_epoch == 10 && !st.config_joint);
+	CHECK(repl_wait_durable(r, append(r, 5), 10000) == 0);
+	CHECK(holding(r, 3, 10, 5000));
+	repl_close(&r);
+	ms = stored(ppath);
+	CHECK(!ms.v1 && ms.config_epoch == 10 && ms.flags == 0 && ms.count == 4 &&
+		flags_of(&ms, 1) && flags_of(&ms, 10) && flags_of(&ms, 12) &&
+		flags_of(&ms, 13));
+	printf("repl_membership: a version 1 membership: its writer stores it as "
+		"version 2 (configuration epoch 10); a replica cannot use it\n");
 out:
 	for (int i = 0; i < NREP; i++)
 		rep_stop(i);
-	for (int i = 0; i < NREP; i++) {
-		ms = stored(reps[i].path);
-		/* replicas 0 and 1 were members of both, 2 of the second */
-		CHECK(ms.config_epoch == 2);
+	/* every node of the last configuration holds it */
+	CHECK(stored(reps[0].path).config_epoch == 10);
+	CHECK(stored(reps[2].path).config_epoch == 10);
+	CHECK(stored(reps[3].path).config_epoch == 10);
+	/* the replaced node never got F of the change that removed it */
+	CHECK(stored(reps[1].path).config_epoch < 3);
+	for (int i = 0; i < NREP; i++)
 		unlink(reps[i].path);
-	}
 	unlink(ppath);
 	return failed;
 }

@@ -6,7 +6,9 @@
  * The first input byte steers the rest, so the fuzzer gets past the header
  * to the bodies' checks: bit 0 stamps the magic and version 1, bit 1 a body
  * length that matches the input, bit 2 a known type (from bits 4-7: every
- * type from HELLO to VERIFY_REPLY).
+ * type from HELLO to VERIFY_REPLY); bit 3 makes the rest a whole MEMBERSHIP
+ * frame instead (zero-padded or cut to its size, header, the body's magic
+ * and its checksum stamped), so the fuzzer works on its fields.
  * Besides "no crash, no over-read", it checks what must hold:
  * - a header's length is one frame at most (CTL_FRAME_MAX);
  * - a failure names its reason;
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "ctl_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +45,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	len = size - 1;
+	if (data[0] & 8) {
+		uint8_t *b;
+
+		len = CTL_HDR_SIZE + MEMBERSHIP_SIZE;
+		buf = calloc(1, len);
+		CHECK(buf != NULL);
+		memcpy(buf, data + 1, size - 1 < len ? size - 1 : len);
+		b = buf + CTL_HDR_SIZE;
+		memcpy(buf, "RPLC", 4);
+		put_le(buf + 4, CTL_VERSION, 2);
+		put_le(buf + 6, CTL_MEMBERSHIP, 2);
+		put_le(buf + 8, MEMBERSHIP_SIZE, 4);
+		memcpy(b, "RPLMEMB\002", 8);
+		put_le(b + MEMBERSHIP_SIZE - 4, rpma_crc32c(0, b, MEMBERSHIP_SIZE - 4), 4);
+		goto decode;
+	}
 	/* an exact-size heap copy so ASan catches any over-read */
 	buf = malloc(len ? len : 1);
 	CHECK(buf != NULL);
@@ -64,6 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(flen >= CTL_HDR_SIZE && flen <= CTL_FRAME_MAX);
 	}
 
+decode:
 	why = NULL;
 	ret = ctl_msg_decode(buf, len, &m, &why);
 	if (ret != 0) {

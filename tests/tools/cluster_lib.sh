@@ -11,7 +11,7 @@
 #
 # Provides: $D (the directory), $REPLD, $CTL, pid[N], bg (background
 # helpers' pids, killed on exit), fail, cport N, sock N, conf N ROLE
-# [PROMOTE_WAIT_MS] [QUORUM] [PEERS...], start N, wait_for, wait_count,
+# [PROMOTE_WAIT_MS] [QUORUM] [PEERS...], start N [ARG...], wait_for, wait_count,
 # exited, stop, up, start_cluster, status_json N, jnum JSON KEY, jstr JSON
 # KEY, wait_status N REGEX WHAT, clean_stderr FILE WHAT.
 
@@ -104,11 +104,15 @@ conf() {
 # start N [OPTION...]: in the background, its stderr in $D/nodeN.err.  A
 # node without a log yet is started with --bootstrap until the cluster's
 # first primary has started (the first start of a new cluster), with
-# --reinit after it (a node joining, or one whose log was deleted).
+# --reinit after it (a node joining, or one whose log was deleted), unless
+# AUTO_INIT=0 (a test that gives those options itself).
 start() {
-	local n=$1 make=()
+	local n=$1 make=() log
 	shift
-	if [[ ! -e $D/node$n.log && $* != *--reinit* && $* != *--bootstrap* ]]; then
+	log=$(sed -n 's/^[[:space:]]*path = "\(.*\)";/\1/p' "$D/node$n.conf")
+	[[ $log == /* ]] || log=$D/${log:-node$n.log}
+	if [[ ${AUTO_INIT:-1} == 1 && ! -e $log && $* != *--reinit* &&
+	      $* != *--bootstrap* ]]; then
 		if [[ -e $D/bootstrapped ]]; then make=(--reinit); else make=(--bootstrap); fi
 	fi
 	grep -q 'role = "primary"' "$D/node$n.conf" && : > "$D/bootstrapped"

@@ -98,3 +98,23 @@ EXTRA_DIST += tests/tools/repld_sigterm.sh
 # -c file; the admin socket's mode and a second daemon on it
 TESTS += tests/tools/replctl_no_daemon.sh
 EXTRA_DIST += tests/tools/replctl_no_daemon.sh
+
+# a second repld on a log another holds: refused at once (exit 5, the
+# holder's pid named); the first unharmed; the lock goes with its holder
+TESTS += tests/tools/repld_log_lock.sh
+EXTRA_DIST += tests/tools/repld_log_lock.sh
+
+# idle TCP connections to a replica's control port: a promotion that must
+# fence it still succeeds at once; the replica drops them in time
+TESTS += tests/tools/repld_idle_conns.sh
+EXTRA_DIST += tests/tools/repld_idle_conns.sh
+
+# a replica that refuses the data connection after a good HELLO: the
+# primary's link fails and retries (reconnects rise); SIGTERM ends it, exit 0
+TESTS += tests/tools/repld_data_refused.sh
+EXTRA_DIST += tests/tools/repld_data_refused.sh
+
+# a light steady load at quorum 2 (30 records a second for 10 s): no
+# replica dropped as silent, no reconnect
+TESTS += tests/tools/repld_steady_load.sh
+EXTRA_DIST += tests/tools/repld_steady_load.sh

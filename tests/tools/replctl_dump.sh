@@ -89,8 +89,14 @@ for log in p r; do
 	[[ -s $D/check ]] && fail "dump $log: $(cat "$D/check")"
 	grep -q "^end: $((last - first + 1)) records listed; LSN $((last + 1)) .*the end of the log" \
 		"$D/dump" || fail "dump $log: no clean end line: $(tail -n 1 "$D/dump")"
-	grep -q "^membership: config epoch 1  n 1  k 1  127.0.0.1:$PORT" "$D/dump" ||
+	# every node by node id: the primary (node 1, no control port) and
+	# the replica (a new repl-node log's node id is its control port)
+	grep -q "^membership: config epoch 1, k 1 of 2 nodes$" "$D/dump" ||
 		fail "dump $log: membership: $(grep membership "$D/dump")"
+	grep -Eq "^  node 1 +\(no address\) +incarnation [0-9a-f]{16} new$" "$D/dump" ||
+		fail "dump $log: no entry of node 1: $(grep -A2 membership "$D/dump")"
+	grep -Eq "^  node $PORT +127.0.0.1:$PORT +incarnation [0-9a-f]{16} new$" "$D/dump" ||
+		fail "dump $log: no entry of node $PORT: $(grep -A2 membership "$D/dump")"
 
 	# --from/--to
 	from=$((first + 10)) to=$((first + 20))
@@ -103,6 +109,10 @@ for log in p r; do
 	n=$(grep -c '"type":"record".*"crc_ok":true' "$D/json")
 	(( n == last - first + 1 )) || fail "dump --json $log: $n records"
 	"$CTL" status --json "$D/$log" >> "$D/json" || fail "status --json: exit $?"
+	grep -q '"membership":{"config_epoch":1,"version":2,"k":1,"k_old":0,"joint":false,"from_joint":false,"nodes":\[{"node_id":1,"host":"","port":0,' "$D/json" ||
+		fail "status --json $log: membership: $(grep -o '"membership".*' "$D/json" | head -n 1)"
+	grep -q '{"node_id":'$PORT',"host":"127.0.0.1","port":'$PORT',"incarnation":"[0-9a-f]*","new":true,"old":false}\]}' "$D/json" ||
+		fail "status --json $log: no replica entry: $(grep -o '"membership".*' "$D/json" | head -n 1)"
 	if command -v python3 >/dev/null; then
 		python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' < "$D/json" ||
 			fail "dump --json $log: not JSON lines"

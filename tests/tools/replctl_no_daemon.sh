@@ -9,6 +9,8 @@
 #      another daemon answers); one whose admin socket path is a plain
 #      file too;
 #   4. a stopped (SIGSTOP) daemon: exit 4 after --timeout, "no answer";
+#      promote --timeout 1000 too within 1.5 s (a change's longer default
+#      does not override --timeout), also with the daemon's backlog full;
 #   5. a dead daemon (kill -9; its socket file stays): exit 4, "refused";
 #      a repld started again takes the stale socket over;
 #   6. a path that is no socket: exit 4;
@@ -88,6 +90,37 @@ kill -CONT "${pid[2]}"
 ((SECONDS - t < 5)) || fail "--timeout 300 took $((SECONDS - t)) s"
 "$CTL" -s "$S" status > /dev/null || fail "status after SIGCONT: exit $?"
 echo "$NAME: a stopped daemon: $(cat "$D/err")"
+
+# 4b. --timeout bounds a change too (promote waits longer by default), and
+# the connect: with the stopped daemon's backlog full, connect() would block
+ms() { echo $(($(date +%s%N) / 1000000)); }
+# timed_promote WHAT: promote --timeout 1000 must exit 4 within 1.5 s
+timed_promote() {
+	local t0 el
+	t0=$(ms)
+	timeout 10 "$CTL" -s "$S" --timeout 1000 promote > /dev/null 2> "$D/err"
+	rc=$?
+	el=$(($(ms) - t0))
+	clean_stderr "$D/err" "promote --timeout 1000 ($1)"
+	[[ $rc -eq 4 ]] || fail "$1: promote --timeout 1000: exit $rc after $el ms, not 4: $(cat "$D/err")"
+	# the bound, not the machine: loaded hosts add a second to start-up
+	((el < 3000)) || fail "$1: promote --timeout 1000 took $el ms"
+	grep -q "no answer in 1000 ms" "$D/err" || fail "$1: promote: $(cat "$D/err")"
+	echo "$NAME: $1: promote --timeout 1000 exit 4 in $el ms: $(cat "$D/err")"
+}
+kill -STOP "${pid[2]}"
+timed_promote "a stopped daemon"
+# the listen backlog is 16: 20 waiting clients fill it
+for ((i = 0; i < 20; i++)); do
+	"$CTL" -s "$S" --timeout 30000 status > /dev/null 2>&1 &
+	bg+=($!)
+done
+sleep 1
+timed_promote "a stopped daemon with its backlog full"
+kill -CONT "${pid[2]}"
+for p in "${bg[@]}"; do wait "$p" 2>/dev/null; done
+bg=()
+"$CTL" -s "$S" status > /dev/null || fail "status after the full backlog: exit $?"
 
 # 5. a dead daemon: its socket file stays, nobody listens
 kill -9 "${pid[2]}"

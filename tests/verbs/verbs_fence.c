@@ -79,6 +79,7 @@ hello(struct rpma_peer *peer, uint64_t epoch, uint32_t node, struct session *s)
 	memcpy(m.u.hello.cluster_uuid, uuid, 16);
 	m.u.hello.node_id = node;
 	m.u.hello.epoch = epoch;
+	m.u.hello.incarnation = 0x100 + node;	/* one log per node */
 	m.u.hello.ring_size = ring_size;
 	m.u.hello.head = (struct ctl_pos){ 1, 0, 1, 0 };
 	CHECK(ctl_chan_send(s->ch, &m, 5000) == 0, "HELLO");

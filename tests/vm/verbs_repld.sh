@@ -81,9 +81,11 @@ conf() {
 	log_level = "notice";
 	EOF
 }
-start() {
-	"$REPLD" -c "$D/node$1.conf" 2>> "$D/node$1.err" &
-	pid[$1]=$!
+start() {	# N [OPTION...]
+	local n=$1
+	shift
+	"$REPLD" -c "$D/node$n.conf" "$@" 2>> "$D/node$n.err" &
+	pid[$n]=$!
 }
 wait_for() {	# N PATTERN WHAT
 	local t
@@ -114,9 +116,13 @@ for flush in gpspm apm; do
 		"{ backend = \"file\"; path = \"$D/node1.log\"; size = \"16M\"; }"
 	conf 2 replica 7510 "$flush" \
 		"{ backend = \"pmem\"; path = \"$DAX\"; size = \"16M\"; }"
-	start 2
+	# the first run is the cluster's first start (the device held other
+	# tests' bytes: the replica makes it anew); the second reopens both
+	boot=() init=()
+	(( run == 1 )) && boot=(--bootstrap) init=(--reinit)
+	start 2 "${init[@]}"
 	wait_for 2 listening "listening"
-	start 1
+	start 1 "${boot[@]}"
 	wait_for 1 "is the primary of epoch" "promotion"
 	st=
 	for ((t = 0; t < 100; t++)); do

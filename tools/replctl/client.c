@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "admin_proto.h"
@@ -18,6 +19,44 @@
 #include "replctl.h"
 
 #define TIMEOUT_DEFAULT_MS 10000
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The end of a wait that starts now: every wait of a one-request command
+ * shares the deadline client_open() set (--timeout bounds the command);
+ * a stream of requests (append, bench) bounds each send and each reply.
+ */
+static int64_t
+wait_end(const struct client *c)
+{
+	return c->whole ? c->deadline : now_ms() + c->timeout_ms;
+}
+
+/* poll fd for events until `end`: 1 ready, 0 the time is up, -1 errno */
+static int
+wait_fd(int fd, short events, int64_t end)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int64_t left = end - now_ms();
+		int r;
+
+		if (left <= 0)
+			return 0;
+		r = poll(&p, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -1 : r;
+	}
+}
 
 int
 live_opts_parse(int *argc, char *argv[], struct live_opts *o)
@@ -52,6 +91,7 @@ live_opts_parse(int *argc, char *argv[], struct live_opts *o)
 				return EXIT_USAGE;
 			}
 			o->timeout_ms = (int)v;
+			o->timeout_given = true;
 		} else {
 			argv[out++] = argv[i];
 		}
@@ -79,6 +119,45 @@ live_opts_parse(int *argc, char *argv[], struct live_opts *o)
 	return 0;
 }
 
+/*
+ * connect() on a nonblocking UNIX socket: EAGAIN while the listener's
+ * backlog is full (retried until the deadline), else done at once.
+ * 0, or -1 with errno (ETIMEDOUT when the time ran out).
+ */
+static int
+connect_within(struct client *c, const struct sockaddr_un *sun)
+{
+	for (;;) {
+		int r;
+
+		if (connect(c->fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EINPROGRESS)
+			return -1;
+		if (errno == EINPROGRESS) {
+			int err = 0;
+			socklen_t len = sizeof(err);
+
+			if ((r = wait_fd(c->fd, POLLOUT, c->deadline)) <= 0) {
+				errno = r == 0 ? ETIMEDOUT : errno;
+				return -1;
+			}
+			if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+				return -1;
+			errno = err;
+			return err ? -1 : 0;
+		}
+		/* a full backlog does not wake a poller: retry a little later */
+		if (now_ms() >= c->deadline) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		(void)poll(NULL, 0, 10);
+	}
+}
+
 int
 client_open(struct client *c, const struct live_opts *o)
 {
@@ -86,7 +165,7 @@ client_open(struct client *c, const struct live_opts *o)
 	struct stat sb;
 
 	*c = (struct client){ .path = o->socket, .fd = -1,
-		.timeout_ms = o->timeout_ms };
+		.timeout_ms = o->timeout_ms, .deadline = now_ms() + o->timeout_ms };
 	if (strlen(o->socket) >= sizeof(sun.sun_path)) {
 		snprintf(c->why, sizeof(c->why), "the socket path %s is too long",
 			o->socket);
@@ -103,10 +182,22 @@ client_open(struct client *c, const struct live_opts *o)
 		snprintf(c->why, sizeof(c->why), "out of memory");
 		return -1;
 	}
-	if ((c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+	/*
+	 * Nonblocking: a daemon that stopped accepting (frozen, or its
+	 * backlog full) would otherwise hold connect() past the timeout.
+	 */
+	if ((c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+			SOCK_NONBLOCK, 0)) < 0 ||
+	    connect_within(c, &sun) != 0) {
 		int e = errno;
 
+		if (e == ETIMEDOUT) {
+			snprintf(c->why, sizeof(c->why), "repld at %s: no answer in "
+				"%d ms (--timeout): it does not accept connections",
+				c->path, c->timeout_ms);
+			client_close(c);
+			return -1;
+		}
 		snprintf(c->why, sizeof(c->why), "cannot reach repld at %s: %s%s",
 			o->socket, strerror(e),
 			e == ENOENT ? " (is the daemon running? is this its "
@@ -133,13 +224,23 @@ client_close(struct client *c)
 static int
 write_all(struct client *c, const void *buf, size_t len)
 {
+	int64_t end = wait_end(c);
 	const char *p = buf;
 
 	while (len) {
 		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		int r;
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if ((r = wait_fd(c->fd, POLLOUT, end)) > 0)
+				continue;
+			snprintf(c->why, sizeof(c->why), "repld at %s: sending: %s",
+				c->path, r == 0 ? "no progress within --timeout" :
+				strerror(errno));
+			return -1;
+		}
 		if (n <= 0) {
 			snprintf(c->why, sizeof(c->why), "repld at %s: sending: %s",
 				c->path, n < 0 ? strerror(errno) : "closed");
@@ -172,6 +273,7 @@ client_send(struct client *c, const char *line, const void *data, size_t len)
 const char *
 client_reply(struct client *c, size_t *len)
 {
+	int64_t end;
 	char *lf;
 
 	/* the line returned last goes now */
@@ -180,8 +282,8 @@ client_reply(struct client *c, size_t *len)
 		c->have -= c->line_len;
 		c->line_len = 0;
 	}
+	end = wait_end(c);
 	while ((lf = memchr(c->in, '\n', c->have)) == NULL) {
-		struct pollfd p = { .fd = c->fd, .events = POLLIN };
 		ssize_t n;
 		int r;
 
@@ -190,16 +292,19 @@ client_reply(struct client *c, size_t *len)
 				"than %zu bytes", c->path, c->cap);
 			return NULL;
 		}
-		r = poll(&p, 1, c->timeout_ms);
-		if (r < 0 && errno == EINTR)
-			continue;
+		/* one deadline for the whole line: a trickle does not extend it */
+		if ((r = wait_fd(c->fd, POLLIN, end)) < 0) {
+			snprintf(c->why, sizeof(c->why), "repld at %s: poll: %s",
+				c->path, strerror(errno));
+			return NULL;
+		}
 		if (r == 0) {
 			snprintf(c->why, sizeof(c->why), "repld at %s: no answer in "
 				"%d ms (--timeout)", c->path, c->timeout_ms);
 			return NULL;
 		}
 		n = read(c->fd, c->in + c->have, c->cap - c->have);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
 			snprintf(c->why, sizeof(c->why), "repld at %s: the connection "
@@ -226,7 +331,9 @@ client_call(const struct live_opts *o, const char *line, struct jdoc *d,
 	size_t len;
 
 	*reply = NULL;
-	if (client_open(&c, o) != 0 || client_send(&c, line, NULL, 0) != 0 ||
+	if (client_open(&c, o) == 0)
+		c.whole = true;		/* connect, send and reply: one --timeout */
+	if (c.fd < 0 || client_send(&c, line, NULL, 0) != 0 ||
 	    (r = client_reply(&c, &len)) == NULL) {
 		fprintf(stderr, "replctl: %s\n", c.why);
 		client_close(&c);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json_in.h"
 
@@ -17,6 +18,8 @@ struct client {
 	const char *path;
 	int fd;
 	int timeout_ms;
+	int64_t deadline;	/* client_open()'s time plus timeout_ms */
+	bool whole;		/* every wait ends at deadline (client_call) */
 	char *in;		/* received, not yet returned */
 	size_t have, cap;
 	size_t line_len;	/* of the line last returned (consumed next) */
@@ -28,6 +31,7 @@ struct live_opts {
 	const char *socket;	/* resolved: -s, -c FILE's, $REPLD_SOCKET, default */
 	bool json;
 	int timeout_ms;
+	bool timeout_given;	/* --timeout: it bounds every command */
 };
 
 /*

@@ -43,18 +43,11 @@ print_header(const struct logimg *img, bool json)
 			"\"seq\":%" PRIu64 ",\"incarnation\":\"%016" PRIx64 "\","
 			"\"checkpoint\":{\"lsn\":%" PRIu64 ",\"off\":%" PRIu64
 			",\"lap\":%" PRIu32 ",\"epoch\":%" PRIu64 "},\"health\":\"%s\","
-			"\"membership\":{"
-			"\"config_epoch\":%" PRIu64 ",\"n\":%" PRIu32 ",\"k\":%" PRIu32
-			",\"members\":[", h->node_id, u, h->epoch, h->ring_size,
+			"\"membership\":", h->node_id, u, h->epoch, h->ring_size,
 			'A' + img->hdr_copy, h->seq, h->incarnation, h->ck_lsn, h->ck_off,
-			h->ck_lap, h->ck_epoch, health_str(h), ms->config_epoch, ms->n,
-			ms->quorum);
-		for (uint32_t i = 0; i < ms->n && i < MEMBERS_MAX; i++) {
-			printf("%s{\"host\":", i ? "," : "");
-			json_str(stdout, ms->m[i].host);
-			printf(",\"port\":%u}", ms->m[i].port);
-		}
-		printf("]}}\n");
+			h->ck_lap, h->ck_epoch, health_str(h));
+		ms_json(stdout, ms);
+		printf("}\n");
 		return;
 	}
 	printf("log: node %" PRIu32 "  cluster %s  epoch %" PRIu64 "  ring %" PRIu64
@@ -64,14 +57,12 @@ print_header(const struct logimg *img, bool json)
 	printf("checkpoint: LSN %" PRIu64 " at ring offset %" PRIu64 " lap %" PRIu32
 		" epoch %" PRIu64 "  health %s\n", h->ck_lsn, h->ck_off, h->ck_lap,
 		h->ck_epoch, health_str(h));
-	if (ms->config_epoch == 0) {
-		printf("membership: none stored\n");
-	} else {
-		printf("membership: config epoch %" PRIu64 "  n %" PRIu32 "  k %" PRIu32
-			" ", ms->config_epoch, ms->n, ms->quorum);
-		for (uint32_t i = 0; i < ms->n && i < MEMBERS_MAX; i++)
-			printf(" %s:%u", ms->m[i].host, ms->m[i].port);
-		printf("\n");
+	{
+		char sum[200];
+
+		ms_summary(ms, sum, sizeof(sum));
+		printf("membership: %s\n", sum);
+		ms_nodes_text(stdout, ms, "  ");
 	}
 	printf("%12s %10s %20s %8s %12s %6s %4s  %s\n", "LSN", "EPOCH", "CLIENT",
 		"LEN", "OFFSET", "LAP", "CRC", "PAYLOAD");

@@ -117,9 +117,11 @@ print_status(const struct jdoc *d)
 			human_bytes(json_u64(d, json_get(d, 0, "used_bytes"), 0), b1, sizeof(b1)),
 			human_bytes(json_u64(d, json_get(d, 0, "size_bytes"), 0), b2, sizeof(b2)));
 	printf("\n");
-	printf("epoch     %s, configuration epoch %s%s\n",
+	printf("epoch     %s, configuration epoch %s%s%s\n",
 		num(d, 0, "epoch", n[0], sizeof(n[0])),
 		num(d, 0, "config_epoch", n[1], sizeof(n[1])),
+		json_bool(d, json_get(d, 0, "config_joint"), false) ?
+			" (joint: a membership change in progress)" : "",
 		json_bool(d, json_get(d, 0, "fenced"), false) ? ", FENCED" : "");
 	printf("LSN       first %s, last %s, durable %s",
 		num(d, 0, "first_lsn", n[0], sizeof(n[0])),
@@ -274,8 +276,11 @@ cmd_live(int argc, char *argv[], const struct live_opts *o)
 	char line[ADMIN_LINE_MAX];
 	struct live_opts slow = *o;
 
-	/* a change of state may wait for nodes: more time than a question */
-	if (slow.timeout_ms < CHANGE_TIMEOUT_MS)
+	/*
+	 * A change of state may wait for nodes: more time than a question,
+	 * unless --timeout says how long the caller waits.
+	 */
+	if (!o->timeout_given && slow.timeout_ms < CHANGE_TIMEOUT_MS)
 		slow.timeout_ms = CHANGE_TIMEOUT_MS;
 	if (strcmp(cmd, "status") == 0)
 		return argc == 1 ? simple(o, "STATUS", "status", print_status) :

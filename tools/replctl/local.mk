@@ -4,6 +4,7 @@
 bin_PROGRAMS += tools/replctl/replctl
 tools_replctl_replctl_SOURCES = tools/replctl/replctl.c tools/replctl/replctl.h \
 	tools/replctl/logread.c tools/replctl/dump.c tools/replctl/status.c \
+	tools/replctl/ms_show.c \
 	tools/replctl/client.c tools/replctl/client.h \
 	tools/replctl/json_in.c tools/replctl/json_in.h \
 	tools/replctl/live.c tools/replctl/append.c tools/replctl/bench.c

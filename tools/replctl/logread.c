@@ -83,7 +83,8 @@ logimg_open(const char *path, struct logimg *img, char *err, size_t errlen)
 		const char *why;
 
 		if (rd(img, (uint64_t)k * HDR_COPY_SIZE + MEMBERSHIP_OFF, buf, sizeof(buf)) ||
-		    membership_decode(buf, sizeof(buf), &m, &why))
+		    (membership_decode(buf, sizeof(buf), &m, &why) &&
+		     membership_decode_v1(buf, sizeof(buf), &m, &why)))
 			continue;
 		if (m.config_epoch > img->ms.config_epoch)
 			img->ms = m;

@@ -70,6 +70,11 @@ const char *health_str(const struct wal_hdr *h);
 void uuid_str(const uint8_t u[16], char out[37]);
 void json_str(FILE *f, const char *s);
 
+/* ms_show.c: the stored membership, offline */
+void ms_summary(const struct membership *ms, char *buf, size_t len);
+void ms_nodes_text(FILE *f, const struct membership *ms, const char *indent);
+void ms_json(FILE *f, const struct membership *ms);
+
 int cmd_dump(int argc, char *argv[]);
 int cmd_status(int argc, char *argv[]);
 

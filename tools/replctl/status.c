@@ -42,17 +42,11 @@ cmd_status(int argc, char *argv[])
 		printf("{\"first_lsn\":%" PRIu64 ",\"last_lsn\":%" PRIu64 ",\"records\":%"
 			PRIu64 ",\"epoch\":%" PRIu64 ",\"tail_epoch\":%" PRIu64 ",\"used\":%"
 			PRIu64 ",\"size\":%" PRIu64 ",\"health\":\"%s\",\"tail_damaged\":%s,"
-			"\"membership\":{\"config_epoch\":%" PRIu64 ",\"n\":%" PRIu32
-			",\"k\":%" PRIu32 ",\"members\":[", s.first_lsn, s.last_lsn,
+			"\"membership\":", s.first_lsn, s.last_lsn,
 			s.records, img.hdr.epoch, s.tail_epoch, s.used, img.hdr.ring_size,
-			health_str(&img.hdr), s.end.damaged ? "true" : "false",
-			img.ms.config_epoch, img.ms.n, img.ms.quorum);
-		for (uint32_t i = 0; i < img.ms.n && i < MEMBERS_MAX; i++) {
-			printf("%s{\"host\":", i ? "," : "");
-			json_str(stdout, img.ms.m[i].host);
-			printf(",\"port\":%u}", img.ms.m[i].port);
-		}
-		printf("]}}\n");
+			health_str(&img.hdr), s.end.damaged ? "true" : "false");
+		ms_json(stdout, &img.ms);
+		printf("}\n");
 	} else {
 		printf("%-12s %" PRIu64 "\n", "first LSN", s.first_lsn);
 		printf("%-12s %" PRIu64 "\n", "last LSN", s.last_lsn);
@@ -61,14 +55,12 @@ cmd_status(int argc, char *argv[])
 		printf("%-12s %" PRIu64 " / %" PRIu64 " bytes\n", "used", s.used,
 			img.hdr.ring_size);
 		printf("%-12s %s\n", "health", health_str(&img.hdr));
-		if (img.ms.config_epoch == 0) {
-			printf("%-12s none stored\n", "membership");
-		} else {
-			printf("%-12s config epoch %" PRIu64 ", n %" PRIu32 ", k %" PRIu32 ":",
-				"membership", img.ms.config_epoch, img.ms.n, img.ms.quorum);
-			for (uint32_t i = 0; i < img.ms.n && i < MEMBERS_MAX; i++)
-				printf(" %s:%u", img.ms.m[i].host, img.ms.m[i].port);
-			printf("\n");
+		{
+			char sum[200];
+
+			ms_summary(&img.ms, sum, sizeof(sum));
+			printf("%-12s %s\n", "membership", sum);
+			ms_nodes_text(stdout, &img.ms, "             ");
 		}
 		if (s.end.damaged)
 			printf("%-12s LSN %" PRIu64 " at ring offset %" PRIu64 ": %s\n",

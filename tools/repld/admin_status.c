@@ -117,6 +117,7 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 	repl_status(repl, &st);
 	jo_u64(j, "epoch", st.epoch);
 	jo_u64(j, "config_epoch", st.config_epoch);
+	jo_bool(j, "config_joint", st.config_joint != 0);
 	jo_bool(j, "fenced", st.fenced != 0);
 	jo_u64(j, "first_lsn", st.first_lsn);
 	jo_u64(j, "last_lsn", st.last_lsn);
@@ -149,6 +150,7 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 		jo_str(j, "backend", rs.backend);
 		jo_u64(j, "reconnects", rs.reconnects);
 		jo_str(j, "why", rs.state == REPL_REPLICA_STREAMING ? "" : rs.why);
+		jo_u64(j, "config_epoch", rs.config_epoch);
 		jo_close(j);
 	}
 	jo_array_end(j);
@@ -164,6 +166,7 @@ replica_json(struct node *n, struct json_out *j)
 	replica_state_get(&n->replica_state, &rs);
 	jo_u64(j, "epoch", rs.epoch);
 	jo_u64(j, "config_epoch", rs.config_epoch);
+	jo_bool(j, "config_joint", rs.config_joint != 0);
 	jo_u64(j, "first_lsn", rs.first_lsn);
 	jo_u64(j, "last_lsn", rs.last_lsn);
 	jo_u64(j, "durable_lsn", rs.durable_lsn);

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "log_lock.h"
 #include "node.h"
 #include "rpma.h"
 
@@ -217,6 +219,17 @@ struct open_how {
 	bool restart;		/* a start from the file, not a promotion asked */
 };
 
+/* the log is another process's: who, for the operator */
+static void
+refused_locked(const char *path, char *msg, size_t msglen)
+{
+	char holder[96];
+
+	log_lock_holder(path, holder, sizeof(holder));
+	snprintf(msg, msglen, "refused to start: the log %s is locked by %s: "
+		"another repld or librepl program has it open", path, holder);
+}
+
 /*
  * Open the log as the primary: a promotion over the configured peers.
  * 0, or a REPL_E_* with a sentence in msg.
@@ -248,6 +261,9 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		.reconfigure = reconfigure,
 		.bootstrap = how->bootstrap,
 		.refuse_if_superseded = how->restart,
+		/* a promotion elsewhere reaches this primary where its replica was */
+		.listen_addr = conf->listen.address,
+		.listen_port = n->ctl_port,
 		.tls_ca = conf->tls.ca,
 		.tls_cert = conf->tls.cert,
 		.tls_key = conf->tls.key,
@@ -256,6 +272,7 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	struct repl_status st;
 	int ret;
 
+	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
 	for (int i = 0; i < conf->n_peers; i++) {
 		snprintf(ports[i], sizeof(ports[i]), "%u", conf->peers[i].control_port);
 		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
@@ -268,7 +285,10 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&cfg, &repl)) != 0) {
-		if (ret == REPL_E_NOT_MEMBER || ret == REPL_E_SUPERSEDED)
+		if (ret == REPL_E_NOT_MEMBER)
+			snprintf(msg, msglen, "refused to start: %s (the daemon's "
+				"log says why)", repl_strerror(ret));
+		else if (ret == REPL_E_SUPERSEDED)
 			snprintf(msg, msglen, "%s (the daemon's log says why)",
 				repl_strerror(ret));
 		else if (ret == REPL_E_NO_QUORUM)
@@ -276,6 +296,8 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 				"nodes reachable (%d peers, quorum %d; the unreachable "
 				"ones are named in the daemon's log)", conf->n_peers,
 				conf->quorum);
+		else if (ret == REPL_E_LOCKED)
+			refused_locked(conf->log.path, msg, msglen);
 		else if (ret == REPL_E_MEMBERSHIP)
 			snprintf(msg, msglen, "the log stores another membership than "
 				"%d peers with quorum %d: make the configuration say the "
@@ -342,14 +364,17 @@ log_expected(struct node *n, const struct node_start_how *how)
 {
 	const char *path = n->conf.log.path;
 	bool missing = access(path, F_OK) != 0 && errno == ENOENT;
+	struct stat st;
 
-	if (how->bootstrap && !missing) {
-		say("refused: --bootstrap starts a new cluster, but the log %s "
+	/* a device always exists: the engine tells whether it holds a log */
+	if (how->bootstrap && !missing && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode)) {
+		say("refused to start: --bootstrap starts a new cluster, but the log %s "
 			"exists: start without --bootstrap\n", path);
 		return 5;
 	}
 	if (missing && !how->bootstrap && !how->reinit) {
-		say("refused: the log %s does not exist; it is made only by the "
+		say("refused to start: the log %s does not exist; it is made only by the "
 			"first start of a new cluster (--bootstrap) or for a replica "
 			"whose disk was replaced (--reinit: it then copies everything "
 			"from the primary). If the disk should hold it, mount it\n",
@@ -385,7 +410,8 @@ node_start(struct node *n, const struct node_start_how *how)
 			ret = replica_start(n) ? 1 : 0;
 		} else {
 			ret = ret == REPL_E_NO_QUORUM ? 4 :
-				ret == REPL_E_NOT_MEMBER ? 5 : 1;
+				ret == REPL_E_NOT_MEMBER ||
+				ret == REPL_E_LOCKED ? 5 : 1;
 		}
 	}
 	gate_open(n);
@@ -526,10 +552,29 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	set_members(n, peers, n_peers, quorum);
 	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true }, why,
 			sizeof(why))) == 0) {
-		snprintf(msg, msglen, "membership now %d replicas, quorum %d",
-			n_peers, quorum);
+		struct repl_status st;
+
 		free_unshared(old, old_n, peers, n_peers);
+		repl_status(n->repl, &st);
 		gate_open(n);
+		if (st.config_joint) {
+			/*
+			 * The primary runs under both configurations and commits
+			 * the change once enough old nodes hold it: not done.
+			 */
+			snprintf(msg, msglen, "the change to %d replicas, quorum %d is "
+				"not committed: too few nodes of the old configuration "
+				"hold it (configuration epoch %llu, joint); until they "
+				"do, a record is acknowledged only once both "
+				"configurations' quorums hold it (the daemon's log names "
+				"the unreachable nodes)", n_peers, quorum,
+				(unsigned long long)st.config_epoch);
+			say("%s\n", msg);
+			return REPL_E_NO_QUORUM;
+		}
+		snprintf(msg, msglen, "membership now %d replicas, quorum %d "
+			"(configuration epoch %llu)", n_peers, quorum,
+			(unsigned long long)st.config_epoch);
 		return 0;
 	}
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
@@ -669,6 +714,12 @@ node_tick(struct node *n)
 			primary_close(n);
 			n->exit_code = code = 3;
 		}
+	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == LOG_E_LOCKED) {
+		char msg[512];
+
+		refused_locked(n->conf.log.path, msg, sizeof(msg));
+		say("%s\n", msg);
+		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		say("the replica stopped: its log or endpoints could not be set up "
 			"(log %s, %s ports %s/%s)\n", n->conf.log.path,

@@ -27,6 +27,8 @@
  *   2  bad usage, or a configuration file that does not load
  *   3  fenced: a newer primary took over from this one
  *   4  promotion refused: fewer than n - k + 1 nodes reachable
+ *   5  refused to start ("refused to start: ..."): the log is locked by
+ *      another process
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * log_lock.h -- one process at a time on a log.  Opening a log (as a
+ * primary through repl_open, or as a replica) takes a write lock over the
+ * whole file on a descriptor of its own, held until the log is closed.
+ *
+ * The lock is an open file description lock (F_OFD_SETLK): unlike a
+ * POSIX record lock it is not dropped when the process closes another
+ * descriptor of the same file (the persistence backend keeps one), and
+ * two opens in one process conflict too.  Its holder cannot be asked
+ * through F_OFD_GETLK (the pid is -1): it is looked up in /proc, where
+ * each descriptor's fdinfo lists the locks it holds.
+ */
+#ifndef REPL_LOG_LOCK_H
+#define REPL_LOG_LOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* another process (or another open in this one) holds the log's lock */
+#define LOG_E_LOCKED	(-200201)
+
+/*
+ * Lock the log at path (create: the file may be created, as the open that
+ * follows may).  0 with *fd the lock's descriptor (-1 when the file cannot
+ * be opened: the open of the log that follows says why; or when its
+ * filesystem takes no locks, with a warning logged), or LOG_E_LOCKED with
+ * an error logged naming the path and the holder.
+ */
+int log_lock(const char *path, bool create, int *fd);
+
+/* release the lock: close *fd (if >= 0), then *fd = -1 */
+void log_unlock(int *fd);
+
+/*
+ * Who holds the lock on path: "process 123 (repld)", or "another process"
+ * when /proc does not tell (another user's process, say).
+ */
+void log_lock_holder(const char *path, char *buf, size_t n);
+
+#endif
