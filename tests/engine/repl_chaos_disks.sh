@@ -20,9 +20,10 @@
 #     down, so an acknowledged record may be on the old primary alone);
 #     sometimes promoting the blank node is tried too: refused (exit 5,
 #     its log holds no membership);
-#     the old primary's node then leads again (sometimes first trying a
-#     restart, REPL_NODE_RESTART=1, which must be refused, exit 6: the
-#     refused promotion left the replicas following a newer epoch);
+#     the old primary's node then leads again (sometimes by a restart,
+#     REPL_NODE_RESTART=1, refused with exit 6 when the refused promotion
+#     left the blank replica following a newer epoch than the old
+#     primary's log, then by a promotion);
 #   - a failover sequence: 2 to 4 promotions in a row (SIGKILL the primary,
 #     promote a replica, restart the killed node as a replica, soon SIGKILL
 #     the new primary...), the next primary sometimes frozen (SIGSTOP)
@@ -229,15 +230,29 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			blank_refused=$((blank_refused + 1))
 			node_replica $victim
 		fi
+		led=0
 		if (( RANDOM % 2 )); then
-			# the refused promotion fenced the blank replica with a
-			# newer epoch: a restart cannot tell it from a failover
+			# the refused promotion fenced the blank replica with its
+			# epoch, one term above what node $third followed: newer
+			# than node $old's, and a restart cannot tell it from a
+			# failover -- unless node $third had not learnt node
+			# $old's epoch (it was down) and its node id is lower
+			e_old=$(status_field $old epoch)
+			e_blank=$(status_field $victim epoch)
 			try_promote $old REPL_NODE_RESTART=1
-			(( rc == 6 )) || fail "node $old: a restart after node $third's" \
-				"refused promotion ended with $rc, not 6 (superseded)"
-			superseded=$((superseded + 1))
+			if (( e_blank > e_old )); then
+				(( rc == 6 )) || fail "node $old: a restart after node" \
+					"$third's refused promotion (epoch $e_blank) ended" \
+					"with $rc, not 6 (superseded: its log's is $e_old)"
+				superseded=$((superseded + 1))
+			else
+				(( rc == 0 )) || fail "node $old: a restart ended with" \
+					"$rc; no node follows an epoch above its log's" \
+					"$e_old (the blank one $e_blank)"
+				led=1 restarts=$((restarts + 1))
+			fi
 		fi
-		promote $old
+		(( led )) || promote $old
 		check_log $old "node $old led again after the refused promotion"
 		promotions=$((promotions + 1))
 		caught_up_anew $victim $inc $lines
