@@ -21,4 +21,5 @@ include tests/vm/local.mk
 include tests/api/local.mk
 include tests/tools/local.mk
 include tests/scenario/local.mk
+include tests/model/local.mk
 include tests/examples/local.mk

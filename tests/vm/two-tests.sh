@@ -206,8 +206,10 @@ fence_client() {
 		return
 	fi
 	export REPL_NODE_PROVIDER=verbs REPL_NODE_TIMEOUT_MS=3000
-	# the cluster's first primary: it bootstraps the cluster
-	REPL_NODE_BOOTSTRAP=1 /files/repl-node primary "$log/p1" $fence_size 5 1000000000 1 \
+	# the cluster's first primary: it bootstraps the cluster, and its
+	# control port is where the promotion in the other guest names it
+	REPL_NODE_BOOTSTRAP=1 REPL_NODE_LISTEN=$ip:7805 \
+		/files/repl-node primary "$log/p1" $fence_size 5 1000000000 1 \
 		"$log/acked1" "$peer:7801" "$peer:7803" 2>"$log/p1.err" &
 	p1=$!
 	if ! wait_lines "$log/acked1" 300 150; then

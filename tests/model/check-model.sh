@@ -1,0 +1,194 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# check-model.sh -- the SPIN model of the replication protocol (model/,
+# docs/model.md), searched exhaustively within its bounds:
+#   pass runs  the v2 rules: no assertion may fail, and the search must be
+#              complete (not cut at the depth limit, not out of memory);
+#   fail runs  one rule put back the way it was (or the way protocol-v2.md
+#              words it where the model found that unsafe): SPIN must find
+#              a violated invariant, else this test fails.
+# Each run prints the states stored, the transitions and the time; a fail
+# run also prints the counterexample's steps (replayed from its trail).
+#
+# Run by "make check" from the build directory (automake exports $srcdir),
+# or by hand from anywhere.  Environment:
+#   MODEL_JOBS=N   runs at a time (default 2)
+#   MODEL_LONG=1   also the long runs (larger bounds, minutes)
+#   MODEL_ONLY=RE  only the runs whose name matches the regex RE
+#   MODEL_KEEP=1   keep the scratch directory (pan, trails) and name it
+# Exit 0: as expected; 1: a run went wrong (each is named); 77: spin or a
+# C compiler is missing (skip).
+set -u
+
+if [ -z "${srcdir:-}" ]; then
+	srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+fi
+model="$srcdir/model"
+for f in repl.pml defs.pml actions.pml; do
+	if [ ! -f "$model/$f" ]; then
+		echo "FAIL: $model/$f not found (srcdir=$srcdir)" >&2
+		exit 1
+	fi
+done
+SPIN=${SPIN:-spin}
+CC=${MODEL_CC:-gcc}
+if ! command -v "$SPIN" >/dev/null 2>&1; then
+	echo "SKIP: $SPIN is not installed (Debian: apt-get install spin)"
+	exit 77
+fi
+if ! command -v "$CC" >/dev/null 2>&1; then
+	echo "SKIP: no C compiler ($CC) to build SPIN's verifier"
+	exit 77
+fi
+jobs=${MODEL_JOBS:-2}
+only=${MODEL_ONLY:-}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-model.XXXXXX") || exit 1
+if [ -n "${MODEL_KEEP:-}" ]; then
+	echo "scratch directory: $tmp"
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+
+# The runs: name, expect (pass or fail), then spin's -D options.  The bounds
+# and what each fail run shows are in docs/model.md.
+B3="-DNN=3 -DC0=7 -DK0=1 -DL=3"
+M4="-DNN=4 -DC0=7 -DK0=1 -DL=3 -DPRIMARY_SYNC"
+RUNS=(
+	# the commit rule: 3 nodes, k 1, 4 terms (Raft's figure 8 needs 4)
+	"commit		pass $B3 -DMAXT=4"
+	"no-epoch-start	fail $B3 -DMAXT=4 -DNO_EPOCH_START"
+	# lost disks, --reinit and --bootstrap: 3 nodes, k 1, 3 terms
+	"disk		pass $B3 -DMAXT=3 -DMAXLOSS=1 -DBOOTSTRAP_ACTION"
+	"self-counts	fail $B3 -DMAXT=3 -DMAXLOSS=1 -DSELF_COUNTS_WITHOUT_MEMBERSHIP -DNO_I3"
+	"reinit-no-floor	fail $B3 -DMAXT=3 -DMAXLOSS=1 -DREINIT_NO_FLOOR"
+	"bootstrap-any	fail $B3 -DMAXT=3 -DMAXLOSS=1 -DBOOTSTRAP_ACTION -DBOOTSTRAP_ANY_REACHABLE -DNO_I3"
+	"member-at-commit fail $B3 -DMAXT=3 -DMAXLOSS=1 -DMEMBER_AT_COMMIT_ONLY -DNO_I3"
+	# 4 nodes, k 2: promotion quorums (2 nodes) need not meet
+	"k2		pass -DNN=4 -DC0=15 -DK0=2 -DL=3 -DPRIMARY_SYNC -DMAXT=2"
+	# membership changes: n3 is a spare; 1 change of any kind, 2 terms
+	"change		pass $M4 -DMAXT=2 -DMAXCHG=1"
+	"old-membership	fail $M4 -DMAXT=2 -DMAXCHG=1 -DOLD_MEMBERSHIP"
+	# removing a node: 3 terms, the removed node may lead under J
+	"remove		pass $M4 -DMAXT=3 -DMAXCHG=1 -DCHANGE_KINDS=2 -DNO_APPEND"
+	"outside-counts	fail $M4 -DMAXT=3 -DMAXCHG=1 -DCHANGE_KINDS=2 -DNO_APPEND -DPRIMARY_OUTSIDE_COUNTS"
+	# two changes (add, remove) from two primaries, k 2: a config epoch twice
+	"epoch-only	fail -DNN=4 -DC0=7 -DK0=2 -DL=3 -DPRIMARY_SYNC -DMAXT=3 -DMAXCHG=2 -DCHANGE_KINDS=3 -DNO_APPEND -DNO_CRASH -DMATCH_CONFIG_EPOCH -DNO_I3"
+)
+if [ -n "${MODEL_LONG:-}" ]; then
+	RUNS+=(
+	"long-change-t3	pass $M4 -DMAXT=3 -DMAXCHG=1"
+	"long-change2	pass $M4 -DMAXT=2 -DMAXCHG=2"
+	"long-two-changes pass -DNN=4 -DC0=7 -DK0=2 -DL=3 -DPRIMARY_SYNC -DMAXT=3 -DMAXCHG=2 -DCHANGE_KINDS=3 -DNO_APPEND -DNO_CRASH -DNO_I3"
+	"long-two-changes-i3 fail -DNN=4 -DC0=7 -DK0=2 -DL=3 -DPRIMARY_SYNC -DMAXT=3 -DMAXCHG=2 -DCHANGE_KINDS=3 -DNO_APPEND -DNO_CRASH"
+	)
+fi
+
+# run NAME EXPECT DEFS...: build and search in $tmp/NAME; the verdict goes
+# to $tmp/NAME/verdict (first line PASS or FAIL), the report to .../report
+run() {
+	local name=$1 expect=$2; shift 2
+	local d="$tmp/$name" t0 t1 errors stored trans depth secs
+	mkdir -p "$d" && cp "$model"/*.pml "$d"/ || return 1
+	cd "$d" || return 1
+	{
+		echo "== $name ($expect): spin $*"
+		if ! "$SPIN" "$@" -a repl.pml > spin.out 2>&1; then
+			cat spin.out
+			echo "FAIL" > verdict
+			exit 0
+		fi
+		# safety only (assertions, invalid end states); no partial order
+		# reduction is needed: the model is one process
+		if ! "$CC" -O2 -w -DSAFETY -DMEMLIM=4096 -o pan pan.c > cc.out 2>&1; then
+			cat cc.out
+			echo "FAIL" > verdict
+			exit 0
+		fi
+		t0=$(date +%s.%N)
+		./pan -m10000 -w24 > pan.out 2>&1
+		t1=$(date +%s.%N)
+		errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
+		stored=$(awk '/states, stored/ { print $1; exit }' pan.out)
+		trans=$(awk '/transitions \(= stored\+matched\)/ { print $1; exit }' pan.out)
+		depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' pan.out | head -1)
+		secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+		echo "   $stored states stored, $trans transitions, depth $depth, $secs s, errors: ${errors:-?}"
+		if [ "$expect" = pass ]; then
+			if [ "${errors:-x}" != 0 ]; then
+				echo "   unexpected: the v2 rules violate an invariant:"
+				grep -E 'assertion violated|error|out of memory' pan.out | head -3 | sed 's/^/   /'
+				trail
+				echo FAIL > verdict
+			elif grep -q 'max search depth too small' pan.out; then
+				echo "   unexpected: the search was cut at the depth limit"
+				echo FAIL > verdict
+			elif grep -qiE 'out of memory|Search not completed' pan.out; then
+				echo "   unexpected: the search did not complete"
+				echo FAIL > verdict
+			elif ! grep -q 'Full statespace search' pan.out; then
+				echo "   unexpected: no full state-space search"
+				echo FAIL > verdict
+			else
+				echo "   exhaustive: no invariant violated"
+				echo PASS > verdict
+			fi
+		else
+			if [ -n "$errors" ] && [ "$errors" -gt 0 ] &&
+			   grep -q 'assertion violated' pan.out; then
+				grep -m1 'assertion violated' pan.out | sed 's/^pan:1: /   found: /'
+				trail
+				echo PASS > verdict
+			else
+				echo "   unexpected: SPIN found no violation"
+				echo FAIL > verdict
+			fi
+		fi
+	} > report 2>&1
+	# the replay leaves the verdict last; the report is printed in order
+}
+
+# trail: replay pan's trail (in the current directory) and print its steps
+trail() {
+	[ -f repl.pml.trail ] || return 0
+	"$SPIN" -T "${defs[@]}" -DSHOW_TRAIL=1 -t repl.pml 2>&1 |
+		grep -E '^[a-z]+: |violated' | sed 's/^/     /'
+}
+
+names=()
+running=0
+for entry in "${RUNS[@]}"; do
+	read -r name expect rest <<< "$entry"
+	if [ -n "$only" ] && ! [[ $name =~ $only ]]; then
+		continue
+	fi
+	names+=("$name")
+	read -r -a defs <<< "$rest"
+	( run "$name" "$expect" "${defs[@]}" ) &
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+failed=0
+for name in "${names[@]}"; do
+	cat "$tmp/$name/report"
+	if [ "$(head -1 "$tmp/$name/verdict" 2>/dev/null)" != PASS ]; then
+		echo "FAIL: $name"
+		failed=$((failed + 1))
+	fi
+done
+if [ ${#names[@]} -eq 0 ]; then
+	echo "FAIL: no run matches MODEL_ONLY=$only"
+	exit 1
+fi
+if [ "$failed" -ne 0 ]; then
+	echo "FAIL: $failed of ${#names[@]} model runs"
+	exit 1
+fi
+echo "PASS: ${#names[@]} model runs as expected"
+exit 0
