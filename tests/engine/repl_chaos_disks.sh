@@ -378,7 +378,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		penv=(REPL_NODE_RESTART=1)
 		node_primary $old 1000000000 $(others $old)
 		penv=()
-		pause 1000
+		# back after the probe (the frozen primary holds it up to the
+		# down timeout) and before the promotion's wait ends
+		sleep 1.5
+		pause 800
 		node_replica $third
 		for ((t = 0; t < 150; t++)); do
 			kill -0 ${npid[$old]} 2>/dev/null || break
