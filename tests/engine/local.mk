@@ -33,6 +33,12 @@ TESTS += tests/engine/ctl_chan
 tests_engine_ctl_chan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_ctl_chan_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
 
+# a refused or silent data connection: connect and drop keep their bounds
+check_PROGRAMS += tests/engine/fabric_conn
+TESTS += tests/engine/fabric_conn
+tests_engine_fabric_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_fabric_conn_LDADD = engine/librepl_internal.la $(LDADD)
+
 
 # 1 primary + 2 replicas as processes, SIGKILLed at random (ofi tcp)
 TESTS += tests/engine/repl_cluster.sh
