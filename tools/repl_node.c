@@ -23,8 +23,9 @@
  *	it cannot promote (fewer than n - k + 1 nodes reachable); 5 when its
  *	log holds no membership (REPL_E_NOT_MEMBER: a new or blank log, not
  *	the cluster's first start; or a refused bootstrap); 6 when, with
- *	REPL_NODE_RESTART=1, a newer primary took over while this node was
- *	down (REPL_E_SUPERSEDED: nothing was fenced or changed; serve the log
+ *	REPL_NODE_RESTART=1, its log last followed another node's epoch or a
+ *	newer primary took over while this node was down (REPL_E_SUPERSEDED:
+ *	its log unchanged, no node of the newer epoch fenced; serve the log
  *	as a replica).  An existing log is opened as it is (a replica's too:
  *	the node id is the log's).
  *
