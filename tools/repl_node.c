@@ -307,9 +307,11 @@ run_primary(int argc, char *argv[])
 	rnd = (unsigned)(seed ^ (uint64_t)getpid());
 	repl_status(repl, &st);
 	epoch = st.epoch;
-	fprintf(stderr, "repl-node: primary of epoch %llu, log %llu..%llu\n",
-		(unsigned long long)epoch, (unsigned long long)st.first_lsn,
-		(unsigned long long)st.last_lsn);
+	fprintf(stderr, "repl-node: primary of epoch %llu, log %llu..%llu, "
+		"configuration epoch %llu%s\n", (unsigned long long)epoch,
+		(unsigned long long)st.first_lsn, (unsigned long long)st.last_lsn,
+		(unsigned long long)st.config_epoch,
+		st.config_joint ? " (joint: the change is not committed yet)" : "");
 	while (!stop && st.last_lsn < until) {
 		int n = 1 + (int)((rnd = rnd * 1103515245 + 12345) >> 16) % batch_max;
 		uint64_t first = st.last_lsn + 1;

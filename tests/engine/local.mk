@@ -109,6 +109,10 @@ EXTRA_DIST += tests/engine/repl_chaos.sh
 TESTS += tests/engine/repl_chaos_disks.sh
 EXTRA_DIST += tests/engine/repl_chaos_disks.sh
 
+# membership changes (add, remove, move a node) while nodes fail, at random
+TESTS += tests/engine/repl_chaos_membership.sh
+EXTRA_DIST += tests/engine/repl_chaos_membership.sh
+
 # a primary's view of each replica: transport, flush method, backend, lag
 check_PROGRAMS += tests/engine/repl_replica_status
 TESTS += tests/engine/repl_replica_status
