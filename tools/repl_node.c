@@ -8,7 +8,7 @@
  *
  *   repl-node replica PATH SIZE CTL_PORT DATA_PORT
  *	serve primaries until SIGTERM; prints "ready" once listening.  A new
- *	log gets node id CTL_PORT.
+ *	log gets node id REPL_NODE_NODE_ID, else CTL_PORT.
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
  *	promote this node (every start is a promotion) and append records
@@ -40,7 +40,8 @@
  * REPL_NODE_PAUSE_US (a primary's pause after each acknowledged batch; 0:
  * none, it appends as fast as the replicas take it),
  * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_NODE_ID (the node
- * id of a log a primary creates; 1), REPL_NODE_FORCE (1: force the
+ * id of a log a primary creates, 1; or a replica, its CTL_PORT),
+ * REPL_NODE_FORCE (1: force the
  * promotion), REPL_NODE_RECONFIGURE (1: the replicas and quorum given
  * replace the log's membership), REPL_NODE_RESTART (1: this start is a
  * restart of the node that led before, from its unchanged files, not a
@@ -174,7 +175,8 @@ run_replica(int argc, char *argv[])
 	cfg.size = strtoull(argv[3], NULL, 0);
 	cfg.ctl_port = argv[4];
 	cfg.data_port = argv[5];
-	cfg.node_id = (uint32_t)atoi(argv[4]);
+	/* a node made anew at another address keeps its node id */
+	cfg.node_id = (uint32_t)env_int("REPL_NODE_NODE_ID", atoi(argv[4]));
 	cfg.timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
 	if (getenv("REPL_NODE_PROVIDER"))
 		cfg.provider = getenv("REPL_NODE_PROVIDER");

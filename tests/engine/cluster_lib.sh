@@ -115,6 +115,9 @@ NDATA=($((BASE + 1)) $((BASE + 3)) $((BASE + 5)) $((BASE + 9)))
 npid=(0 0 0 0)
 role=(none none none none)
 MEMBERS=${MEMBERS:-0 1 2}
+# node ids: the control ports the nodes start on (a node that moves to
+# another port keeps its id, also on a log made anew there)
+NID=("${NCTL[@]}")
 
 mark() {	# node what
 	echo "=== $(date +%T.%N | cut -c1-12) $2" >> "$D/n$1.err"
@@ -124,8 +127,8 @@ node_replica() {	# node
 	local i=$1
 	mark $i "replica"
 	: > "$D/n$i.out"
-	"$NODE" replica "$D/n$i" $SIZE ${NCTL[$i]} ${NDATA[$i]} > "$D/n$i.out" \
-		2>> "$D/n$i.err" &
+	REPL_NODE_NODE_ID=${NID[$i]} "$NODE" replica "$D/n$i" $SIZE ${NCTL[$i]} \
+		${NDATA[$i]} > "$D/n$i.out" 2>> "$D/n$i.err" &
 	npid[$i]=$!
 	role[$i]=replica
 	pids+=($!)
@@ -145,7 +148,7 @@ node_primary() {	# node until replica...
 	mark $i "primary to LSN $until of $*${penv[*]:+ (${penv[*]})}"
 	# it listens where its replica did: the membership lists it there
 	env ${penv[@]+"${penv[@]}"} REPL_NODE_BOOTSTRAP=$boot \
-		REPL_NODE_NODE_ID=${NCTL[$i]} \
+		REPL_NODE_NODE_ID=${NID[$i]} \
 		REPL_NODE_LISTEN=127.0.0.1:${NCTL[$i]} "$NODE" primary \
 		"$D/n$i" $SIZE $SEED $until 1 "$D/acked" "$@" 2>> "$D/n$i.err" &
 	npid[$i]=$!

@@ -392,8 +392,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				"the old membership ended with $rc while nodes ${newer:-none}" \
 				"hold a newer one"
 			if (( rc == 0 )); then
-				check_log $r "node $r promoted under the old membership" \
-					"while the change was half done"
+				check_log $r "node $r promoted under S, the change half done"
 				old_led=$((old_led + 1)) promotions=$((promotions + 1))
 				echo "$NAME:   node $r leads under the old membership"
 				led=1
@@ -496,8 +495,8 @@ echo "$NAME: seed $SEED, $ROUNDS rounds: $replica_kills replica kills;" \
 	"on a new log; $removes removes; $moves address moves; $down_during with" \
 	"a replica down, $by_failover by a failover, $killed_before_j replicas" \
 	"killed after the fence before storing J, $killed_after_j after);" \
-	"$half_done primaries killed after storing J, $too_late too late (committed);" \
-	"($old_refused promotions" \
+	"$((half_done + too_late)) primaries killed right after storing J" \
+	"($too_late once the change had committed on it; $old_refused promotions" \
 	"under the old membership refused, $old_led leading; $made_anew nodes" \
 	"made anew for an abandoned J; $forced forced promotions);" \
 	"$promotions promotions in all; $checks checks of a log against the" \
