@@ -30,11 +30,11 @@
 #     a newer membership refuses S's for good and refuses every promotion
 #     that reaches it).  If it was refused, every node comes back and
 #     the nodes holding the newest membership try to promote under it;
-#     where the rules find too few holders of J or F for any of them (a
-#     change that committed on its primary alone, before a node only T
-#     lists held J), a forced promotion with every node up leads, and the
-#     checks say whether it lost anything (counted apart: no promotion
-#     without force can lead there; docs/replication.md, Membership).
+#     where the rules find too few holders of J or F for any of them (an
+#     add that committed while a node of S and the new node lacked J), a
+#     forced promotion with every node up leads, and the checks say
+#     whether it lost anything (counted apart: no promotion without force
+#     can lead there; docs/replication.md, Membership).
 # After each promotion and each committed change the primary's log is
 # checked against the acknowledgements it keeps (check_log), and every
 # member must hold the new membership before the next round; at the end
@@ -319,7 +319,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			;;
 		esac
 		if [[ $f == 0 && $v == $y ]]; then
-			# the removed node stays down: bring it back as a spare
+			# the removed node stays down: it is the spare from now on
 			change "$new" $v none $how $p
 		else
 			change "$new" $v $timing $how $p
