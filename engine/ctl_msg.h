@@ -22,7 +22,7 @@
 #define CTL_FRAME_MAX 1024
 #define CTL_DESC_MAX 64
 #define CTL_TEXT_MAX 200
-#define CTL_VERSION 2
+#define CTL_VERSION 3
 
 enum ctl_type {
 	CTL_HELLO = 1,		/* primary -> replica: who I am, my geometry */
@@ -83,6 +83,14 @@ struct ctl_hello_reply {
 	uint64_t config_epoch;	/* of the membership its log holds (0: none) */
 	uint64_t incarnation;	/* of its log (never 0) */
 	uint64_t head_epoch;	/* of record head.lsn - 1 (0: none or not known) */
+	/*
+	 * The epoch it followed before this HELLO (= epoch when the HELLO
+	 * changed nothing): a promise never goes down, so one below what
+	 * this node saw it promise says its log was put back.
+	 */
+	uint64_t prior_epoch;
+	uint64_t epoch_inc;	/* incarnation of the log that chose epoch (0: ?) */
+	uint32_t config_crc;	/* its membership's crc: which one (0: none) */
 	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
 };
 

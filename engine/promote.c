@@ -283,13 +283,22 @@ ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
 	return e1 > e2 || (e1 == e2 && l1 > l2);
 }
 
-/* may a node holding configuration epoch e count under membership m? */
+/*
+ * May a node holding the membership (e, crc) count under membership m?
+ * Only if it holds m itself: a configuration epoch alone does not name a
+ * membership (two primaries, one superseded, can each store a change from
+ * the same one with the same number).  Under F that ended a change, the
+ * holders of the J it names were caught up too.
+ */
 static bool
-holds_under(const struct membership *m, uint64_t e)
+holds_under(const struct membership *m, uint64_t e, uint32_t crc)
 {
-	/* under F that ended a change, J's holders were caught up too */
-	return e != 0 && (e == m->config_epoch ||
-		((m->flags & MEMBERSHIP_F_FROM_JOINT) && e + 1 == m->config_epoch));
+	if (e == 0 || crc == 0)
+		return false;
+	if (e == m->config_epoch)
+		return crc == membership_crc(m);
+	return (m->flags & MEMBERSHIP_F_FROM_JOINT) && m->from_crc != 0 &&
+		e + 1 == m->config_epoch && crc == m->from_crc;
 }
 
 /*
@@ -306,8 +315,17 @@ counts(const struct cluster *c, int i, const struct fenced *f)
 		return 0;
 	if (c->cfg.bootstrap)
 		return MEMBER_F_NEW;	/* all empty: checked by holds_state() */
-	if (!holds_under(&c->under, f->hr.config_epoch))
+	if (!holds_under(&c->under, f->hr.config_epoch, f->hr.config_crc)) {
+		if (f->hr.config_epoch == c->under.config_epoch)
+			RPMA_LOG_WARNING("promotion: replica %s:%s holds another "
+				"membership of configuration epoch %llu (crc %08x, "
+				"this node's %08x): it does not count",
+				c->peers[i].host, c->peers[i].port,
+				(unsigned long long)f->hr.config_epoch,
+				(unsigned)f->hr.config_crc,
+				(unsigned)membership_crc(&c->under));
 		return 0;
+	}
 	at = membership_find(&c->under, f->hr.node_id, c->peers[i].host,
 		c->peers[i].port_num);
 	return at < 0 ? 0 : c->under.m[at].flags;
@@ -345,10 +363,36 @@ tally_enough(const struct tally *t)
 
 /* does fenced replica f hold anything a cluster leaves behind? */
 static bool
-holds_state(const struct fenced *f)
+holds_state(const struct fenced *f, uint64_t epoch)
 {
+	/* (a promise of this bootstrap's epoch is its own earlier round's) */
 	return f->hr.head.lsn != 1 || f->hr.tail.lsn != 1 ||
-		f->hr.tail_epoch != 0 || f->hr.config_epoch != 0;
+		f->hr.tail_epoch != 0 || f->hr.config_epoch != 0 ||
+		(f->hr.prior_epoch != 0 && f->hr.prior_epoch != epoch);
+}
+
+/*
+ * A bootstrap needs every other node's answer, each empty: one not heard
+ * from may be a node of an existing cluster (this node's log lost, the
+ * operator answering with bootstrap rather than reinit).
+ */
+static int
+answered(const struct fenced *f, int n)
+{
+	int a = 0;
+
+	for (int i = 0; i < n; i++)
+		a += f[i].ok;
+	return a;
+}
+
+static bool
+all_answered(const struct fenced *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!f[i].ok)
+			return false;
+	return true;
 }
 
 /*
@@ -511,7 +555,7 @@ cluster_promote(struct cluster *c)
 					ret = CLUSTER_E_NO_QUORUM;
 					goto out;
 				}
-				if (c->cfg.bootstrap && holds_state(&f[i])) {
+				if (c->cfg.bootstrap && holds_state(&f[i], epoch)) {
 					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
 						"(node %u) holds %s: the cluster exists "
 						"already; start without bootstrap",
@@ -520,6 +564,7 @@ cluster_promote(struct cluster *c)
 						(unsigned)f[i].hr.node_id,
 						f[i].hr.config_epoch ? "a membership" :
 						f[i].hr.tail_epoch ? "records of an epoch" :
+						f[i].hr.prior_epoch ? "a promise to a primary" :
 						"records");
 					ret = CLUSTER_E_NOT_MEMBER;
 					goto out;
@@ -527,6 +572,16 @@ cluster_promote(struct cluster *c)
 				tally_add(&t, counts(c, i, &f[i]));
 				break;
 			case 1:
+				if (c->cfg.bootstrap) {
+					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
+						"(node %u) follows epoch %llu: the cluster "
+						"exists already; start without bootstrap",
+						c->peers[i].host, c->peers[i].port,
+						(unsigned)f[i].hr.node_id,
+						(unsigned long long)f[i].hr.epoch);
+					ret = CLUSTER_E_NOT_MEMBER;
+					goto out;
+				}
 				if (f[i].hr.epoch > stale)
 					stale = f[i].hr.epoch;
 				break;
@@ -566,7 +621,7 @@ cluster_promote(struct cluster *c)
 			}
 			continue;
 		}
-		if (tally_enough(&t))
+		if (c->cfg.bootstrap ? all_answered(f, n) : tally_enough(&t))
 			break;
 		if (clock_now_ms() >= until) {
 			for (int i = 0; i < n; i++)
@@ -574,6 +629,15 @@ cluster_promote(struct cluster *c)
 					RPMA_LOG_WARNING("promotion: replica %s:%s not "
 						"fenced: %s", c->peers[i].host,
 						c->peers[i].port, f[i].why);
+			if (c->cfg.bootstrap) {
+				RPMA_LOG_ERROR("bootstrap refused: it needs the answer "
+					"of every other node of the configuration, each "
+					"holding nothing, and %d of %d did not answer: a "
+					"node not heard from may hold a cluster's records",
+					n - answered(f, n), n);
+				ret = CLUSTER_E_NO_QUORUM;
+				goto out;
+			}
 			if (!c->cfg.force || c->cfg.bootstrap) {
 				if (t.need_old)
 					RPMA_LOG_ERROR("promotion refused: membership "

@@ -628,6 +628,18 @@ hello_implausible(const struct replica *r, const struct ctl_hello *h,
 	return -1;
 }
 
+/* which membership this replica's log holds: its epoch and its crc */
+static void
+reply_membership(struct replica *r, struct ctl_hello_reply *hr)
+{
+	struct membership cur;
+
+	if (membership_load(r->mem, &cur) != 0)
+		cur.config_epoch = 0;
+	hr->config_epoch = cur.config_epoch;
+	hr->config_crc = membership_crc(&cur);
+}
+
 /* a new control connection: its HELLO, and the session it may start */
 static void
 greet(struct replica *r, struct ctl_chan *ch)
@@ -674,10 +686,12 @@ greet(struct replica *r, struct ctl_chan *ch)
 		/* a restarted primary asks what this replica follows: tell */
 		wal_positions(r->wal, &head, &tail, NULL);
 		hr->flags = m.u.hello.epoch < r->id.epoch ? CTL_HELLO_F_STALE : 0;
-		hr->epoch = r->id.epoch;
+		hr->epoch = hr->prior_epoch = r->id.epoch;
+		hr->epoch_inc = r->id.epoch_inc;
 		to_ctl(&hr->head, &head);
 		to_ctl(&hr->tail, &tail);
 		hr->tail_epoch = wal_tail_epoch(r->wal);
+		reply_membership(r, hr);
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
 		goto close;
 	}
@@ -699,12 +713,15 @@ greet(struct replica *r, struct ctl_chan *ch)
 			(unsigned long long)r->id.epoch);
 		wal_positions(r->wal, &head, &tail, NULL);
 		hr->flags = CTL_HELLO_F_STALE;
-		hr->epoch = r->id.epoch;
+		hr->epoch = hr->prior_epoch = r->id.epoch;
+		hr->epoch_inc = r->id.epoch_inc;
 		to_ctl(&hr->head, &head);
 		to_ctl(&hr->tail, &tail);
+		reply_membership(r, hr);
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
 		goto close;
 	}
+	hr->prior_epoch = r->id.epoch;
 	if ((ret = fence(r, m.u.hello.epoch, m.u.hello.node_id,
 			m.u.hello.incarnation))) {
 		send_error(ch, RPMA_E_PROVIDER, "cannot fence the former primary");
@@ -718,12 +735,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 	to_ctl(&hr->tail, &tail);
 	hr->tail_epoch = wal_tail_epoch(r->wal);
 	hr->head_epoch = wal_epoch_before(r->wal, head.lsn);
-	{
-		struct membership cur;
-
-		membership_load(r->mem, &cur);
-		hr->config_epoch = cur.config_epoch;
-	}
+	hr->epoch_inc = r->id.epoch_inc;
+	reply_membership(r, hr);
 	hr->data_port = (uint16_t)atoi(cfg->data_port);
 	{
 		enum rpma_ext_mem_backend b;
