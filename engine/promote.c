@@ -291,12 +291,15 @@ ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
  * holders of the J it names were caught up too.
  */
 static bool
-holds_under(const struct membership *m, uint64_t e, uint32_t crc)
+holds_under(const struct cluster *c, uint64_t e, uint32_t crc)
 {
+	const struct membership *m = &c->under;
+
 	if (e == 0 || crc == 0)
 		return false;
+	/* under a version 1 one, its writer's copy is what replicas hold */
 	if (e == m->config_epoch)
-		return crc == membership_crc(m);
+		return crc == membership_crc(c->stored.v1 ? &c->stored : m);
 	return (m->flags & MEMBERSHIP_F_FROM_JOINT) && m->from_crc != 0 &&
 		e + 1 == m->config_epoch && crc == m->from_crc;
 }
@@ -315,7 +318,7 @@ counts(const struct cluster *c, int i, const struct fenced *f)
 		return 0;
 	if (c->cfg.bootstrap)
 		return MEMBER_F_NEW;	/* all empty: checked by holds_state() */
-	if (!holds_under(&c->under, f->hr.config_epoch, f->hr.config_crc)) {
+	if (!holds_under(c, f->hr.config_epoch, f->hr.config_crc)) {
 		if (f->hr.config_epoch == c->under.config_epoch)
 			RPMA_LOG_WARNING("promotion: replica %s:%s holds another "
 				"membership of configuration epoch %llu (crc %08x, "
@@ -323,7 +326,8 @@ counts(const struct cluster *c, int i, const struct fenced *f)
 				c->peers[i].host, c->peers[i].port,
 				(unsigned long long)f->hr.config_epoch,
 				(unsigned)f->hr.config_crc,
-				(unsigned)membership_crc(&c->under));
+				(unsigned)membership_crc(c->stored.v1 ? &c->stored :
+					&c->under));
 		return 0;
 	}
 	at = membership_find(&c->under, f->hr.node_id, c->peers[i].host,
@@ -460,6 +464,63 @@ superseded(struct cluster *c, struct fenced *f, int n)
 	return newer;
 }
 
+/*
+ * A bootstrap asks before it fences: every other node, with PROBE (which
+ * changes nothing), until each answered or `until`.  0 once all answered
+ * empty; CLUSTER_E_NOT_MEMBER if one holds something (the cluster
+ * exists), CLUSTER_E_NO_QUORUM if not all answered; either way no node
+ * was changed, so a refused bootstrap can be tried again.
+ */
+static int
+bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
+		uint64_t until)
+{
+	int left = n;
+
+	for (;;) {
+		for (int i = 0; i < n; i++) {
+			if (f[i].ok)
+				continue;
+			if (hello_one(c, i, epoch, CTL_HELLO_F_PROBE, &f[i]) >= 0) {
+				/* a probe's answer: epoch is what it follows */
+				f[i].hr.prior_epoch = f[i].hr.epoch;
+				if (holds_state(&f[i], 0)) {
+					RPMA_LOG_ERROR("bootstrap refused: node %s:%s "
+						"(node %u) holds %s: the cluster exists "
+						"already; start without bootstrap",
+						c->peers[i].host, c->peers[i].port,
+						(unsigned)f[i].hr.node_id,
+						f[i].hr.config_epoch ? "a membership" :
+						f[i].hr.tail_epoch ? "records of an epoch" :
+						f[i].hr.epoch ? "a promise to a primary" :
+						"records");
+					close_all(f, n);
+					return CLUSTER_E_NOT_MEMBER;
+				}
+				f[i].ok = true;
+				left--;
+			}
+			ctl_chan_close(&f[i].ch);
+		}
+		if (left == 0 || clock_now_ms() >= until)
+			break;
+		(void)poll(NULL, 0, 200);
+	}
+	for (int i = 0; i < n; i++) {
+		if (!f[i].ok)
+			RPMA_LOG_WARNING("bootstrap: node %s:%s did not answer: %s",
+				c->peers[i].host, c->peers[i].port, f[i].why);
+		f[i].ok = false;
+	}
+	if (left == 0)
+		return 0;
+	RPMA_LOG_ERROR("bootstrap refused: it needs the answer of every other "
+		"node of the configuration, each holding nothing, and %d of %d "
+		"did not answer: a node not heard from may hold a cluster's "
+		"records (nothing was changed on the others)", left, n);
+	return CLUSTER_E_NO_QUORUM;
+}
+
 /* the epoch a promotion above `above` takes, or 0 if none is left */
 static uint64_t
 epoch_above(uint64_t above, uint32_t node_id)
@@ -513,6 +574,10 @@ cluster_promote(struct cluster *c)
 	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
 		return RPMA_E_NOMEM;
+	if (c->cfg.bootstrap && (ret = bootstrap_probe(c, f, n, epoch, until))) {
+		free(f);
+		return ret;
+	}
 	if (c->cfg.refuse_if_superseded && c->id.epoch != 0 &&
 	    superseded(c, f, n)) {
 		free(f);

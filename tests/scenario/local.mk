@@ -51,6 +51,11 @@ tests_scenario_release_primary_LDADD = tools/repld/librepld_conf.la \
 TESTS += tests/scenario/c7_two_names.sh
 EXTRA_DIST += tests/scenario/c7_two_names.sh
 
+# C8: a bootstrap that does not hear from every node: a new cluster
+# beside the old one, acknowledging its LSNs again
+TESTS += tests/scenario/c8_bootstrap_beside_cluster.sh
+EXTRA_DIST += tests/scenario/c8_bootstrap_beside_cluster.sh
+
 # R1: a restart of the old primary (role = "primary") undoes a failover
 TESTS += tests/scenario/r1_restart_undoes_failover.sh
 EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh

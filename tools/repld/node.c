@@ -285,12 +285,31 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&cfg, &repl)) != 0) {
+		struct stat lst;
+
+		/*
+		 * A refused bootstrap changed no other node (it asks before it
+		 * fences); the log it made goes too, so that it can be tried
+		 * again once the other nodes are up.
+		 */
+		if (how->bootstrap && ret != REPL_E_LOCKED &&
+		    stat(conf->log.path, &lst) == 0 && S_ISREG(lst.st_mode) &&
+		    unlink(conf->log.path) == 0)
+			say("the log %s made for the bootstrap is removed again\n",
+				conf->log.path);
 		if (ret == REPL_E_NOT_MEMBER)
 			snprintf(msg, msglen, "refused to start: %s (the daemon's "
 				"log says why)", repl_strerror(ret));
 		else if (ret == REPL_E_SUPERSEDED)
 			snprintf(msg, msglen, "%s (the daemon's log says why)",
 				repl_strerror(ret));
+		else if (ret == REPL_E_NO_QUORUM && how->bootstrap)
+			snprintf(msg, msglen, "refused to start: a bootstrap needs "
+				"the answer of every other node of the configuration "
+				"(%d peers), each holding nothing, and not all "
+				"answered (the daemon's log names them): start the "
+				"other nodes first; a node whose disk was replaced "
+				"rejoins with --reinit, not --bootstrap", conf->n_peers);
 		else if (ret == REPL_E_NO_QUORUM)
 			snprintf(msg, msglen, "promotion refused: fewer than n - k + 1 "
 				"nodes reachable (%d peers, quorum %d; the unreachable "
@@ -409,7 +428,8 @@ node_start(struct node *n, const struct node_start_how *how)
 				"explicitly to lead again)\n");
 			ret = replica_start(n) ? 1 : 0;
 		} else {
-			ret = ret == REPL_E_NO_QUORUM ? 4 :
+			ret = ret == REPL_E_NO_QUORUM && !how->bootstrap ? 4 :
+				ret == REPL_E_NO_QUORUM ||
 				ret == REPL_E_NOT_MEMBER ||
 				ret == REPL_E_LOCKED ? 5 : 1;
 		}
