@@ -49,6 +49,13 @@ TESTS += tests/engine/membership_codec
 tests_engine_membership_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_membership_codec_LDADD = engine/librepl_internal.la $(LDADD)
 
+# the peer floors: their encoding, a decoder total over any bytes, the
+# log's two copies and the rules on an entry
+check_PROGRAMS += tests/engine/peer_floor_codec
+TESTS += tests/engine/peer_floor_codec
+tests_engine_peer_floor_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_peer_floor_codec_LDADD = engine/librepl_internal.la $(LDADD)
+
 # the membership: stored with its configuration epoch, changed only on purpose
 check_PROGRAMS += tests/engine/repl_membership
 TESTS += tests/engine/repl_membership
