@@ -51,6 +51,11 @@ tests_scenario_release_primary_LDADD = tools/repld/librepld_conf.la \
 TESTS += tests/scenario/c7_two_names.sh
 EXTRA_DIST += tests/scenario/c7_two_names.sh
 
+# C8: a replica's log put back from an older copy under a running cluster:
+# it looks like itself and counts toward a promotion without the records
+TESTS += tests/scenario/c8_restored_log.sh
+EXTRA_DIST += tests/scenario/c8_restored_log.sh
+
 # R1: a restart of the old primary (role = "primary") undoes a failover
 TESTS += tests/scenario/r1_restart_undoes_failover.sh
 EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
