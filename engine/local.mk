@@ -36,6 +36,7 @@ engine_librepl_internal_la_SOURCES += \
 	engine/promote.c engine/fence_listen.c engine/fabric.c engine/fabric.h \
 	engine/membership.c engine/membership_v1.c engine/membership_change.c \
 	engine/membership_log.c engine/membership.h engine/cluster_ms.c \
+	engine/peer_floor.c engine/peer_floor.h engine/cluster_floor.c \
 	engine/replica.c engine/replica.h
 
 # the control channel's TLS (OpenSSL); librepl and every program linking

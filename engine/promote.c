@@ -15,8 +15,10 @@
  *     higher epoch answers STALE and the round starts again above it;
  *  3. counts, under the membership its log holds (cluster_ms.c chose it),
  *     itself and the fenced nodes that the membership lists, that hold it
- *     (they caught up under it: membership.h) and whose media are not
- *     suspect, per configuration: N - k of its configuration, or of each
+ *     (they caught up under it: membership.h), whose media are not
+ *     suspect and whose answers this node's peer floors do not show to
+ *     come from an older copy of their logs (cluster_floor.c), per
+ *     configuration: N - k of its configuration, or of each
  *     of its two while it is joint; or it waits (up to promote_wait_ms)
  *     and then refuses -- unless forced, and then it says data may be
  *     lost.  A replica holding a newer membership than this node means
@@ -57,6 +59,7 @@ struct fenced {
 	struct ctl_chan *ch;	/* NULL: not fenced */
 	struct ctl_hello_reply hr;
 	bool ok;		/* fenced in the last round: hr is its answer */
+	bool older;		/* hr comes from an older copy of its log (why) */
 	uint32_t seq;
 	char why[256];		/* why not */
 };
@@ -89,6 +92,7 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 	int ret;
 
 	f->why[0] = '\0';
+	f->older = false;
 	ret = ctl_connect(rep->host, rep->port, c->cfg.down_timeout_ms, c->tls,
 		&f->ch);
 	if (ret) {
@@ -129,6 +133,11 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 		ctl_chan_close(&f->ch);
 		return 1;
 	}
+	/* answered, but from an older copy of its log: it does not count */
+	f->older = cluster_floor_check(c, rep->host, rep->port, &f->hr, f->why,
+		sizeof(f->why)) != 0;
+	if (!f->older && !(flags & CTL_HELLO_F_PROBE))
+		cluster_floor_promised(c, &f->hr, epoch);
 	return 0;
 fail:
 	ctl_chan_close(&f->ch);
@@ -314,7 +323,7 @@ counts(const struct cluster *c, int i, const struct fenced *f)
 {
 	int at;
 
-	if (f->ch == NULL || (f->hr.flags & CTL_HELLO_F_SUSPECT))
+	if (f->ch == NULL || f->older || (f->hr.flags & CTL_HELLO_F_SUSPECT))
 		return 0;
 	if (c->cfg.bootstrap)
 		return MEMBER_F_NEW;	/* all empty: checked by holds_state() */
@@ -694,6 +703,10 @@ cluster_promote(struct cluster *c)
 					RPMA_LOG_WARNING("promotion: replica %s:%s not "
 						"fenced: %s", c->peers[i].host,
 						c->peers[i].port, f[i].why);
+				else if (f[i].older)
+					RPMA_LOG_WARNING("promotion: replica %s:%s not "
+						"counted: %s", c->peers[i].host,
+						c->peers[i].port, f[i].why);
 			if (c->cfg.bootstrap) {
 				RPMA_LOG_ERROR("bootstrap refused: it needs the answer "
 					"of every other node of the configuration, each "
@@ -751,7 +764,8 @@ cluster_promote(struct cluster *c)
 		uint64_t be = wal_tail_epoch(c->wal), bl = pub.lsn - 1;
 
 		for (int i = 0; i < n; i++)
-			if (f[i].ch && ahead(f[i].hr.tail_epoch, f[i].hr.tail.lsn - 1,
+			if (f[i].ch && !f[i].older &&
+			    ahead(f[i].hr.tail_epoch, f[i].hr.tail.lsn - 1,
 					be, bl)) {
 				best = i;
 				be = f[i].hr.tail_epoch;

@@ -48,7 +48,11 @@
  *
  * The rest of each 4 KiB copy is zeroed at format; the membership
  * (membership.h) lives at offset 1024 of each copy, with its own
- * generation (the configuration epoch) and checksum.
+ * generation (the configuration epoch) and checksum, and the peer floors
+ * (peer_floor.h: what this node saw each peer's log promise and store)
+ * at offset 2048 of each copy, with their own magic, generation and
+ * checksum.  Each is stored over its own older copy, so a torn store
+ * leaves the previous one; neither touches the header above.
  *
  * A header update writes the older copy with seq + 1 and persists it, so a
  * torn update leaves the other copy valid.  The checkpoint moves only after

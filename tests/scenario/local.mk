@@ -56,6 +56,11 @@ EXTRA_DIST += tests/scenario/c7_two_names.sh
 TESTS += tests/scenario/c8_bootstrap_beside_cluster.sh
 EXTRA_DIST += tests/scenario/c8_bootstrap_beside_cluster.sh
 
+# C9: a replica's log put back from an older copy under a running cluster:
+# it looks like itself and counts toward a promotion without the records
+TESTS += tests/scenario/c9_restored_log.sh
+EXTRA_DIST += tests/scenario/c9_restored_log.sh
+
 # R1: a restart of the old primary (role = "primary") undoes a failover
 TESTS += tests/scenario/r1_restart_undoes_failover.sh
 EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
