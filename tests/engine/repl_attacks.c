@@ -344,6 +344,8 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 	hr->incarnation = 2;
 	/* a probe asks what it follows: nothing yet; a HELLO fences it */
 	hr->epoch = (m.u.hello.flags & CTL_HELLO_F_PROBE) ? 0 : m.u.hello.epoch;
+	/* as if it had followed this epoch all along: its promise never fell */
+	hr->prior_epoch = hr->epoch;
 	hr->ring_size = m.u.hello.ring_size;
 	hr->head = hr->tail = at = m.u.hello.head;	/* empty: a full resync */
 	hr->data_port = f->data_port;
