@@ -49,8 +49,9 @@ struct cluster_cfg {
 	bool bootstrap;
 	/*
 	 * A restart of a node that was the primary, not a promotion asked
-	 * for: if a replica follows a newer primary's epoch, refuse
-	 * (CLUSTER_E_SUPERSEDED) before fencing anything.
+	 * for: if its log last followed another node's epoch, or a replica
+	 * follows a newer primary's epoch (asked before every round of
+	 * fencing), refuse (CLUSTER_E_SUPERSEDED) before fencing that round.
 	 */
 	bool refuse_if_superseded;
 	/*
@@ -78,7 +79,10 @@ struct cluster_cfg {
 #define CLUSTER_E_MEMBERSHIP (-200102)
 /* the log holds no membership and this is no bootstrap (or one refused) */
 #define CLUSTER_E_NOT_MEMBER (-200103)
-/* refuse_if_superseded, and a replica follows a newer primary */
+/*
+ * refuse_if_superseded, and this log followed another node's epoch, or a
+ * replica follows a newer primary
+ */
 #define CLUSTER_E_SUPERSEDED (-200104)
 int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr);

@@ -7,6 +7,10 @@
  * k replicas: k + 1 of the configuration's N nodes.  Any N - k nodes
  * therefore hold every acknowledged record between them.  So a promotion:
  *
+ *  0. a restart of the node that led before (refuse_if_superseded) is
+ *     refused if its log last followed another node's epoch, or if a node
+ *     it reaches, asked before each round of fencing, follows a newer
+ *     epoch than its log's: a restart must not undo a failover;
  *  1. picks an epoch above every one it knows of: epoch = term << 16 |
  *     node id, so two nodes can never pick the same one;
  *  2. fences replicas with it (HELLO with FENCE_ONLY: each drops its
@@ -60,6 +64,7 @@ struct fenced {
 	struct ctl_hello_reply hr;
 	bool ok;		/* fenced in the last round: hr is its answer */
 	bool older;		/* hr comes from an older copy of its log (why) */
+	bool probed;		/* a restart's probe reached it this round */
 	uint32_t seq;
 	char why[256];		/* why not */
 };
@@ -444,24 +449,63 @@ distinct_nodes(const struct cluster *c, const struct fenced *f, int n)
 }
 
 /*
- * A restart of the node that led before: does a replica it reaches follow
- * a newer epoch than its log's (a failover while it was down)?  Asked
- * with PROBE at the log's own epoch, so nothing changes anywhere; the
- * answer is compared, not raced (whose node id is larger does not matter).
+ * A restart of the node that led before: has its own log followed
+ * another node's epoch since it led?  The header's epoch is the newest
+ * this node promised: its own (low 16 bits: its node id) while it led,
+ * another node's once it served that node's newer epoch as a replica (or
+ * was fenced by its promotion).  A node promoted explicitly writes its
+ * own epoch there when the promotion ends (step 5), so only a restart
+ * from a file that still says "primary" finds another's; a replica that
+ * crashed in the middle of its promotion, before its epoch was written,
+ * finds it too and is refused: the safe answer, since that promotion may
+ * have fenced nodes and its outcome is unknown, and an operator who
+ * wants this node to lead promotes it explicitly.
+ */
+static bool
+followed_another(const struct cluster *c)
+{
+	uint64_t e = c->id.epoch;
+
+	if (e == 0 || (e & 0xffff) == (c->id.node_id & 0xffff))
+		return false;
+	RPMA_LOG_ERROR("restart as the primary refused: this node's log last "
+		"followed epoch %llu of node %llu, not an epoch of its own: it "
+		"served as a replica of a newer primary since it led; start it "
+		"as a replica, or promote it explicitly (replctl promote) if a "
+		"failover is wanted", (unsigned long long)e,
+		(unsigned long long)(e & 0xffff));
+	return true;
+}
+
+/*
+ * A restart of the node that led before: does a replica (or a running
+ * primary) it reaches follow a newer epoch than its log's (a failover
+ * while it was down)?  Asked with PROBE at the log's own epoch, so
+ * nothing changes anywhere; the answer is compared, not raced (whose node
+ * id is larger does not matter).  Asked of every node before each round
+ * of fencing, and a round fences only the nodes that answered (probed):
+ * a node that comes back during the promotion's wait is asked before it
+ * is fenced, so a replica of the newer primary is never fenced by a
+ * restart that its answer would have refused.
  */
 static bool
 superseded(struct cluster *c, struct fenced *f, int n)
 {
 	bool newer = false;
 
+	for (int i = 0; i < n; i++)
+		f[i].probed = false;
 	for (int i = 0; i < n && !newer; i++) {
 		int ret = hello_one(c, i, c->id.epoch, CTL_HELLO_F_PROBE, &f[i]);
 
+		f[i].probed = ret >= 0;
 		if (ret >= 0 && f[i].hr.epoch > c->id.epoch) {
 			RPMA_LOG_ERROR("restart as the primary refused: replica %s:%s "
 				"follows epoch %llu of node %llu, newer than this "
 				"log's %llu: a failover happened while this node was "
-				"down", c->peers[i].host,
+				"down; start it as a replica, or promote it "
+				"explicitly (replctl promote) if a failover is wanted",
+				c->peers[i].host,
 				c->peers[i].port,
 				(unsigned long long)f[i].hr.epoch,
 				(unsigned long long)(f[i].hr.epoch & 0xffff),
@@ -555,7 +599,7 @@ cluster_promote(struct cluster *c)
 	struct tally t;
 	int rounds = 0, best, ret = CLUSTER_E_NO_QUORUM;
 	uint16_t self = 0;
-	bool self_ok;
+	bool self_ok, probe;
 
 	wal_status(c->wal, &st);
 	wal_positions(c->wal, NULL, &pub, NULL);
@@ -580,17 +624,16 @@ cluster_promote(struct cluster *c)
 			"follows %llu)", (unsigned long long)c->id.epoch);
 		return RPMA_E_INVAL;
 	}
+	if (c->cfg.refuse_if_superseded && !c->cfg.bootstrap &&
+	    followed_another(c))
+		return CLUSTER_E_SUPERSEDED;
+	probe = c->cfg.refuse_if_superseded && c->id.epoch != 0;
 	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
 		return RPMA_E_NOMEM;
 	if (c->cfg.bootstrap && (ret = bootstrap_probe(c, f, n, epoch, until))) {
 		free(f);
 		return ret;
-	}
-	if (c->cfg.refuse_if_superseded && c->id.epoch != 0 &&
-	    superseded(c, f, n)) {
-		free(f);
-		return CLUSTER_E_SUPERSEDED;
 	}
 	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
 	if (!self_ok)
@@ -608,10 +651,16 @@ cluster_promote(struct cluster *c)
 	for (;;) {
 		uint64_t stale = 0;
 
+		if (probe && superseded(c, f, n)) {
+			ret = CLUSTER_E_SUPERSEDED;
+			goto out;
+		}
 		tally_init(under, &t);
 		tally_add(&t, self);
 		for (int i = 0; i < n; i++) {
 			f[i].ok = false;
+			if (probe && !f[i].probed)
+				continue;	/* f[i].why: why the probe failed */
 			switch (hello_one(c, i, epoch, CTL_HELLO_F_FENCE_ONLY, &f[i])) {
 			case 0:
 				f[i].ok = true;
@@ -673,7 +722,9 @@ cluster_promote(struct cluster *c)
 				/* a failover happened while this node was down */
 				RPMA_LOG_ERROR("restart as the primary refused: a replica "
 					"follows epoch %llu of node %llu, newer than this "
-					"log's %llu", (unsigned long long)stale,
+					"log's %llu; start it as a replica, or promote it "
+					"explicitly (replctl promote) if a failover is "
+					"wanted", (unsigned long long)stale,
 					(unsigned long long)(stale & 0xffff),
 					(unsigned long long)c->id.epoch);
 				ret = CLUSTER_E_SUPERSEDED;

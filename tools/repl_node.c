@@ -8,7 +8,7 @@
  *
  *   repl-node replica PATH SIZE CTL_PORT DATA_PORT
  *	serve primaries until SIGTERM; prints "ready" once listening.  A new
- *	log gets node id CTL_PORT.
+ *	log gets node id REPL_NODE_NODE_ID, else CTL_PORT.
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
  *	promote this node (every start is a promotion) and append records
@@ -23,8 +23,9 @@
  *	it cannot promote (fewer than n - k + 1 nodes reachable); 5 when its
  *	log holds no membership (REPL_E_NOT_MEMBER: a new or blank log, not
  *	the cluster's first start; or a refused bootstrap); 6 when, with
- *	REPL_NODE_RESTART=1, a newer primary took over while this node was
- *	down (REPL_E_SUPERSEDED: nothing was fenced or changed; serve the log
+ *	REPL_NODE_RESTART=1, its log last followed another node's epoch or a
+ *	newer primary took over while this node was down (REPL_E_SUPERSEDED:
+ *	its log unchanged, no node of the newer epoch fenced; serve the log
  *	as a replica).  An existing log is opened as it is (a replica's too:
  *	the node id is the log's).
  *
@@ -39,7 +40,8 @@
  * REPL_NODE_PAUSE_US (a primary's pause after each acknowledged batch; 0:
  * none, it appends as fast as the replicas take it),
  * REPL_NODE_TIMEOUT_MS (replica down timeout), REPL_NODE_NODE_ID (the node
- * id of a log a primary creates; 1), REPL_NODE_FORCE (1: force the
+ * id of a log a primary creates, 1; or a replica, its CTL_PORT),
+ * REPL_NODE_FORCE (1: force the
  * promotion), REPL_NODE_RECONFIGURE (1: the replicas and quorum given
  * replace the log's membership), REPL_NODE_RESTART (1: this start is a
  * restart of the node that led before, from its unchanged files, not a
@@ -173,7 +175,8 @@ run_replica(int argc, char *argv[])
 	cfg.size = strtoull(argv[3], NULL, 0);
 	cfg.ctl_port = argv[4];
 	cfg.data_port = argv[5];
-	cfg.node_id = (uint32_t)atoi(argv[4]);
+	/* a node made anew at another address keeps its node id */
+	cfg.node_id = (uint32_t)env_int("REPL_NODE_NODE_ID", atoi(argv[4]));
 	cfg.timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
 	if (getenv("REPL_NODE_PROVIDER"))
 		cfg.provider = getenv("REPL_NODE_PROVIDER");
@@ -306,9 +309,11 @@ run_primary(int argc, char *argv[])
 	rnd = (unsigned)(seed ^ (uint64_t)getpid());
 	repl_status(repl, &st);
 	epoch = st.epoch;
-	fprintf(stderr, "repl-node: primary of epoch %llu, log %llu..%llu\n",
-		(unsigned long long)epoch, (unsigned long long)st.first_lsn,
-		(unsigned long long)st.last_lsn);
+	fprintf(stderr, "repl-node: primary of epoch %llu, log %llu..%llu, "
+		"configuration epoch %llu%s\n", (unsigned long long)epoch,
+		(unsigned long long)st.first_lsn, (unsigned long long)st.last_lsn,
+		(unsigned long long)st.config_epoch,
+		st.config_joint ? " (joint: the change is not committed yet)" : "");
 	while (!stop && st.last_lsn < until) {
 		int n = 1 + (int)((rnd = rnd * 1103515245 + 12345) >> 16) % batch_max;
 		uint64_t first = st.last_lsn + 1;

@@ -134,10 +134,15 @@ struct repl_cfg {
 
 	/*
 	 * A restart of a node that was the primary, rather than a promotion
-	 * an operator asked for: if any replica follows a newer epoch (of
-	 * another node: a failover happened while this one was down), fail
-	 * with REPL_E_SUPERSEDED before anything is fenced, so a restart
-	 * never undoes a failover.  The caller then serves as a replica.
+	 * an operator asked for: if this log last followed another node's
+	 * epoch (it served as a replica of a newer primary since it led),
+	 * or any replica follows a newer epoch (of another node: a failover
+	 * happened while this one was down; asked before every round of
+	 * fencing), fail with REPL_E_SUPERSEDED.  Nothing is fenced before
+	 * the first answers, and a node only once it answered that it
+	 * follows no newer epoch, so a restart does not undo a failover
+	 * that a node it reaches took part in.  The caller then serves as a
+	 * replica.
 	 */
 	int refuse_if_superseded;
 

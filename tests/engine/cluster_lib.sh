@@ -40,7 +40,7 @@ export REPL_NODE_TLS_DIR=$D/tls
 
 # a 2 MiB ring: a lap is about 6,000 records of these sizes
 SIZE=$((8192 + 2 * 1024 * 1024))
-BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up): 8 used
+BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up): 18 used
 CTL=($BASE $((BASE + 2)))
 DATA=($((BASE + 1)) $((BASE + 3)))
 export REPL_NODE_TIMEOUT_MS=${REPL_NODE_TIMEOUT_MS:-${TIMEOUT_MS:-1500}}
@@ -108,10 +108,16 @@ verify() {
 # --- 3 nodes, each a replica or the primary in turn ----------------------
 # Node i keeps its log in $D/n$i across roles; its processes' stderr go to
 # $D/n$i.err, each start marked.  npid[i]: its process, role[i]: its role.
-NCTL=($BASE $((BASE + 2)) $((BASE + 4)))
-NDATA=($((BASE + 1)) $((BASE + 3)) $((BASE + 5)))
-npid=(0 0 0)
-role=(none none none)
+# A fourth node (3) is there for the tests that change the membership;
+# MEMBERS: the nodes a primary's configuration names (others).
+NCTL=($BASE $((BASE + 2)) $((BASE + 4)) $((BASE + 8)))
+NDATA=($((BASE + 1)) $((BASE + 3)) $((BASE + 5)) $((BASE + 9)))
+npid=(0 0 0 0)
+role=(none none none none)
+MEMBERS=${MEMBERS:-0 1 2}
+# node ids: the control ports the nodes start on (a node that moves to
+# another port keeps its id, also on a log made anew there)
+NID=("${NCTL[@]}")
 
 mark() {	# node what
 	echo "=== $(date +%T.%N | cut -c1-12) $2" >> "$D/n$1.err"
@@ -121,8 +127,8 @@ node_replica() {	# node
 	local i=$1
 	mark $i "replica"
 	: > "$D/n$i.out"
-	"$NODE" replica "$D/n$i" $SIZE ${NCTL[$i]} ${NDATA[$i]} > "$D/n$i.out" \
-		2>> "$D/n$i.err" &
+	REPL_NODE_NODE_ID=${NID[$i]} "$NODE" replica "$D/n$i" $SIZE ${NCTL[$i]} \
+		${NDATA[$i]} > "$D/n$i.out" 2>> "$D/n$i.err" &
 	npid[$i]=$!
 	role[$i]=replica
 	pids+=($!)
@@ -142,7 +148,7 @@ node_primary() {	# node until replica...
 	mark $i "primary to LSN $until of $*${penv[*]:+ (${penv[*]})}"
 	# it listens where its replica did: the membership lists it there
 	env ${penv[@]+"${penv[@]}"} REPL_NODE_BOOTSTRAP=$boot \
-		REPL_NODE_NODE_ID=${NCTL[$i]} \
+		REPL_NODE_NODE_ID=${NID[$i]} \
 		REPL_NODE_LISTEN=127.0.0.1:${NCTL[$i]} "$NODE" primary \
 		"$D/n$i" $SIZE $SEED $until 1 "$D/acked" "$@" 2>> "$D/n$i.err" &
 	npid[$i]=$!
@@ -227,7 +233,7 @@ ctl_addr() {	# node: how a primary reaches its control port
 }
 others() {	# node
 	local j
-	for j in 0 1 2; do (( j != $1 )) && echo "$(ctl_addr $j)"; done
+	for j in $MEMBERS; do (( j != $1 )) && echo "$(ctl_addr $j)"; done
 }
 pause() {	# a random pause of 0..$1 ms
 	local ms=$((RANDOM % $1))

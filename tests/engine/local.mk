@@ -33,6 +33,12 @@ TESTS += tests/engine/ctl_chan
 tests_engine_ctl_chan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_ctl_chan_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
 
+# a refused or silent data connection: connect and drop keep their bounds
+check_PROGRAMS += tests/engine/fabric_conn
+TESTS += tests/engine/fabric_conn
+tests_engine_fabric_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_fabric_conn_LDADD = engine/librepl_internal.la $(LDADD)
+
 
 # 1 primary + 2 replicas as processes, SIGKILLed at random (ofi tcp)
 TESTS += tests/engine/repl_cluster.sh
@@ -118,6 +124,10 @@ EXTRA_DIST += tests/engine/repl_chaos.sh
 # lost disks, failover sequences, restarts of old primaries at random
 TESTS += tests/engine/repl_chaos_disks.sh
 EXTRA_DIST += tests/engine/repl_chaos_disks.sh
+
+# membership changes (add, remove, move a node) while nodes fail, at random
+TESTS += tests/engine/repl_chaos_membership.sh
+EXTRA_DIST += tests/engine/repl_chaos_membership.sh
 
 # a primary's view of each replica: transport, flush method, backend, lag
 check_PROGRAMS += tests/engine/repl_replica_status

@@ -20,20 +20,33 @@
 #     down, so an acknowledged record may be on the old primary alone);
 #     sometimes promoting the blank node is tried too: refused (exit 5,
 #     its log holds no membership);
-#     the old primary's node then leads again (sometimes first trying a
-#     restart, REPL_NODE_RESTART=1, which must be refused, exit 6: the
-#     refused promotion left the replicas following a newer epoch);
+#     the old primary's node then leads again (sometimes by a restart,
+#     REPL_NODE_RESTART=1, refused with exit 6 when the refused promotion
+#     left the blank replica following a newer epoch than the old
+#     primary's log, then by a promotion);
 #   - a failover sequence: 2 to 4 promotions in a row (SIGKILL the primary,
 #     promote a replica, restart the killed node as a replica, soon SIGKILL
 #     the new primary...), the next primary sometimes frozen (SIGSTOP)
 #     beforehand so that it is behind and must copy the tail from the
 #     other node;
 #   - restart of an old primary from its unchanged files after a failover
-#     (REPL_NODE_RESTART=1): it must exit 6 (superseded) with its log
-#     unchanged, the newer primary must keep running and acknowledging;
-#     then it comes back as a replica;
+#     (REPL_NODE_RESTART=1), sometimes with the replica down (the newer
+#     primary answers the probe itself): it must exit 6 (superseded) with
+#     its log unchanged, the newer primary must keep running and
+#     acknowledging; then it comes back as a replica;
 #   - restart of the primary with nothing changed (REPL_NODE_RESTART=1):
-#     it must lead again.
+#     it must lead again;
+#   - restart of an old primary that since served as a replica of the
+#     newer one (its log follows the newer primary's epoch, nobody follows
+#     a newer one): refused (exit 6: its log last followed another node's
+#     epoch), the newer primary runs on;
+#   - restart of an old primary while the replica and the newer primary
+#     are out of reach (the replica killed, the newer primary frozen: the
+#     first probe finds nobody) and the replica comes back during the
+#     promotion's wait: with a higher node id the restart's epoch would be
+#     above the newer primary's, and the replica would take it; it is
+#     asked again before every round of fencing, so the restart is refused
+#     (exit 6), or gives up (exit 4) if the replica is back too late.
 # Every loss is one the rules survive: a disk is lost only while the two
 # other nodes hold the membership (everything committed), and the next
 # round starts only once a blank node caught up and holds it again.  After
@@ -44,28 +57,11 @@
 # verify-acks` checks every acknowledgement any primary made against its
 # log and the replicas' against it.
 #
-# Not here: membership changes (REPL_NODE_RECONFIGURE) during failures.  A
-# change under failures is unsafe in the current code -- the
-# joint-consensus rule (docs/replication.md, Membership; the brief's
-# "Membership (joint consensus)") is still to come: a reconfiguration is a
-# promotion that counts under the old membership and stores the new one at
-# once -- so a round that adds or removes a node while another is down
-# would fail for that known reason, not find a new one.  Add such rounds
-# with the joint-consensus change.
-#
-# CHAOS_KNOWN_GAPS=1 adds two rounds that assert docs/replication.md's
-# promise that a restart (REPL_NODE_RESTART=1) never undoes a failover,
-# where the code does not keep it yet (they fail; see the rounds):
-#   - an old primary that since served as a replica is restarted again
-#     from its files: its log follows the newer primary's epoch, nobody
-#     follows a newer one, so it promotes and fences the newer primary;
-#   - an old primary restarted while the replicas are out of reach (the
-#     one probe finds nobody) and one comes back during the promotion's
-#     wait: with a higher node id its epoch is above the newer primary's,
-#     the replica takes it, and the newer primary is fenced.
+# Membership changes under failures are repl_chaos_membership.sh's, which
+# shares cluster_lib.sh.
 #
 # Environment: SEED (printed), ROUNDS (12; about 60 s), REPL_NODE (the
-# node program), REPL_NODE_PAUSE_US (1000), CHAOS_KNOWN_GAPS.
+# node program), REPL_NODE_PAUSE_US (1000).
 set -u
 
 NAME=repl_chaos_disks
@@ -78,7 +74,6 @@ echo "$NAME: seed $SEED, $ROUNDS rounds (rerun with SEED=$SEED)"
 # acknowledgements the checks read stay small
 export REPL_NODE_PAUSE_US=${REPL_NODE_PAUSE_US:-1000}
 . "$(dirname "$0")/cluster_lib.sh"
-GAPS=${CHAOS_KNOWN_GAPS:-0}
 
 T0=$(date +%s%N)
 say() {
@@ -138,7 +133,8 @@ still_leads() {	# node why
 
 replica_kills=0 lost=0 lost_replica=0 lost_primary=0 refused=0 blank_refused=0
 sequences=0 seq_promotions=0 behind=0 copied=0 promotions=0
-superseded=0 restarts=0 gap_rounds=0 fresh_promoted=0
+superseded=0 restarts=0 fresh_promoted=0 served_refused=0 race_refused=0
+race_gave_up=0
 node_replica 1
 node_replica 2
 promote 0
@@ -151,7 +147,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	(( RANDOM % 2 )) && victim=$r1 || victim=$r2
 	third=$((3 - prim - victim))
 	old=$prim
-	action=$((RANDOM % (GAPS ? 9 : 7)))
+	action=$((RANDOM % 9))
 	case $action in
 	0)
 		say "SIGKILL replica $victim"
@@ -227,15 +223,29 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			blank_refused=$((blank_refused + 1))
 			node_replica $victim
 		fi
+		led=0
 		if (( RANDOM % 2 )); then
-			# the refused promotion fenced the blank replica with a
-			# newer epoch: a restart cannot tell it from a failover
+			# the refused promotion fenced the blank replica with its
+			# epoch, one term above what node $third followed: newer
+			# than node $old's, and a restart cannot tell it from a
+			# failover -- unless node $third had not learnt node
+			# $old's epoch (it was down) and its node id is lower
+			e_old=$(status_field $old epoch)
+			e_blank=$(status_field $victim epoch)
 			try_promote $old REPL_NODE_RESTART=1
-			(( rc == 6 )) || fail "node $old: a restart after node $third's" \
-				"refused promotion ended with $rc, not 6 (superseded)"
-			superseded=$((superseded + 1))
+			if (( e_blank > e_old )); then
+				(( rc == 6 )) || fail "node $old: a restart after node" \
+					"$third's refused promotion (epoch $e_blank) ended" \
+					"with $rc, not 6 (superseded: its log's is $e_old)"
+				superseded=$((superseded + 1))
+			else
+				(( rc == 0 )) || fail "node $old: a restart ended with" \
+					"$rc; no node follows an epoch above its log's" \
+					"$e_old (the blank one $e_blank)"
+				led=1 restarts=$((restarts + 1))
+			fi
 		fi
-		promote $old
+		(( led )) || promote $old
 		check_log $old "node $old led again after the refused promotion"
 		promotions=$((promotions + 1))
 		caught_up_anew $victim $inc $lines
@@ -285,15 +295,21 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		check_log $victim "node $victim promoted"
 		promotions=$((promotions + 1))
 		pause 300
+		# sometimes with the replica down: the newer primary answers
+		# the probe itself (a primary listens on its control port)
+		down=$((RANDOM % 2))
+		(( down )) && node_stop $third KILL
 		before=$(node_status $old)
 		from=$(err_lines $old)
 		try_promote $old REPL_NODE_RESTART=1
 		(( rc == 6 )) || fail "node $old: its restart after node $victim's" \
-			"promotion ended with $rc, not 6 (superseded)"
+			"promotion ended with $rc, not 6 (superseded)" \
+			"$( (( down )) && echo "with node $third down")"
 		(( $(count_since $old $from "restart as the primary refused") > 0 )) ||
 			fail "node $old did not say why it did not lead"
 		[[ $(node_status $old) == "$before" ]] ||
 			fail "node $old's refused restart changed its log"
+		(( down )) && node_replica $third
 		still_leads $victim "after node $old's refused restart"
 		superseded=$((superseded + 1))
 		node_replica $old
@@ -307,12 +323,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		restarts=$((restarts + 1))
 		;;
 	7)
-		# KNOWN GAP: replication.md, Promotion step 0, says a restart is
-		# refused "if its log last followed another node's epoch"; the
-		# code only asks whether a replica follows a newer epoch than
-		# the log's, and here they follow the same one
-		say "KNOWN GAP: SIGKILL primary $old, promote $victim, node $old" \
-			"serves as a replica, SIGKILL it, restart it from its files"
+		# nobody follows a newer epoch than node $old's log: its log
+		# itself says it followed node $victim's (Promotion, step 0)
+		say "SIGKILL primary $old, promote $victim, node $old serves as" \
+			"a replica, SIGKILL it, restart it from its files: it must" \
+			"not lead"
 		node_stop $old KILL
 		stop_replica $victim
 		promote $victim
@@ -323,42 +338,55 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			sleep 0.1
 		done
 		(( t < 100 )) || fail "node $old does not follow epoch $epoch"
+		new=$epoch
 		node_stop $old KILL
+		before=$(node_status $old)
+		from=$(err_lines $old)
 		try_promote $old REPL_NODE_RESTART=1
 		(( rc == 6 )) || fail "node $old: restarted from its files after" \
-			"serving node $victim's epoch $epoch as a replica, it ended" \
+			"serving node $victim's epoch $new as a replica, it ended" \
 			"with $rc, not 6 (superseded); the newer primary is" \
 			"$(kill -0 ${npid[$victim]} 2>/dev/null && echo running ||
 			echo gone)"
+		(( $(count_since $old $from "last followed epoch $new of node") )) ||
+			fail "node $old did not say it followed epoch $new"
+		[[ $(node_status $old) == "$before" ]] ||
+			fail "node $old's refused restart changed its log"
 		still_leads $victim "after node $old's restart"
 		node_replica $old
-		gap_rounds=$((gap_rounds + 1))
+		served_refused=$((served_refused + 1))
 		;;
 	8)
-		# KNOWN GAP: the probe before fencing is asked once; a replica
-		# that comes back during the promotion's wait is fenced with
-		# the restart's epoch, above the newer primary's when this
-		# node's id is higher (then it takes over)
-		say "KNOWN GAP: SIGKILL primary $old, promote $victim, SIGKILL" \
-			"replica $third, restart node $old from its files and" \
-			"restart node $third meanwhile"
+		# a replica that comes back during the promotion's wait would
+		# be fenced with the restart's epoch, above the newer primary's
+		# when this node's id is higher, were it not asked again before
+		# each round.  The newer primary is frozen meanwhile (a pause,
+		# a partition), else it answers the probe itself.
+		say "SIGKILL primary $old, promote $victim, SIGKILL" \
+			"replica $third, freeze primary $victim, restart node" \
+			"$old from its files and restart node $third meanwhile"
 		node_stop $old KILL
 		stop_replica $victim
 		promote $victim
 		promotions=$((promotions + 1))
 		new=$epoch
 		node_stop $third KILL
+		kill -STOP ${npid[$victim]}
 		from=$(err_lines $old)
 		penv=(REPL_NODE_RESTART=1)
 		node_primary $old 1000000000 $(others $old)
 		penv=()
-		pause 1000
+		# back after the probe (the frozen primary holds it up to the
+		# down timeout) and before the promotion's wait ends
+		sleep 1.5
+		pause 800
 		node_replica $third
-		for ((t = 0; t < 100; t++)); do
+		for ((t = 0; t < 150; t++)); do
 			kill -0 ${npid[$old]} 2>/dev/null || break
 			(( $(count_since $old $from "repl-node: primary of epoch") )) && break
 			sleep 0.1
 		done
+		kill -CONT ${npid[$victim]}
 		if kill -0 ${npid[$old]} 2>/dev/null; then
 			fail "node $old (id ${NCTL[$old]}) restarted from its files leads" \
 				"($(tail -n +$((from + 1)) "$D/n$old.err" |
@@ -369,9 +397,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		rc=$?
 		role[$old]=none
 		(( rc == 6 || rc == 4 )) || fail "node $old's restart ended with $rc"
+		(( rc == 6 )) && race_refused=$((race_refused + 1)) ||
+			race_gave_up=$((race_gave_up + 1))
 		still_leads $victim "after node $old's restart"
 		node_replica $old
-		gap_rounds=$((gap_rounds + 1))
 		;;
 	esac
 	wait_more_acks 300 $(acked_lines) $prim
@@ -386,7 +415,9 @@ echo "$NAME: seed $SEED, $ROUNDS rounds: $replica_kills replica kills;" \
 	"sequences of $seq_promotions promotions ($behind with the new primary" \
 	"frozen behind before, $copied copying a tail); $promotions promotions" \
 	"in all; $superseded restarts refused as superseded, $restarts" \
-	"restarts leading again$( (( GAPS )) && echo ", $gap_rounds known-gap rounds");" \
+	"restarts leading again, $served_refused refused after serving as a" \
+	"replica, $race_refused refused and $race_gave_up giving up with the" \
+	"replica back during the wait;" \
 	"$checks checks of a log against the acknowledgements" \
 	"($checked_total acknowledged LSNs compared);" \
 	"$acked_lsns records acknowledged, 0 lost"

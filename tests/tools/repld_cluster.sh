@@ -9,7 +9,9 @@
 #   3. SIGTERM stops each node with exit 0 within 10 s;
 #   4. the primary restarts with one replica reachable: itself and it are
 #      the 2 of 3 nodes a promotion needs;
-#   5. a replica promoted in its place fences it: exit 3;
+#   5. a replica promoted in its place (`replctl promote`) fences it:
+#      exit 3; a restart of that replica from a file that says primary
+#      would be refused, since its log follows node1's epoch;
 #   6. with no replica running it refuses to promote: exit 4, naming them.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default; cluster_lib.sh).
@@ -64,9 +66,8 @@ wait_for 3 "listening" "listening"
 start 1
 up 1 2
 up 1 3
-stop 2
-conf 2 primary
-start 2
+out=$("$CTL" -s "$(sock 2)" promote 2>> "$D/ctl.err")
+[[ $? -eq 0 && $out == *promoted* ]] || fail "replctl promote on node2: $out"
 wait_for 2 "is the primary of epoch" "promotion"
 exited 1 "node1 not fenced 10 s after node2's promotion"
 [[ $rc -eq 3 ]] || fail "fenced node1 exited $rc, not 3"
