@@ -162,6 +162,16 @@ replica_start(struct node *n)
 
 	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
 	snprintf(n->data_port, sizeof(n->data_port), "%u", conf->listen.data_port);
+	/* a log made anew takes its promise floor from these (copies: a reload
+	 * may change the file's list meanwhile) */
+	for (int i = 0; i < conf->n_peers; i++) {
+		snprintf(n->floor_hosts[i], sizeof(n->floor_hosts[i]), "%s",
+			conf->peers[i].address);
+		snprintf(n->floor_ports[i], sizeof(n->floor_ports[i]), "%u",
+			conf->peers[i].control_port);
+		n->floor_peers[i] = (struct replica_peer){ n->floor_hosts[i],
+			n->floor_ports[i] };
+	}
 	n->replica_cfg = (struct replica_cfg){
 		.path = conf->log.path,
 		/* repld_backend has rpma_ext_mem_backend's values */
@@ -170,6 +180,9 @@ replica_start(struct node *n)
 		/* formats a blank medium, or (reinit) whatever it holds */
 		.create = 1,
 		.reinit = n->reinit,
+		.peers = n->floor_peers,
+		.n_peers = conf->n_peers,
+		.quorum = conf->quorum,
 		.node_id = conf->node_id,
 		.provider = n->provider,
 		.addr = conf->listen.address,
@@ -739,6 +752,13 @@ node_tick(struct node *n)
 
 		refused_locked(n->conf.log.path, msg, sizeof(msg));
 		say("%s\n", msg);
+		n->exit_code = code = 5;
+	} else if (node_role(n) == NODE_REPLICA &&
+		   n->replica_ret == REPLICA_E_NO_PEERS) {
+		say("refused to start: the log %s is made anew (--reinit), or was and "
+			"has not taken its promise floor yet: it takes the floor from "
+			"other nodes of its configuration before it serves a "
+			"primary, and the file lists no peers\n", n->conf.log.path);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		say("the replica stopped: its log or endpoints could not be set up "

@@ -62,6 +62,10 @@ struct node {
 	struct replica_cfg replica_cfg;
 	struct replica_state replica_state;	/* what it serves, for STATUS */
 	char ctl_port[8], data_port[8];
+	/* replica_cfg.peers: the file's peers as they were at replica_start */
+	struct replica_peer floor_peers[REPLD_PEERS_MAX];
+	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
+	char floor_ports[REPLD_PEERS_MAX][8];
 };
 
 /* a node that is down yet; conf is taken over */
