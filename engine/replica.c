@@ -155,6 +155,13 @@ open_log(struct replica *r)
 			RPMA_LOG_ERROR("replica: cannot format %s (%d)", cfg->path, ret);
 			return ret;
 		}
+	} else if (kind == WAL_PROBE_BLANK) {
+		/* a replaced disk must not pass for a new cluster's node */
+		RPMA_LOG_ERROR("replica: %s holds no log (every header byte is "
+			"zero): refused; a blank medium is made a log only for a "
+			"new cluster (create) or for a replica made anew (reinit)",
+			cfg->path);
+		return REPLICA_E_BLANK;
 	} else if (kind == WAL_PROBE_DAMAGED || kind == WAL_PROBE_FOREIGN) {
 		RPMA_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
 			"empty log, losing what it holds)", cfg->path,

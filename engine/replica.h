@@ -63,6 +63,8 @@ struct replica_peer {
  * floor), and its configuration lists no other node to take the floor from
  */
 #define REPLICA_E_NO_PEERS	(-200301)
+/* replica_run: the medium is blank, and neither create nor reinit was given */
+#define REPLICA_E_BLANK		(-200302)
 
 struct replica_cfg {
 	const char *path;		/* its log: file or device */
@@ -71,7 +73,8 @@ struct replica_cfg {
 	/*
 	 * create: make the file if it is missing and format a medium that
 	 * is blank (every header byte zero), never one that holds a damaged
-	 * log or something else.  reinit: format it whatever it holds (a
+	 * log or something else; without it (nor reinit) a blank medium is
+	 * refused: REPLICA_E_BLANK.  reinit: format it whatever it holds (a
 	 * replaced disk, a log to be made anew): a new incarnation with no
 	 * membership, which counts for nothing until a primary caught it up,
 	 * and no promise: it is marked promise pending (WAL_F_PROMISE_PENDING)

@@ -177,8 +177,12 @@ replica_start(struct node *n)
 		/* repld_backend has rpma_ext_mem_backend's values */
 		.backend = (enum rpma_ext_mem_backend)conf->log.backend,
 		.size = conf->log.size,
-		/* formats a blank medium, or (reinit) whatever it holds */
-		.create = 1,
+		/*
+		 * Formats a blank medium only for a new cluster; made anew
+		 * (reinit), whatever it holds.  At any other start a blank
+		 * medium is a missing log: a replaced disk is not a new node.
+		 */
+		.create = n->bootstrap,
 		.reinit = n->reinit,
 		.peers = n->floor_peers,
 		.n_peers = conf->n_peers,
@@ -198,6 +202,12 @@ replica_start(struct node *n)
 		.state = &n->replica_state,
 	};
 	memcpy(n->replica_cfg.cluster_uuid, conf->cluster_uuid, 16);
+	/*
+	 * The start that asked for it makes the log, once: a later start of
+	 * the replica (after a refused promotion, a step-down) opens what the
+	 * log holds by then.
+	 */
+	n->bootstrap = n->reinit = false;
 	n->replica_stop = 0;
 	n->replica_ret = 0;
 	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
@@ -427,6 +437,7 @@ node_start(struct node *n, const struct node_start_how *how)
 	if ((ret = log_expected(n, how)) != 0)
 		return ret;
 	pthread_mutex_lock(&n->change);
+	n->bootstrap = how->bootstrap;
 	n->reinit = how->reinit;
 	if (how->reinit && n->conf.role != REPLD_ROLE_REPLICA)
 		say("--reinit: this node starts as a replica (a log made anew "
@@ -752,6 +763,13 @@ node_tick(struct node *n)
 
 		refused_locked(n->conf.log.path, msg, sizeof(msg));
 		say("%s\n", msg);
+		n->exit_code = code = 5;
+	} else if (node_role(n) == NODE_REPLICA &&
+		   n->replica_ret == REPLICA_E_BLANK) {
+		say("refused to start: the log %s is blank (it holds no log); it is "
+			"made only by the first start of a new cluster (--bootstrap) "
+			"or for a replica whose disk was replaced (--reinit: it then "
+			"copies everything from the primary)\n", n->conf.log.path);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA &&
 		   n->replica_ret == REPLICA_E_NO_PEERS) {

@@ -56,7 +56,13 @@ struct node {
 	/* NODE_REPLICA: replica_run in its own thread */
 	pthread_t replica_thread;
 	bool replica_running;
-	bool reinit;		/* the replica formats its log whatever it holds */
+	/*
+	 * How the replica's next start makes its log (once: cleared by it):
+	 * bootstrap formats a blank medium (a new cluster's node), reinit
+	 * formats whatever the path holds (a log made anew).
+	 */
+	bool bootstrap;
+	bool reinit;
 	volatile sig_atomic_t replica_stop;
 	atomic_int replica_ret;		/* replica_run's result, once it returned */
 	struct replica_cfg replica_cfg;
