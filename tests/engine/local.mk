@@ -163,6 +163,16 @@ tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
 
+# a replica made anew takes its promise floor before it serves a primary
+check_PROGRAMS += tests/engine/repl_floor
+TESTS += tests/engine/repl_floor
+tests_engine_repl_floor_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include \
+	$(SSL_CFLAGS) \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_repl_floor_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+
 # a link's batch cut into pieces that neither wrap nor pass a flush's limit
 check_PROGRAMS += tests/engine/link_split
 TESTS += tests/engine/link_split

@@ -68,3 +68,13 @@ EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
 # R2: a promotion beside a healthy primary leaves two primaries
 TESTS += tests/scenario/r2_promote_beside_live_primary.sh
 EXTRA_DIST += tests/scenario/r2_promote_beside_live_primary.sh
+
+# M1: a node made anew (--reinit) without a promise floor: an old primary
+# not yet fenced acknowledges through it (docs/model.md, finding 1)
+TESTS += tests/scenario/m1_reinit_no_floor.sh
+EXTRA_DIST += tests/scenario/m1_reinit_no_floor.sh
+
+# M1's partition: a stopped node's port that takes no new connection
+check_PROGRAMS += tests/scenario/plug_port
+tests_scenario_plug_port_SOURCES = tests/scenario/plug_port.c
+tests_scenario_plug_port_LDADD =
