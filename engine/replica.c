@@ -963,6 +963,28 @@ floor_begin(struct replica *r)
 	struct ctl_pos h;
 	int ret;
 
+	if (r->cfg->n_peers > 0 && r->cfg->quorum >= r->cfg->n_peers) {
+		/*
+		 * k = n: an acknowledgement needs every node.  An old primary
+		 * that a newer promotion superseded acknowledges nothing more
+		 * (the newer primary is no replica of it), and the newer one
+		 * acknowledged nothing without every replica, the old primary
+		 * among them, following it.  There is no promise to keep, and
+		 * no k + 1 others to ask: the mark goes at once.  (A two-node
+		 * cluster takes a replaced disk back while its primary runs.)
+		 */
+		if ((ret = wal_take_floor(r->wal, 0, 0)) != 0) {
+			RPMA_LOG_ERROR("replica: cannot clear the promise-pending "
+				"mark (%d)", ret);
+			return ret;
+		}
+		wal_identity(r->wal, &r->id, &r->ring_size);
+		RPMA_LOG_NOTICE("replica: its log was made anew; with quorum %d of "
+			"%d peers (k = n: every node holds each acknowledged "
+			"record) it needs no promise floor", r->cfg->quorum,
+			r->cfg->n_peers);
+		return 0;
+	}
 	wal_positions(r->wal, &head, NULL, NULL);
 	to_ctl(&h, &head);
 	ret = promise_floor_new(r->cfg, r->id.cluster_uuid, r->id.node_id,
