@@ -9,10 +9,10 @@
  *   repl-node replica PATH SIZE CTL_PORT DATA_PORT
  *	serve primaries until SIGTERM; prints "ready" once listening.  A new
  *	log gets node id REPL_NODE_NODE_ID, else CTL_PORT.  With
- *	REPL_NODE_REINIT=1 the log is made anew whatever it holds (replica_cfg.reinit) and takes its promise
- *	floor from the nodes of REPL_NODE_PEERS (HOST:PORT,...), k
- *	REPL_NODE_QUORUM (0), before it serves a primary; so does a log
- *	still marked promise pending.  Exits 5 when such a log has no peers
+ *	REPL_NODE_REINIT=1 the log is made anew whatever it holds
+ *	(replica_cfg.reinit) and takes its promise floor from the nodes of
+ *	REPL_NODE_PEERS (HOST:PORT,...), k REPL_NODE_QUORUM (0), before it
+ *	serves a primary; so does a log still marked promise pending.  Exits 5 when such a log has no peers
  *	(REPLICA_E_NO_PEERS), 1 on other failures.
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
