@@ -313,7 +313,8 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		r->config_crc = get32(b + 144);
 		if (r->incarnation == 0)
 			return "HELLO_REPLY: incarnation is 0";
-		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE))
+		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE |
+		    CTL_HELLO_F_PENDING))
 			return "HELLO_REPLY: unknown flags";
 		if (r->backend > CTL_BACKEND_MAX)
 			return "HELLO_REPLY: backend is not 0 to 3";

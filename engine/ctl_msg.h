@@ -109,6 +109,8 @@ struct ctl_hello_reply {
 #define CTL_HELLO_F_SUSPECT	(1u << 0)	/* its medium's health is suspect */
 #define CTL_HELLO_F_STALE	(1u << 1)	/* refused: the HELLO's epoch is
 						   below .epoch; nothing changed */
+/* a log made anew still taking its promise floor: its epoch says nothing */
+#define CTL_HELLO_F_PENDING	(1u << 2)
 
 struct ctl_query {
 	uint64_t lsn;

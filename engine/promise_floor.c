@@ -248,6 +248,14 @@ round_end(struct promise_floor *f, uint64_t *epoch, uint64_t *epoch_inc,
 
 		if (!fp->answered)
 			continue;
+		if (fp->hr.flags & CTL_HELLO_F_PENDING) {
+			/* made anew too: it remembers no promise to pass on */
+			fp->answered = false;
+			snprintf(fp->why, sizeof(fp->why), "node %u is taking its "
+				"own promise floor (its log was made anew too)",
+				(unsigned)fp->hr.node_id);
+			continue;
+		}
 		if (fp->hr.node_id == f->node_id) {
 			fp->answered = false;
 			snprintf(fp->why, sizeof(fp->why), "it answers as this node "

@@ -742,6 +742,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 		/* a restarted primary asks what this replica follows: tell */
 		wal_positions(r->wal, &head, &tail, NULL);
 		hr->flags = m.u.hello.epoch < r->id.epoch ? CTL_HELLO_F_STALE : 0;
+		if (r->floor)	/* its 0 is no promise another floor may use */
+			hr->flags |= CTL_HELLO_F_PENDING;
 		hr->epoch = hr->prior_epoch = r->id.epoch;
 		hr->epoch_inc = r->id.epoch_inc;
 		to_ctl(&hr->head, &head);

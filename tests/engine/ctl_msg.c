@@ -61,7 +61,8 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, UINT32_MAX);
 	memset(m->u.hello_reply.cluster_uuid, 0xa5, 16);
 	m->u.hello_reply.node_id = UINT32_MAX;
-	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE;
+	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE |
+		CTL_HELLO_F_PENDING;
 	m->u.hello_reply.epoch = UINT64_MAX;
 	m->u.hello_reply.tail_epoch = UINT64_MAX - 1;
 	m->u.hello_reply.incarnation = UINT64_MAX - 3;
@@ -467,6 +468,9 @@ rejections(void)
 	f[16 + 151] = 1;
 	expect_reject(f, (size_t)len, "HELLO_REPLY: reserved");
 	f[16 + 151] = 0;
+	f[16 + 20] |= 8;	/* flags: bit 3 is none */
+	expect_reject(f, (size_t)len, "HELLO_REPLY: unknown flags");
+	f[16 + 20] &= (uint8_t)~8;
 	/* a membership's epoch and its crc: both or neither */
 	put_le(f + 16 + 144, 0, 4);
 	expect_reject(f, (size_t)len, "HELLO_REPLY: config_crc");
@@ -561,7 +565,7 @@ rejections(void)
 	m.u.hello_reply.tail.lsn = 4;	/* below head.lsn 5 */
 	refused(&m, "tail.lsn is below head.lsn");
 	m = s[3];
-	m.u.hello_reply.flags = 4;
+	m.u.hello_reply.flags = 8;
 	refused(&m, "flags");
 	m = s[0];
 	m.u.hello.flags = 4;
