@@ -11,6 +11,7 @@
  *    with "not ready", changing nothing.
  *  - SIGKILLed before its floor and restarted without reinit, its log is
  *    still marked promise pending (read offline too), and it still waits.
+ *  - An answer marked PENDING (a peer made anew itself) does not count.
  *  - Once both answer it takes the higher promise, E3 and the incarnation
  *    that chose it, as its own: node 1's E1 is then STALE, E3 from another
  *    incarnation of node 3 is refused, node 3's own is served.  The mark
@@ -48,6 +49,7 @@ struct fake_peer {
 	struct ctl_listener *l;
 	pthread_t thread;
 	atomic_bool stop;
+	atomic_bool pending;	/* answers as a log made anew taking its floor */
 	atomic_int probes, others;	/* HELLOs it got */
 };
 
@@ -73,6 +75,8 @@ fake_main(void *arg)
 				memcpy(hr->cluster_uuid, test_uuid, 16);
 				hr->node_id = p->node_id;
 				hr->flags = m.u.hello.epoch < p->epoch ? CTL_HELLO_F_STALE : 0;
+				if (atomic_load(&p->pending))
+					hr->flags |= CTL_HELLO_F_PENDING;
 				hr->epoch = hr->prior_epoch = p->epoch;
 				hr->epoch_inc = p->inc;
 				hr->incarnation = p->inc;
@@ -294,8 +298,23 @@ main(void)
 	CHECK(hello(1, E1, INC1, 0, "not ready", NULL) == 0);
 	CHECK(followed(NULL) == 0);
 
-	/* node 3 answers too: its promise, the higher, is the floor */
+	/*
+	 * node 3 answers, but as a log made anew itself (PENDING): its
+	 * answer promises nothing and does not count
+	 */
+	atomic_store(&p3.pending, true);
 	fake_start(&p3, server);
+	for (int t = 0; t < 100 && atomic_load(&p3.probes) < 2; t++)
+		usleep(50000);
+	CHECK(atomic_load(&p3.probes) >= 2);
+	CHECK(followed(NULL) == 0);
+	for (int t = 0; t < 60 && test_node_count(&node, "is taking its own "
+			"promise floor") < 1; t++)
+		usleep(50000);
+	CHECK(test_node_count(&node, "is taking its own promise floor") >= 1);
+
+	/* node 3 answers for real: its promise, the higher, is the floor */
+	atomic_store(&p3.pending, false);
 	for (int t = 0; t < 200 && followed(NULL) != E3; t++)
 		usleep(50000);
 	CHECK(followed(&inc) == E3 && inc == INC3);
