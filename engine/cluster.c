@@ -287,6 +287,7 @@ cluster_free(struct cluster *c)
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->release_lock);
 	pthread_mutex_destroy(&c->verify_lock);
+	pthread_mutex_destroy(&c->floor_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -367,6 +368,9 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->release_lock, NULL);
 	pthread_mutex_init(&c->verify_lock, NULL);
+	pthread_mutex_init(&c->floor_lock, NULL);
+	/* what this node saw its peers' logs hold (cluster_floor.c) */
+	peer_floors_load(mem, &c->floors);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->cond, &ca);

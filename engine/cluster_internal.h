@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "ctl_msg.h"
 #include "membership.h"
+#include "peer_floor.h"
 
 struct ctl_chan;
 struct ctl_listener;
@@ -209,6 +210,14 @@ struct cluster {
 	bool fence_running;
 	char listen_names[2][MEMBER_HOST_MAX + 1];	/* addr, port */
 
+	/*
+	 * What this node saw each peer's log hold (peer_floor.h), as its log
+	 * keeps it: loaded at the start, stored when a value rises (under
+	 * floor_lock: the links and the promotion note answers).
+	 */
+	pthread_mutex_t floor_lock;
+	struct peer_floors floors;
+
 	/* a replica follows a newer primary: durable_lsn never moves again */
 	atomic_bool fenced;
 	char fenced_why[160];		/* under lock */
@@ -249,6 +258,21 @@ void cluster_ms_advance(struct cluster *c);
 uint64_t cluster_ms_durable(struct cluster *c, uint64_t d);
 /* wait up to ms for a joint membership to be committed; false if not */
 bool cluster_ms_wait_final(struct cluster *c, int ms);
+
+/* cluster_floor.c: the peer floors against the answers of the peers */
+/*
+ * hr, from the peer at host:port, comes from an older copy of its log (a
+ * peer floor is above what it says): -1 with why (for the link's status;
+ * the first time also logged, naming the remedy), else 0.
+ */
+int cluster_floor_check(struct cluster *c, const char *host, const char *port,
+		const struct ctl_hello_reply *hr, char *why, size_t n);
+/* hr accepted epoch, this node's: its promise (stored if it rises) */
+void cluster_floor_promised(struct cluster *c, const struct ctl_hello_reply *hr,
+		uint64_t epoch);
+/* node_id's log `incarnation` acknowledged storing configuration epoch e */
+void cluster_floor_stored(struct cluster *c, uint32_t node_id,
+		uint64_t incarnation, uint64_t e);
 
 /* promote.c */
 uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);

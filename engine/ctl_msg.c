@@ -24,11 +24,13 @@
  *                     24 epoch u64, 32 ring_size u64, 40 head pos,
  *                     64 incarnation u64, 72 head_epoch u64
  *   HELLO_REPLY       0 uuid[16], 16 node_id u32, 20 flags u32,
- *    (128 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
+ *    (152 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
  *                     64 tail pos, 88 data_port u16, 90 desc_len u16,
  *                     92 backend u8, 93 reserved[3], 96 tail_epoch u64,
  *                     104 config_epoch u64, 112 incarnation u64,
- *                     120 head_epoch u64, 128 desc[desc_len]
+ *                     120 head_epoch u64, 128 prior_epoch u64,
+ *                     136 epoch_inc u64, 144 config_crc u32,
+ *                     148 reserved u32, 152 desc[desc_len]
  *   QUERY (8)         0 lsn u64
  *   QUERY_REPLY (40)  0 lsn u64, 8 found u32, 12 reserved u32, 16 after pos
  *   TRUNCATE (32)     0 pos, 24 epoch u64 (of record pos.lsn - 1)
@@ -55,7 +57,7 @@
 #define POS_SIZE 24
 #define CUT_SIZE 32
 #define HELLO_SIZE 80
-#define HELLO_REPLY_FIXED 128
+#define HELLO_REPLY_FIXED 152
 #define QUERY_SIZE 8
 #define QUERY_REPLY_SIZE 40
 #define ACK_SIZE 56
@@ -78,7 +80,7 @@ static const struct {
 		"HELLO: body length is not 80" },
 	[CTL_HELLO_REPLY] = { "HELLO_REPLY", HELLO_REPLY_FIXED,
 		HELLO_REPLY_FIXED + CTL_DESC_MAX,
-		"HELLO_REPLY: body length is not 128 to 192" },
+		"HELLO_REPLY: body length is not 152 to 216" },
 	[CTL_QUERY] = { "QUERY", QUERY_SIZE, QUERY_SIZE,
 		"QUERY: body length is not 8" },
 	[CTL_QUERY_REPLY] = { "QUERY_REPLY", QUERY_REPLY_SIZE, QUERY_REPLY_SIZE,
@@ -306,18 +308,27 @@ decode_body(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 		r->config_epoch = get64(b + 104);
 		r->incarnation = get64(b + 112);
 		r->head_epoch = get64(b + 120);
+		r->prior_epoch = get64(b + 128);
+		r->epoch_inc = get64(b + 136);
+		r->config_crc = get32(b + 144);
 		if (r->incarnation == 0)
 			return "HELLO_REPLY: incarnation is 0";
-		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE))
+		if (r->flags & ~(uint32_t)(CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE |
+		    CTL_HELLO_F_PENDING))
 			return "HELLO_REPLY: unknown flags";
 		if (r->backend > CTL_BACKEND_MAX)
 			return "HELLO_REPLY: backend is not 0 to 3";
-		if (b[93] != 0 || b[94] != 0 || b[95] != 0)
+		if (b[93] != 0 || b[94] != 0 || b[95] != 0 || get32(b + 148) != 0)
 			return "HELLO_REPLY: reserved field is not 0";
+		if ((r->config_epoch == 0) != (r->config_crc == 0))
+			return "HELLO_REPLY: config_crc is 0 with a membership, "
+				"or not 0 without one";
+		if (r->prior_epoch > r->epoch)
+			return "HELLO_REPLY: prior_epoch is above epoch";
 		if (r->desc_len > CTL_DESC_MAX)
 			return "HELLO_REPLY: desc_len exceeds 64";
 		if (len != HELLO_REPLY_FIXED + (uint32_t)r->desc_len)
-			return "HELLO_REPLY: body length is not 128 + desc_len";
+			return "HELLO_REPLY: body length is not 152 + desc_len";
 		memcpy(r->desc, b + HELLO_REPLY_FIXED, r->desc_len);
 		if (r->ring_size == 0 || r->ring_size % 8 != 0)
 			return "HELLO_REPLY: ring_size is 0 or not a multiple of 8";
@@ -525,6 +536,9 @@ put_frame(const struct ctl_msg *m, uint8_t *buf, const char **why)
 		put64(b + 104, r->config_epoch);
 		put64(b + 112, r->incarnation);
 		put64(b + 120, r->head_epoch);
+		put64(b + 128, r->prior_epoch);
+		put64(b + 136, r->epoch_inc);
+		put32(b + 144, r->config_crc);
 		memcpy(b + HELLO_REPLY_FIXED, r->desc, r->desc_len);
 		len = HELLO_REPLY_FIXED + r->desc_len;
 		break;

@@ -22,7 +22,7 @@
 #define CTL_FRAME_MAX 1024
 #define CTL_DESC_MAX 64
 #define CTL_TEXT_MAX 200
-#define CTL_VERSION 2
+#define CTL_VERSION 3
 
 enum ctl_type {
 	CTL_HELLO = 1,		/* primary -> replica: who I am, my geometry */
@@ -83,6 +83,14 @@ struct ctl_hello_reply {
 	uint64_t config_epoch;	/* of the membership its log holds (0: none) */
 	uint64_t incarnation;	/* of its log (never 0) */
 	uint64_t head_epoch;	/* of record head.lsn - 1 (0: none or not known) */
+	/*
+	 * The epoch it followed before this HELLO (= epoch when the HELLO
+	 * changed nothing): a promise never goes down, so one below what
+	 * this node saw it promise says its log was put back.
+	 */
+	uint64_t prior_epoch;
+	uint64_t epoch_inc;	/* incarnation of the log that chose epoch (0: ?) */
+	uint32_t config_crc;	/* its membership's crc: which one (0: none) */
 	uint8_t desc[CTL_DESC_MAX];	/* its ring's region descriptor */
 };
 
@@ -101,6 +109,8 @@ struct ctl_hello_reply {
 #define CTL_HELLO_F_SUSPECT	(1u << 0)	/* its medium's health is suspect */
 #define CTL_HELLO_F_STALE	(1u << 1)	/* refused: the HELLO's epoch is
 						   below .epoch; nothing changed */
+/* a log made anew still taking its promise floor: its epoch says nothing */
+#define CTL_HELLO_F_PENDING	(1u << 2)
 
 struct ctl_query {
 	uint64_t lsn;

@@ -76,7 +76,8 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 	memcpy(out.u.hello_reply.cluster_uuid, c->id.cluster_uuid, 16);
 	out.u.hello_reply.node_id = c->id.node_id;
 	out.u.hello_reply.flags = CTL_HELLO_F_STALE;
-	out.u.hello_reply.epoch = c->id.epoch;
+	out.u.hello_reply.epoch = out.u.hello_reply.prior_epoch = c->id.epoch;
+	out.u.hello_reply.epoch_inc = c->id.incarnation;	/* it chose it */
 	out.u.hello_reply.ring_size = c->ring_size;
 	out.u.hello_reply.incarnation = c->id.incarnation;
 	to_ctl(&out.u.hello_reply.head, &head);
@@ -84,6 +85,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 	out.u.hello_reply.tail_epoch = wal_tail_epoch(c->wal);
 	pthread_mutex_lock(&c->lock);
 	out.u.hello_reply.config_epoch = c->ms.config_epoch;
+	out.u.hello_reply.config_crc = membership_crc(&c->ms);
 	pthread_mutex_unlock(&c->lock);
 	(void)ctl_chan_send(ch, &out, c->cfg.down_timeout_ms);
 }

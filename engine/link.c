@@ -319,6 +319,12 @@ link_connect(struct link *l)
 	l->acked = false;
 	cluster_ms_place(c, l);
 	pthread_mutex_unlock(&c->lock);
+	/* an older copy of its log (a peer floor says): nothing goes to it */
+	if (cluster_floor_check(c, l->host, l->ctl_port, &hr, why, sizeof(why))) {
+		link_fail(l, "%s", why);
+		return -1;
+	}
+	cluster_floor_promised(c, &hr, c->id.epoch);
 	if (link_data_open(c, l->host, l->ch, &hr, &l->conn, &l->dst, why,
 			sizeof(why))) {
 		link_fail(l, "%s", why);
@@ -612,6 +618,8 @@ give_membership(struct link *l)
 			m.u.ack.status);
 		return -1;
 	}
+	/* it stored it: its membership never goes below this while its log lives */
+	cluster_floor_stored(c, l->node_id, l->incarnation, ms.config_epoch);
 	pthread_mutex_lock(&c->lock);
 	l->held = ms.config_epoch;
 	l->acked = true;

@@ -36,7 +36,8 @@ engine_librepl_internal_la_SOURCES += \
 	engine/promote.c engine/fence_listen.c engine/fabric.c engine/fabric.h \
 	engine/membership.c engine/membership_v1.c engine/membership_change.c \
 	engine/membership_log.c engine/membership.h engine/cluster_ms.c \
-	engine/replica.c engine/replica.h
+	engine/peer_floor.c engine/peer_floor.h engine/cluster_floor.c \
+	engine/replica.c engine/replica.h engine/promise_floor.c engine/promise_floor.h
 
 # the control channel's TLS (OpenSSL); librepl and every program linking
 # librepl_internal.la get the libraries through libtool's dependency_libs

@@ -18,11 +18,11 @@
 #define HDR_SIZE 32
 #define ENTRY_SIZE 64
 #define HOST_FIELD 48
-#define RESERVED_OFF 800
+#define FROM_CRC_OFF 800
 #define CRC_OFF 804
 
-_Static_assert(HDR_SIZE + ENTRY_SIZE * MEMBERSHIP_NODES_MAX == RESERVED_OFF,
-	"the entries end where the reserved field starts");
+_Static_assert(HDR_SIZE + ENTRY_SIZE * MEMBERSHIP_NODES_MAX == FROM_CRC_OFF,
+	"the entries end where from_crc starts");
 _Static_assert(CRC_OFF + 4 == MEMBERSHIP_SIZE, "the crc ends the encoding");
 _Static_assert(MEMBER_HOST_MAX + 1 == HOST_FIELD, "a host field holds its NUL");
 
@@ -94,6 +94,8 @@ membership_check(const struct membership *ms, const char **why)
 		FAIL("unknown flags");
 	if ((ms->flags & MEMBERSHIP_F_JOINT) && (ms->flags & MEMBERSHIP_F_FROM_JOINT))
 		FAIL("JOINT and FROM_JOINT together");
+	if (ms->from_crc != 0 && !(ms->flags & MEMBERSHIP_F_FROM_JOINT))
+		FAIL("from_crc is not 0 without FROM_JOINT");
 	if (ms->count == 0 || ms->count > MEMBERSHIP_NODES_MAX)
 		FAIL("count is not 1 to 12");
 	if (ms->k_old != 0 && !(ms->flags & MEMBERSHIP_F_JOINT))
@@ -141,6 +143,7 @@ membership_encode(const struct membership *ms, uint8_t *buf, const char **why)
 		put64(p + 8, e->incarnation);
 		memcpy(p + 16, e->host, strlen(e->host));
 	}
+	put32(buf + FROM_CRC_OFF, ms->from_crc);
 	put32(buf + CRC_OFF, rpma_crc32c(0, buf, CRC_OFF));
 	return 0;
 }
@@ -158,13 +161,12 @@ membership_decode(const uint8_t *buf, size_t len, struct membership *ms,
 		FAIL("bad magic (not \"RPLMEMB\" version 2)");
 	if (get32(buf + CRC_OFF) != rpma_crc32c(0, buf, CRC_OFF))
 		FAIL("checksum mismatch");
-	if (get32(buf + RESERVED_OFF) != 0)
-		FAIL("reserved field is not 0");
 	ms->config_epoch = get64(buf + 8);
 	ms->k = get32(buf + 16);
 	ms->k_old = get32(buf + 20);
 	ms->flags = get32(buf + 24);
 	ms->count = get32(buf + 28);
+	ms->from_crc = get32(buf + FROM_CRC_OFF);
 	if (ms->count == 0 || ms->count > MEMBERSHIP_NODES_MAX)
 		FAIL("count is not 1 to 12");
 	for (uint32_t i = 0; i < MEMBERSHIP_NODES_MAX; i++) {
@@ -195,6 +197,24 @@ membership_decode(const uint8_t *buf, size_t len, struct membership *ms,
 		return -1;
 	}
 	return 0;
+}
+
+uint32_t
+membership_crc(const struct membership *ms)
+{
+	uint8_t buf[MEMBERSHIP_SIZE];
+	const char *why;
+	uint32_t crc;
+
+	if (ms->config_epoch == 0)
+		return 0;
+	if (ms->v1)
+		crc = ms->v1_crc;	/* never encoded: the crc it was read with */
+	else if (membership_encode(ms, buf, &why) != 0)
+		return 0;
+	else
+		crc = get32(buf + CRC_OFF);
+	return crc != 0 ? crc : 1;	/* 0 says "none" */
 }
 
 uint32_t

@@ -39,8 +39,15 @@
  *                          JOINT), port u16, incarnation u64 (0: not
  *                          known), host[48] (NUL-padded, 1..47
  *                          printable characters, no space)
- *   800    4 reserved      0
+ *   800    4 from_crc      FROM_JOINT: the crc of the joint membership it
+ *                          ended (0: not known); else 0
  *   804    4 crc           CRC-32C of bytes 0..803
+ *
+ * A membership is named by its configuration epoch *and* its crc: two
+ * primaries (one superseded, not yet fenced) can each begin a change from
+ * the same membership and store two different ones with one epoch, so a
+ * promotion counts a node only if it holds the very membership (or, under
+ * F, the J whose crc F names).
  *
  * Entries past count are all zero; k < the entries in NEW, k_old < those
  * in OLD; no node id and no address is listed twice.  An entry with an
@@ -86,12 +93,14 @@ struct membership {
 	uint32_t k_old;			/* of OLD */
 	uint32_t flags;			/* MEMBERSHIP_F_* */
 	uint32_t count;
+	uint32_t from_crc;		/* FROM_JOINT: the J it ended (0: ?) */
 	struct member m[MEMBERSHIP_NODES_MAX];
 	/*
 	 * Read from a version 1 copy: m[] are the writer's replicas (ids
 	 * 0), the writer itself is not listed.  Never encoded.
 	 */
 	bool v1;
+	uint32_t v1_crc;		/* the crc a version 1 copy had */
 };
 
 /* 0 if ms may be encoded (what the decoder accepts), else -1 with *why */
@@ -106,6 +115,11 @@ int membership_decode(const uint8_t *buf, size_t len, struct membership *ms,
 int membership_decode_v1(const uint8_t *buf, size_t len, struct membership *ms,
 		const char **why);
 
+/*
+ * Which membership this is (with its configuration epoch): its encoding's
+ * crc, never 0; 0 for none (config_epoch 0).
+ */
+uint32_t membership_crc(const struct membership *ms);
 /* the nodes with flag (MEMBER_F_NEW or MEMBER_F_OLD) */
 uint32_t membership_nodes(const struct membership *ms, uint16_t flag);
 /*

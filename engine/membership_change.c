@@ -158,4 +158,5 @@ membership_final(const struct membership *j, struct membership *f)
 	f->config_epoch = j->config_epoch + 1;
 	f->k = j->k;
 	f->flags = MEMBERSHIP_F_FROM_JOINT;
+	f->from_crc = membership_crc(j);
 }

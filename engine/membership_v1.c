@@ -96,5 +96,6 @@ membership_decode_v1(const uint8_t *buf, size_t len, struct membership *ms,
 	}
 	ms->count = n;
 	ms->v1 = true;
+	ms->v1_crc = get32(buf + V1_CRC_OFF);
 	return 0;
 }

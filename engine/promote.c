@@ -19,8 +19,10 @@
  *     higher epoch answers STALE and the round starts again above it;
  *  3. counts, under the membership its log holds (cluster_ms.c chose it),
  *     itself and the fenced nodes that the membership lists, that hold it
- *     (they caught up under it: membership.h) and whose media are not
- *     suspect, per configuration: N - k of its configuration, or of each
+ *     (they caught up under it: membership.h), whose media are not
+ *     suspect and whose answers this node's peer floors do not show to
+ *     come from an older copy of their logs (cluster_floor.c), per
+ *     configuration: N - k of its configuration, or of each
  *     of its two while it is joint; or it waits (up to promote_wait_ms)
  *     and then refuses -- unless forced, and then it says data may be
  *     lost.  A replica holding a newer membership than this node means
@@ -61,6 +63,7 @@ struct fenced {
 	struct ctl_chan *ch;	/* NULL: not fenced */
 	struct ctl_hello_reply hr;
 	bool ok;		/* fenced in the last round: hr is its answer */
+	bool older;		/* hr comes from an older copy of its log (why) */
 	bool probed;		/* a restart's probe reached it this round */
 	uint32_t seq;
 	char why[256];		/* why not */
@@ -94,6 +97,7 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 	int ret;
 
 	f->why[0] = '\0';
+	f->older = false;
 	ret = ctl_connect(rep->host, rep->port, c->cfg.down_timeout_ms, c->tls,
 		&f->ch);
 	if (ret) {
@@ -134,6 +138,11 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 		ctl_chan_close(&f->ch);
 		return 1;
 	}
+	/* answered, but from an older copy of its log: it does not count */
+	f->older = cluster_floor_check(c, rep->host, rep->port, &f->hr, f->why,
+		sizeof(f->why)) != 0;
+	if (!f->older && !(flags & CTL_HELLO_F_PROBE))
+		cluster_floor_promised(c, &f->hr, epoch);
 	return 0;
 fail:
 	ctl_chan_close(&f->ch);
@@ -288,13 +297,25 @@ ahead(uint64_t e1, uint64_t l1, uint64_t e2, uint64_t l2)
 	return e1 > e2 || (e1 == e2 && l1 > l2);
 }
 
-/* may a node holding configuration epoch e count under membership m? */
+/*
+ * May a node holding the membership (e, crc) count under membership m?
+ * Only if it holds m itself: a configuration epoch alone does not name a
+ * membership (two primaries, one superseded, can each store a change from
+ * the same one with the same number).  Under F that ended a change, the
+ * holders of the J it names were caught up too.
+ */
 static bool
-holds_under(const struct membership *m, uint64_t e)
+holds_under(const struct cluster *c, uint64_t e, uint32_t crc)
 {
-	/* under F that ended a change, J's holders were caught up too */
-	return e != 0 && (e == m->config_epoch ||
-		((m->flags & MEMBERSHIP_F_FROM_JOINT) && e + 1 == m->config_epoch));
+	const struct membership *m = &c->under;
+
+	if (e == 0 || crc == 0)
+		return false;
+	/* under a version 1 one, its writer's copy is what replicas hold */
+	if (e == m->config_epoch)
+		return crc == membership_crc(c->stored.v1 ? &c->stored : m);
+	return (m->flags & MEMBERSHIP_F_FROM_JOINT) && m->from_crc != 0 &&
+		e + 1 == m->config_epoch && crc == m->from_crc;
 }
 
 /*
@@ -307,12 +328,22 @@ counts(const struct cluster *c, int i, const struct fenced *f)
 {
 	int at;
 
-	if (f->ch == NULL || (f->hr.flags & CTL_HELLO_F_SUSPECT))
+	if (f->ch == NULL || f->older || (f->hr.flags & CTL_HELLO_F_SUSPECT))
 		return 0;
 	if (c->cfg.bootstrap)
 		return MEMBER_F_NEW;	/* all empty: checked by holds_state() */
-	if (!holds_under(&c->under, f->hr.config_epoch))
+	if (!holds_under(c, f->hr.config_epoch, f->hr.config_crc)) {
+		if (f->hr.config_epoch == c->under.config_epoch)
+			RPMA_LOG_WARNING("promotion: replica %s:%s holds another "
+				"membership of configuration epoch %llu (crc %08x, "
+				"this node's %08x): it does not count",
+				c->peers[i].host, c->peers[i].port,
+				(unsigned long long)f->hr.config_epoch,
+				(unsigned)f->hr.config_crc,
+				(unsigned)membership_crc(c->stored.v1 ? &c->stored :
+					&c->under));
 		return 0;
+	}
 	at = membership_find(&c->under, f->hr.node_id, c->peers[i].host,
 		c->peers[i].port_num);
 	return at < 0 ? 0 : c->under.m[at].flags;
@@ -350,10 +381,36 @@ tally_enough(const struct tally *t)
 
 /* does fenced replica f hold anything a cluster leaves behind? */
 static bool
-holds_state(const struct fenced *f)
+holds_state(const struct fenced *f, uint64_t epoch)
 {
+	/* (a promise of this bootstrap's epoch is its own earlier round's) */
 	return f->hr.head.lsn != 1 || f->hr.tail.lsn != 1 ||
-		f->hr.tail_epoch != 0 || f->hr.config_epoch != 0;
+		f->hr.tail_epoch != 0 || f->hr.config_epoch != 0 ||
+		(f->hr.prior_epoch != 0 && f->hr.prior_epoch != epoch);
+}
+
+/*
+ * A bootstrap needs every other node's answer, each empty: one not heard
+ * from may be a node of an existing cluster (this node's log lost, the
+ * operator answering with bootstrap rather than reinit).
+ */
+static int
+answered(const struct fenced *f, int n)
+{
+	int a = 0;
+
+	for (int i = 0; i < n; i++)
+		a += f[i].ok;
+	return a;
+}
+
+static bool
+all_answered(const struct fenced *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!f[i].ok)
+			return false;
+	return true;
 }
 
 /*
@@ -460,6 +517,63 @@ superseded(struct cluster *c, struct fenced *f, int n)
 	return newer;
 }
 
+/*
+ * A bootstrap asks before it fences: every other node, with PROBE (which
+ * changes nothing), until each answered or `until`.  0 once all answered
+ * empty; CLUSTER_E_NOT_MEMBER if one holds something (the cluster
+ * exists), CLUSTER_E_NO_QUORUM if not all answered; either way no node
+ * was changed, so a refused bootstrap can be tried again.
+ */
+static int
+bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
+		uint64_t until)
+{
+	int left = n;
+
+	for (;;) {
+		for (int i = 0; i < n; i++) {
+			if (f[i].ok)
+				continue;
+			if (hello_one(c, i, epoch, CTL_HELLO_F_PROBE, &f[i]) >= 0) {
+				/* a probe's answer: epoch is what it follows */
+				f[i].hr.prior_epoch = f[i].hr.epoch;
+				if (holds_state(&f[i], 0)) {
+					RPMA_LOG_ERROR("bootstrap refused: node %s:%s "
+						"(node %u) holds %s: the cluster exists "
+						"already; start without bootstrap",
+						c->peers[i].host, c->peers[i].port,
+						(unsigned)f[i].hr.node_id,
+						f[i].hr.config_epoch ? "a membership" :
+						f[i].hr.tail_epoch ? "records of an epoch" :
+						f[i].hr.epoch ? "a promise to a primary" :
+						"records");
+					close_all(f, n);
+					return CLUSTER_E_NOT_MEMBER;
+				}
+				f[i].ok = true;
+				left--;
+			}
+			ctl_chan_close(&f[i].ch);
+		}
+		if (left == 0 || clock_now_ms() >= until)
+			break;
+		(void)poll(NULL, 0, 200);
+	}
+	for (int i = 0; i < n; i++) {
+		if (!f[i].ok)
+			RPMA_LOG_WARNING("bootstrap: node %s:%s did not answer: %s",
+				c->peers[i].host, c->peers[i].port, f[i].why);
+		f[i].ok = false;
+	}
+	if (left == 0)
+		return 0;
+	RPMA_LOG_ERROR("bootstrap refused: it needs the answer of every other "
+		"node of the configuration, each holding nothing, and %d of %d "
+		"did not answer: a node not heard from may hold a cluster's "
+		"records (nothing was changed on the others)", left, n);
+	return CLUSTER_E_NO_QUORUM;
+}
+
 /* the epoch a promotion above `above` takes, or 0 if none is left */
 static uint64_t
 epoch_above(uint64_t above, uint32_t node_id)
@@ -517,6 +631,10 @@ cluster_promote(struct cluster *c)
 	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
 		return RPMA_E_NOMEM;
+	if (c->cfg.bootstrap && (ret = bootstrap_probe(c, f, n, epoch, until))) {
+		free(f);
+		return ret;
+	}
 	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
 	if (!self_ok)
 		RPMA_LOG_WARNING("promotion: this node's log is suspect (health "
@@ -560,7 +678,7 @@ cluster_promote(struct cluster *c)
 					ret = CLUSTER_E_NO_QUORUM;
 					goto out;
 				}
-				if (c->cfg.bootstrap && holds_state(&f[i])) {
+				if (c->cfg.bootstrap && holds_state(&f[i], epoch)) {
 					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
 						"(node %u) holds %s: the cluster exists "
 						"already; start without bootstrap",
@@ -569,6 +687,7 @@ cluster_promote(struct cluster *c)
 						(unsigned)f[i].hr.node_id,
 						f[i].hr.config_epoch ? "a membership" :
 						f[i].hr.tail_epoch ? "records of an epoch" :
+						f[i].hr.prior_epoch ? "a promise to a primary" :
 						"records");
 					ret = CLUSTER_E_NOT_MEMBER;
 					goto out;
@@ -576,6 +695,16 @@ cluster_promote(struct cluster *c)
 				tally_add(&t, counts(c, i, &f[i]));
 				break;
 			case 1:
+				if (c->cfg.bootstrap) {
+					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
+						"(node %u) follows epoch %llu: the cluster "
+						"exists already; start without bootstrap",
+						c->peers[i].host, c->peers[i].port,
+						(unsigned)f[i].hr.node_id,
+						(unsigned long long)f[i].hr.epoch);
+					ret = CLUSTER_E_NOT_MEMBER;
+					goto out;
+				}
 				if (f[i].hr.epoch > stale)
 					stale = f[i].hr.epoch;
 				break;
@@ -617,7 +746,7 @@ cluster_promote(struct cluster *c)
 			}
 			continue;
 		}
-		if (tally_enough(&t))
+		if (c->cfg.bootstrap ? all_answered(f, n) : tally_enough(&t))
 			break;
 		if (clock_now_ms() >= until) {
 			for (int i = 0; i < n; i++)
@@ -625,6 +754,19 @@ cluster_promote(struct cluster *c)
 					RPMA_LOG_WARNING("promotion: replica %s:%s not "
 						"fenced: %s", c->peers[i].host,
 						c->peers[i].port, f[i].why);
+				else if (f[i].older)
+					RPMA_LOG_WARNING("promotion: replica %s:%s not "
+						"counted: %s", c->peers[i].host,
+						c->peers[i].port, f[i].why);
+			if (c->cfg.bootstrap) {
+				RPMA_LOG_ERROR("bootstrap refused: it needs the answer "
+					"of every other node of the configuration, each "
+					"holding nothing, and %d of %d did not answer: a "
+					"node not heard from may hold a cluster's records",
+					n - answered(f, n), n);
+				ret = CLUSTER_E_NO_QUORUM;
+				goto out;
+			}
 			if (!c->cfg.force || c->cfg.bootstrap) {
 				if (t.need_old)
 					RPMA_LOG_ERROR("promotion refused: membership "
@@ -673,7 +815,8 @@ cluster_promote(struct cluster *c)
 		uint64_t be = wal_tail_epoch(c->wal), bl = pub.lsn - 1;
 
 		for (int i = 0; i < n; i++)
-			if (f[i].ch && ahead(f[i].hr.tail_epoch, f[i].hr.tail.lsn - 1,
+			if (f[i].ch && !f[i].older &&
+			    ahead(f[i].hr.tail_epoch, f[i].hr.tail.lsn - 1,
 					be, bl)) {
 				best = i;
 				be = f[i].hr.tail_epoch;

@@ -15,6 +15,10 @@
  * promotion's new primary fences this replica (fence() has the order) and
  * the old primary's session ends with an ERROR saying so.  A HELLO of an
  * epoch below the one followed is answered STALE and changes nothing.
+ *
+ * A log made anew has promised nothing: until it has taken its promise
+ * floor from other nodes of its configuration (promise_floor.h), it
+ * answers PROBEs and refuses every other HELLO, changing nothing.
  */
 #include "config.h"
 
@@ -42,6 +46,7 @@
  */
 #define REPLICA_TERM_JUMP_MAX 1024
 #include "replica.h"
+#include "promise_floor.h"
 #include "wal.h"
 
 _Static_assert(CTL_BACKEND_PMEM == RPMA_EXT_MEM_PMEM &&
@@ -67,6 +72,9 @@ struct replica {
 	struct rpma_ep *ep;
 	struct ctl_listener *listener;
 	struct ctl_tls *tls;		/* NULL: plain TCP */
+	/* the log is marked promise pending: its floor is being taken */
+	struct promise_floor *floor;	/* NULL: taken (or never needed) */
+	struct ctl_tls *floor_tls;	/* its questions' client context */
 	uint8_t desc[CTL_DESC_MAX];
 	size_t desc_len;
 	uint64_t ring_size;
@@ -120,9 +128,23 @@ open_log(struct replica *r)
 		return ret;
 	}
 	kind = wal_probe(r->mem);
+	if (cfg->reinit && cfg->n_peers <= 0) {
+		/* refused before anything is formatted: the log stays as it is */
+		RPMA_LOG_ERROR("replica: %s is not made anew: a log made anew "
+			"takes its promise floor from other nodes of its "
+			"configuration before it serves a primary, and the "
+			"configuration lists none (peers)", cfg->path);
+		return REPLICA_E_NO_PEERS;
+	}
 	if (cfg->reinit || (kind == WAL_PROBE_BLANK && cfg->create)) {
-		/* an empty log in this cluster's name, a new incarnation */
-		struct wal_identity id = { .node_id = cfg->node_id };
+		/*
+		 * An empty log in this cluster's name, a new incarnation.  Made
+		 * anew, it promised nothing, not even what the log it replaces
+		 * promised: marked so until it has taken its floor.  A new
+		 * cluster's blank medium (create alone) is not.
+		 */
+		struct wal_identity id = { .node_id = cfg->node_id,
+			.flags = cfg->reinit ? WAL_F_PROMISE_PENDING : 0 };
 
 		if (cfg->reinit && kind != WAL_PROBE_BLANK)
 			RPMA_LOG_WARNING("replica: %s is made anew (reinit): what it "
@@ -133,6 +155,13 @@ open_log(struct replica *r)
 			RPMA_LOG_ERROR("replica: cannot format %s (%d)", cfg->path, ret);
 			return ret;
 		}
+	} else if (kind == WAL_PROBE_BLANK) {
+		/* a replaced disk must not pass for a new cluster's node */
+		RPMA_LOG_ERROR("replica: %s holds no log (every header byte is "
+			"zero): refused; a blank medium is made a log only for a "
+			"new cluster (create) or for a replica made anew (reinit)",
+			cfg->path);
+		return REPLICA_E_BLANK;
 	} else if (kind == WAL_PROBE_DAMAGED || kind == WAL_PROBE_FOREIGN) {
 		RPMA_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
 			"empty log, losing what it holds)", cfg->path,
@@ -150,6 +179,19 @@ open_log(struct replica *r)
 	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
 		RPMA_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
 		return RPMA_E_INVAL;
+	}
+	if (r->id.flags & WAL_F_PROMISE_PENDING) {
+		if (cfg->n_peers <= 0) {
+			RPMA_LOG_ERROR("replica: %s was made anew and has not taken "
+				"its promise floor yet; it takes it from other nodes "
+				"of its configuration before it serves a primary, and "
+				"the configuration lists none (peers)", cfg->path);
+			return REPLICA_E_NO_PEERS;
+		}
+		if (!cfg->reinit)
+			RPMA_LOG_NOTICE("replica: %s was made anew and has not taken "
+				"its promise floor yet (it stopped before): it takes "
+				"it now", cfg->path);
 	}
 	/* nothing is readable before a primary says what is committed */
 	wal_set_read_limit(r->wal, 0);
@@ -190,6 +232,13 @@ open_endpoints(struct replica *r)
 			RPMA_LOG_ERROR("replica: %s", why);
 			return RPMA_E_INVAL;
 		}
+		/* the floor's questions: this node's own certificate, as a client */
+		if ((r->id.flags & WAL_F_PROMISE_PENDING) &&
+		    ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0,
+				&r->floor_tls, &why)) {
+			RPMA_LOG_ERROR("replica: %s", why);
+			return RPMA_E_INVAL;
+		}
 	} else {
 		RPMA_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
 			"the network can read and forge it (configure TLS)");
@@ -206,6 +255,8 @@ open_endpoints(struct replica *r)
 static void
 close_all(struct replica *r)
 {
+	promise_floor_delete(&r->floor);
+	ctl_tls_delete(&r->floor_tls);
 	ctl_listener_close(&r->listener);
 	ctl_tls_delete(&r->tls);
 	if (r->ep)
@@ -475,6 +526,11 @@ publish_state(struct replica *r)
 	s.size_bytes = ws.size;
 	if (rpma_ext_mem_get_backend(r->mem, &b) == 0)
 		snprintf(s.backend, sizeof(s.backend), "%s", fabric_backend_name(b));
+	if (r->floor) {
+		s.floor_pending = 1;
+		s.floor_needed = promise_floor_needed(r->floor);
+		s.floor_answered = promise_floor_answered(r->floor);
+	}
 	pthread_mutex_lock(&st->lock);
 	st->snap = s;
 	pthread_mutex_unlock(&st->lock);
@@ -628,6 +684,18 @@ hello_implausible(const struct replica *r, const struct ctl_hello *h,
 	return -1;
 }
 
+/* which membership this replica's log holds: its epoch and its crc */
+static void
+reply_membership(struct replica *r, struct ctl_hello_reply *hr)
+{
+	struct membership cur;
+
+	if (membership_load(r->mem, &cur) != 0)
+		cur.config_epoch = 0;
+	hr->config_epoch = cur.config_epoch;
+	hr->config_crc = membership_crc(&cur);
+}
+
 /* a new control connection: its HELLO, and the session it may start */
 static void
 greet(struct replica *r, struct ctl_chan *ch)
@@ -674,11 +742,29 @@ greet(struct replica *r, struct ctl_chan *ch)
 		/* a restarted primary asks what this replica follows: tell */
 		wal_positions(r->wal, &head, &tail, NULL);
 		hr->flags = m.u.hello.epoch < r->id.epoch ? CTL_HELLO_F_STALE : 0;
-		hr->epoch = r->id.epoch;
+		if (r->floor)	/* its 0 is no promise another floor may use */
+			hr->flags |= CTL_HELLO_F_PENDING;
+		hr->epoch = hr->prior_epoch = r->id.epoch;
+		hr->epoch_inc = r->id.epoch_inc;
 		to_ctl(&hr->head, &head);
 		to_ctl(&hr->tail, &tail);
 		hr->tail_epoch = wal_tail_epoch(r->wal);
+		reply_membership(r, hr);
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
+		goto close;
+	}
+	if (r->floor) {
+		/* it promised nothing yet: nothing may fence it or make it serve */
+		char why[CTL_TEXT_MAX + 1];
+
+		snprintf(why, sizeof(why), "not ready: taking its promise floor "
+			"from %d other nodes (%d answered)",
+			promise_floor_needed(r->floor),
+			promise_floor_answered(r->floor));
+		RPMA_LOG_INFO("replica: refused node %u at %s (epoch %llu): %s",
+			(unsigned)m.u.hello.node_id, ctl_chan_peer(ch),
+			(unsigned long long)m.u.hello.epoch, why);
+		send_error(ch, RPMA_E_AGAIN, why);
 		goto close;
 	}
 	{
@@ -699,12 +785,15 @@ greet(struct replica *r, struct ctl_chan *ch)
 			(unsigned long long)r->id.epoch);
 		wal_positions(r->wal, &head, &tail, NULL);
 		hr->flags = CTL_HELLO_F_STALE;
-		hr->epoch = r->id.epoch;
+		hr->epoch = hr->prior_epoch = r->id.epoch;
+		hr->epoch_inc = r->id.epoch_inc;
 		to_ctl(&hr->head, &head);
 		to_ctl(&hr->tail, &tail);
+		reply_membership(r, hr);
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
 		goto close;
 	}
+	hr->prior_epoch = r->id.epoch;
 	if ((ret = fence(r, m.u.hello.epoch, m.u.hello.node_id,
 			m.u.hello.incarnation))) {
 		send_error(ch, RPMA_E_PROVIDER, "cannot fence the former primary");
@@ -718,12 +807,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 	to_ctl(&hr->tail, &tail);
 	hr->tail_epoch = wal_tail_epoch(r->wal);
 	hr->head_epoch = wal_epoch_before(r->wal, head.lsn);
-	{
-		struct membership cur;
-
-		membership_load(r->mem, &cur);
-		hr->config_epoch = cur.config_epoch;
-	}
+	hr->epoch_inc = r->id.epoch_inc;
+	reply_membership(r, hr);
 	hr->data_port = (uint16_t)atoi(cfg->data_port);
 	{
 		enum rpma_ext_mem_backend b;
@@ -870,6 +955,82 @@ pending_serve(struct replica *r, struct pending *p, int *n)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* the promise floor of a log made anew                               */
+
+static int
+floor_begin(struct replica *r)
+{
+	struct wal_pos head;
+	struct ctl_pos h;
+	int ret;
+
+	if (r->cfg->n_peers > 0 && r->cfg->quorum >= r->cfg->n_peers) {
+		/*
+		 * k = n: an acknowledgement needs every node.  An old primary
+		 * that a newer promotion superseded acknowledges nothing more
+		 * (the newer primary is no replica of it), and the newer one
+		 * acknowledged nothing without every replica, the old primary
+		 * among them, following it.  There is no promise to keep, and
+		 * no k + 1 others to ask: the mark goes at once.  (A two-node
+		 * cluster takes a replaced disk back while its primary runs.)
+		 */
+		if ((ret = wal_take_floor(r->wal, 0, 0)) != 0) {
+			RPMA_LOG_ERROR("replica: cannot clear the promise-pending "
+				"mark (%d)", ret);
+			return ret;
+		}
+		wal_identity(r->wal, &r->id, &r->ring_size);
+		RPMA_LOG_NOTICE("replica: its log was made anew; with quorum %d of "
+			"%d peers (k = n: every node holds each acknowledged "
+			"record) it needs no promise floor", r->cfg->quorum,
+			r->cfg->n_peers);
+		return 0;
+	}
+	wal_positions(r->wal, &head, NULL, NULL);
+	to_ctl(&h, &head);
+	ret = promise_floor_new(r->cfg, r->id.cluster_uuid, r->id.node_id,
+		r->id.incarnation, r->ring_size, &h, r->floor_tls, &r->floor);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot ask for its promise floor (%d)", ret);
+		return ret;
+	}
+	RPMA_LOG_NOTICE("replica: its log was made anew and promised nothing: "
+		"before it serves a primary it takes the highest promise among %d "
+		"of the %d other nodes of its configuration (k + 1, k = %d) as its "
+		"own", promise_floor_needed(r->floor), promise_floor_peers(r->floor),
+		r->cfg->quorum);
+	return 0;
+}
+
+/* the floor's questions go on; once enough answered, it is stored */
+static void
+floor_step(struct replica *r)
+{
+	char answers[600];
+	uint64_t epoch, inc;
+	int ret;
+
+	if (!promise_floor_step(r->floor, &epoch, &inc, answers, sizeof(answers)))
+		return;
+	/* the promise and the end of the pending mark: one header update */
+	if ((ret = wal_take_floor(r->wal, epoch, inc)) != 0) {
+		RPMA_LOG_ERROR("replica: cannot store its promise floor, epoch %llu "
+			"(%d): asking again", (unsigned long long)epoch, ret);
+		promise_floor_retry(r->floor);
+		return;
+	}
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	RPMA_LOG_NOTICE("replica: took its promise floor: epoch %llu (chosen by "
+		"node %llu, incarnation %016llx), the highest of %d answers (%s); "
+		"it follows epoch %llu and serves primaries from now on",
+		(unsigned long long)epoch, (unsigned long long)(epoch & 0xffff),
+		(unsigned long long)inc, promise_floor_answered(r->floor), answers,
+		(unsigned long long)r->id.epoch);
+	promise_floor_delete(&r->floor);
+	ctl_tls_delete(&r->floor_tls);
+}
+
 int
 replica_run(const struct replica_cfg *cfg)
 {
@@ -881,7 +1042,8 @@ replica_run(const struct replica_cfg *cfg)
 	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
 	    cfg->ctl_port == NULL || cfg->data_port == NULL || cfg->stop == NULL)
 		return RPMA_E_INVAL;
-	if ((ret = open_log(&r)) || (ret = open_endpoints(&r))) {
+	if ((ret = open_log(&r)) || (ret = open_endpoints(&r)) ||
+	    ((r.id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(&r)))) {
 		close_all(&r);
 		return ret;
 	}
@@ -907,6 +1069,8 @@ replica_run(const struct replica_cfg *cfg)
 		}
 		/* wait here (checking stop) */
 		(void)poll(p, (nfds_t)(2 + npend), wait);
+		if (r.floor)
+			floor_step(&r);
 		if (r.s.ch)
 			serve(&r);
 		publish_state(&r);

@@ -30,6 +30,10 @@ struct replica_state_snapshot {
 	uint64_t used_bytes;
 	uint64_t size_bytes;
 	char backend[8];		/* "pmem", "file", "crash" */
+	/* its log was made anew and has not taken its promise floor yet */
+	int floor_pending;
+	int floor_needed;		/* answers it needs (0: not pending) */
+	int floor_answered;		/* answers in its last round */
 };
 
 /*
@@ -48,6 +52,20 @@ void replica_state_destroy(struct replica_state *st);
 void replica_state_get(struct replica_state *st,
 		struct replica_state_snapshot *out);
 
+/* another node of the replica's configuration (replica_cfg.peers) */
+struct replica_peer {
+	const char *host;
+	const char *port;		/* its control port */
+};
+
+/*
+ * replica_run: the log was made anew (or still waits for its promise
+ * floor), and its configuration lists no other node to take the floor from
+ */
+#define REPLICA_E_NO_PEERS	(-200301)
+/* replica_run: the medium is blank, and neither create nor reinit was given */
+#define REPLICA_E_BLANK		(-200302)
+
 struct replica_cfg {
 	const char *path;		/* its log: file or device */
 	enum rpma_ext_mem_backend backend;
@@ -55,12 +73,30 @@ struct replica_cfg {
 	/*
 	 * create: make the file if it is missing and format a medium that
 	 * is blank (every header byte zero), never one that holds a damaged
-	 * log or something else.  reinit: format it whatever it holds (a
+	 * log or something else; without it (nor reinit) a blank medium is
+	 * refused: REPLICA_E_BLANK.  reinit: format it whatever it holds (a
 	 * replaced disk, a log to be made anew): a new incarnation with no
-	 * membership, which counts for nothing until a primary caught it up.
+	 * membership, which counts for nothing until a primary caught it up,
+	 * and no promise: it is marked promise pending (WAL_F_PROMISE_PENDING)
+	 * until it has taken its floor (peers, below).  create alone (a new
+	 * cluster's blank medium) takes no floor.
 	 */
 	int create;
 	int reinit;
+	/*
+	 * The other nodes of its configuration and its k (quorum).  A log
+	 * marked promise pending (by reinit, now or at an earlier start that
+	 * ended before the floor was stored) serves no primary until it has
+	 * taken its promise floor: it asks every peer with a PROBE HELLO and
+	 * takes the highest promise among k + 1 answers (every peer's when
+	 * there are no more than k) as its own, durably.  Until then every
+	 * HELLO but a PROBE is refused with an ERROR ("not ready").  Without
+	 * peers such a log is refused: REPLICA_E_NO_PEERS (before reinit
+	 * formats anything).  Copied when replica_run starts.
+	 */
+	const struct replica_peer *peers;
+	int n_peers;
+	int quorum;
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
 	const char *provider;		/* "verbs", or a libfabric provider ("tcp") */

@@ -39,16 +39,29 @@
  *   120    8 ck_epoch    the epoch of record ck_lsn - 1 (0: none, or
  *                        not known), so a log whose records were all
  *                        released still says how recent it is
- *   128    4 reserved    0
+ *   128    4 flags       bit 0 PROMISE_PENDING: the log was made anew
+ *                        (a replica's reinit) and has not taken its
+ *                        promise floor yet: it serves no primary until
+ *                        it has (docs/replication.md); set at format,
+ *                        cleared by the header update that stores the
+ *                        floor.  No other bit may be set: a header with
+ *                        an unknown bit is not valid
  *   132    4 crc         CRC-32C of bytes 0..131
  *
  * Version 1 had the fields up to state, then reserved (104) and crc
  * (108, over bytes 0..107); opening such a log rewrites its header as
- * version 2 with a fresh incarnation and ck_epoch 0.
+ * version 2 with a fresh incarnation, ck_epoch 0 and no flags.  Offset
+ * 128 was a reserved field that had to be 0 before it held the flags, so
+ * a program from before them refuses a log that waits for its floor
+ * rather than serve it.
  *
  * The rest of each 4 KiB copy is zeroed at format; the membership
  * (membership.h) lives at offset 1024 of each copy, with its own
- * generation (the configuration epoch) and checksum.
+ * generation (the configuration epoch) and checksum, and the peer floors
+ * (peer_floor.h: what this node saw each peer's log promise and store)
+ * at offset 2048 of each copy, with their own magic, generation and
+ * checksum.  Each is stored over its own older copy, so a torn store
+ * leaves the previous one; neither touches the header above.
  *
  * A header update writes the older copy with seq + 1 and persists it, so a
  * torn update leaves the other copy valid.  The checkpoint moves only after
@@ -153,7 +166,8 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	char *base;
 	int ret;
 
-	if (id == NULL || (ret = region(mem, &base, &size)))
+	if (id == NULL || (id->flags & ~WAL_F_KNOWN) ||
+	    (ret = region(mem, &base, &size)))
 		return RPMA_E_INVAL;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, wal_magic, sizeof(h.magic));
@@ -169,6 +183,7 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	h.ck_off = 0;
 	h.ck_lap = 1;
 	h.ck_crc = 0;
+	h.flags = id->flags;
 	/* an empty ring: no stale record may look like LSN 1 of lap 1 */
 	memset(base + RING_OFF, 0, REC_HDR);
 	if ((ret = rpma_ext_mem_persist(mem, RING_OFF, REC_HDR)))

@@ -34,6 +34,16 @@ struct wal_pos {
 	uint32_t crc;		/* the CRC of record lsn - 1 (the chain value) */
 };
 
+/*
+ * The header's flags.  PROMISE_PENDING: the log was made anew (a replica's
+ * reinit) and has not taken its promise floor yet, so it must serve no
+ * primary: it promised nothing, not even what its previous log promised
+ * (docs/replication.md, "Identity and bootstrap").  Set at format, cleared
+ * by wal_take_floor.
+ */
+#define WAL_F_PROMISE_PENDING	(1u << 0)
+#define WAL_F_KNOWN		WAL_F_PROMISE_PENDING
+
 struct wal_identity {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
@@ -45,10 +55,11 @@ struct wal_identity {
 	 */
 	uint64_t incarnation;
 	uint64_t epoch_inc;	/* the incarnation of the log that chose epoch */
+	uint32_t flags;		/* WAL_F_*: wal_format writes them */
 	unsigned health;	/* WAL_HEALTH_* */
 };
 
-/* format mem as an empty log (overwrites it) */
+/* format mem as an empty log (overwrites it); unknown flags: RPMA_E_INVAL */
 int wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id);
 
 /*
@@ -187,6 +198,14 @@ uint64_t wal_epoch_before(struct wal *wal, uint64_t lsn);
  * promise; epoch_inc is the incarnation of the log whose node chose it.
  */
 int wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc);
+
+/*
+ * A log made anew takes its promise floor: epoch (chosen by the log of
+ * incarnation epoch_inc) becomes its promise unless it promised a higher
+ * one already, and WAL_F_PROMISE_PENDING is cleared, in one header update:
+ * a crash leaves either the pending log or the promise.
+ */
+int wal_take_floor(struct wal *wal, uint64_t epoch, uint64_t epoch_inc);
 
 /*
  * A replica's ring is written by its primary, not by wal_append.  These

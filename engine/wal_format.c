@@ -55,7 +55,7 @@ wal_hdr_from_v1(struct wal_hdr *h, uint64_t size)
 		return false;
 	/* the fields version 2 added: not known yet (the caller upgrades) */
 	v2.epoch_inc = v2.ck_epoch = 0;
-	v2.reserved = 0;
+	v2.flags = 0;
 	v2.version = WAL_VERSION;
 	v2.incarnation = 1;	/* for the check of the other fields */
 	v2.crc = wal_hdr_crc(&v2);
@@ -85,8 +85,10 @@ wal_hdr_check(const struct wal_hdr *h, uint64_t size, const char **why)
 	else if (h->ck_off > h->ring_size - REC_HDR || (h->ck_off & 7) != 0 ||
 		 h->ck_lap == 0 || h->ck_lsn == 0)
 		w = "checkpoint out of range";
-	else if (h->state > STATE_OPEN || h->reserved != 0)
-		w = "bad state or reserved field";
+	else if (h->state > STATE_OPEN)
+		w = "bad state";
+	else if (h->flags & ~WAL_F_KNOWN)
+		w = "unknown flags";
 	else if (h->incarnation == 0)
 		w = "incarnation is 0";
 	if (why)

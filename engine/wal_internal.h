@@ -40,7 +40,7 @@ struct wal_hdr {
 	uint64_t incarnation;	/* this log's, random at format, never 0 */
 	uint64_t epoch_inc;	/* the incarnation of the log that chose epoch */
 	uint64_t ck_epoch;	/* the epoch of record ck_lsn - 1 (0: none) */
-	uint32_t reserved;
+	uint32_t flags;		/* WAL_F_* (wal.h); no other bit */
 	uint32_t crc;
 };
 _Static_assert(sizeof(struct wal_hdr) == 136, "header is 136 bytes");

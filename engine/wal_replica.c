@@ -279,6 +279,26 @@ wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
 	return ret;
 }
 
+int
+wal_take_floor(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
+{
+	struct wal_hdr nh;
+	int ret;
+
+	if (wal == NULL)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&wal->lock);
+	nh = wal->hdr;
+	if (epoch > nh.epoch) {
+		nh.epoch = epoch;
+		nh.epoch_inc = epoch_inc;
+	}
+	nh.flags &= ~WAL_F_PROMISE_PENDING;
+	ret = wal_hdr_update(wal, &nh);
+	pthread_mutex_unlock(&wal->lock);
+	return ret;
+}
+
 void
 wal_set_read_limit(struct wal *wal, uint64_t lsn)
 {
@@ -296,6 +316,7 @@ wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
 	id->epoch = wal->hdr.epoch;
 	id->incarnation = wal->hdr.incarnation;
 	id->epoch_inc = wal->hdr.epoch_inc;
+	id->flags = wal->hdr.flags;
 	*ring_size = wal->ring_size;
 	pthread_mutex_unlock(&wal->lock);
 }

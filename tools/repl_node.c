@@ -8,7 +8,12 @@
  *
  *   repl-node replica PATH SIZE CTL_PORT DATA_PORT
  *	serve primaries until SIGTERM; prints "ready" once listening.  A new
- *	log gets node id REPL_NODE_NODE_ID, else CTL_PORT.
+ *	log gets node id REPL_NODE_NODE_ID, else CTL_PORT.  With
+ *	REPL_NODE_REINIT=1 the log is made anew whatever it holds
+ *	(replica_cfg.reinit) and takes its promise floor from the nodes of
+ *	REPL_NODE_PEERS (HOST:PORT,...), k REPL_NODE_QUORUM (0), before it
+ *	serves a primary; so does a log still marked promise pending.  Exits 5 when such a log has no peers
+ *	(REPLICA_E_NO_PEERS), 1 on other failures.
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
  *	promote this node (every start is a promotion) and append records
@@ -160,14 +165,41 @@ tls_files(const char *dflt_name, const char **ca, const char **cert,
 	*key = tls_paths[2];
 }
 
+/* REPL_NODE_PEERS: HOST:PORT,... (at most 8) */
+static struct replica_peer floor_peers[8];
+static char floor_spec[8][128];
+
+static int
+env_peers(void)
+{
+	const char *v = getenv("REPL_NODE_PEERS");
+	int n = 0;
+
+	while (v && *v && n < 8) {
+		size_t len = strcspn(v, ",");
+		char *colon;
+
+		snprintf(floor_spec[n], sizeof(floor_spec[n]), "%.*s", (int)len, v);
+		if ((colon = strrchr(floor_spec[n], ':')) != NULL) {
+			*colon = '\0';
+			floor_peers[n] = (struct replica_peer){ floor_spec[n], colon + 1 };
+			n++;
+		}
+		v += len + (v[len] == ',');
+	}
+	return n;
+}
+
 static int
 run_replica(int argc, char *argv[])
 {
 	struct replica_cfg cfg = {
 		.backend = RPMA_EXT_MEM_CRASH, .create = 1, .provider = "tcp",
 		.addr = "127.0.0.1", .stop = &stop, .ready = say_ready,
+		.peers = floor_peers,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
+	int ret;
 
 	if (argc != 6)
 		return 2;
@@ -178,6 +210,9 @@ run_replica(int argc, char *argv[])
 	/* a node made anew at another address keeps its node id */
 	cfg.node_id = (uint32_t)env_int("REPL_NODE_NODE_ID", atoi(argv[4]));
 	cfg.timeout_ms = env_int("REPL_NODE_TIMEOUT_MS", 3000);
+	cfg.reinit = env_int("REPL_NODE_REINIT", 0);
+	cfg.n_peers = env_peers();
+	cfg.quorum = env_int("REPL_NODE_QUORUM", 0);
 	if (getenv("REPL_NODE_PROVIDER"))
 		cfg.provider = getenv("REPL_NODE_PROVIDER");
 	if (getenv("REPL_NODE_ADDR"))
@@ -186,9 +221,9 @@ run_replica(int argc, char *argv[])
 	memcpy(cfg.cluster_uuid, uuid, 16);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (replica_run(&cfg) != 0) {
-		fprintf(stderr, "repl-node: the replica could not start\n");
-		return 1;
+	if ((ret = replica_run(&cfg)) != 0) {
+		fprintf(stderr, "repl-node: the replica could not start (%d)\n", ret);
+		return ret == REPLICA_E_NO_PEERS ? EXIT_NOT_MEMBER : 1;
 	}
 	return 0;
 }

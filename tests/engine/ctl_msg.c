@@ -61,11 +61,16 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, UINT32_MAX);
 	memset(m->u.hello_reply.cluster_uuid, 0xa5, 16);
 	m->u.hello_reply.node_id = UINT32_MAX;
-	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE;
+	m->u.hello_reply.flags = CTL_HELLO_F_SUSPECT | CTL_HELLO_F_STALE |
+		CTL_HELLO_F_PENDING;
 	m->u.hello_reply.epoch = UINT64_MAX;
 	m->u.hello_reply.tail_epoch = UINT64_MAX - 1;
 	m->u.hello_reply.incarnation = UINT64_MAX - 3;
 	m->u.hello_reply.head_epoch = UINT64_MAX - 4;
+	m->u.hello_reply.prior_epoch = UINT64_MAX - 5;
+	m->u.hello_reply.epoch_inc = UINT64_MAX - 6;
+	m->u.hello_reply.config_epoch = UINT64_MAX - 8;
+	m->u.hello_reply.config_crc = UINT32_MAX;
 	m->u.hello_reply.ring_size = UINT64_MAX - 7;
 	m->u.hello_reply.head = (struct ctl_pos){ 5, 4088, 3, 0xdeadbeef };
 	m->u.hello_reply.tail = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
@@ -217,7 +222,7 @@ body_size(const struct ctl_msg *m)
 {
 	switch (m->type) {
 	case CTL_HELLO:		return 80;
-	case CTL_HELLO_REPLY:	return 128 + m->u.hello_reply.desc_len;
+	case CTL_HELLO_REPLY:	return 152 + m->u.hello_reply.desc_len;
 	case CTL_MEMBERSHIP:	return 808;
 	case CTL_QUERY:		return 8;
 	case CTL_QUERY_REPLY:	return 40;
@@ -264,7 +269,7 @@ round_trip(void)
 	msg_init(&back, CTL_QUERY, 0x04030201);
 	back.u.query.lsn = 0x1122334455667788ull;
 	{
-		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 2, 0, 3, 0,
+		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 3, 0, 3, 0,
 			8, 0, 0, 0, 1, 2, 3, 4,
 			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
 
@@ -410,7 +415,9 @@ rejections(void)
 	len = frame_of(&s[0], f);
 	put_le(f + 4, 1, 2);	/* the version before incarnations */
 	expect_reject(f, (size_t)len, "version");
-	put_le(f + 4, 3, 2);
+	put_le(f + 4, 2, 2);	/* the version before prior_epoch, config_crc */
+	expect_reject(f, (size_t)len, "version");
+	put_le(f + 4, 4, 2);
 	expect_reject(f, (size_t)len, "version");
 	put_le(f + 4, 0, 2);
 	expect_reject(f, (size_t)len, "version");
@@ -437,11 +444,11 @@ rejections(void)
 
 	/* HELLO_REPLY: the variable part must match desc_len */
 	len = frame_of(&s[4], f);	/* desc_len 1 */
-	put_le(f + 8, 128 + 2, 4);
+	put_le(f + 8, 152 + 2, 4);
 	f[len] = 0;
-	expect_reject(f, (size_t)len + 1, "128 + desc_len");
-	put_le(f + 8, 128, 4);
-	expect_reject(f, (size_t)len - 1, "128 + desc_len");
+	expect_reject(f, (size_t)len + 1, "152 + desc_len");
+	put_le(f + 8, 152, 4);
+	expect_reject(f, (size_t)len - 1, "152 + desc_len");
 
 	len = frame_of(&s[3], f);
 	put_le(f + 16 + 90, 65, 2);
@@ -458,6 +465,24 @@ rejections(void)
 	f[16 + 95] = 0x80;
 	expect_reject(f, (size_t)len, "HELLO_REPLY: reserved");
 	f[16 + 95] = 0;
+	f[16 + 151] = 1;
+	expect_reject(f, (size_t)len, "HELLO_REPLY: reserved");
+	f[16 + 151] = 0;
+	f[16 + 20] |= 8;	/* flags: bit 3 is none */
+	expect_reject(f, (size_t)len, "HELLO_REPLY: unknown flags");
+	f[16 + 20] &= (uint8_t)~8;
+	/* a membership's epoch and its crc: both or neither */
+	put_le(f + 16 + 144, 0, 4);
+	expect_reject(f, (size_t)len, "HELLO_REPLY: config_crc");
+	m = s[4];	/* config_epoch 0 */
+	m.u.hello_reply.config_crc = 7;
+	refused(&m, "config_crc");
+	/* a promise never goes down within one answer */
+	m = s[4];
+	m.u.hello_reply.epoch = 5;
+	m.u.hello_reply.prior_epoch = 6;
+	refused(&m, "prior_epoch is above epoch");
+	len = frame_of(&s[3], f);
 	f[16 + 92] = CTL_BACKEND_MAX + 1;
 	expect_reject(f, (size_t)len, "HELLO_REPLY: backend");
 	m = s[3];
@@ -540,7 +565,7 @@ rejections(void)
 	m.u.hello_reply.tail.lsn = 4;	/* below head.lsn 5 */
 	refused(&m, "tail.lsn is below head.lsn");
 	m = s[3];
-	m.u.hello_reply.flags = 4;
+	m.u.hello_reply.flags = 8;
 	refused(&m, "flags");
 	m = s[0];
 	m.u.hello.flags = 4;

@@ -55,6 +55,22 @@ TESTS += tests/engine/membership_codec
 tests_engine_membership_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
 tests_engine_membership_codec_LDADD = engine/librepl_internal.la $(LDADD)
 
+# the peer floors: their encoding, a decoder total over any bytes, the
+# log's two copies and the rules on an entry
+check_PROGRAMS += tests/engine/peer_floor_codec
+TESTS += tests/engine/peer_floor_codec
+tests_engine_peer_floor_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_peer_floor_codec_LDADD = engine/librepl_internal.la $(LDADD)
+
+# a replica's log gone back to an older copy: refused by the primary's link
+# and its next promotion (the peer floors), until made anew
+check_PROGRAMS += tests/engine/repl_older_copy
+TESTS += tests/engine/repl_older_copy
+tests_engine_repl_older_copy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_repl_older_copy_LDADD = engine/librepl_internal.la $(LDADD) \
+	$(AX_PTHREAD_LIBS)
+
 # the membership: stored with its configuration epoch, changed only on purpose
 check_PROGRAMS += tests/engine/repl_membership
 TESTS += tests/engine/repl_membership
@@ -146,6 +162,16 @@ tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
+
+# a replica made anew takes its promise floor before it serves a primary
+check_PROGRAMS += tests/engine/repl_floor
+TESTS += tests/engine/repl_floor
+tests_engine_repl_floor_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include \
+	$(SSL_CFLAGS) \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_repl_floor_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
+	$(AX_PTHREAD_LIBS)
 
 # a link's batch cut into pieces that neither wrap nor pass a flush's limit
 check_PROGRAMS += tests/engine/link_split

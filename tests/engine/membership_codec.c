@@ -97,6 +97,28 @@ round_trip(void)
 	CU_ASSERT_EQUAL(memcmp(&back, &j, sizeof(j)), 0);
 	CU_ASSERT_EQUAL(membership_nodes(&back, MEMBER_F_NEW), 3);
 	CU_ASSERT_EQUAL(membership_nodes(&back, MEMBER_F_OLD), 3);
+	/* F names the J it ended by its crc, at offset 800 */
+	{
+		struct membership f, j2 = j;
+		uint32_t jc = membership_crc(&j);
+
+		CU_ASSERT_NOT_EQUAL(jc, 0);
+		membership_final(&j, &f);
+		CU_ASSERT_EQUAL(f.from_crc, jc);
+		CU_ASSERT_EQUAL(membership_encode(&f, b, &why), 0);
+		CU_ASSERT_EQUAL((uint32_t)(b[800] | b[801] << 8 | b[802] << 16 |
+			(uint32_t)b[803] << 24), jc);
+		CU_ASSERT_EQUAL(membership_decode(b, sizeof(b), &back, &why), 0);
+		CU_ASSERT_EQUAL(back.from_crc, jc);
+		CU_ASSERT_EQUAL(membership_crc(&back), membership_crc(&f));
+		/* another J of the same configuration epoch is another one */
+		j2.k = 2;
+		CU_ASSERT_EQUAL(j2.config_epoch, j.config_epoch);
+		CU_ASSERT_NOT_EQUAL(membership_crc(&j2), jc);
+		/* none has crc 0 */
+		memset(&back, 0, sizeof(back));
+		CU_ASSERT_EQUAL(membership_crc(&back), 0);
+	}
 }
 
 /* the decoder must refuse b (restamped) naming want */
@@ -263,8 +285,8 @@ refusals(void)
 	put_le(b + 8, 0, 8);
 	reject(b, "config_epoch is 0");
 	good(b);
-	b[800] = 1;
-	reject(b, "reserved");
+	b[800] = 1;	/* from_crc without FROM_JOINT */
+	reject(b, "from_crc is not 0 without FROM_JOINT");
 	good(b);
 	b[E(3, 40)] = 1;
 	reject(b, "past the last entry");

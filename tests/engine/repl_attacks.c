@@ -63,6 +63,8 @@ primary_open(const char *path, const char *tlsdir, const struct repl_replica *re
 	snprintf(cert, sizeof(cert), "%s/primary.pem", tlsdir);
 	snprintf(key, sizeof(key), "%s/primary.key", tlsdir);
 	memcpy(cfg.cluster_uuid, test_uuid, 16);
+	/* a bootstrap the first time (it needs the replica's answer) */
+	cfg.create = cfg.bootstrap = access(path, F_OK) != 0;
 	if ((ret = repl_open(&cfg, &r)))
 		fprintf(stderr, "repl_attacks: repl_open: %s\n", repl_strerror(ret));
 	return r;
@@ -247,11 +249,16 @@ bit_flip(const char *tlsdir, const char *path, const char *replica_ctl)
 		return;
 	}
 	snprintf(port, sizeof(port), "%d", px.port);
+	/* the cluster is made through the relay before it flips anything */
+	r = primary_open(path, tlsdir, &rep);
+	CHECK(r != NULL);
+	repl_close(&r);
 	atomic_store(&px.flip, true);
 	r = primary_open(path, tlsdir, &rep);
 	CHECK(r != NULL);
 	if (r == NULL) {
 		proxy_stop(&px);
+		unlink(path);
 		return;
 	}
 	CHECK(repl_append(r, "through a flipping relay", 24, &lsn) == 0);
@@ -335,7 +342,10 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 	memcpy(hr->cluster_uuid, m.u.hello.cluster_uuid, 16);
 	hr->node_id = 2;
 	hr->incarnation = 2;
-	hr->epoch = m.u.hello.epoch;
+	/* a probe asks what it follows: nothing yet; a HELLO fences it */
+	hr->epoch = (m.u.hello.flags & CTL_HELLO_F_PROBE) ? 0 : m.u.hello.epoch;
+	/* as if it had followed this epoch all along: its promise never fell */
+	hr->prior_epoch = hr->epoch;
 	hr->ring_size = m.u.hello.ring_size;
 	hr->head = hr->tail = at = m.u.hello.head;	/* empty: a full resync */
 	hr->data_port = f->data_port;
@@ -343,6 +353,9 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 	memcpy(hr->desc, f->desc[o], f->desc_len[o]);
 	out.seq = m.seq;
 	if (ctl_chan_send(ch, &out, 2000))
+		return;
+	/* a bootstrap's probe and a promotion's fence want nothing more */
+	if (m.u.hello.flags & (CTL_HELLO_F_PROBE | CTL_HELLO_F_FENCE_ONLY))
 		return;
 	atomic_fetch_add(&f->replies, 1);
 

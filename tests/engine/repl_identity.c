@@ -214,6 +214,15 @@ main(void)
 	CHECK(hello(1, e1, inc_a, CTL_HELLO_F_PROBE, NULL, &hr) == 1);
 	CHECK((hr.flags & CTL_HELLO_F_STALE) && hr.epoch == ((1024ull << 16) | 1));
 
+	/*
+	 * A bootstrap refuses a replica that promised anything: the next
+	 * case makes its cluster with the replica on a blank log.
+	 */
+	CHECK(test_node_stop(&node) == 0);
+	unlink(path);
+	if (test_node_start(&node, exe, dir, NULL, path, SIZE, port, data))
+		return 99;
+	CHECK(followed() == 0);
 	exhausted_epochs(dir, ca, cert, key);
 
 	CHECK(test_node_stop(&node) == 0);

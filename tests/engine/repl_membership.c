@@ -20,7 +20,9 @@
  *     finishes the change once k_S + 1 nodes of S hold J, and the record
  *     left behind in 4 is kept;
  *  7. a version 1 membership (no node ids) is used by the node that
- *     wrote it only, whose promotion stores it as version 2.
+ *     wrote it only, whose promotion stores it as version 2;
+ *  8. a node holding another membership of the promoter's configuration
+ *     epoch does not count toward its promotion.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -153,6 +155,26 @@ put_v1(const char *path, uint64_t epoch, uint32_t k, const int *list, int n)
 				sizeof(zero)) ||
 			rpma_ext_mem_persist(mem, 0, 8192);
 	}
+	rpma_ext_mem_close(&mem);
+	return ret;
+}
+
+/* both membership copies of a (closed) log made ms, whatever they held */
+static int
+put_ms(const char *path, const struct membership *ms)
+{
+	struct rpma_ext_mem *mem = NULL;
+	uint8_t b[MEMBERSHIP_SIZE];
+	const char *why;
+	int ret;
+
+	if (membership_encode(ms, b, &why))
+		return -1;
+	if ((ret = rpma_ext_mem_open(RPMA_EXT_MEM_CRASH, path, 0, 0, &mem)))
+		return ret;
+	ret = rpma_ext_mem_memcpy(mem, MEMBERSHIP_OFF, b, sizeof(b)) ||
+		rpma_ext_mem_memcpy(mem, 4096 + MEMBERSHIP_OFF, b, sizeof(b)) ||
+		rpma_ext_mem_persist(mem, 0, 8192);
 	rpma_ext_mem_close(&mem);
 	return ret;
 }
@@ -444,6 +466,38 @@ main(void)
 		flags_of(&ms, 13));
 	printf("repl_membership: a version 1 membership: its writer stores it as "
 		"version 2 (configuration epoch 10); a replica cannot use it\n");
+
+	/*
+	 * 8. another membership with the same configuration epoch (as a
+	 * superseded primary's change would leave it) does not count: node
+	 * 10 promoting with node 1 and replica 3 down needs replica 2, whose
+	 * log holds a membership of epoch 10 that is not node 10's.
+	 */
+	for (int i = 0; i < NREP; i++)
+		rep_stop(i);
+	{
+		struct membership real = stored(reps[2].path), other = real;
+
+		other.k = 1;
+		CHECK(real.config_epoch == 10 && real.k == 2);
+		CHECK(put_ms(reps[2].path, &other) == 0);
+		CHECK(stored(reps[2].path).k == 1);
+		rep_start(2, base);
+		CHECK(open_node(reps[0].path, 10, (int[]){ 100, 2, 3, -1 }, 2, 0,
+			1500, &r) == REPL_E_NO_QUORUM);
+		CHECK(r == NULL);
+		repl_close(&r);
+		rep_stop(2);
+		/* the control: the same with replica 2 holding epoch 10 itself */
+		CHECK(put_ms(reps[2].path, &real) == 0);
+		rep_start(2, base);
+		CHECK(open_node(reps[0].path, 10, (int[]){ 100, 2, 3, -1 }, 2, 0,
+			5000, &r) == 0);
+		repl_close(&r);
+		rep_stop(2);
+	}
+	printf("repl_membership: a membership of the same configuration epoch "
+		"that is another one does not count toward a promotion\n");
 out:
 	for (int i = 0; i < NREP; i++)
 		rep_stop(i);

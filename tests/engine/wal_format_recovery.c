@@ -3,8 +3,10 @@
  * wal_format_recovery.c -- the local log: append, sync, read back, reopen
  * (recovery), wraparound with records straddling the ring's end over many
  * laps, a torn tail (nothing after it is returned), a torn header update
- * (the other copy is used), a full ring (blocks, then WAL_E_FULL), and
- * records too big for the ring.
+ * (the other copy is used), a full ring (blocks, then WAL_E_FULL),
+ * records too big for the ring, and the header's flags (a log made anew
+ * waits for its promise floor, across a reopen and a torn update, and a
+ * header with an unknown flag is refused).
  */
 #include <string.h>
 #include <unistd.h>
@@ -305,6 +307,94 @@ wal__incarnation_and_checkpoint_epoch(void)
 	rpma_ext_mem_close(&mem);
 }
 
+/* the header's flags at offset 128, its crc over bytes 0..131 */
+static void
+set_flags(char *copy, uint32_t flags)
+{
+	uint32_t crc;
+
+	memcpy(copy + 128, &flags, 4);
+	crc = rpma_crc32c(0, copy, 132);
+	memcpy(copy + 132, &crc, 4);
+}
+
+/*
+ * A log made anew waits for its promise floor: PROMISE_PENDING is in the
+ * header from the format on, a reopen (a crash before the floor) still
+ * says so, and only the update that stores the floor clears it: a torn
+ * one leaves the pending log.  The floor never lowers a promise.  A
+ * header with a flag this code does not know is not a valid header.
+ */
+static void
+wal__promise_pending_until_the_floor(void)
+{
+	struct wal_identity id = { .node_id = 7, .flags = 1u << 5 };
+	struct rpma_ext_mem *mem;
+	struct wal *wal = NULL, *again = NULL;
+	uint64_t ring;
+	char *p;
+
+	unlink(path);
+	mem = wt_mem_open(path, 1 << 20, RPMA_EXT_MEM_CREATE);
+	/* unknown flags are not formatted */
+	CU_ASSERT_EQUAL(wal_format(mem, &id), RPMA_E_INVAL);
+	id.flags = WAL_F_PROMISE_PENDING;
+	CU_ASSERT_FATAL(wal_format(mem, &id) == 0);
+	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
+	wal_identity(wal, &id, &ring);
+	CU_ASSERT_EQUAL(id.flags, WAL_F_PROMISE_PENDING);
+	CU_ASSERT_EQUAL(id.epoch, 0);
+	/* a restart before the floor: the flag is on the medium */
+	wt_reopen(path, &wal, &mem);
+	wal_identity(wal, &id, &ring);
+	CU_ASSERT_EQUAL(id.flags, WAL_F_PROMISE_PENDING);
+	/*
+	 * A crash in the floor's update, its copy torn: what recovers (a
+	 * second open, as after the crash) is the pending log.
+	 */
+	CU_ASSERT_EQUAL(wal_take_floor(wal, 0x30002, 0xfeed), 0);
+	corrupt(mem, newest_copy(mem) + 40);
+	CU_ASSERT_FATAL(wal_open(mem, &again) == 0);
+	wal_identity(again, &id, &ring);
+	CU_ASSERT_EQUAL(id.flags, WAL_F_PROMISE_PENDING);
+	CU_ASSERT_EQUAL(id.epoch, 0);
+	wal_close(&again);
+	wal_close(&wal);
+	CU_ASSERT_FATAL(rpma_ext_mem_close(&mem) == 0);
+
+	/* the floor stored: no flag, its promise, kept across a reopen */
+	mem = wt_mem_open(path, 0, 0);
+	id = (struct wal_identity){ .node_id = 7, .flags = WAL_F_PROMISE_PENDING };
+	CU_ASSERT_FATAL(wal_format(mem, &id) == 0);
+	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
+	CU_ASSERT_EQUAL(wal_take_floor(wal, 0x30002, 0xfeed), 0);
+	wt_reopen(path, &wal, &mem);
+	wal_identity(wal, &id, &ring);
+	CU_ASSERT_EQUAL(id.flags, 0);
+	CU_ASSERT_EQUAL(id.epoch, 0x30002);
+	CU_ASSERT_EQUAL(id.epoch_inc, 0xfeed);
+	/* a lower floor does not lower the promise */
+	CU_ASSERT_EQUAL(wal_take_floor(wal, 0x20001, 0xbeef), 0);
+	wal_identity(wal, &id, &ring);
+	CU_ASSERT_EQUAL(id.epoch, 0x30002);
+	CU_ASSERT_EQUAL(id.epoch_inc, 0xfeed);
+	wal_close(&wal);
+
+	/* an unknown flag in both copies: no valid header */
+	rpma_ext_mem_get_ptr(mem, (void **)&p);
+	set_flags(p, 1u << 1);
+	set_flags(p + 4096, 1u << 31);
+	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
+	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_DAMAGED);
+	/* the same field with the known flag checks out */
+	set_flags(p + 4096, WAL_F_PROMISE_PENDING);
+	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
+	wal_identity(wal, &id, &ring);
+	CU_ASSERT_EQUAL(id.flags, WAL_F_PROMISE_PENDING);
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+}
+
 /* an epoch-start record is not passed to an iteration's callback */
 static int
 count_cb(void *arg, uint64_t lsn, const void *data, size_t len)
@@ -418,6 +508,7 @@ main(void)
 		UNIT_CASE(wal__epoch_start_is_not_iterated),
 		UNIT_CASE(wal__version_1_is_upgraded),
 		UNIT_CASE(wal__probe_tells_blank_damaged_foreign),
+		UNIT_CASE(wal__promise_pending_until_the_floor),
 		CU_TEST_INFO_NULL,
 	};
 	int ret;

@@ -7,7 +7,9 @@
  * offsets from the input -- near-valid media, where the checks matter; or
  * a valid header whose checkpoint fields (and CRC) come from the input.
  * Whatever the bytes, opening must not crash or read outside the region,
- * and what it recovers must be consistent and readable.
+ * and what it recovers must be consistent and readable.  The peer floors
+ * in the header copies (peer_floor.h) are read from the same bytes: a
+ * table is accepted only if it has one encoding.
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 
 #include "crc32c.h"
 #include "mem.h"
+#include "peer_floor.h"
 #include "wal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -106,6 +109,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			size - 1 < REGION - 8192 ? size - 1 : REGION - 8192);
 	} else {
 		memcpy(region, data + 1, size - 1 < REGION ? size - 1 : REGION);
+	}
+	{
+		struct peer_floors t;
+		static uint8_t again[PEER_FLOORS_SIZE];
+		const char *why;
+
+		CHECK(peer_floors_load(&mem, &t) == 0);
+		CHECK(t.count <= PEER_FLOORS_MAX);
+		if (t.gen) {
+			CHECK(peer_floors_encode(&t, again, &why) == 0);
+			CHECK(memcmp(again, region + PEER_FLOORS_OFF, PEER_FLOORS_SIZE) == 0 ||
+				memcmp(again, region + 4096 + PEER_FLOORS_OFF,
+					PEER_FLOORS_SIZE) == 0);
+		}
 	}
 	if (wal_open(&mem, &wal) != 0)
 		return 0;

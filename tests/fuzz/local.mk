@@ -22,9 +22,10 @@ $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
 
-# the log's recovery: the log and the memory interface, no backend
+# the log's recovery and its peer floors: the log and the memory
+# interface, no backend
 $(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/wal.c \
-		$(top_srcdir)/engine/wal_format.c \
+		$(top_srcdir)/engine/wal_format.c $(top_srcdir)/engine/peer_floor.c \
 		$(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \

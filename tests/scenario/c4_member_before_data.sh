@@ -20,7 +20,11 @@
 #
 # A correct system makes a replica a member only once it holds the
 # committed prefix: node4's promotion is refused (node1 and node2 hold the
-# records and are down), explicitly, or node3 had them all.
+# records and are down), explicitly, or node3 had them all.  (With the
+# promise floor node3, made anew, does not even serve node1 here: it needs
+# k + 1 = 3 answers, node2's and node4's among them, while both are down;
+# node1 is then killed after 20 s, and node4's promotion, which cannot
+# count node3, is refused.)
 #
 # Checked: everything acknowledged in the final primary's log; one primary.
 set -u

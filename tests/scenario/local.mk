@@ -51,6 +51,16 @@ tests_scenario_release_primary_LDADD = tools/repld/librepld_conf.la \
 TESTS += tests/scenario/c7_two_names.sh
 EXTRA_DIST += tests/scenario/c7_two_names.sh
 
+# C8: a bootstrap that does not hear from every node: a new cluster
+# beside the old one, acknowledging its LSNs again
+TESTS += tests/scenario/c8_bootstrap_beside_cluster.sh
+EXTRA_DIST += tests/scenario/c8_bootstrap_beside_cluster.sh
+
+# C9: a replica's log put back from an older copy under a running cluster:
+# it looks like itself and counts toward a promotion without the records
+TESTS += tests/scenario/c9_restored_log.sh
+EXTRA_DIST += tests/scenario/c9_restored_log.sh
+
 # R1: a restart of the old primary (role = "primary") undoes a failover
 TESTS += tests/scenario/r1_restart_undoes_failover.sh
 EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
@@ -58,3 +68,13 @@ EXTRA_DIST += tests/scenario/r1_restart_undoes_failover.sh
 # R2: a promotion beside a healthy primary leaves two primaries
 TESTS += tests/scenario/r2_promote_beside_live_primary.sh
 EXTRA_DIST += tests/scenario/r2_promote_beside_live_primary.sh
+
+# M1: a node made anew (--reinit) without a promise floor: an old primary
+# not yet fenced acknowledges through it (docs/model.md, finding 1)
+TESTS += tests/scenario/m1_reinit_no_floor.sh
+EXTRA_DIST += tests/scenario/m1_reinit_no_floor.sh
+
+# M1's partition: a stopped node's port that takes no new connection
+check_PROGRAMS += tests/scenario/plug_port
+tests_scenario_plug_port_SOURCES = tests/scenario/plug_port.c
+tests_scenario_plug_port_LDADD =

@@ -43,7 +43,7 @@ BOOTSTRAP=
 REINIT=
 "$REPLD" --help 2>&1 | grep -q -- '--reinit' && REINIT=--reinit
 
-declare -A booted=() mark=()
+declare -A booted=() mark=() killer_secs=()
 : > "$D/acked"
 
 # launch N [ARG...]: start node N (its conf file written before); on its
@@ -149,11 +149,13 @@ kill9() {
 # its stderr gets a line matching PATTERN (bash regex), or after SECS (10)
 # without one; $D/killed.N then says which ("line: ..." or "timeout").
 # Reacts within milliseconds (tail -F), so it can hit a window between
-# two steps of the daemon.  kill_done N waits for it (15 s) and reaps N.
+# two steps of the daemon.  kill_done N waits for it (SECS + 5 s) and
+# reaps N.
 kill_on() {
 	local n=$1 re=$2 secs=${3:-10} victim=${pid[$1]:-}
 	[[ -n $victim ]] || fail "kill_on: node$n does not run"
 	rm -f "$D/killed.$n"
+	killer_secs[$n]=$secs
 	(
 		exec 3< <(exec tail -n 0 -F "$D/node$n.err" 2>/dev/null)
 		tp=$!
@@ -185,7 +187,7 @@ kill_on() {
 
 kill_done() {
 	local t
-	for ((t = 0; t < 150; t++)); do
+	for ((t = 0; t < (${killer_secs[$1]:-10} + 5) * 10; t++)); do
 		[[ -e $D/killed.$1 ]] && break
 		sleep 0.1
 	done

@@ -118,3 +118,9 @@ EXTRA_DIST += tests/tools/repld_data_refused.sh
 # replica dropped as silent, no reconnect
 TESTS += tests/tools/repld_steady_load.sh
 EXTRA_DIST += tests/tools/repld_steady_load.sh
+
+# how a replica's log is made: a blank log only with --bootstrap, --reinit
+# once; a log made anew waits for its promise floor (status says so),
+# across a refused promotion and a restart, and takes it once k + 1 answer
+TESTS += tests/tools/repld_reinit.sh
+EXTRA_DIST += tests/tools/repld_reinit.sh

@@ -43,17 +43,19 @@ print_header(const struct logimg *img, bool json)
 			"\"seq\":%" PRIu64 ",\"incarnation\":\"%016" PRIx64 "\","
 			"\"checkpoint\":{\"lsn\":%" PRIu64 ",\"off\":%" PRIu64
 			",\"lap\":%" PRIu32 ",\"epoch\":%" PRIu64 "},\"health\":\"%s\","
-			"\"membership\":", h->node_id, u, h->epoch, h->ring_size,
-			'A' + img->hdr_copy, h->seq, h->incarnation, h->ck_lsn, h->ck_off,
-			h->ck_lap, h->ck_epoch, health_str(h));
+			"\"promise_pending\":%s,\"membership\":", h->node_id, u, h->epoch,
+			h->ring_size, 'A' + img->hdr_copy, h->seq, h->incarnation, h->ck_lsn,
+			h->ck_off, h->ck_lap, h->ck_epoch, health_str(h),
+			(h->flags & WAL_F_PROMISE_PENDING) ? "true" : "false");
 		ms_json(stdout, ms);
 		printf("}\n");
 		return;
 	}
 	printf("log: node %" PRIu32 "  cluster %s  epoch %" PRIu64 "  ring %" PRIu64
-		" bytes  header copy %c seq %" PRIu64 "  incarnation %016" PRIx64 "\n",
+		" bytes  header copy %c seq %" PRIu64 "  incarnation %016" PRIx64 "%s\n",
 		h->node_id, u, h->epoch, h->ring_size, 'A' + img->hdr_copy, h->seq,
-		h->incarnation);
+		h->incarnation, (h->flags & WAL_F_PROMISE_PENDING) ?
+		"  PROMISE PENDING (made anew: no promise floor taken yet)" : "");
 	printf("checkpoint: LSN %" PRIu64 " at ring offset %" PRIu64 " lap %" PRIu32
 		" epoch %" PRIu64 "  health %s\n", h->ck_lsn, h->ck_off, h->ck_lap,
 		h->ck_epoch, health_str(h));

@@ -138,6 +138,11 @@ print_status(const struct jdoc *d)
 		printf(", %s replicas up", num(d, 0, "replicas_up", n[5], sizeof(n[5])));
 	printf("\n");
 	if (!primary) {
+		if (json_bool(d, json_get(d, 0, "floor_pending"), false))
+			printf("waiting for its promise floor: made anew, it serves no "
+				"primary until %s of its peers answered (%s so far)\n",
+				num(d, 0, "floor_needed", n[1], sizeof(n[1])),
+				num(d, 0, "floor_answered", n[2], sizeof(n[2])));
 		if (json_bool(d, json_get(d, 0, "following"), false))
 			printf("following node %s (connected from %s)\n",
 				num(d, 0, "primary_node", n[0], sizeof(n[0])),

@@ -42,15 +42,18 @@ cmd_status(int argc, char *argv[])
 		printf("{\"first_lsn\":%" PRIu64 ",\"last_lsn\":%" PRIu64 ",\"records\":%"
 			PRIu64 ",\"epoch\":%" PRIu64 ",\"tail_epoch\":%" PRIu64 ",\"used\":%"
 			PRIu64 ",\"size\":%" PRIu64 ",\"health\":\"%s\",\"tail_damaged\":%s,"
-			"\"membership\":", s.first_lsn, s.last_lsn,
+			"\"promise_pending\":%s,\"membership\":", s.first_lsn, s.last_lsn,
 			s.records, img.hdr.epoch, s.tail_epoch, s.used, img.hdr.ring_size,
-			health_str(&img.hdr), s.end.damaged ? "true" : "false");
+			health_str(&img.hdr), s.end.damaged ? "true" : "false",
+			(img.hdr.flags & WAL_F_PROMISE_PENDING) ? "true" : "false");
 		ms_json(stdout, &img.ms);
 		printf("}\n");
 	} else {
 		printf("%-12s %" PRIu64 "\n", "first LSN", s.first_lsn);
 		printf("%-12s %" PRIu64 "\n", "last LSN", s.last_lsn);
-		printf("%-12s %" PRIu64 "\n", "epoch", img.hdr.epoch);
+		printf("%-12s %" PRIu64 "%s\n", "epoch", img.hdr.epoch,
+			(img.hdr.flags & WAL_F_PROMISE_PENDING) ? " (promise pending: "
+			"made anew, it has not taken its promise floor yet)" : "");
 		printf("%-12s %" PRIu64 "\n", "tail epoch", s.tail_epoch);
 		printf("%-12s %" PRIu64 " / %" PRIu64 " bytes\n", "used", s.used,
 			img.hdr.ring_size);

@@ -175,6 +175,9 @@ replica_json(struct node *n, struct json_out *j)
 	jo_bool(j, "following", rs.following != 0);
 	jo_u64(j, "primary_node", rs.primary_id);
 	jo_str(j, "primary_address", rs.following ? rs.primary_addr : "");
+	jo_bool(j, "floor_pending", rs.floor_pending != 0);
+	jo_i64(j, "floor_needed", rs.floor_needed);
+	jo_i64(j, "floor_answered", rs.floor_answered);
 	jo_i64(j, "quorum", m.quorum);
 	jo_array(j, "peers");
 	for (int i = 0; i < m.n; i++) {

@@ -162,14 +162,31 @@ replica_start(struct node *n)
 
 	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
 	snprintf(n->data_port, sizeof(n->data_port), "%u", conf->listen.data_port);
+	/* a log made anew takes its promise floor from these (copies: a reload
+	 * may change the file's list meanwhile) */
+	for (int i = 0; i < conf->n_peers; i++) {
+		snprintf(n->floor_hosts[i], sizeof(n->floor_hosts[i]), "%s",
+			conf->peers[i].address);
+		snprintf(n->floor_ports[i], sizeof(n->floor_ports[i]), "%u",
+			conf->peers[i].control_port);
+		n->floor_peers[i] = (struct replica_peer){ n->floor_hosts[i],
+			n->floor_ports[i] };
+	}
 	n->replica_cfg = (struct replica_cfg){
 		.path = conf->log.path,
 		/* repld_backend has rpma_ext_mem_backend's values */
 		.backend = (enum rpma_ext_mem_backend)conf->log.backend,
 		.size = conf->log.size,
-		/* formats a blank medium, or (reinit) whatever it holds */
-		.create = 1,
+		/*
+		 * Formats a blank medium only for a new cluster; made anew
+		 * (reinit), whatever it holds.  At any other start a blank
+		 * medium is a missing log: a replaced disk is not a new node.
+		 */
+		.create = n->bootstrap,
 		.reinit = n->reinit,
+		.peers = n->floor_peers,
+		.n_peers = conf->n_peers,
+		.quorum = conf->quorum,
 		.node_id = conf->node_id,
 		.provider = n->provider,
 		.addr = conf->listen.address,
@@ -185,6 +202,12 @@ replica_start(struct node *n)
 		.state = &n->replica_state,
 	};
 	memcpy(n->replica_cfg.cluster_uuid, conf->cluster_uuid, 16);
+	/*
+	 * The start that asked for it makes the log, once: a later start of
+	 * the replica (after a refused promotion, a step-down) opens what the
+	 * log holds by then.
+	 */
+	n->bootstrap = n->reinit = false;
 	n->replica_stop = 0;
 	n->replica_ret = 0;
 	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
@@ -285,12 +308,31 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&cfg, &repl)) != 0) {
+		struct stat lst;
+
+		/*
+		 * A refused bootstrap changed no other node (it asks before it
+		 * fences); the log it made goes too, so that it can be tried
+		 * again once the other nodes are up.
+		 */
+		if (how->bootstrap && ret != REPL_E_LOCKED &&
+		    stat(conf->log.path, &lst) == 0 && S_ISREG(lst.st_mode) &&
+		    unlink(conf->log.path) == 0)
+			say("the log %s made for the bootstrap is removed again\n",
+				conf->log.path);
 		if (ret == REPL_E_NOT_MEMBER)
 			snprintf(msg, msglen, "refused to start: %s (the daemon's "
 				"log says why)", repl_strerror(ret));
 		else if (ret == REPL_E_SUPERSEDED)
 			snprintf(msg, msglen, "%s (the daemon's log says why)",
 				repl_strerror(ret));
+		else if (ret == REPL_E_NO_QUORUM && how->bootstrap)
+			snprintf(msg, msglen, "refused to start: a bootstrap needs "
+				"the answer of every other node of the configuration "
+				"(%d peers), each holding nothing, and not all "
+				"answered (the daemon's log names them): start the "
+				"other nodes first; a node whose disk was replaced "
+				"rejoins with --reinit, not --bootstrap", conf->n_peers);
 		else if (ret == REPL_E_NO_QUORUM)
 			snprintf(msg, msglen, "promotion refused: fewer than n - k + 1 "
 				"nodes reachable (%d peers, quorum %d; the unreachable "
@@ -395,6 +437,7 @@ node_start(struct node *n, const struct node_start_how *how)
 	if ((ret = log_expected(n, how)) != 0)
 		return ret;
 	pthread_mutex_lock(&n->change);
+	n->bootstrap = how->bootstrap;
 	n->reinit = how->reinit;
 	if (how->reinit && n->conf.role != REPLD_ROLE_REPLICA)
 		say("--reinit: this node starts as a replica (a log made anew "
@@ -409,7 +452,8 @@ node_start(struct node *n, const struct node_start_how *how)
 				"explicitly to lead again)\n");
 			ret = replica_start(n) ? 1 : 0;
 		} else {
-			ret = ret == REPL_E_NO_QUORUM ? 4 :
+			ret = ret == REPL_E_NO_QUORUM && !how->bootstrap ? 4 :
+				ret == REPL_E_NO_QUORUM ||
 				ret == REPL_E_NOT_MEMBER ||
 				ret == REPL_E_LOCKED ? 5 : 1;
 		}
@@ -719,6 +763,20 @@ node_tick(struct node *n)
 
 		refused_locked(n->conf.log.path, msg, sizeof(msg));
 		say("%s\n", msg);
+		n->exit_code = code = 5;
+	} else if (node_role(n) == NODE_REPLICA &&
+		   n->replica_ret == REPLICA_E_BLANK) {
+		say("refused to start: the log %s is blank (it holds no log); it is "
+			"made only by the first start of a new cluster (--bootstrap) "
+			"or for a replica whose disk was replaced (--reinit: it then "
+			"copies everything from the primary)\n", n->conf.log.path);
+		n->exit_code = code = 5;
+	} else if (node_role(n) == NODE_REPLICA &&
+		   n->replica_ret == REPLICA_E_NO_PEERS) {
+		say("refused to start: the log %s is made anew (--reinit), or was and "
+			"has not taken its promise floor yet: it takes the floor from "
+			"other nodes of its configuration before it serves a "
+			"primary, and the file lists no peers\n", n->conf.log.path);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		say("the replica stopped: its log or endpoints could not be set up "

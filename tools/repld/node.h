@@ -56,12 +56,22 @@ struct node {
 	/* NODE_REPLICA: replica_run in its own thread */
 	pthread_t replica_thread;
 	bool replica_running;
-	bool reinit;		/* the replica formats its log whatever it holds */
+	/*
+	 * How the replica's next start makes its log (once: cleared by it):
+	 * bootstrap formats a blank medium (a new cluster's node), reinit
+	 * formats whatever the path holds (a log made anew).
+	 */
+	bool bootstrap;
+	bool reinit;
 	volatile sig_atomic_t replica_stop;
 	atomic_int replica_ret;		/* replica_run's result, once it returned */
 	struct replica_cfg replica_cfg;
 	struct replica_state replica_state;	/* what it serves, for STATUS */
 	char ctl_port[8], data_port[8];
+	/* replica_cfg.peers: the file's peers as they were at replica_start */
+	struct replica_peer floor_peers[REPLD_PEERS_MAX];
+	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
+	char floor_ports[REPLD_PEERS_MAX][8];
 };
 
 /* a node that is down yet; conf is taken over */
