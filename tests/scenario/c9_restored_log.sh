@@ -40,7 +40,7 @@ launch 1
 wait_new 1 "is the primary of epoch" "node1's first promotion"
 wait_status 1 '"replicas_up":2' "node2 and node3 streaming"
 wait_member 1 3
-must_ack 1 c8-{1..3}
+must_ack 1 c9-{1..3}
 # a snapshot of node3's log, taken under the running cluster
 cp "$D/node3.log" "$D/node3.copy" || fail "cannot copy node3's log"
 say "three records acknowledged, to LSN $last_lsn; node3's log copied"
@@ -54,12 +54,12 @@ conf 1 replica
 launch 1
 wait_new 1 "listening" "node1 listening"
 wait_member 2 1
-must_ack 2 c8-node2-{1..3}
+must_ack 2 c9-node2-{1..3}
 kill9 2
 promote_step 1 "node1's promotion after node2's death"
 [[ $outcome == ok ]] || fail "node1's promotion was refused: $why"
 wait_member 1 3
-must_ack 1 c8-node1-{1..3}
+must_ack 1 c9-node1-{1..3}
 say "six more acknowledged, the last three by node1 and node3 alone, to LSN $last_lsn"
 
 # node1 dies; node3's old copy is put back under it
