@@ -104,6 +104,10 @@ EXTRA_DIST += tests/tools/replctl_no_daemon.sh
 TESTS += tests/tools/repld_log_lock.sh
 EXTRA_DIST += tests/tools/repld_log_lock.sh
 
+# two replctl add at once: each builds on the membership the other left
+TESTS += tests/tools/repld_concurrent_add.sh
+EXTRA_DIST += tests/tools/repld_concurrent_add.sh
+
 # idle TCP connections to a replica's control port: a promotion that must
 # fence it still succeeds at once; the replica drops them in time
 TESTS += tests/tools/repld_idle_conns.sh

@@ -637,9 +637,12 @@ node_add(struct node *n, const char *host, uint16_t port, int quorum,
 		char *msg, size_t msglen)
 {
 	struct repld_peer peers[REPLD_PEERS_MAX];
-	int np = n->conf.n_peers, ret;
+	int np, ret;
 
+	/* the membership is read under the change lock: an add waiting for
+	 * another one builds on what that one left */
 	pthread_mutex_lock(&n->change);
+	np = n->conf.n_peers;
 	if (peer_index(&n->conf, host, port) >= 0) {
 		snprintf(msg, msglen, "%s:%u is a member already", host, port);
 		ret = REPL_E_INVAL;
@@ -667,9 +670,10 @@ node_remove(struct node *n, const char *host, uint16_t port, int quorum,
 		char *msg, size_t msglen)
 {
 	struct repld_peer peers[REPLD_PEERS_MAX];
-	int i, np = n->conf.n_peers, k, ret;
+	int i, np, k, ret;
 
 	pthread_mutex_lock(&n->change);
+	np = n->conf.n_peers;	/* under the change lock, as in node_add */
 	if ((i = peer_index(&n->conf, host, port)) < 0) {
 		snprintf(msg, msglen, "%s:%u is not a member", host, port);
 		ret = REPL_E_INVAL;
