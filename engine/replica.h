@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -106,7 +107,11 @@ struct replica_cfg {
 	int timeout_ms;			/* a primary silent this long is dropped */
 	/* the control channel's TLS (CA, certificate, key); all NULL: plain TCP */
 	const char *tls_ca, *tls_cert, *tls_key;
-	volatile sig_atomic_t *stop;	/* set (e.g. by a signal handler) to stop */
+	/*
+	 * Set non-zero to stop: from another thread, or from a signal
+	 * handler (a lock-free atomic_int is async-signal-safe).
+	 */
+	atomic_int *stop;
 	/* called once the replica listens (both ports), e.g. to signal readiness */
 	void (*ready)(void *arg);
 	void *ready_arg;

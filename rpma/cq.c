@@ -160,6 +160,19 @@ rpma_cq_wait(struct rpma_cq *cq)
 	return rpma_cq_block(&cq, 1);
 }
 
+/* under cq->lock: up to num entries off the ring into wc; how many */
+static int
+ring_take(struct rpma_cq *cq, int num, struct ibv_wc *wc)
+{
+	int n = 0;
+
+	while (n < num && cq->head != cq->tail) {
+		wc[n++] = cq->ring[cq->head & cq->mask];
+		cq->head++;
+	}
+	return n;
+}
+
 int
 rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 		int *num_entries_got)
@@ -172,13 +185,18 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 	if (cq->ops)
 		return cq->ops->get_wc(cq, num_entries, wc, num_entries_got);
 
-	if (cq->drive && cq->head == cq->tail)
-		cq->drive(cq->drive_arg);
-
 	pthread_mutex_lock(&cq->lock);
-	while (n < num_entries && cq->head != cq->tail) {
-		wc[n++] = cq->ring[cq->head & cq->mask];
-		cq->head++;
+	n = ring_take(cq, num_entries, wc);
+	if (n == 0 && cq->drive && !cq->overrun) {
+		/*
+		 * Nothing yet: make progress and look again.  The emptiness is
+		 * read under the lock (the provider's thread pushes under it);
+		 * the drive pushes, so it runs without it.
+		 */
+		pthread_mutex_unlock(&cq->lock);
+		cq->drive(cq->drive_arg);
+		pthread_mutex_lock(&cq->lock);
+		n = ring_take(cq, num_entries, wc);
 	}
 	if (n == 0 && cq->overrun) {
 		pthread_mutex_unlock(&cq->lock);

@@ -7,6 +7,8 @@ AM_CPPFLAGS += -I$(top_srcdir)/tests/unit
 AM_CFLAGS += $(CUNIT_CFLAGS)
 
 EXTRA_DIST += tests/unit/unit.h tests/unit/nomem.h
+# ThreadSanitizer suppressions for a --enable-tsan build (README)
+EXTRA_DIST += tests/tsan.supp
 
 include tests/unit/local.mk
 include tests/mem/local.mk

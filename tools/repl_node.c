@@ -85,7 +85,7 @@
 #define EXIT_SUPERSEDED 6
 static const uint8_t uuid[16] = "repl-node-test!";
 
-static volatile sig_atomic_t stop;
+static atomic_int stop;	/* replica_cfg.stop; set by the signal handler */
 
 static void
 on_signal(int sig)

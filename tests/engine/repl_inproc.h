@@ -34,14 +34,14 @@ struct inproc_rep {
 	struct replica_cfg cfg;
 	pthread_t thread;
 	pid_t pid;		/* a child process; 0: a thread */
-	volatile sig_atomic_t stop;
+	atomic_int stop;	/* replica_cfg.stop */
 	char path[128], ctl[8], data[8];
 	int ret;
 };
 
 static struct inproc_rep inproc_reps[INPROC_MAX];
 static char inproc_ppath[128];
-static volatile sig_atomic_t *inproc_child_stop;
+static atomic_int *inproc_child_stop;
 static int inproc_flush_method;		/* REPL_FLUSH_* for the primary */
 
 static void *

@@ -48,7 +48,7 @@ static int failed;
 struct rep {
 	struct replica_cfg cfg;
 	pthread_t thread;
-	volatile sig_atomic_t stop;
+	atomic_int stop;	/* replica_cfg.stop, set by the test's thread */
 	char path[128], ctl[8], data[8];
 	bool running;
 	int ret;

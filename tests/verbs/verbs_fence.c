@@ -35,7 +35,7 @@
 
 static const uint8_t uuid[16] = "verbs-fence-tst";
 static char ctl_port[8], data_port[8], image[64];
-static volatile sig_atomic_t stop;
+static atomic_int stop;	/* replica_cfg.stop */
 static uint64_t ring_size;
 
 static void *

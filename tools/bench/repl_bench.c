@@ -74,7 +74,7 @@ static struct {
 	pid_t pid[MAX_REPLICAS];
 } live;
 
-static volatile sig_atomic_t replica_stop;
+static atomic_int replica_stop;	/* replica_cfg.stop */
 
 /* returns how many did not exit cleanly */
 static int

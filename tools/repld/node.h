@@ -63,7 +63,7 @@ struct node {
 	 */
 	bool bootstrap;
 	bool reinit;
-	volatile sig_atomic_t replica_stop;
+	atomic_int replica_stop;	/* replica_cfg.stop */
 	atomic_int replica_ret;		/* replica_run's result, once it returned */
 	struct replica_cfg replica_cfg;
 	struct replica_state replica_state;	/* what it serves, for STATUS */
