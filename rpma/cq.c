@@ -74,13 +74,16 @@ rpma_cq_push(struct rpma_cq *cq, const struct ibv_wc *wc, int n)
 
 	pthread_mutex_lock(&cq->lock);
 	for (int i = 0; i < n; i++) {
-		if (cq->tail - cq->head > cq->mask) {
+		uint64_t t = atomic_load_explicit(&cq->tail, memory_order_relaxed);
+
+		if (t - atomic_load_explicit(&cq->head, memory_order_relaxed) >
+				cq->mask) {
 			/* like a hardware CQ overrun: the queue is broken */
 			cq->overrun = true;
 			break;
 		}
-		cq->ring[cq->tail & cq->mask] = wc[i];
-		cq->tail++;
+		cq->ring[t & cq->mask] = wc[i];
+		atomic_store_explicit(&cq->tail, t + 1, memory_order_relaxed);
 	}
 	wake = cq->waiter || cq->fd_exported;
 	cq->waiter = false;
@@ -124,7 +127,9 @@ rpma_cq_block(struct rpma_cq *const *cqs, int n)
 	/* announce the wait on every ring before the last look at them */
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(&cqs[i]->lock);
-		if (cqs[i]->tail != cqs[i]->head || cqs[i]->overrun) {
+		if (atomic_load_explicit(&cqs[i]->tail, memory_order_relaxed) !=
+		    atomic_load_explicit(&cqs[i]->head, memory_order_relaxed) ||
+		    cqs[i]->overrun) {
 			pthread_mutex_unlock(&cqs[i]->lock);
 			/* consume a pending wake-up so the fd reflects the rings */
 			(void)!read(pfd[0].fd, &v, sizeof(v));
@@ -160,19 +165,6 @@ rpma_cq_wait(struct rpma_cq *cq)
 	return rpma_cq_block(&cq, 1);
 }
 
-/* under cq->lock: up to num entries off the ring into wc; how many */
-static int
-ring_take(struct rpma_cq *cq, int num, struct ibv_wc *wc)
-{
-	int n = 0;
-
-	while (n < num && cq->head != cq->tail) {
-		wc[n++] = cq->ring[cq->head & cq->mask];
-		cq->head++;
-	}
-	return n;
-}
-
 int
 rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 		int *num_entries_got)
@@ -185,18 +177,19 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 	if (cq->ops)
 		return cq->ops->get_wc(cq, num_entries, wc, num_entries_got);
 
-	pthread_mutex_lock(&cq->lock);
-	n = ring_take(cq, num_entries, wc);
-	if (n == 0 && cq->drive && !cq->overrun) {
-		/*
-		 * Nothing yet: make progress and look again.  The emptiness is
-		 * read under the lock (the provider's thread pushes under it);
-		 * the drive pushes, so it runs without it.
-		 */
-		pthread_mutex_unlock(&cq->lock);
+	if (cq->drive &&
+	    atomic_load_explicit(&cq->head, memory_order_relaxed) ==
+	    atomic_load_explicit(&cq->tail, memory_order_relaxed))
 		cq->drive(cq->drive_arg);
-		pthread_mutex_lock(&cq->lock);
-		n = ring_take(cq, num_entries, wc);
+
+	pthread_mutex_lock(&cq->lock);
+	{
+		uint64_t h = atomic_load_explicit(&cq->head, memory_order_relaxed);
+		uint64_t t = atomic_load_explicit(&cq->tail, memory_order_relaxed);
+
+		while (n < num_entries && h != t)
+			wc[n++] = cq->ring[h++ & cq->mask];
+		atomic_store_explicit(&cq->head, h, memory_order_relaxed);
 	}
 	if (n == 0 && cq->overrun) {
 		pthread_mutex_unlock(&cq->lock);

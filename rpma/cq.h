@@ -27,8 +27,13 @@ struct rpma_cq {
 	pthread_mutex_t lock;
 	struct ibv_wc *ring;
 	uint32_t mask;		/* capacity - 1; capacity a power of two */
-	uint64_t head;		/* next to pop */
-	uint64_t tail;		/* next to push */
+	/*
+	 * Changed under lock; get_wc's look for an empty ring before it
+	 * drives progress reads them without it (relaxed: a stale answer
+	 * only drives once more or once less).
+	 */
+	_Atomic uint64_t head;	/* next to pop */
+	_Atomic uint64_t tail;	/* next to push */
 	int efd;
 	bool efd_owned;		/* false: efd belongs to the cq it shares with */
 	bool waiter;		/* someone blocks on efd: signal pushes */
