@@ -404,13 +404,28 @@ answered(const struct fenced *f, int n)
 	return a;
 }
 
-static bool
-all_answered(const struct fenced *f, int n)
+/* a bootstrap refused by node i, which holds something: why */
+static int
+bootstrap_holder(const struct cluster *c, int i, const struct fenced *f)
 {
-	for (int i = 0; i < n; i++)
-		if (!f[i].ok)
-			return false;
-	return true;
+	RPMA_LOG_ERROR("bootstrap refused: node %s:%s (node %u) holds %s: the "
+		"cluster exists already; start without bootstrap",
+		c->peers[i].host, c->peers[i].port, (unsigned)f->hr.node_id,
+		f->hr.config_epoch ? "a membership" :
+		f->hr.tail_epoch ? "records of an epoch" :
+		f->hr.prior_epoch ? "a promise to a primary" : "records");
+	return CLUSTER_E_NOT_MEMBER;
+}
+
+/* a bootstrap refused because `missing` of the n other nodes did not answer */
+static int
+bootstrap_unheard(int missing, int n)
+{
+	RPMA_LOG_ERROR("bootstrap refused: it needs the answer of every other "
+		"node of the configuration, each holding nothing, and %d of %d "
+		"did not answer: a node not heard from may hold a cluster's "
+		"records", missing, n);
+	return CLUSTER_E_NO_QUORUM;
 }
 
 /*
@@ -538,17 +553,8 @@ bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 				/* a probe's answer: epoch is what it follows */
 				f[i].hr.prior_epoch = f[i].hr.epoch;
 				if (holds_state(&f[i], 0)) {
-					RPMA_LOG_ERROR("bootstrap refused: node %s:%s "
-						"(node %u) holds %s: the cluster exists "
-						"already; start without bootstrap",
-						c->peers[i].host, c->peers[i].port,
-						(unsigned)f[i].hr.node_id,
-						f[i].hr.config_epoch ? "a membership" :
-						f[i].hr.tail_epoch ? "records of an epoch" :
-						f[i].hr.epoch ? "a promise to a primary" :
-						"records");
 					close_all(f, n);
-					return CLUSTER_E_NOT_MEMBER;
+					return bootstrap_holder(c, i, &f[i]);
 				}
 				f[i].ok = true;
 				left--;
@@ -565,13 +571,8 @@ bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 				c->peers[i].host, c->peers[i].port, f[i].why);
 		f[i].ok = false;
 	}
-	if (left == 0)
-		return 0;
-	RPMA_LOG_ERROR("bootstrap refused: it needs the answer of every other "
-		"node of the configuration, each holding nothing, and %d of %d "
-		"did not answer: a node not heard from may hold a cluster's "
-		"records (nothing was changed on the others)", left, n);
-	return CLUSTER_E_NO_QUORUM;
+	/* (nothing was changed on the others) */
+	return left == 0 ? 0 : bootstrap_unheard(left, n);
 }
 
 /* the epoch a promotion above `above` takes, or 0 if none is left */
@@ -679,30 +680,15 @@ cluster_promote(struct cluster *c)
 					goto out;
 				}
 				if (c->cfg.bootstrap && holds_state(&f[i], epoch)) {
-					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
-						"(node %u) holds %s: the cluster exists "
-						"already; start without bootstrap",
-						c->peers[i].host,
-						c->peers[i].port,
-						(unsigned)f[i].hr.node_id,
-						f[i].hr.config_epoch ? "a membership" :
-						f[i].hr.tail_epoch ? "records of an epoch" :
-						f[i].hr.prior_epoch ? "a promise to a primary" :
-						"records");
-					ret = CLUSTER_E_NOT_MEMBER;
+					ret = bootstrap_holder(c, i, &f[i]);
 					goto out;
 				}
 				tally_add(&t, counts(c, i, &f[i]));
 				break;
 			case 1:
 				if (c->cfg.bootstrap) {
-					RPMA_LOG_ERROR("bootstrap refused: replica %s:%s "
-						"(node %u) follows epoch %llu: the cluster "
-						"exists already; start without bootstrap",
-						c->peers[i].host, c->peers[i].port,
-						(unsigned)f[i].hr.node_id,
-						(unsigned long long)f[i].hr.epoch);
-					ret = CLUSTER_E_NOT_MEMBER;
+					/* it promised an epoch since the probe */
+					ret = bootstrap_holder(c, i, &f[i]);
 					goto out;
 				}
 				if (f[i].hr.epoch > stale)
@@ -746,7 +732,7 @@ cluster_promote(struct cluster *c)
 			}
 			continue;
 		}
-		if (c->cfg.bootstrap ? all_answered(f, n) : tally_enough(&t))
+		if (c->cfg.bootstrap ? answered(f, n) == n : tally_enough(&t))
 			break;
 		if (clock_now_ms() >= until) {
 			for (int i = 0; i < n; i++)
@@ -759,12 +745,7 @@ cluster_promote(struct cluster *c)
 						"counted: %s", c->peers[i].host,
 						c->peers[i].port, f[i].why);
 			if (c->cfg.bootstrap) {
-				RPMA_LOG_ERROR("bootstrap refused: it needs the answer "
-					"of every other node of the configuration, each "
-					"holding nothing, and %d of %d did not answer: a "
-					"node not heard from may hold a cluster's records",
-					n - answered(f, n), n);
-				ret = CLUSTER_E_NO_QUORUM;
+				ret = bootstrap_unheard(n - answered(f, n), n);
 				goto out;
 			}
 			if (!c->cfg.force || c->cfg.bootstrap) {
