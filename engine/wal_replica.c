@@ -262,8 +262,12 @@ out:
 	return ret;
 }
 
-int
-wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
+/*
+ * The promise (epoch, the incarnation that chose it) in one header update;
+ * a floor only raises it, and ends the log's promise-pending mark.
+ */
+static int
+set_promise(struct wal *wal, uint64_t epoch, uint64_t epoch_inc, bool floor)
 {
 	struct wal_hdr nh;
 	int ret;
@@ -272,31 +276,27 @@ wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
 		return RPMA_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	nh = wal->hdr;
-	nh.epoch = epoch;
-	nh.epoch_inc = epoch_inc;
+	if (!floor || epoch > nh.epoch) {
+		nh.epoch = epoch;
+		nh.epoch_inc = epoch_inc;
+	}
+	if (floor)
+		nh.flags &= ~WAL_F_PROMISE_PENDING;
 	ret = wal_hdr_update(wal, &nh);
 	pthread_mutex_unlock(&wal->lock);
 	return ret;
 }
 
 int
+wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
+{
+	return set_promise(wal, epoch, epoch_inc, false);
+}
+
+int
 wal_take_floor(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
 {
-	struct wal_hdr nh;
-	int ret;
-
-	if (wal == NULL)
-		return RPMA_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
-	nh = wal->hdr;
-	if (epoch > nh.epoch) {
-		nh.epoch = epoch;
-		nh.epoch_inc = epoch_inc;
-	}
-	nh.flags &= ~WAL_F_PROMISE_PENDING;
-	ret = wal_hdr_update(wal, &nh);
-	pthread_mutex_unlock(&wal->lock);
-	return ret;
+	return set_promise(wal, epoch, epoch_inc, true);
 }
 
 void
