@@ -169,6 +169,49 @@ test_hello(struct ctl_tls *tls, const char *port, uint64_t ring_size,
 }
 
 /*
+ * A promotion's fence (HELLO with FENCE_ONLY, plus flags) from node `node`
+ * (incarnation inc) with epoch: 1 if answered with a HELLO_REPLY (*hr), 0
+ * if refused with an ERROR whose text contains `want` (NULL: any), -1
+ * otherwise.
+ */
+static inline int
+test_fence_hello(struct ctl_tls *tls, const char *port, uint64_t ring_size,
+		uint32_t node, uint64_t epoch, uint64_t inc, uint32_t flags,
+		const char *want, struct ctl_hello_reply *hr)
+{
+	struct ctl_chan *ch = NULL;
+	struct ctl_msg m = { .type = CTL_HELLO, .seq = 1 };
+	int ret = -1;
+
+	if (ctl_connect("127.0.0.1", port, 3000, tls, &ch)) {
+		fprintf(stderr, TEST_NAME ": connect: %s\n", ctl_last_error());
+		return -1;
+	}
+	memcpy(m.u.hello.cluster_uuid, test_uuid, 16);
+	m.u.hello.node_id = node;
+	m.u.hello.epoch = epoch;
+	m.u.hello.incarnation = inc;
+	m.u.hello.flags = flags | CTL_HELLO_F_FENCE_ONLY;
+	m.u.hello.ring_size = ring_size;
+	m.u.hello.head = (struct ctl_pos){ .lsn = 1, .off = 0, .lap = 1 };
+	if (ctl_chan_send(ch, &m, 3000) == 0 && ctl_chan_recv(ch, &m, 3000) == 0) {
+		if (m.type == CTL_HELLO_REPLY) {
+			if (hr)
+				*hr = m.u.hello_reply;
+			ret = 1;
+		} else if (m.type == CTL_ERROR) {
+			printf(TEST_NAME ": epoch %llx from node %u inc %llx: "
+				"refused: %s\n", (unsigned long long)epoch,
+				(unsigned)node, (unsigned long long)inc,
+				m.u.error.text);
+			ret = want == NULL || strstr(m.u.error.text, want) ? 0 : -1;
+		}
+	}
+	ctl_chan_close(&ch);
+	return ret;
+}
+
+/*
  * A connection's next event within ms, else RPMA_CONN_UNDEFINED: a
  * replica that neither accepts nor rejects must fail the test, not hang it.
  */
