@@ -196,6 +196,8 @@ struct cluster {
 	 * (cluster_ms_advance).
 	 */
 	struct membership ms;
+	/* ms.config_epoch, for a link's look without c->lock */
+	_Atomic uint64_t ms_epoch;
 	struct membership stored;	/* what the log held before the start */
 	/* cluster_ms.c: the promotion's rule and what follows it */
 	struct membership under;	/* counted under (stored, or the first) */

@@ -323,6 +323,8 @@ cluster_ms_adopt(struct cluster *c)
 	case CLUSTER_PLAN_KEEP:
 	case CLUSTER_PLAN_FINISH:
 		c->ms = c->stored;
+		atomic_store_explicit(&c->ms_epoch, c->ms.config_epoch,
+			memory_order_relaxed);
 		place_self(c);
 		if (c->plan == CLUSTER_PLAN_FINISH)
 			RPMA_LOG_NOTICE("membership: configuration epoch %llu is a "
@@ -363,6 +365,7 @@ cluster_ms_adopt(struct cluster *c)
 	if ((ret = membership_store(c->mem, &next)))
 		return ret;
 	c->ms = next;
+	atomic_store_explicit(&c->ms_epoch, next.config_epoch, memory_order_relaxed);
 	place_self(c);
 	return 0;
 }
@@ -490,6 +493,7 @@ cluster_ms_advance(struct cluster *c)
 		(unsigned long long)f.config_epoch, membership_nodes(&f, MEMBER_F_NEW),
 		f.k);
 	c->ms = f;
+	atomic_store_explicit(&c->ms_epoch, f.config_epoch, memory_order_relaxed);
 	place_self(c);
 	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];

@@ -592,6 +592,14 @@ wants_membership(struct link *l)
 	struct cluster *c = l->c;
 	bool want;
 
+	/*
+	 * The common case, once per batch: it holds the current one.  acked
+	 * and held are written by this thread only, so they are read without
+	 * c->lock, which the data path does not take for this.
+	 */
+	if (l->acked && l->held >= atomic_load_explicit(&c->ms_epoch,
+			memory_order_relaxed))
+		return false;
 	pthread_mutex_lock(&c->lock);
 	want = l->state == LINK_STREAMING && (l->in_new || l->in_old) &&
 		(!l->acked || l->held < c->ms.config_epoch) &&
