@@ -1,10 +1,35 @@
 # engine/ -- the replication engine: librepl (repl.h) over the local log
 noinst_LTLIBRARIES += engine/librepl_internal.la
+# the wings, bottom to top: common/, then log/ and ctl/ (siblings), then
+# primary/ and replica/ (siblings), then repl.c.  A wing includes only the
+# ones below it (tests/tools/engine_layering.sh checks it, and that no
+# file-level loop exists), and none reaches the core's private headers.
 engine_librepl_internal_la_SOURCES = \
-	engine/repl.c engine/include/repl.h \
-	engine/clock.h engine/wal.c engine/wal.h engine/wal_internal.h engine/wal_replica.c \
-	engine/wal_format.c engine/wal_verify.c engine/log_lock.c engine/log_lock.h
-engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+	engine/common/clock.h \
+	engine/common/fabric.c engine/common/fabric.h \
+	engine/common/membership.c engine/common/membership.h \
+	engine/common/membership_change.c
+engine_librepl_internal_la_SOURCES += \
+	engine/log/wal.c engine/log/wal.h engine/log/wal_internal.h \
+	engine/log/wal_format.c engine/log/wal_replica.c engine/log/wal_verify.c \
+	engine/log/membership_log.c engine/log/membership_v1.c \
+	engine/log/peer_floor.c engine/log/peer_floor.h \
+	engine/log/log_lock.c engine/log/log_lock.h
+engine_librepl_internal_la_SOURCES += \
+	engine/ctl/ctl_msg.c engine/ctl/ctl_msg.h \
+	engine/ctl/ctl_chan.c engine/ctl/ctl_chan.h engine/ctl/ctl_chan_internal.h \
+	engine/ctl/ctl_tls.c
+engine_librepl_internal_la_SOURCES += \
+	engine/primary/primary.h engine/primary/cluster.c engine/primary/cluster.h \
+	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \
+	engine/primary/link.c engine/primary/link_catchup.c \
+	engine/primary/verify.c engine/primary/promote.c engine/primary/fence_listen.c
+engine_librepl_internal_la_SOURCES += \
+	engine/replica/replica.c engine/replica/replica.h \
+	engine/replica/promise_floor.c engine/replica/promise_floor.h
+engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h
+engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
 
 lib_LTLIBRARIES += engine/librepl.la
 engine_librepl_la_SOURCES =
@@ -21,23 +46,9 @@ DISTCLEANFILES += engine/librepl.pc
 
 # an example database: links the installed-style library
 noinst_PROGRAMS += engine/repl_example
-engine_repl_example_SOURCES = engine/repl_example.c
+engine_repl_example_SOURCES = engine/examples/repl_example.c
 engine_repl_example_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
 engine_repl_example_LDADD = engine/librepl.la
-
-# the control channel between a primary and its replicas
-engine_librepl_internal_la_SOURCES += engine/ctl_msg.c engine/ctl_msg.h \
-	engine/ctl_chan.c engine/ctl_chan.h engine/ctl_chan_internal.h engine/ctl_tls.c
-
-# replication: the primary's links and the replica's side
-engine_librepl_internal_la_SOURCES += \
-	engine/cluster.c engine/cluster.h engine/cluster_internal.h engine/link.c \
-	engine/link_session.c engine/verify.c \
-	engine/promote.c engine/fence_listen.c engine/fabric.c engine/fabric.h \
-	engine/membership.c engine/membership_v1.c engine/membership_change.c \
-	engine/membership_log.c engine/membership.h engine/cluster_ms.c \
-	engine/peer_floor.c engine/peer_floor.h engine/cluster_floor.c \
-	engine/replica.c engine/replica.h engine/promise_floor.c engine/promise_floor.h
 
 # the control channel's TLS (OpenSSL); librepl and every program linking
 # librepl_internal.la get the libraries through libtool's dependency_libs

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
-#include "fabric.h"
+#include "primary/cluster.h"
+#include "common/fabric.h"
 #include "log.h"
-#include "log_lock.h"
+#include "log/log_lock.h"
 #include "repl.h"
-#include "wal.h"
+#include "log/wal.h"
 
 /* the log's health bits are librepl's, one for one */
 _Static_assert(REPL_HEALTH_NOT_CLOSED == WAL_HEALTH_NOT_CLOSED &&

@@ -75,8 +75,8 @@
 
 #include "repl.h"
 #include "repl_node.h"
-#include "replica.h"
-#include "wal.h"
+#include "replica/replica.h"
+#include "log/wal.h"
 #include "wal_common.h"
 
 #define EXIT_FENCED 3

@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "membership.h"
+#include "common/membership.h"
 #include "repl_node.h"
-#include "wal.h"
+#include "log/wal.h"
 
 #define REC_EPOCH_OFF 24	/* the record header's epoch (wal.c) */
 #define REC_HDR_SIZE 40

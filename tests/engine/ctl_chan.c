@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "ctl_chan.h"
-#include "ctl_msg.h"
+#include "common/clock.h"
+#include "ctl/ctl_chan.h"
+#include "ctl/ctl_msg.h"
 #include "ctl_stream.h"
 #include "unit.h"
 

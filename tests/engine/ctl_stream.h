@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "ctl_msg.h"
+#include "ctl/ctl_msg.h"
 
 /* send all n bytes (a relay's forwarding): 0, or -1 */
 static inline int

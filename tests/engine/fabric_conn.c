@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fabric.h"
+#include "common/clock.h"
+#include "common/fabric.h"
 #include "unit.h"
 
 #define TIMEOUT_MS 1500

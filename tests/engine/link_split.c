@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 
-#include "cluster_internal.h"
+#include "primary/primary.h"
 #include "unit.h"
 
 #define PIECES_MAX 64

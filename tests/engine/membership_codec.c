@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * membership_codec.c -- the membership's encoding (engine/membership.h):
+ * membership_codec.c -- the membership's encoding (engine/common/membership.h):
  * round trips at the edges, one refusal per rule, each met by the decoder
  * (bytes with a valid checksum) and by the encoder (the same struct), the
  * version 1 reader, the comparison a restart makes (a replaced address is
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
-#include "membership.h"
+#include "common/membership.h"
 #include "unit.h"
 
 #define SIZE (1u << 20)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * peer_floor_codec.c -- the peer floors (engine/peer_floor.h): the layout,
+ * peer_floor_codec.c -- the peer floors (engine/log/peer_floor.h): the layout,
  * one refusal per rule (by the decoder, bytes with a valid checksum, and
  * by the encoder), a decoder total over arbitrary bytes (every bit of a
  * valid table flipped, with and without its checksum made right again,
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
-#include "peer_floor.h"
+#include "log/peer_floor.h"
 #include "unit.h"
 
 #define SIZE (1u << 20)

@@ -18,7 +18,7 @@
  *    (while in session with replica 2) is refused before accept; replica
  *    2's own token gets in.
  * Certificates of another CA, and expired ones, are refused at the
- * handshake: tests/engine/ctl_tls.c.
+ * handshake: tests/engine/ctl/ctl_tls.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,9 +33,9 @@
 #include "repl_test_node.h"
 #include "ctl_stream.h"
 
-#include "clock.h"
+#include "common/clock.h"
 #include "repl.h"
-#include "wal.h"
+#include "log/wal.h"
 
 #define SIZE (WAL_RING_OFF + 1024 * 1024)
 #define RING ((uint64_t)SIZE - WAL_RING_OFF)

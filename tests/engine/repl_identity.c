@@ -25,7 +25,7 @@
 #define TEST_NAME "repl_identity"
 #include "repl.h"
 #include "repl_test_node.h"
-#include "wal.h"
+#include "log/wal.h"
 
 #define SIZE (8192 + 1024 * 1024)
 #define RING (SIZE - 8192)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "repl.h"
-#include "replica.h"
+#include "replica/replica.h"
 
 #define INPROC_SIZE (1u << 20)
 #define INPROC_MAX 3

@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include "crc32c.h"
-#include "membership.h"
+#include "common/membership.h"
 #include "repl.h"
-#include "replica.h"
+#include "replica/replica.h"
 
 #define SIZE (1u << 20)
 #define NREP 4

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * repl_older_copy.c -- a replica whose log goes back to an older copy,
- * seen by the primary's peer floors (engine/peer_floor.h): a primary
+ * seen by the primary's peer floors (engine/log/peer_floor.h): a primary
  * (node 1) and replicas 0 and 1 (nodes 10 and 11, k = 1) in one process.
  *
  * Both replicas catch up and store the membership (configuration epoch
@@ -24,8 +24,8 @@
 #define TEST_NAME "repl_older_copy"
 #include "repl_inproc.h"
 
-#include "membership.h"
-#include "peer_floor.h"
+#include "common/membership.h"
+#include "log/peer_floor.h"
 
 /* replica i stops; its log stays */
 static void

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "ctl_chan.h"
+#include "common/clock.h"
+#include "ctl/ctl_chan.h"
 #include "rpma.h"
 
 #define CHECK(cond) do { if (!(cond)) { \

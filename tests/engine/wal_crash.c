@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "wal.h"
+#include "log/wal.h"
 #include "wal_common.h"
 
 #define ROUNDS 200

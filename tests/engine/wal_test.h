@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "wal.h"
+#include "log/wal.h"
 #include "wal_common.h"
 
 #define WT_MAX_PAYLOAD 4096

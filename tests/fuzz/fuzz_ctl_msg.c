@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "crc32c.h"
-#include "ctl_msg.h"
+#include "ctl/ctl_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,8 +19,8 @@
 
 #include "crc32c.h"
 #include "mem.h"
-#include "peer_floor.h"
-#include "wal.h"
+#include "log/peer_floor.h"
+#include "log/wal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

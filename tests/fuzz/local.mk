@@ -24,8 +24,8 @@ $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 
 # the log's recovery and its peer floors: the log and the memory
 # interface, no backend
-$(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/wal.c \
-		$(top_srcdir)/engine/wal_format.c $(top_srcdir)/engine/peer_floor.c \
+$(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/log/wal.c \
+		$(top_srcdir)/engine/log/wal_format.c $(top_srcdir)/engine/log/peer_floor.c \
 		$(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \
@@ -78,7 +78,7 @@ clean-fuzz:
 
 # the control channel's decoder: bytes straight from a TCP peer
 FUZZ_TARGETS += ctl_msg
-$(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl_msg.c \
-		$(top_srcdir)/engine/membership.c $(top_srcdir)/rpma/crc32c.c
+$(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl/ctl_msg.c \
+		$(top_srcdir)/engine/common/membership.c $(top_srcdir)/rpma/crc32c.c
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine -o $@ $^

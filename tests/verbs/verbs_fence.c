@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "verbs_harness.h"
-#include "ctl_chan.h"
-#include "replica.h"
-#include "wal.h"
+#include "ctl/ctl_chan.h"
+#include "replica/replica.h"
+#include "log/wal.h"
 
 #define SIZE (4u << 20)
 #define LEN 4096

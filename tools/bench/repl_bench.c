@@ -36,7 +36,7 @@
 
 #include "bench_util.h"
 #include "repl.h"
-#include "replica.h"
+#include "replica/replica.h"
 #include "rpma.h"
 
 #define MAX_REPLICAS 3

@@ -3,7 +3,7 @@
  * logread.c -- a log image read with pread only: nothing is mapped writable
  * and nothing is written, so it is safe on a stopped node's log (wal_open
  * would mark the header open).  It follows the format at the top of
- * engine/wal.c and the validity rule of its recovery, and is total: a
+ * engine/log/wal.c and the validity rule of its recovery, and is total: a
  * short file, garbage or a damaged record only ends what it reports.
  */
 #include "config.h"

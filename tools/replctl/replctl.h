@@ -2,7 +2,7 @@
 /*
  * replctl.h -- what replctl's commands share: exit codes, an offline
  * read-only reader of a log image (the format is at the top of
- * engine/wal.c), and output helpers.
+ * engine/log/wal.c), and output helpers.
  */
 #ifndef REPLCTL_H
 #define REPLCTL_H
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "membership.h"
-#include "wal_internal.h"
+#include "common/membership.h"
+#include "log/wal_internal.h"
 
 #define EXIT_OK		0
 #define EXIT_FAILED	1

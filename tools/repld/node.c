@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log_lock.h"
+#include "log/log_lock.h"
 #include "node.h"
 #include "rpma.h"
 

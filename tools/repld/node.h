@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "repl.h"
-#include "replica.h"
+#include "replica/replica.h"
 #include "repld_conf.h"
 
 enum node_role {

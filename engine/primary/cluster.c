@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster.c -- the primary's side of replication: the quorum, waiting for
+ * durability, releasing space, and the links' lifetime (link.c runs them).
+ *
+ * Each replica's ring is identical in geometry to the local one, so a
+ * record goes to the same offset there.  An LSN is durable when the local
+ * log persisted it and the membership's rule holds (cluster_ms.c): k
+ * member links of its configuration have flushed it, and while a change
+ * is in progress k_old of the old configuration too.  The commit point
+ * (that LSN) goes to the replicas in COMMIT messages together with each
+ * one's flushed position, which is its tail hint: it is sent only after
+ * the flush completed.  While a link is up, space in the local ring is
+ * reused only below what it has flushed, and only after its replica's
+ * checkpoint moved past it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "primary/primary.h"
+#include "ctl/ctl_chan.h"
+#include "common/fabric.h"
+#include "log.h"
+
+/* ------------------------------------------------------------------ */
+/* the quorum                                                         */
+
+/* recompute durable_lsn (under c->lock); wake waiters if it moved */
+void
+cluster_quorum_update(struct cluster *c)
+{
+	struct wal_pos durable;
+	uint64_t d;
+
+	/*
+	 * Fenced: a new primary may have taken records this one never
+	 * acknowledged, or dropped them; nothing more is acknowledged here.
+	 */
+	if (atomic_load(&c->fenced))
+		return;
+	wal_positions(c->wal, NULL, NULL, &durable);
+	/* the membership's rule: k of NEW, and while joint k_old of OLD too */
+	d = cluster_ms_durable(c, durable.lsn);
+	/* the commit rule: nothing moves until this epoch's start is durable */
+	if (d <= c->epoch_start_lsn)
+		return;
+	if (d > c->durable_lsn) {
+		c->durable_lsn = d;
+		atomic_store_explicit(&c->durable_atomic, d, memory_order_release);
+		if (c->waiters)
+			pthread_cond_broadcast(&c->cond);
+	}
+}
+
+int
+cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
+{
+	struct timespec until;
+	int ret;
+
+	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
+		return 0;
+	/* post our batch ourselves where the link is free: no hand-off */
+	for (int i = 0; i < c->n_links; i++)
+		link_help(&c->links[i], true);
+	/* the local persist runs while the flushes travel */
+	if ((ret = wal_sync(c->wal, lsn)))
+		return ret;
+	pthread_mutex_lock(&c->lock);
+	cluster_quorum_update(c);
+	pthread_mutex_unlock(&c->lock);
+	if (!atomic_exchange(&c->spinning, true)) {
+		/*
+		 * Reap the completions ourselves for a while: no wake-up.  One
+		 * waiter at a time: more would only take the CPU from the
+		 * threads doing the work.
+		 */
+		uint64_t spin_until = clock_now_ns() + c->spin_ns;
+
+		while (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) <= lsn &&
+		       clock_now_ns() < spin_until)
+			for (int i = 0; i < c->n_links; i++)
+				link_help(&c->links[i], true);
+		atomic_store(&c->spinning, false);
+	}
+	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
+		return 0;
+	if (atomic_load(&c->fenced))
+		return CLUSTER_E_FENCED;
+	/* then leave it to the links, asleep until they are done */
+	for (int i = 0; i < c->n_links; i++)
+		link_kick(&c->links[i]);
+	if (timeout_ms >= 0)
+		until = clock_deadline(timeout_ms);
+	pthread_mutex_lock(&c->lock);
+	cluster_quorum_update(c);
+	while (c->durable_lsn <= lsn) {
+		c->waiters++;
+		if (timeout_ms < 0)
+			ret = pthread_cond_wait(&c->cond, &c->lock);
+		else
+			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
+		c->waiters--;
+		if (c->durable_lsn <= lsn && atomic_load(&c->fenced)) {
+			pthread_mutex_unlock(&c->lock);
+			return CLUSTER_E_FENCED;
+		}
+		if (ret == ETIMEDOUT && c->durable_lsn <= lsn) {
+			pthread_mutex_unlock(&c->lock);
+			return WAL_E_TIMEDOUT;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+bool
+cluster_fenced(struct cluster *c)
+{
+	return atomic_load_explicit(&c->fenced, memory_order_relaxed);
+}
+
+uint64_t
+cluster_durable_lsn(struct cluster *c)
+{
+	return atomic_load_explicit(&c->durable_atomic, memory_order_acquire) - 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* release                                                            */
+
+int
+cluster_release(struct cluster *c, uint64_t lsn)
+{
+	struct wal_pos head, at;
+	uint64_t want[CLUSTER_PEERS_MAX];
+	struct timespec until;
+	int ret = 0;
+
+	pthread_mutex_lock(&c->release_lock);
+	pthread_mutex_lock(&c->lock);
+	cluster_quorum_update(c);
+	if (lsn >= c->durable_lsn)
+		lsn = c->durable_lsn - 1;
+	for (int i = 0; i < c->n_links; i++)
+		if (c->links[i].state == LINK_STREAMING &&
+		    lsn >= c->links[i].flushed_lsn)
+			lsn = c->links[i].flushed_lsn - 1;
+	pthread_mutex_unlock(&c->lock);
+	wal_positions(c->wal, &head, NULL, NULL);
+	if (lsn < head.lsn || wal_pos_after(c->wal, lsn, &at))
+		goto out;
+
+	/* every live replica's checkpoint first */
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->n_links; i++) {
+		struct link *l = &c->links[i];
+
+		want[i] = 0;
+		if (l->state != LINK_STREAMING)
+			continue;
+		l->head_req = at;
+		want[i] = ++l->head_req_seq;
+		link_kick(l);
+	}
+	until = clock_deadline(c->cfg.down_timeout_ms);
+	for (int i = 0; i < c->n_links; i++) {
+		struct link *l = &c->links[i];
+
+		while (want[i] && l->state != LINK_DOWN && l->head_done_seq < want[i]) {
+			c->waiters++;
+			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
+			c->waiters--;
+			if (ret == ETIMEDOUT) {
+				/* it must not keep a checkpoint we overwrite */
+				l->force_down = true;
+				link_kick(l);
+				until = clock_deadline(c->cfg.down_timeout_ms);
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	ret = wal_release(c->wal, lsn);
+out:
+	pthread_mutex_unlock(&c->release_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+
+int
+cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
+{
+	struct wal_pos pub;
+	bool known, streaming;
+	uint64_t left;
+
+	if (c == NULL || st == NULL || i < 0 || i >= c->cfg.n_replicas)
+		return RPMA_E_INVAL;
+	pthread_mutex_lock(&c->lock);
+	/* under c->lock: no flush completes meanwhile, so flushed <= pub */
+	wal_positions(c->wal, NULL, &pub, NULL);
+	st->state = c->links[i].state;
+	/*
+	 * A replica that is not streaming lags by what it had flushed when it
+	 * left (the last known), not by nothing; one never reached under this
+	 * primary reports 0 (its why says so).
+	 */
+	known = c->links[i].flushed_lsn > 0;
+	streaming = c->links[i].state == LINK_STREAMING;
+	st->flushed_lsn = known ? c->links[i].flushed_lsn - 1 : 0;
+	st->lag_records = known ? pub.lsn - c->links[i].flushed_lsn : 0;
+	st->reconnects = c->links[i].reconnects;
+	st->member = c->links[i].member;
+	st->config_epoch = c->links[i].held;
+	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
+	st->lag_bytes = known ? wal_pos_distance(c->ring_size,
+			&c->links[i].flushed_pos, &pub) : 0;
+	memcpy(st->transport, c->links[i].transport, sizeof(st->transport));
+	memcpy(st->flush_method, c->links[i].flush_method, sizeof(st->flush_method));
+	memcpy(st->backend, c->links[i].backend, sizeof(st->backend));
+	left = c->links[i].left_ms;
+	pthread_mutex_unlock(&c->lock);
+	{
+		uint64_t since = streaming ?
+			atomic_load(&c->links[i].waiting_since_ms) : left;
+		uint64_t now = clock_now_ms();
+
+		st->lag_ms = st->lag_records && since && now > since ? now - since : 0;
+	}
+	return 0;
+}
+
+int
+cluster_links_up(struct cluster *c)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->cfg.n_replicas; i++)
+		n += c->links[i].state == LINK_STREAMING;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+uint64_t
+cluster_config_epoch(struct cluster *c)
+{
+	uint64_t e;
+
+	pthread_mutex_lock(&c->lock);
+	e = c->ms.config_epoch;
+	pthread_mutex_unlock(&c->lock);
+	return e;
+}
+
+bool
+cluster_config_joint(struct cluster *c)
+{
+	bool joint;
+
+	pthread_mutex_lock(&c->lock);
+	joint = (c->ms.flags & MEMBERSHIP_F_JOINT) != 0;
+	pthread_mutex_unlock(&c->lock);
+	return joint;
+}
+
+/* what start made, once no link thread runs */
+static void
+cluster_free(struct cluster *c)
+{
+	if (c->src)
+		rpma_mr_dereg(&c->src);
+	if (c->peer)
+		rpma_peer_delete(&c->peer);
+	ctl_tls_delete(&c->tls);
+	ctl_tls_delete(&c->fence_tls);
+	free(c->links);
+	free(c->replicas);
+	free(c->names);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->release_lock);
+	pthread_mutex_destroy(&c->verify_lock);
+	pthread_mutex_destroy(&c->floor_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int
+cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
+		struct wal *wal, struct cluster **c_ptr)
+{
+	struct cluster *c;
+	struct wal_pos head, durable;
+	pthread_condattr_t ca;
+	int ret;
+
+	if (cfg == NULL || mem == NULL || wal == NULL || c_ptr == NULL ||
+	    cfg->n_replicas < 0 || cfg->n_replicas > 64 || cfg->quorum < 0 ||
+	    cfg->quorum > cfg->n_replicas || cfg->provider == NULL)
+		return RPMA_E_INVAL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return RPMA_E_NOMEM;
+	c->cfg = *cfg;
+	c->replicas = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
+		sizeof(*c->replicas));
+	c->names = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
+		sizeof(*c->names));
+	if (c->replicas == NULL || c->names == NULL) {
+		free(c->replicas);
+		free(c->names);
+		free(c);
+		return RPMA_E_NOMEM;
+	}
+	for (int i = 0; i < cfg->n_replicas; i++) {
+		const struct cluster_replica *r = &cfg->replicas[i];
+
+		if (r->host == NULL || r->ctl_port == NULL ||
+		    strlen(r->host) > MEMBER_HOST_MAX ||
+		    strlen(r->ctl_port) >= sizeof(c->names[i][1])) {
+			RPMA_LOG_ERROR("replica %d: a host of at most %d characters and "
+				"a port are needed", i, MEMBER_HOST_MAX);
+			free(c->replicas);
+			free(c->names);
+			free(c);
+			return RPMA_E_INVAL;
+		}
+		strcpy(c->names[i][0], r->host);
+		strcpy(c->names[i][1], r->ctl_port);
+		c->replicas[i] = (struct cluster_replica){ c->names[i][0], c->names[i][1] };
+	}
+	c->cfg.replicas = c->replicas;
+	if (cfg->listen_port) {
+		/* no address: fence_listen.c listens on every one */
+		snprintf(c->listen_names[0], sizeof(c->listen_names[0]), "%s",
+			cfg->listen_addr ? cfg->listen_addr : "");
+		snprintf(c->listen_names[1], sizeof(c->listen_names[1]), "%s",
+			cfg->listen_port);
+		c->cfg.listen_addr = cfg->listen_addr ? c->listen_names[0] : NULL;
+		c->cfg.listen_port = c->listen_names[1];
+	}
+	snprintf(c->provider, sizeof(c->provider), "%s", cfg->provider);
+	c->cfg.provider = c->provider;
+	if (c->cfg.heartbeat_ms <= 0)
+		c->cfg.heartbeat_ms = 100;
+	if (c->cfg.down_timeout_ms <= 0)
+		c->cfg.down_timeout_ms = 2000;
+	if (c->cfg.promote_wait_ms <= 0)
+		c->cfg.promote_wait_ms = 2 * c->cfg.down_timeout_ms;
+	c->mem = mem;
+	c->wal = wal;
+	{
+		const char *spin = getenv("REPL_LINK_SPIN_US");
+
+		c->spin_ns = (spin ? strtoull(spin, NULL, 0) : LINK_SPIN_US) * 1000;
+	}
+	wal_identity(wal, &c->id, &c->ring_size);
+	atomic_init(&c->stopping, false);
+	atomic_init(&c->spinning, false);
+	atomic_init(&c->fenced, false);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->release_lock, NULL);
+	pthread_mutex_init(&c->verify_lock, NULL);
+	pthread_mutex_init(&c->floor_lock, NULL);
+	/* what this node saw its peers' logs hold (cluster_floor.c) */
+	peer_floors_load(mem, &c->floors);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
+		const char *why = "";
+
+		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+			RPMA_LOG_ERROR("TLS needs a CA, a certificate and a key");
+			ret = RPMA_E_INVAL;
+			goto err;
+		}
+		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0, &c->tls,
+				&why) ||
+		    (cfg->listen_port && ctl_tls_new(cfg->tls_ca, cfg->tls_cert,
+				cfg->tls_key, 1, &c->fence_tls, &why))) {
+			RPMA_LOG_ERROR("%s", why);
+			ret = RPMA_E_INVAL;
+			goto err;
+		}
+	} else {
+		RPMA_LOG_WARNING("the control channel to the replicas is plain TCP: "
+			"anyone on the network can read and forge it (configure TLS)");
+	}
+	if ((ret = fabric_peer_new(cfg->provider, cfg->n_replicas ?
+			cfg->replicas[0].host : NULL, false, &c->peer)) ||
+	    (ret = rpma_ext_mr_reg_mem(c->peer, mem, RPMA_MR_USAGE_WRITE_SRC |
+			RPMA_MR_USAGE_READ_DST, &c->src))) {
+		RPMA_LOG_ERROR("cannot prepare the %s fabric for replication",
+			cfg->provider);
+		goto err;
+	}
+	if (c->id.node_id > 0xffff) {
+		/* epochs carry it in 16 bits (promote.c) */
+		RPMA_LOG_ERROR("node id %u is above 65535", c->id.node_id);
+		ret = RPMA_E_INVAL;
+		goto err;
+	}
+	if ((ret = cluster_ms_choose(c)))
+		goto err;
+	c->links = calloc((size_t)(c->n_links ? c->n_links : 1), sizeof(*c->links));
+	if (c->links == NULL) {
+		ret = RPMA_E_NOMEM;
+		goto err;
+	}
+	for (int i = 0; i < c->n_links; i++) {
+		c->links[i].c = c;
+		c->links[i].idx = i;
+		c->links[i].host = c->peers[i].host;
+		c->links[i].ctl_port = c->peers[i].port;
+	}
+	if ((ret = cluster_promote(c)) || (ret = cluster_ms_adopt(c))) {
+		if (ret == CLUSTER_E_MEMBERSHIP || ret == CLUSTER_E_NO_QUORUM)
+			goto err;
+		RPMA_LOG_ERROR("cannot become the primary (%d)", ret);
+		goto err;
+	}
+	wal_positions(wal, &head, NULL, &durable);
+	/*
+	 * With replicas to wait for, a record the local log holds is not
+	 * committed until they confirm it again: it may never have been
+	 * acknowledged.
+	 */
+	if (c->ms.k > 0 || c->ms.k_old > 0 || !(c->self_flags & MEMBER_F_NEW))
+		durable = head;
+	c->durable_lsn = durable.lsn;
+	atomic_init(&c->durable_atomic, durable.lsn);
+	for (int i = 0; i < c->n_links; i++) {
+		struct link *l = &c->links[i];
+
+		l->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		pthread_mutex_init(&l->io_lock, NULL);
+		snprintf(l->why, sizeof(l->why), "not connected yet");
+		if (l->kick_fd < 0 || pthread_create(&l->thread, NULL, link_main, l)) {
+			if (l->kick_fd >= 0)
+				close(l->kick_fd);
+			pthread_mutex_destroy(&l->io_lock);
+			c->n_links = i;
+			cluster_stop(&c);
+			return RPMA_E_PROVIDER;
+		}
+	}
+	/* not fatal: without it a promotion elsewhere cannot fence this one */
+	(void)fence_listen_start(c);
+	if ((c->ms.flags & MEMBERSHIP_F_JOINT) &&
+	    !cluster_ms_wait_final(c, c->cfg.promote_wait_ms))
+		RPMA_LOG_WARNING("membership: the change is not committed within "
+			"%d ms: too few nodes of the old configuration hold it; "
+			"nothing is acknowledged without both configurations' "
+			"quorums until it is", c->cfg.promote_wait_ms);
+	*c_ptr = c;
+	return 0;
+err:
+	cluster_free(c);
+	return ret;
+}
+
+/*
+ * Wait for the stopping link threads, each at most twice the down timeout
+ * (every wait of theirs is bounded by it): a stop always ends.  A thread
+ * that is still running then is logged and left to the process's exit;
+ * false if one was.
+ */
+static bool
+links_join(struct cluster *c)
+{
+	int ms = 2 * c->cfg.down_timeout_ms;
+	struct timespec until;
+	bool all = true;
+	long ns;
+
+	clock_gettime(CLOCK_REALTIME, &until);	/* pthread_timedjoin_np's */
+	ns = until.tv_nsec + (long)(ms % 1000) * 1000000L;
+	until.tv_sec += ms / 1000 + ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
+	for (int i = 0; i < c->n_links; i++) {
+		struct link *l = &c->links[i];
+
+		if (pthread_timedjoin_np(l->thread, NULL, &until) == 0)
+			continue;
+		RPMA_LOG_ERROR("stopping: the link of replica %s:%s did not end "
+			"within %d ms: left running", l->host, l->ctl_port, ms);
+		pthread_detach(l->thread);
+		all = false;
+	}
+	return all;
+}
+
+void
+cluster_stop(struct cluster **c_ptr)
+{
+	struct cluster *c;
+
+	if (c_ptr == NULL || (c = *c_ptr) == NULL)
+		return;
+	{
+		/*
+		 * A clean close: give streaming replicas what was published
+		 * (bounded by the down timeout), so no flush is cut off.
+		 */
+		struct timespec until = clock_deadline(c->cfg.down_timeout_ms);
+		struct wal_pos pub;
+		bool pending = true, late = false;
+
+		wal_positions(c->wal, NULL, &pub, NULL);
+		pthread_mutex_lock(&c->lock);
+		while (pending && !late) {
+			pending = false;
+			for (int i = 0; i < c->n_links; i++) {
+				struct link *l = &c->links[i];
+
+				if (l->state == LINK_STREAMING && l->flushed_lsn < pub.lsn) {
+					pending = true;
+					link_kick(l);
+				}
+			}
+			if (pending) {
+				c->waiters++;
+				late = pthread_cond_timedwait(&c->cond, &c->lock,
+					&until) == ETIMEDOUT;
+				c->waiters--;
+			}
+		}
+		for (int i = 0; late && i < c->n_links; i++)
+			if (c->links[i].state == LINK_STREAMING &&
+			    c->links[i].flushed_lsn < pub.lsn)
+				RPMA_LOG_WARNING("stopping: replica %s:%s flushed up to "
+					"LSN %llu, not %llu, within %d ms: its copy ends "
+					"there", c->links[i].host, c->links[i].ctl_port,
+					(unsigned long long)c->links[i].flushed_lsn - 1,
+					(unsigned long long)pub.lsn - 1,
+					c->cfg.down_timeout_ms);
+		pthread_mutex_unlock(&c->lock);
+	}
+	atomic_store(&c->stopping, true);
+	fence_listen_stop(c);
+	for (int i = 0; i < c->n_links; i++) {
+		uint64_t one = 1;
+
+		(void)!write(c->links[i].kick_fd, &one, sizeof(one));
+	}
+	if (!links_join(c)) {
+		/* a thread may still use all of it: nothing is freed */
+		*c_ptr = NULL;
+		return;
+	}
+	for (int i = 0; i < c->n_links; i++) {
+		close(c->links[i].kick_fd);
+		pthread_mutex_destroy(&c->links[i].io_lock);
+	}
+	cluster_free(c);
+	*c_ptr = NULL;
+}

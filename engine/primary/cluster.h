@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cluster.h -- the primary's side of replication: one link per replica,
+ * each a thread that catches its replica up and then streams the local
+ * ring's new bytes to it (rpma_write + rpma_flush, pipelined), and the
+ * quorum rule that turns the links' flushed positions into "durable".
+ */
+#ifndef REPL_CLUSTER_H
+#define REPL_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "log/wal.h"
+
+struct cluster;
+
+struct cluster_replica {
+	const char *host;
+	const char *ctl_port;
+};
+
+struct cluster_cfg {
+	const char *provider;		/* libfabric provider, e.g. "tcp" */
+	const struct cluster_replica *replicas;
+	int n_replicas;
+	int quorum;			/* replicas that must hold a record */
+	int heartbeat_ms;
+	int down_timeout_ms;		/* a replica silent this long is down */
+	uint8_t cluster_uuid[16];
+	uint32_t node_id;
+	/* the control channel's TLS (CA, certificate, key); all NULL: plain TCP */
+	const char *tls_ca, *tls_cert, *tls_key;
+	/* promotion (promote.c): how long to wait for n - k + 1 nodes, and
+	 * whether to go on with fewer (acknowledged records may be lost) */
+	int promote_wait_ms;
+	bool force;
+	/*
+	 * The configuration is not the membership stored in the log: change
+	 * to it (S -> J -> F, membership.h).
+	 */
+	bool reconfigure;
+	/*
+	 * The first start of a cluster: the log holds no membership, and
+	 * neither may any replica it reaches (no records, no epoch, no
+	 * membership); the configuration's becomes configuration epoch 1.
+	 * Without it a log that holds no membership cannot promote.
+	 */
+	bool bootstrap;
+	/*
+	 * A restart of a node that was the primary, not a promotion asked
+	 * for: if its log last followed another node's epoch, or a replica
+	 * follows a newer primary's epoch (asked before every round of
+	 * fencing), refuse (CLUSTER_E_SUPERSEDED) before fencing that round.
+	 */
+	bool refuse_if_superseded;
+	/*
+	 * Where this primary's own control channel listens (fence_listen.c):
+	 * a promotion elsewhere reaches it there and fences it.  NULL port:
+	 * it does not listen.
+	 */
+	const char *listen_addr, *listen_port;
+	/* FABRIC_FLUSH_*: how a flush persists on the replicas */
+	int flush_method;
+};
+
+/*
+ * Become the primary: a promotion (promote.c) with a new epoch, then the
+ * links start connecting; the log must stay open meanwhile.  With a
+ * change of the membership it waits up to promote_wait_ms for the change
+ * to commit, and returns either way (cluster_config_joint() tells).
+ * CLUSTER_E_NO_QUORUM: fewer than N - k nodes could be fenced.
+ */
+#define CLUSTER_E_NO_QUORUM (-200101)
+/*
+ * The configuration is not the stored membership and no change was
+ * asked, or the change cannot be made (membership.h)
+ */
+#define CLUSTER_E_MEMBERSHIP (-200102)
+/* the log holds no membership and this is no bootstrap (or one refused) */
+#define CLUSTER_E_NOT_MEMBER (-200103)
+/*
+ * refuse_if_superseded, and this log followed another node's epoch, or a
+ * replica follows a newer primary
+ */
+#define CLUSTER_E_SUPERSEDED (-200104)
+int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
+		struct wal *wal, struct cluster **c_ptr);
+void cluster_stop(struct cluster **c_ptr);
+
+/*
+ * Return once every record up to lsn is persistent locally and flushed on
+ * `quorum` replicas: 0, or WAL_E_TIMEDOUT after timeout_ms (< 0: forever).
+ */
+int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
+
+/*
+ * The database released records up to lsn: move every live replica's
+ * checkpoint (it must not point at space about to be overwritten), then
+ * the local one.  Records not yet on every live replica are kept.
+ */
+int cluster_release(struct cluster *c, uint64_t lsn);
+
+/*
+ * cluster_wait_durable: a newer primary fenced the replicas before lsn
+ * became durable here; it may or may not be kept (the new primary knows).
+ */
+#define CLUSTER_E_FENCED (-200100)
+
+/* a replica follows a newer primary: this one must not append any more */
+bool cluster_fenced(struct cluster *c);
+
+/* the newest LSN durable by the configuration's rule (0: none) */
+uint64_t cluster_durable_lsn(struct cluster *c);
+
+enum cluster_link_state {
+	LINK_DOWN = 0,		/* not connected; retrying */
+	LINK_CATCHING_UP = 1,	/* connected, finding where to resume */
+	LINK_STREAMING = 2,	/* up: counts toward the quorum */
+};
+
+struct cluster_link_status {
+	enum cluster_link_state state;
+	uint64_t flushed_lsn;	/* newest LSN flushed on it (0: none) */
+	uint64_t lag_records;	/* published on the primary, not yet flushed */
+	uint64_t reconnects;
+	bool member;		/* caught up: holds the membership, counts */
+	uint64_t config_epoch;	/* of the membership it holds (0: none or
+				   not known yet) */
+	char why[160];		/* the last reason it went down */
+	uint64_t lag_bytes;	/* ring bytes published, not yet flushed */
+	uint64_t lag_ms;	/* how long the oldest of them has waited */
+	char transport[16];	/* of the last connection ("" before one) */
+	char flush_method[8];
+	char backend[8];	/* the replica's persistence backend */
+};
+
+int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);
+/* the membership's configuration epoch */
+uint64_t cluster_config_epoch(struct cluster *c);
+/* is it joint (a change in progress, not yet committed)? */
+bool cluster_config_joint(struct cluster *c);
+int cluster_links_up(struct cluster *c);
+
+/*
+ * Compare the records from..to (clamped to what this primary keeps, its
+ * commit point and what replica i has flushed) with replica i's copy, by
+ * checksums of ranges of CLUSTER_VERIFY_RANGE records computed on each
+ * side.  0 when compared (res->mismatches may be > 0); RPMA_E_INVAL;
+ * WAL_E_TIMEDOUT when the replica is not streaming, goes down or does not
+ * answer in time; CLUSTER_E_FENCED; res->why says why.
+ */
+#define CLUSTER_VERIFY_RANGE 256
+#define CLUSTER_VERIFY_SHOW 8
+
+struct cluster_verify_result {
+	uint64_t from, to;	/* what was compared */
+	uint64_t ranges;
+	uint64_t mismatches;
+	struct { uint64_t from, to; } bad[CLUSTER_VERIFY_SHOW];
+	char why[160];
+};
+
+int cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
+		struct cluster_verify_result *res);
+
+#endif

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * primary.h -- what the quorum (cluster.c) and the links
+ * (link.c) share: the link and cluster objects and a few small helpers.
+ */
+#ifndef REPL_CLUSTER_INTERNAL_H
+#define REPL_CLUSTER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "primary/cluster.h"
+#include "ctl/ctl_msg.h"
+#include "common/membership.h"
+#include "log/peer_floor.h"
+
+struct ctl_chan;
+struct ctl_listener;
+struct ctl_tls;
+
+#define LINK_DEPTH 8			/* batches in flight per replica */
+#define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
+/*
+ * The most one rpma_flush covers: a flush request carries its length in
+ * 32 bits (the core refuses more), so a longer range is flushed in pieces.
+ */
+#define LINK_FLUSH_MAX ((uint64_t)UINT32_MAX)
+#define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
+#define LINK_SPIN_US 50			/* REPL_LINK_SPIN_US overrides it */
+
+struct batch {
+	uint64_t seq;
+	struct wal_pos end;
+	uint64_t seen_ms;	/* when its first bytes were found unsent */
+	bool done;
+};
+
+/*
+ * A verification's request to the link's replica (verify.c), under c->lock:
+ * the caller asks (asked++), the link thread sends it (sent, for request
+ * sent_req) and hands back the replica's answer (answered = sent_req).
+ */
+struct link_verify {
+	uint64_t asked, answered, sent_req;
+	struct ctl_verify q;
+	bool sent;
+	uint32_t msg_seq;
+	struct ctl_verify_reply reply;
+};
+
+struct link {
+	struct cluster *c;
+	int idx;
+	const char *host;
+	const char *ctl_port;
+	pthread_t thread;
+	int kick_fd;
+	atomic_bool sleeping;
+
+	/* shared, under c->lock */
+	enum cluster_link_state state;
+	uint64_t flushed_lsn;		/* next LSN not yet flushed on it */
+	struct wal_pos flushed_pos;	/* the same as a position: its tail hint */
+	uint64_t reconnects;
+	/*
+	 * Who answers there (its HELLO_REPLY; 0 before).  held: the
+	 * configuration epoch of the last membership this primary gave it
+	 * and it acknowledged (stored), 0 before; acked: it did so on the
+	 * current connection (each connection gives it once: a membership of
+	 * the same epoch from another primary is replaced).  in_new, in_old:
+	 * its place in c->ms (cluster_ms_place).  member: acked, in a
+	 * configuration of c->ms, and held is one the current rule accepts:
+	 * only then does it count toward the quorum.  retired: in no
+	 * configuration once a change committed (a node the change removed):
+	 * its thread ends.
+	 */
+	uint32_t node_id;
+	uint64_t incarnation;
+	uint64_t held;
+	bool acked;
+	bool in_new, in_old;
+	bool member;
+	bool retired;
+	char why[160];
+	struct wal_pos head_req;	/* a checkpoint move asked by release */
+	uint64_t head_req_seq, head_done_seq;
+	int head_status;
+	bool force_down;
+	/* the last connection's: "" before the first */
+	char transport[16];		/* "verbs" or the libfabric provider */
+	char flush_method[8];		/* "apm", "gpspm" */
+	char backend[8];		/* the replica's: "pmem", "file", "crash" */
+	/*
+	 * Since when its oldest unflushed bytes wait (0: none known): the
+	 * time the link found them unsent, kept per batch; no clock per record.
+	 */
+	_Atomic uint64_t waiting_since_ms;
+	/* when it last stopped streaming (under c->lock): its lag's age then */
+	uint64_t left_ms;
+	struct link_verify verify;
+
+	/*
+	 * The data path (conn, cq, sent, batches) is under io_lock: the link
+	 * thread and an appender waiting for durability both post and reap,
+	 * so a lone client needs no hand-off to another thread.  io_ready says
+	 * the connection is up (set after catch-up, cleared before teardown).
+	 */
+	pthread_mutex_t io_lock;
+	bool io_ready;
+
+	/* the link thread's own */
+	struct ctl_chan *ch;
+	struct rpma_conn *conn;
+	struct rpma_mr_remote *dst;
+	struct rpma_cq *cq;
+	int cq_fd;
+	struct wal_pos sent;
+	uint64_t unsent_since_ms;	/* published bytes after sent seen (0: none) */
+	struct batch inflight[LINK_DEPTH];
+	uint64_t next_seq, oldest_seq;
+	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
+	uint64_t last_hb_ms;		/* the last HEARTBEAT sent */
+	uint64_t last_report_ms;	/* progress of a long catch-up */
+	uint32_t msg_seq;
+};
+
+/* a peer of the promotion and of a link: where, and who answered there */
+struct cluster_peer {
+	char host[MEMBER_HOST_MAX + 1];
+	char port[8];
+	uint16_t port_num;
+	bool reached;		/* the promotion fenced it: node_id is its */
+	uint32_t node_id;
+	uint64_t incarnation;
+};
+
+#define CLUSTER_PEERS_MAX (2 * MEMBERSHIP_NODES_MAX)
+
+/* what a start does with the membership once promoted (cluster_ms.c) */
+enum {
+	CLUSTER_PLAN_KEEP,	/* the configuration says the stored one */
+	CLUSTER_PLAN_BOOTSTRAP,	/* the first: the configuration's, epoch 1 */
+	CLUSTER_PLAN_UPGRADE,	/* a version 1 one, the same: as version 2 */
+	CLUSTER_PLAN_CHANGE,	/* S -> J(S, T) -> F(T) */
+	CLUSTER_PLAN_FINISH,	/* the stored one is J: commit it */
+};
+
+struct cluster {
+	struct cluster_cfg cfg;
+	struct rpma_ext_mem *mem;
+	struct wal *wal;
+	uint64_t ring_size;
+	struct wal_identity id;
+	struct rpma_peer *peer;
+	struct rpma_mr_local *src;
+	struct ctl_tls *tls;		/* the control channel's; NULL: plain */
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* durable moved, or a link changed */
+	uint64_t durable_lsn;		/* next LSN not yet durable by the rule */
+	/*
+	 * This epoch's first record (promote.c).  The commit point moves only
+	 * past it: a record of an older epoch is committed only under a
+	 * durable record of this one, and a replica is a member only once it
+	 * holds it.
+	 */
+	uint64_t epoch_start_lsn;
+	_Atomic uint64_t durable_atomic;
+	unsigned waiters;
+	atomic_bool stopping;
+	pthread_mutex_t release_lock;	/* release vs. a link's catch-up */
+	uint64_t spin_ns;		/* a link polls its CQ this long */
+	atomic_bool spinning;		/* a waiter polls the links */
+	pthread_mutex_t verify_lock;	/* one verification at a time */
+
+	/*
+	 * One link per peer: the configuration's replicas first (index i is
+	 * cfg.replicas[i]), then the nodes of the stored membership the
+	 * configuration does not name (a change's removed nodes: the
+	 * promotion fences them and J goes to them too).
+	 */
+	struct link *links;
+	int n_links;
+	struct cluster_peer peers[CLUSTER_PEERS_MAX];
+	/* cfg's strings, copied: the caller's may go once start returns */
+	struct cluster_replica *replicas;
+	char (*names)[2][MEMBER_HOST_MAX + 1];	/* host, port */
+	char provider[32];
+	/*
+	 * The membership this primary runs under (under c->lock): what the
+	 * log holds, S, J or F; a joint one becomes final once committed
+	 * (cluster_ms_advance).
+	 */
+	struct membership ms;
+	/* ms.config_epoch, for a link's look without c->lock */
+	_Atomic uint64_t ms_epoch;
+	struct membership stored;	/* what the log held before the start */
+	/* cluster_ms.c: the promotion's rule and what follows it */
+	struct membership under;	/* counted under (stored, or the first) */
+	struct membership conf_ms;	/* the configuration's, final */
+	int plan;			/* CLUSTER_PLAN_* */
+	uint16_t self_flags;		/* this node's place in ms (MEMBER_F_*) */
+
+	/* fence_listen.c: this primary's control port, for promotions elsewhere */
+	struct ctl_listener *fence_listener;
+	struct ctl_tls *fence_tls;	/* its server side; NULL: plain */
+	pthread_t fence_thread;
+	bool fence_running;
+	char listen_names[2][MEMBER_HOST_MAX + 1];	/* addr, port */
+
+	/*
+	 * What this node saw each peer's log hold (peer_floor.h), as its log
+	 * keeps it: loaded at the start, stored when a value rises (under
+	 * floor_lock: the links and the promotion note answers).
+	 */
+	pthread_mutex_t floor_lock;
+	struct peer_floors floors;
+
+	/* a replica follows a newer primary: durable_lsn never moves again */
+	atomic_bool fenced;
+	char fenced_why[160];		/* under lock */
+};
+
+
+static inline void
+to_ctl(struct ctl_pos *c, const struct wal_pos *w)
+{
+	*c = (struct ctl_pos){ .lsn = w->lsn, .off = w->off, .lap = w->lap,
+		.crc = w->crc };
+}
+
+static inline void
+from_ctl(struct wal_pos *w, const struct ctl_pos *c)
+{
+	*w = (struct wal_pos){ .lsn = c->lsn, .off = c->off, .lap = c->lap,
+		.crc = c->crc };
+}
+
+static inline bool
+pos_equal(const struct wal_pos *a, const struct wal_pos *b)
+{
+	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
+		a->crc == b->crc;
+}
+
+/* cluster_ms.c */
+/* the membership of a start: what to promote under, and the peers */
+int cluster_ms_choose(struct cluster *c);
+/* once promoted: store what the plan says (c->ms) */
+int cluster_ms_adopt(struct cluster *c);
+/* under c->lock: link l's place in c->ms, and whether it is a member */
+void cluster_ms_place(struct cluster *c, struct link *l);
+/* under c->lock: a joint c->ms held by k_old + 1 nodes of OLD becomes F */
+void cluster_ms_advance(struct cluster *c);
+/* under c->lock: the LSN the membership's rule makes durable, at most d */
+uint64_t cluster_ms_durable(struct cluster *c, uint64_t d);
+/* wait up to ms for a joint membership to be committed; false if not */
+bool cluster_ms_wait_final(struct cluster *c, int ms);
+
+/* cluster_floor.c: the peer floors against the answers of the peers */
+/*
+ * hr, from the peer at host:port, comes from an older copy of its log (a
+ * peer floor is above what it says): -1 with why (for the link's status;
+ * the first time also logged, naming the remedy), else 0.
+ */
+int cluster_floor_check(struct cluster *c, const char *host, const char *port,
+		const struct ctl_hello_reply *hr, char *why, size_t n);
+/* hr accepted epoch, this node's: its promise (stored if it rises) */
+void cluster_floor_promised(struct cluster *c, const struct ctl_hello_reply *hr,
+		uint64_t epoch);
+/* node_id's log `incarnation` acknowledged storing configuration epoch e */
+void cluster_floor_stored(struct cluster *c, uint32_t node_id,
+		uint64_t incarnation, uint64_t e);
+
+/* promote.c */
+uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);
+int cluster_promote(struct cluster *c);
+
+/* cluster.c */
+void cluster_quorum_update(struct cluster *c);
+
+/* fence_listen.c: 0 (also when no port is configured), or an error */
+int fence_listen_start(struct cluster *c);
+/* once c->stopping is set */
+void fence_listen_stop(struct cluster *c);
+
+/* link.c */
+void link_fenced(struct link *l, const char *why);
+int link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
+		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
+		struct rpma_mr_remote **dst, char *why, size_t n);
+void link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst);
+/*
+ * Binary search with QUERY messages for the newest LSN in [lo, hi] after
+ * which the replica's chain and wal's hold the same position (equal
+ * offset, lap and chained CRC: everything before agrees too).  *found is
+ * false when not even lo agrees.  -1 with why on a channel failure.
+ */
+int chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
+		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
+		uint64_t *lsn, char *why, size_t n);
+void link_kick(struct link *l);
+
+/* verify.c: the link thread's side of a verification */
+/* a request to send? then q is it, and it counts as sent */
+bool link_verify_take(struct link *l, struct ctl_verify *q);
+void link_verify_sent(struct link *l, uint32_t msg_seq);
+/* is a request waiting to be sent (the link must not sleep)? */
+bool link_verify_waiting(struct link *l);
+/* the replica's VERIFY_REPLY: 0, or -1 if it answers nothing asked */
+int link_verify_reply(struct link *l, const struct ctl_msg *m);
+/* the link went down: nothing is in flight any more */
+void link_verify_reset(struct link *l);
+void link_help(struct link *l, bool post);
+/*
+ * A range of ring bytes cut into the pieces one write-and-flush covers:
+ * `len` bytes from offset `off` (wrapping past ring_size to offset 0; len
+ * at most ring_size), each piece ending at the ring's end or after max
+ * bytes, whichever comes first.  Pure: tests check the pieces.
+ */
+struct link_split {
+	uint64_t ring_size, max, off, left;
+};
+void link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
+		uint64_t len, uint64_t max);
+/* the next piece: true with *off and *len (not 0); false when none is left */
+bool link_split_next(struct link_split *s, uint64_t *off, uint64_t *len);
+void *link_main(void *arg);
+
+#endif

@@ -1,0 +1,1088 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * replica.c -- a replica: its ring, its endpoints, and the conversation
+ * with one primary at a time.
+ *
+ * Record bytes arrive by one-sided writes into the registered ring and are
+ * made durable by the primary's flush requests (served by the RPMA core's
+ * progress thread with the backend's persist).  This file only handles the
+ * control channel: it tells the primary where its log stands, answers the
+ * catch-up queries, truncates and moves its checkpoint when told, and
+ * keeps the commit point that limits its readers.  Its view of the ring is
+ * refreshed by scanning: the records validate themselves.
+ *
+ * A HELLO is welcome at any time, also while a primary is being served: a
+ * promotion's new primary fences this replica (fence() has the order) and
+ * the old primary's session ends with an ERROR saying so.  A HELLO of an
+ * epoch below the one followed is answered STALE and changes nothing.
+ *
+ * A log made anew has promised nothing: until it has taken its promise
+ * floor from other nodes of its configuration (promise_floor.h), it
+ * answers PROBEs and refuses every other HELLO, changing nothing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "ctl/ctl_chan.h"
+#include "common/fabric.h"
+#include "log.h"
+#include "log/log_lock.h"
+#include "common/membership.h"
+
+/*
+ * The most terms a HELLO's epoch may be above the one followed: a
+ * promotion goes one term above the highest it finds (a few more when
+ * promotions race), so a replica down through this many failovers in a
+ * row is the most that is plausible.  Past it the replica must be made
+ * anew (repld --reinit).
+ */
+#define REPLICA_TERM_JUMP_MAX 1024
+#include "replica/replica.h"
+#include "replica/promise_floor.h"
+#include "log/wal.h"
+
+_Static_assert(CTL_BACKEND_PMEM == RPMA_EXT_MEM_PMEM &&
+	CTL_BACKEND_FILE == RPMA_EXT_MEM_FILE &&
+	CTL_BACKEND_CRASH == RPMA_EXT_MEM_CRASH, "HELLO_REPLY's backend numbers");
+
+/* the primary being followed (or fenced for, during a promotion) */
+struct session {
+	struct ctl_chan *ch;		/* NULL: none */
+	struct rpma_conn *conn;		/* its data connection (not when fencing) */
+	uint64_t epoch;
+	uint32_t primary;		/* its node id */
+	uint64_t last_heard;
+};
+
+struct replica {
+	const struct replica_cfg *cfg;
+	struct rpma_ext_mem *mem;
+	struct wal *wal;
+	int lock_fd;			/* holds the log's lock (log_lock.h) */
+	struct rpma_peer *peer;
+	struct rpma_mr_local *mr;
+	struct rpma_ep *ep;
+	struct ctl_listener *listener;
+	struct ctl_tls *tls;		/* NULL: plain TCP */
+	/* the log is marked promise pending: its floor is being taken */
+	struct promise_floor *floor;	/* NULL: taken (or never needed) */
+	struct ctl_tls *floor_tls;	/* its questions' client context */
+	uint8_t desc[CTL_DESC_MAX];
+	size_t desc_len;
+	uint64_t ring_size;
+	struct wal_identity id;
+	struct session s;
+};
+
+static void
+to_ctl(struct ctl_pos *c, const struct wal_pos *w)
+{
+	c->lsn = w->lsn;
+	c->off = w->off;
+	c->lap = w->lap;
+	c->crc = w->crc;
+}
+
+static void
+from_ctl(struct wal_pos *w, const struct ctl_pos *c)
+{
+	w->lsn = c->lsn;
+	w->off = c->off;
+	w->lap = c->lap;
+	w->crc = c->crc;
+}
+
+static int
+send_error(struct ctl_chan *ch, int code, const char *text)
+{
+	struct ctl_msg m = { .type = CTL_ERROR };
+
+	m.u.error.code = code;
+	snprintf(m.u.error.text, sizeof(m.u.error.text), "%s", text);
+	return ctl_chan_send(ch, &m, 1000);
+}
+
+static int
+open_log(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	bool make = cfg->create || cfg->reinit;
+	enum wal_probe kind;
+	int ret;
+
+	/* one process at a time: a second one is refused before it reads */
+	if ((ret = log_lock(cfg->path, make, &r->lock_fd)))
+		return ret;
+	ret = rpma_ext_mem_open(cfg->backend, cfg->path, make ? cfg->size : 0,
+		make ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot open its log %s", cfg->path);
+		return ret;
+	}
+	kind = wal_probe(r->mem);
+	if (cfg->reinit && cfg->n_peers <= 0) {
+		/* refused before anything is formatted: the log stays as it is */
+		RPMA_LOG_ERROR("replica: %s is not made anew: a log made anew "
+			"takes its promise floor from other nodes of its "
+			"configuration before it serves a primary, and the "
+			"configuration lists none (peers)", cfg->path);
+		return REPLICA_E_NO_PEERS;
+	}
+	if (cfg->reinit || (kind == WAL_PROBE_BLANK && cfg->create)) {
+		/*
+		 * An empty log in this cluster's name, a new incarnation.  Made
+		 * anew, it promised nothing, not even what the log it replaces
+		 * promised: marked so until it has taken its floor.  A new
+		 * cluster's blank medium (create alone) is not.
+		 */
+		struct wal_identity id = { .node_id = cfg->node_id,
+			.flags = cfg->reinit ? WAL_F_PROMISE_PENDING : 0 };
+
+		if (cfg->reinit && kind != WAL_PROBE_BLANK)
+			RPMA_LOG_WARNING("replica: %s is made anew (reinit): what it "
+				"held is gone; it is a member again once a primary "
+				"has caught it up", cfg->path);
+		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
+		if ((ret = wal_format(r->mem, &id)) != 0) {
+			RPMA_LOG_ERROR("replica: cannot format %s (%d)", cfg->path, ret);
+			return ret;
+		}
+	} else if (kind == WAL_PROBE_BLANK) {
+		/* a replaced disk must not pass for a new cluster's node */
+		RPMA_LOG_ERROR("replica: %s holds no log (every header byte is "
+			"zero): refused; a blank medium is made a log only for a "
+			"new cluster (create) or for a replica made anew (reinit)",
+			cfg->path);
+		return REPLICA_E_BLANK;
+	} else if (kind == WAL_PROBE_DAMAGED || kind == WAL_PROBE_FOREIGN) {
+		RPMA_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
+			"empty log, losing what it holds)", cfg->path,
+			kind == WAL_PROBE_DAMAGED ? "holds a damaged log (both header "
+			"copies fail their checks)" : "holds no log but other data "
+			"(a mistyped path?)");
+		return WAL_E_CORRUPT;
+	}
+	ret = wal_open(r->mem, &r->wal);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
+		return ret;
+	}
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
+		RPMA_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
+		return RPMA_E_INVAL;
+	}
+	if (r->id.flags & WAL_F_PROMISE_PENDING) {
+		if (cfg->n_peers <= 0) {
+			RPMA_LOG_ERROR("replica: %s was made anew and has not taken "
+				"its promise floor yet; it takes it from other nodes "
+				"of its configuration before it serves a primary, and "
+				"the configuration lists none (peers)", cfg->path);
+			return REPLICA_E_NO_PEERS;
+		}
+		if (!cfg->reinit)
+			RPMA_LOG_NOTICE("replica: %s was made anew and has not taken "
+				"its promise floor yet (it stopped before): it takes "
+				"it now", cfg->path);
+	}
+	/* nothing is readable before a primary says what is committed */
+	wal_set_read_limit(r->wal, 0);
+	return 0;
+}
+
+static int new_region(struct replica *r);
+
+static int
+open_endpoints(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	int ret;
+
+	ret = fabric_peer_new(cfg->provider, cfg->addr, true, &r->peer);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: no RPMA peer on %s for %s", cfg->provider,
+			cfg->addr);
+		return ret;
+	}
+	if ((ret = new_region(r)))
+		return ret;
+	ret = rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
+			cfg->data_port);
+		return ret;
+	}
+	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
+		const char *why = "";
+
+		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+			RPMA_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
+			return RPMA_E_INVAL;
+		}
+		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 1, &r->tls,
+				&why)) {
+			RPMA_LOG_ERROR("replica: %s", why);
+			return RPMA_E_INVAL;
+		}
+		/* the floor's questions: this node's own certificate, as a client */
+		if ((r->id.flags & WAL_F_PROMISE_PENDING) &&
+		    ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0,
+				&r->floor_tls, &why)) {
+			RPMA_LOG_ERROR("replica: %s", why);
+			return RPMA_E_INVAL;
+		}
+	} else {
+		RPMA_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
+			"the network can read and forge it (configure TLS)");
+	}
+	ret = ctl_listen(cfg->addr, cfg->ctl_port, r->tls, &r->listener);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot listen for control on %s:%s: %s",
+			cfg->addr, cfg->ctl_port, strerror(-ret));
+		return RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+static void
+close_all(struct replica *r)
+{
+	promise_floor_delete(&r->floor);
+	ctl_tls_delete(&r->floor_tls);
+	ctl_listener_close(&r->listener);
+	ctl_tls_delete(&r->tls);
+	if (r->ep)
+		rpma_ep_shutdown(&r->ep);
+	if (r->mr)
+		rpma_mr_dereg(&r->mr);
+	if (r->peer)
+		rpma_peer_delete(&r->peer);
+	wal_close(&r->wal);
+	if (r->mem)
+		rpma_ext_mem_close(&r->mem);
+	log_unlock(&r->lock_fd);
+}
+
+/* constant time: how much of a token matched must not leak through timing */
+static bool
+token_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+/*
+ * The primary's data connection: it connects right after HELLO_REPLY.
+ * Over TLS it must present this session's admission token as its private
+ * data; anything else is rejected before it is accepted, and the wait
+ * goes on (bounded by the timeout) for the real one.
+ */
+static int
+accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
+{
+	uint8_t token[CTL_TOKEN_SIZE];
+	bool need_token = ctl_chan_admission_token(ch, token) == 0;
+	/*
+	 * For tests only: REPL_TEST_REFUSE_DATA set in a replica's
+	 * environment makes it refuse every data connection, as it refuses
+	 * one without the session's admission token.
+	 */
+	bool refuse_all = getenv("REPL_TEST_REFUSE_DATA") != NULL;
+	uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
+	struct pollfd pfd[2] = {
+		{ .events = POLLIN },
+		{ .fd = ctl_chan_fd(ch), .events = POLLIN },
+	};
+	int ret;
+
+	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
+		return RPMA_E_PROVIDER;
+	/* readable may mean no request (libfabric's wait fd): never block on it */
+	{
+		int fl = fcntl(pfd[0].fd, F_GETFL);
+
+		if (fl < 0 || fcntl(pfd[0].fd, F_SETFL, fl | O_NONBLOCK) != 0)
+			return RPMA_E_PROVIDER;
+	}
+	for (;;) {
+		struct rpma_conn_req *req = NULL;
+		struct rpma_conn_private_data pdata = { NULL, 0 };
+		int left = (int)(until - clock_now_ms());
+
+		/* the primary sends nothing before it connects: input means it left */
+		if (left <= 0 || poll(pfd, 2, left) <= 0 || !(pfd[0].revents & POLLIN))
+			return RPMA_E_PROVIDER;
+		struct rpma_conn_cfg *ccfg = fabric_conn_cfg(r->cfg->provider,
+			64, r->cfg->timeout_ms);
+
+		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : RPMA_E_NOMEM;
+		rpma_conn_cfg_delete(&ccfg);
+		if (ret == RPMA_E_NO_EVENT)
+			continue;
+		if (ret)
+			return ret;
+		if (refuse_all) {
+			RPMA_LOG_WARNING("replica: refused a data connection from the "
+				"session with %s (REPL_TEST_REFUSE_DATA)",
+				ctl_chan_peer(ch));
+			rpma_conn_req_delete(&req);
+			continue;
+		}
+		if (need_token && (rpma_conn_req_get_private_data(req, &pdata) ||
+		    pdata.len != CTL_TOKEN_SIZE ||
+		    !token_equal(pdata.ptr, token, CTL_TOKEN_SIZE))) {
+			RPMA_LOG_WARNING("replica: refused a data connection without the "
+				"admission token of the session with %s (%u bytes of "
+				"private data)", ctl_chan_peer(ch), (unsigned)pdata.len);
+			rpma_conn_req_delete(&req);
+			continue;
+		}
+		if ((ret = rpma_conn_req_connect(&req, NULL, conn)))
+			return ret;
+		break;
+	}
+	if ((ret = fabric_conn_established(*conn, r->cfg->timeout_ms))) {
+		rpma_conn_delete(conn);
+		return ret;
+	}
+	return 0;
+}
+
+static void
+drop_conn(struct rpma_conn **conn)
+{
+	fabric_conn_drop(conn, 200);
+}
+
+static int
+answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
+{
+	struct ctl_msg out = { .seq = m->seq };
+	struct wal_pos p, head, tail;
+	int ret;
+
+	switch (m->type) {
+	case CTL_QUERY:
+		out.type = CTL_QUERY_REPLY;
+		out.u.query_reply.lsn = m->u.query.lsn;
+		wal_refresh(r->wal);
+		if (wal_pos_after(r->wal, m->u.query.lsn, &p) == 0) {
+			out.u.query_reply.found = 1;
+			to_ctl(&out.u.query_reply.after, &p);
+		}
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	case CTL_TRUNCATE:
+	case CTL_SET_HEAD:
+		from_ctl(&p, &m->u.cut.pos);
+		ret = m->type == CTL_TRUNCATE ?
+			wal_truncate(r->wal, &p, m->u.cut.epoch) :
+			wal_set_head(r->wal, &p);
+		wal_positions(r->wal, &head, &tail, NULL);
+		out.type = CTL_ACK;
+		out.u.ack.status = ret;
+		to_ctl(&out.u.ack.head, &head);
+		to_ctl(&out.u.ack.tail, &tail);
+		if (ret)
+			RPMA_LOG_WARNING("replica: %s to LSN %llu refused (%d)",
+				ctl_msg_type_name(m->type),
+				(unsigned long long)p.lsn, ret);
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	case CTL_COMMIT:
+		/* take in what was written, then let readers up to the commit */
+		wal_refresh(r->wal);
+		from_ctl(&p, &m->u.commit.flushed);
+		wal_note_persisted(r->wal, &p);
+		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
+		return 0;
+	case CTL_MEMBERSHIP: {
+		struct membership cur;
+
+		/*
+		 * It caught up under this membership: keep it for promotions,
+		 * durably, before the ACK says so.  An older one than it holds
+		 * is refused: the sender missed a change.
+		 */
+		membership_load(r->mem, &cur);
+		ret = 0;
+		if (m->u.membership.config_epoch < cur.config_epoch) {
+			RPMA_LOG_WARNING("replica: refused configuration epoch %llu "
+				"from %s: it holds %llu", (unsigned long long)
+				m->u.membership.config_epoch, ctl_chan_peer(ch),
+				(unsigned long long)cur.config_epoch);
+			ret = RPMA_E_INVAL;
+		} else if ((ret = membership_store(r->mem, &m->u.membership))) {
+			RPMA_LOG_ERROR("replica: cannot store the membership (%d)", ret);
+		}
+		wal_positions(r->wal, &head, &tail, NULL);
+		out.type = CTL_ACK;
+		out.u.ack.status = ret;
+		to_ctl(&out.u.ack.head, &head);
+		to_ctl(&out.u.ack.tail, &tail);
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	}
+	case CTL_VERIFY: {
+		struct ctl_verify_reply *v = &out.u.verify_reply;
+		const struct ctl_verify *q = &m->u.verify;
+
+		/* the decoder bounds the ranges: at most 64 per message */
+		out.type = CTL_VERIFY_REPLY;
+		v->from = q->from;
+		v->to = q->to;
+		v->per_range = q->per_range;
+		v->n = (uint32_t)ctl_verify_ranges(q->from, q->to, q->per_range);
+		wal_refresh(r->wal);
+		for (uint32_t i = 0; i < v->n; i++) {
+			uint64_t lo = q->from + (uint64_t)i * q->per_range;
+			uint64_t hi = q->to - lo < q->per_range ? q->to :
+				lo + q->per_range - 1;
+
+			if (wal_range_crc(r->wal, lo, hi, &v->crc[i]) != 0) {
+				v->crc[i] = 0;
+				v->flags[i] = CTL_VERIFY_F_MISSING;
+			}
+		}
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	}
+	case CTL_HEARTBEAT:
+		out.type = CTL_HEARTBEAT;
+		out.u.heartbeat.time_ns = m->u.heartbeat.time_ns;
+		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
+	case CTL_ERROR:
+		RPMA_LOG_WARNING("replica: the primary at %s reports: %s",
+			ctl_chan_peer(ch), m->u.error.text);
+		return -1;
+	default:
+		RPMA_LOG_WARNING("replica: unexpected %s from %s",
+			ctl_msg_type_name(m->type), ctl_chan_peer(ch));
+		return -1;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the state a daemon shows                                           */
+
+int
+replica_state_init(struct replica_state *st)
+{
+	if (st == NULL)
+		return RPMA_E_INVAL;
+	memset(&st->snap, 0, sizeof(st->snap));
+	return pthread_mutex_init(&st->lock, NULL) ? RPMA_E_NOMEM : 0;
+}
+
+void
+replica_state_destroy(struct replica_state *st)
+{
+	if (st)
+		pthread_mutex_destroy(&st->lock);
+}
+
+void
+replica_state_get(struct replica_state *st, struct replica_state_snapshot *out)
+{
+	pthread_mutex_lock(&st->lock);
+	*out = st->snap;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* take a fresh copy, outside the state's lock, then swap it in */
+static void
+publish_state(struct replica *r)
+{
+	struct replica_state *st = r->cfg->state;
+	struct replica_state_snapshot s = { 0 };
+	enum rpma_ext_mem_backend b;
+	struct membership ms;
+	struct wal_status ws;
+
+	if (st == NULL || r->wal == NULL)
+		return;
+	wal_status(r->wal, &ws);
+	membership_load(r->mem, &ms);
+	s.epoch = r->id.epoch;
+	s.config_epoch = ms.config_epoch;
+	s.config_joint = (ms.flags & MEMBERSHIP_F_JOINT) != 0;
+	if (r->s.ch) {
+		s.following = 1;
+		s.primary_id = r->s.primary;
+		snprintf(s.primary_addr, sizeof(s.primary_addr), "%s",
+			ctl_chan_peer(r->s.ch));
+	}
+	s.first_lsn = ws.first_lsn;
+	s.last_lsn = ws.last_lsn;
+	s.durable_lsn = ws.durable_lsn;
+	s.used_bytes = ws.used;
+	s.size_bytes = ws.size;
+	if (rpma_ext_mem_get_backend(r->mem, &b) == 0)
+		snprintf(s.backend, sizeof(s.backend), "%s", fabric_backend_name(b));
+	if (r->floor) {
+		s.floor_pending = 1;
+		s.floor_needed = promise_floor_needed(r->floor);
+		s.floor_answered = promise_floor_answered(r->floor);
+	}
+	pthread_mutex_lock(&st->lock);
+	st->snap = s;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* sessions and fencing                                               */
+
+/*
+ * Register the ring anew and drop the old registration: the key a former
+ * primary holds then names nothing, so its one-sided writes fail at the
+ * NIC (a remote access error) instead of landing in the ring.
+ */
+static int
+new_region(struct replica *r)
+{
+	struct rpma_mr_local *mr = NULL, *old = r->mr;
+	uint8_t desc[CTL_DESC_MAX];
+	size_t len = 0;
+	int ret;
+
+	ret = rpma_ext_mr_reg_mem(r->peer, r->mem, RPMA_MR_USAGE_WRITE_DST |
+		RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr);
+	if (ret == 0)
+		ret = rpma_mr_get_descriptor_size(mr, &len);
+	if (ret == 0 && len > sizeof(desc))
+		ret = RPMA_E_INVAL;
+	if (ret == 0)
+		ret = rpma_mr_get_descriptor(mr, desc);
+	if (ret) {
+		if (mr)
+			rpma_mr_dereg(&mr);
+		RPMA_LOG_ERROR("replica: cannot register its ring");
+		return ret;
+	}
+	r->mr = mr;
+	memcpy(r->desc, desc, len);
+	r->desc_len = len;
+	if (old) {
+		/* a flush request being served holds it: that ends soon */
+		uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
+
+		while ((ret = rpma_mr_dereg(&old)) == RPMA_E_AGAIN &&
+		       clock_now_ms() < until)
+			(void)poll(NULL, 0, 1);
+		if (ret) {
+			RPMA_LOG_ERROR("replica: cannot drop its old registration");
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* the session ends: its data connection first, so no write outlives it */
+static void
+end_session(struct replica *r, const char *why_fenced)
+{
+	struct session *s = &r->s;
+
+	if (s->ch && why_fenced) {
+		struct ctl_msg m = { .type = CTL_ERROR };
+
+		m.u.error.code = CTL_CODE_FENCED;
+		snprintf(m.u.error.text, sizeof(m.u.error.text), "%s", why_fenced);
+		(void)ctl_chan_send(s->ch, &m, 200);
+	}
+	drop_conn(&s->conn);
+	ctl_chan_close(&s->ch);
+	*s = (struct session){ 0 };
+	/*
+	 * What it wrote is in the ring, flushed or not: take it in and make
+	 * it durable, so that the log this replica reports is on its medium.
+	 */
+	if (wal_refresh_persist(r->wal))
+		RPMA_LOG_ERROR("replica: cannot persist its ring");
+}
+
+/*
+ * Accept epoch (>= the one followed so far) from primary node `from`: the
+ * order matters.  First no flush of an older epoch is acknowledged any
+ * more (atomically with any being served: from here on nothing the old
+ * primary writes can become durable by its word); then its data
+ * connection goes (its QP to the error state: writes in flight die); the
+ * ring gets a new registration and the old one is dropped (its key names
+ * nothing: a write with it fails at the NIC); the new epoch is made
+ * durable; the ring is rescanned (a write cut in half leaves a torn tail
+ * that the scan stops at).  Only then is the new primary answered.
+ */
+static int
+fence(struct replica *r, uint64_t epoch, uint32_t from, uint64_t from_inc)
+{
+	char why[CTL_TEXT_MAX + 1];
+	int ret;
+
+	snprintf(why, sizeof(why), "fenced: this replica now follows epoch %llu "
+		"of node %u", (unsigned long long)epoch, (unsigned)from);
+	if (r->s.ch)
+		RPMA_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
+			"%llu)", why, ctl_chan_peer(r->s.ch),
+			(unsigned long long)r->s.epoch);
+	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
+		return ret;
+	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
+	if ((ret = new_region(r)))
+		return ret;
+	if ((epoch > r->id.epoch || r->id.epoch_inc == 0) &&
+	    (ret = wal_set_epoch(r->wal, epoch, from_inc)))
+		return ret;
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	return wal_refresh_persist(r->wal);
+}
+
+/*
+ * A HELLO this replica must not take, whatever its epoch's order: why
+ * (0 if none).  An epoch names the node that chose it in its low 16 bits;
+ * an epoch this replica promised is its chooser's alone, not another
+ * incarnation's of the same node (a log made anew on a replaced disk
+ * starts from epoch 0 and would pick its old epoch again); and a term
+ * far above the one followed is not a promotion's (each goes one above
+ * what it finds) but a forged or broken peer's, which would use up the
+ * epochs.  A replica that never followed one takes any.
+ */
+static int
+hello_implausible(const struct replica *r, const struct ctl_hello *h,
+		char *why, size_t n)
+{
+	uint64_t term = h->epoch >> 16, followed = r->id.epoch >> 16;
+
+	if (h->node_id == r->id.node_id)
+		snprintf(why, n, "it claims this replica's own node id %u",
+			(unsigned)h->node_id);
+	else if (h->epoch == 0 || (h->epoch & 0xffff) != (h->node_id & 0xffff))
+		snprintf(why, n, "its epoch %llu is not one node %u chose (the "
+			"low 16 bits name the node)", (unsigned long long)h->epoch,
+			(unsigned)h->node_id);
+	else if (h->epoch == r->id.epoch && r->id.epoch_inc != 0 &&
+		 h->incarnation != r->id.epoch_inc)
+		snprintf(why, n, "epoch %llu was promised to another incarnation "
+			"of node %u (%016llx, not %016llx): its log was made anew",
+			(unsigned long long)h->epoch, (unsigned)h->node_id,
+			(unsigned long long)r->id.epoch_inc,
+			(unsigned long long)h->incarnation);
+	else if (r->id.epoch != 0 && term > followed + REPLICA_TERM_JUMP_MAX)
+		snprintf(why, n, "its epoch %llu is %llu terms above the %llu this "
+			"replica follows (at most %d): implausible",
+			(unsigned long long)h->epoch,
+			(unsigned long long)(term - followed),
+			(unsigned long long)r->id.epoch, REPLICA_TERM_JUMP_MAX);
+	else
+		return 0;
+	return -1;
+}
+
+/* which membership this replica's log holds: its epoch and its crc */
+static void
+reply_membership(struct replica *r, struct ctl_hello_reply *hr)
+{
+	struct membership cur;
+
+	if (membership_load(r->mem, &cur) != 0)
+		cur.config_epoch = 0;
+	hr->config_epoch = cur.config_epoch;
+	hr->config_crc = membership_crc(&cur);
+}
+
+/* a new control connection: its HELLO, and the session it may start */
+static void
+greet(struct replica *r, struct ctl_chan *ch)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	struct ctl_msg m, out = { .type = CTL_HELLO_REPLY };
+	struct ctl_hello_reply *hr = &out.u.hello_reply;
+	struct rpma_conn *conn = NULL;
+	struct wal_pos head, tail;
+	struct wal_status st;
+	bool fence_only;
+	int ret;
+
+	if (ctl_chan_recv(ch, &m, cfg->timeout_ms) != 0 || m.type != CTL_HELLO) {
+		RPMA_LOG_WARNING("replica: no HELLO from %s: %s", ctl_chan_peer(ch),
+			ctl_chan_why(ch));
+		goto close;
+	}
+	{
+		/*
+		 * A primary that gave up waiting (this replica was stopped) left
+		 * its HELLO behind and closed: do not answer the dead.
+		 */
+		struct ctl_msg extra;
+
+		if (ctl_chan_recv(ch, &extra, 0) != CTL_CHAN_AGAIN)
+			goto close;
+	}
+	if (memcmp(m.u.hello.cluster_uuid, r->id.cluster_uuid, 16) != 0) {
+		send_error(ch, RPMA_E_INVAL, "another cluster: the cluster UUIDs differ");
+		goto close;
+	}
+	if (m.u.hello.ring_size != r->ring_size) {
+		send_error(ch, RPMA_E_INVAL, "the rings differ in size");
+		goto close;
+	}
+	fence_only = (m.u.hello.flags & CTL_HELLO_F_FENCE_ONLY) != 0;
+	memcpy(hr->cluster_uuid, r->id.cluster_uuid, 16);
+	hr->node_id = r->id.node_id;
+	hr->ring_size = r->ring_size;
+	hr->incarnation = r->id.incarnation;
+	out.seq = m.seq;
+	if (m.u.hello.flags & CTL_HELLO_F_PROBE) {
+		/* a restarted primary asks what this replica follows: tell */
+		wal_positions(r->wal, &head, &tail, NULL);
+		hr->flags = m.u.hello.epoch < r->id.epoch ? CTL_HELLO_F_STALE : 0;
+		if (r->floor)	/* its 0 is no promise another floor may use */
+			hr->flags |= CTL_HELLO_F_PENDING;
+		hr->epoch = hr->prior_epoch = r->id.epoch;
+		hr->epoch_inc = r->id.epoch_inc;
+		to_ctl(&hr->head, &head);
+		to_ctl(&hr->tail, &tail);
+		hr->tail_epoch = wal_tail_epoch(r->wal);
+		reply_membership(r, hr);
+		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
+		goto close;
+	}
+	if (r->floor) {
+		/* it promised nothing yet: nothing may fence it or make it serve */
+		char why[CTL_TEXT_MAX + 1];
+
+		snprintf(why, sizeof(why), "not ready: taking its promise floor "
+			"from %d other nodes (%d answered)",
+			promise_floor_needed(r->floor),
+			promise_floor_answered(r->floor));
+		RPMA_LOG_INFO("replica: refused node %u at %s (epoch %llu): %s",
+			(unsigned)m.u.hello.node_id, ctl_chan_peer(ch),
+			(unsigned long long)m.u.hello.epoch, why);
+		send_error(ch, RPMA_E_AGAIN, why);
+		goto close;
+	}
+	{
+		char why[CTL_TEXT_MAX + 1];
+
+		if (hello_implausible(r, &m.u.hello, why, sizeof(why))) {
+			RPMA_LOG_WARNING("replica: refused node %u at %s: %s",
+				(unsigned)m.u.hello.node_id, ctl_chan_peer(ch), why);
+			send_error(ch, RPMA_E_INVAL, why);
+			goto close;
+		}
+	}
+	if (m.u.hello.epoch < r->id.epoch) {
+		/* a primary from before the one this replica follows: fenced */
+		RPMA_LOG_NOTICE("replica: refused node %u at %s: its epoch %llu is "
+			"below %llu", (unsigned)m.u.hello.node_id, ctl_chan_peer(ch),
+			(unsigned long long)m.u.hello.epoch,
+			(unsigned long long)r->id.epoch);
+		wal_positions(r->wal, &head, &tail, NULL);
+		hr->flags = CTL_HELLO_F_STALE;
+		hr->epoch = hr->prior_epoch = r->id.epoch;
+		hr->epoch_inc = r->id.epoch_inc;
+		to_ctl(&hr->head, &head);
+		to_ctl(&hr->tail, &tail);
+		reply_membership(r, hr);
+		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
+		goto close;
+	}
+	hr->prior_epoch = r->id.epoch;
+	if ((ret = fence(r, m.u.hello.epoch, m.u.hello.node_id,
+			m.u.hello.incarnation))) {
+		send_error(ch, RPMA_E_PROVIDER, "cannot fence the former primary");
+		goto close;
+	}
+	wal_positions(r->wal, &head, &tail, NULL);
+	wal_status(r->wal, &st);
+	hr->flags = (st.health & WAL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
+	hr->epoch = r->id.epoch;
+	to_ctl(&hr->head, &head);
+	to_ctl(&hr->tail, &tail);
+	hr->tail_epoch = wal_tail_epoch(r->wal);
+	hr->head_epoch = wal_epoch_before(r->wal, head.lsn);
+	hr->epoch_inc = r->id.epoch_inc;
+	reply_membership(r, hr);
+	hr->data_port = (uint16_t)atoi(cfg->data_port);
+	{
+		enum rpma_ext_mem_backend b;
+
+		/* the same numbers: CTL_BACKEND_* are the core's backends */
+		if (rpma_ext_mem_get_backend(r->mem, &b) == 0 &&
+		    (int)b >= CTL_BACKEND_PMEM && (int)b <= CTL_BACKEND_MAX)
+			hr->backend = (uint8_t)b;
+	}
+	hr->desc_len = (uint16_t)r->desc_len;
+	memcpy(hr->desc, r->desc, r->desc_len);
+	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
+		goto close;
+	if (!fence_only && (ret = accept_data(r, ch, &conn))) {
+		RPMA_LOG_WARNING("replica: the primary at %s did not open its data "
+			"connection (%d)", ctl_chan_peer(ch), ret);
+		goto close;
+	}
+	RPMA_LOG_NOTICE("replica: %s the primary at %s%s%s, epoch %llu, "
+		"log %llu..%llu", fence_only ? "fenced for" : "following",
+		ctl_chan_peer(ch), r->tls ? " as " : "", ctl_chan_peer_name(ch),
+		(unsigned long long)m.u.hello.epoch,
+		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
+	r->s = (struct session){ .ch = ch, .conn = conn, .epoch = m.u.hello.epoch,
+		.primary = m.u.hello.node_id, .last_heard = clock_now_ms() };
+	return;
+close:
+	ctl_chan_close(&ch);
+}
+
+/*
+ * The session's messages.  The control channel is the primary's
+ * heartbeat: its silence or its close ends the session (the data
+ * connection's events are not pollable on every provider).
+ */
+static void
+serve(struct replica *r)
+{
+	struct session *s = &r->s;
+	struct ctl_msg m;
+	int ret;
+
+	while ((ret = ctl_chan_recv(s->ch, &m, 0)) == 0) {
+		s->last_heard = clock_now_ms();
+		if (answer(r, s->ch, &m) != 0) {
+			end_session(r, NULL);
+			return;
+		}
+	}
+	if (ret != CTL_CHAN_AGAIN) {
+		if (ret != CTL_CHAN_CLOSED)
+			RPMA_LOG_WARNING("replica: control channel from %s: %s",
+				ctl_chan_peer(s->ch), ctl_chan_why(s->ch));
+		end_session(r, NULL);
+		return;
+	}
+	if (clock_now_ms() - s->last_heard > (uint64_t)r->cfg->timeout_ms) {
+		RPMA_LOG_WARNING("replica: the primary at %s is silent: dropped",
+			ctl_chan_peer(s->ch));
+		end_session(r, NULL);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* new control connections                                            */
+
+/*
+ * New control connections wait here for their first frame (with TLS,
+ * first for their handshake), all polled together: a HELLO is served as
+ * soon as it is in, so a connection that stays silent holds up nobody --
+ * a promotion's fence in particular.  Each gets the timeout; when
+ * PENDING_MAX are waiting, the oldest is dropped for a new one.
+ */
+#define PENDING_MAX 8
+
+struct pending {
+	struct ctl_chan *ch;
+	uint64_t until;
+};
+
+static void
+pending_drop(struct pending *p, int *n, int i, const char *why)
+{
+	if (why)
+		RPMA_LOG_WARNING("replica: dropped the control connection from %s: "
+			"%s", ctl_chan_peer(p[i].ch), why);
+	ctl_chan_close(&p[i].ch);
+	memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
+	(*n)--;
+}
+
+/* take every connection waiting on the listener */
+static void
+pending_accept(struct replica *r, struct pending *p, int *n)
+{
+	struct ctl_chan *ch;
+	int ret;
+
+	while ((ret = ctl_accept_start(r->listener, &ch)) != -EAGAIN) {
+		if (ret) {
+			RPMA_LOG_WARNING("replica: refused a control connection: %s",
+				ctl_last_error());
+			return;
+		}
+		if (*n == PENDING_MAX)
+			pending_drop(p, n, 0, "no HELLO yet, and a newer connection "
+				"needs its place");
+		p[(*n)++] = (struct pending){ ch,
+			clock_now_ms() + (uint64_t)r->cfg->timeout_ms };
+	}
+}
+
+/* a pending connection whose HELLO is in: greet it (it may fence) */
+static void
+pending_serve(struct replica *r, struct pending *p, int *n)
+{
+	for (int i = 0; i < *n;) {
+		struct ctl_chan *ch = p[i].ch;
+		int ret = ctl_chan_handshake(ch, 0);
+
+		if (ret == 0)
+			ret = ctl_chan_ready(ch);
+		if (ret == 0) {
+			/* out of the list first: greet() owns it from here */
+			memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
+			(*n)--;
+			greet(r, ch);
+			publish_state(r);
+			continue;
+		}
+		if (ret == CTL_CHAN_AGAIN && clock_now_ms() < p[i].until) {
+			i++;
+			continue;
+		}
+		if (ret == CTL_CHAN_AGAIN)
+			pending_drop(p, n, i, "no HELLO within the timeout");
+		else if (ret == CTL_CHAN_CLOSED)
+			pending_drop(p, n, i, NULL);	/* gone before a word */
+		else if (ret < 0 && ret != CTL_CHAN_ERROR)
+			/* a failed TLS handshake, for one: say who and why */
+			pending_drop(p, n, i, ctl_last_error());
+		else
+			pending_drop(p, n, i, ctl_chan_why(ch));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the promise floor of a log made anew                               */
+
+static int
+floor_begin(struct replica *r)
+{
+	struct wal_pos head;
+	struct ctl_pos h;
+	int ret;
+
+	if (r->cfg->n_peers > 0 && r->cfg->quorum >= r->cfg->n_peers) {
+		/*
+		 * k = n: an acknowledgement needs every node.  An old primary
+		 * that a newer promotion superseded acknowledges nothing more
+		 * (the newer primary is no replica of it), and the newer one
+		 * acknowledged nothing without every replica, the old primary
+		 * among them, following it.  There is no promise to keep, and
+		 * no k + 1 others to ask: the mark goes at once.  (A two-node
+		 * cluster takes a replaced disk back while its primary runs.)
+		 */
+		if ((ret = wal_take_floor(r->wal, 0, 0)) != 0) {
+			RPMA_LOG_ERROR("replica: cannot clear the promise-pending "
+				"mark (%d)", ret);
+			return ret;
+		}
+		wal_identity(r->wal, &r->id, &r->ring_size);
+		RPMA_LOG_NOTICE("replica: its log was made anew; with quorum %d of "
+			"%d peers (k = n: every node holds each acknowledged "
+			"record) it needs no promise floor", r->cfg->quorum,
+			r->cfg->n_peers);
+		return 0;
+	}
+	wal_positions(r->wal, &head, NULL, NULL);
+	to_ctl(&h, &head);
+	ret = promise_floor_new(r->cfg, r->id.cluster_uuid, r->id.node_id,
+		r->id.incarnation, r->ring_size, &h, r->floor_tls, &r->floor);
+	if (ret) {
+		RPMA_LOG_ERROR("replica: cannot ask for its promise floor (%d)", ret);
+		return ret;
+	}
+	RPMA_LOG_NOTICE("replica: its log was made anew and promised nothing: "
+		"before it serves a primary it takes the highest promise among %d "
+		"of the %d other nodes of its configuration (k + 1, k = %d) as its "
+		"own", promise_floor_needed(r->floor), promise_floor_peers(r->floor),
+		r->cfg->quorum);
+	return 0;
+}
+
+/* the floor's questions go on; once enough answered, it is stored */
+static void
+floor_step(struct replica *r)
+{
+	char answers[600];
+	uint64_t epoch, inc;
+	int ret;
+
+	if (!promise_floor_step(r->floor, &epoch, &inc, answers, sizeof(answers)))
+		return;
+	/* the promise and the end of the pending mark: one header update */
+	if ((ret = wal_take_floor(r->wal, epoch, inc)) != 0) {
+		RPMA_LOG_ERROR("replica: cannot store its promise floor, epoch %llu "
+			"(%d): asking again", (unsigned long long)epoch, ret);
+		promise_floor_retry(r->floor);
+		return;
+	}
+	wal_identity(r->wal, &r->id, &r->ring_size);
+	RPMA_LOG_NOTICE("replica: took its promise floor: epoch %llu (chosen by "
+		"node %llu, incarnation %016llx), the highest of %d answers (%s); "
+		"it follows epoch %llu and serves primaries from now on",
+		(unsigned long long)epoch, (unsigned long long)(epoch & 0xffff),
+		(unsigned long long)inc, promise_floor_answered(r->floor), answers,
+		(unsigned long long)r->id.epoch);
+	promise_floor_delete(&r->floor);
+	ctl_tls_delete(&r->floor_tls);
+}
+
+int
+replica_run(const struct replica_cfg *cfg)
+{
+	struct replica r = { .cfg = cfg, .lock_fd = -1 };
+	struct pending pend[PENDING_MAX];
+	int npend = 0;
+	int ret;
+
+	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
+	    cfg->ctl_port == NULL || cfg->data_port == NULL || cfg->stop == NULL)
+		return RPMA_E_INVAL;
+	if ((ret = open_log(&r)) || (ret = open_endpoints(&r)) ||
+	    ((r.id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(&r)))) {
+		close_all(&r);
+		return ret;
+	}
+	publish_state(&r);
+	if (cfg->ready)
+		cfg->ready(cfg->ready_arg);
+	while (!*cfg->stop) {
+		struct pollfd p[2 + PENDING_MAX] = {
+			{ .fd = ctl_listener_fd(r.listener), .events = POLLIN },
+			{ .fd = r.s.ch ? ctl_chan_fd(r.s.ch) : -1, .events = POLLIN },
+		};
+		int wait = 100;
+
+		for (int i = 0; i < npend; i++) {
+			uint64_t now = clock_now_ms();
+
+			p[2 + i] = (struct pollfd){ .fd = ctl_chan_fd(pend[i].ch),
+				.events = POLLIN };
+			if (pend[i].until <= now)
+				wait = 0;
+			else if (pend[i].until - now < (uint64_t)wait)
+				wait = (int)(pend[i].until - now);
+		}
+		/* wait here (checking stop) */
+		(void)poll(p, (nfds_t)(2 + npend), wait);
+		if (r.floor)
+			floor_step(&r);
+		if (r.s.ch)
+			serve(&r);
+		publish_state(&r);
+		/* a new primary may come while one is served: it may fence it */
+		if (p[0].revents & POLLIN)
+			pending_accept(&r, pend, &npend);
+		pending_serve(&r, pend, &npend);
+	}
+	while (npend > 0)
+		pending_drop(pend, &npend, 0, NULL);
+	end_session(&r, NULL);
+	publish_state(&r);
+	close_all(&r);
+	return 0;
+}
