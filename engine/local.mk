@@ -28,8 +28,7 @@ engine_librepl_internal_la_SOURCES += \
 	engine/replica/replica.c engine/replica/replica.h \
 	engine/replica/promise_floor.c engine/replica/promise_floor.h
 engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h
-engine_librepl_internal_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include
+engine_librepl_internal_la_CPPFLAGS = $(ENGINE_CPPFLAGS)
 
 lib_LTLIBRARIES += engine/librepl.la
 engine_librepl_la_SOURCES =
@@ -47,7 +46,7 @@ DISTCLEANFILES += engine/librepl.pc
 # an example database: links the installed-style library
 noinst_PROGRAMS += engine/repl_example
 engine_repl_example_SOURCES = engine/examples/repl_example.c
-engine_repl_example_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+engine_repl_example_CPPFLAGS = $(PUBLIC_CPPFLAGS)
 engine_repl_example_LDADD = engine/librepl.la
 
 # the control channel's TLS (OpenSSL); librepl and every program linking

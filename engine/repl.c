@@ -11,7 +11,7 @@
 
 #include "primary/cluster.h"
 #include "common/fabric.h"
-#include "log.h"
+#include "common/elog.h"
 #include "log/log_lock.h"
 #include "repl.h"
 #include "log/wal.h"
@@ -96,7 +96,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		return REPL_E_INVAL;
 	if (cfg->quorum > cfg->n_replicas) {
 		/* e.g. a reconfiguration that removes too many replicas */
-		RPMA_LOG_ERROR("refused: quorum %d with %d replicas: fewer replicas "
+		REPL_LOG_ERROR("refused: quorum %d with %d replicas: fewer replicas "
 			"than must hold each record", cfg->quorum, cfg->n_replicas);
 		return REPL_E_INVAL;
 	}
@@ -107,7 +107,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		const char *why;
 
 		if (fabric_flush_check(provider, cfg->flush_method, &why)) {
-			RPMA_LOG_ERROR("refused: flush method %d over %s: %s",
+			REPL_LOG_ERROR("refused: flush method %d over %s: %s",
 				cfg->flush_method, provider, why);
 			return REPL_E_INVAL;
 		}
@@ -126,7 +126,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		goto err_lock;
 	if (cfg->create && cfg->bootstrap && wal_probe(repl->mem) == WAL_PROBE_VALID) {
 		/* a device always exists: what it holds says if it is new */
-		RPMA_LOG_ERROR("bootstrap refused: %s holds a log already (the "
+		REPL_LOG_ERROR("bootstrap refused: %s holds a log already (the "
 			"cluster was bootstrapped before); start without bootstrap",
 			cfg->path);
 		ret = CLUSTER_E_NOT_MEMBER;

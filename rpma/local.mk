@@ -1,6 +1,5 @@
 # rpma/ -- the embedded RPMA core: librpmacore
 
-RPMA_CPPFLAGS = -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma
 
 # Everything is compiled once into a convenience library; the installed
 # librpmacore exports only the public API (librpmacore.map), while tests link
@@ -10,7 +9,7 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/conn.c rpma/conn.h \
 	rpma/conn_cfg.c rpma/conn_cfg.h \
 	rpma/cq.c rpma/cq.h \
-	rpma/crc32c.c rpma/crc32c.h \
+	lib/crc32c.c lib/crc32c.h \
 	rpma/descriptor.c rpma/descriptor.h \
 	rpma/ep.c \
 	rpma/err.c rpma/errormsg.h \

@@ -17,8 +17,7 @@ tools_bench_rpma_bench_LDADD = tools/bench/libbenchutil.la rpma/librpmacore_inte
 # copy+persist (+ a TCP round trip), same run
 noinst_PROGRAMS += tools/bench/repl-bench
 tools_bench_repl_bench_SOURCES = tools/bench/repl_bench.c
-tools_bench_repl_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include \
-	-I$(top_srcdir)/engine
+tools_bench_repl_bench_CPPFLAGS = $(ENGINE_CPPFLAGS)
 tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl_internal.la \
 	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
 
@@ -29,8 +28,7 @@ EXTRA_DIST += tools/bench/repl-bench-matrix tools/bench/repl-bench-ab
 # replication tests' processes
 noinst_PROGRAMS += tools/repl-node
 tools_repl_node_SOURCES = tools/repl_node.c tools/repl_node.h tools/repl_node_check.c
-tools_repl_node_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tests/engine
+tools_repl_node_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tests/engine
 tools_repl_node_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \
 	$(AX_PTHREAD_LIBS)
 EXTRA_DIST += tools/demo-cluster tools/repld-demo tools/bench/repld-vs-engine

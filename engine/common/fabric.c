@@ -10,7 +10,7 @@
 
 #include "common/clock.h"
 #include "common/fabric.h"
-#include "log.h"
+#include "common/elog.h"
 
 static bool
 is_verbs(const char *provider)
@@ -32,7 +32,7 @@ fabric_peer_new(const char *provider, const char *addr, bool local,
 	ret = rpma_utils_get_ibv_context(addr, local ?
 		RPMA_UTIL_IBV_CONTEXT_LOCAL : RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx);
 	if (ret) {
-		RPMA_LOG_ERROR("no RDMA device %s %s", local ? "has the address" :
+		REPL_LOG_ERROR("no RDMA device %s %s", local ? "has the address" :
 			"reaches", addr);
 		return ret;
 	}

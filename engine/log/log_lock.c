@@ -13,7 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/elog.h"
 #include "log/log_lock.h"
 
 /* the whole file, for writing; an OFD lock needs l_pid 0 */
@@ -39,14 +39,14 @@ log_lock(const char *path, bool create, int *fd)
 	e = errno;
 	if (e != EAGAIN && e != EACCES) {
 		/* e.g. a filesystem without locks: the log still opens */
-		RPMA_LOG_WARNING("the log %s cannot be locked against a second "
+		REPL_LOG_WARNING("the log %s cannot be locked against a second "
 			"process: %s", path, strerror(e));
 		log_unlock(fd);
 		return 0;
 	}
 	log_unlock(fd);
 	log_lock_holder(path, holder, sizeof(holder));
-	RPMA_LOG_ERROR("refused: the log %s is in use: %s holds its lock",
+	REPL_LOG_ERROR("refused: the log %s is in use: %s holds its lock",
 		path, holder);
 	return LOG_E_LOCKED;
 }

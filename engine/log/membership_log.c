@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "log.h"
+#include "common/elog.h"
 #include "common/membership.h"
 
 #define COPY_SIZE 4096
@@ -52,7 +52,7 @@ membership_store(struct rpma_ext_mem *mem, const struct membership *ms)
 	int k;
 
 	if (membership_encode(ms, buf, &why)) {
-		RPMA_LOG_ERROR("cannot store the membership: %s", why);
+		REPL_LOG_ERROR("cannot store the membership: %s", why);
 		return RPMA_E_INVAL;
 	}
 	load_copy(mem, 0, &a);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "crc32c.h"
-#include "log.h"
+#include "common/elog.h"
 #include "log/peer_floor.h"
 
 #define COPY_SIZE 4096
@@ -177,7 +177,7 @@ peer_floors_store(struct rpma_ext_mem *mem, struct peer_floors *t)
 
 		next.gen = gen;
 		if (peer_floors_encode(&next, buf, &why)) {
-			RPMA_LOG_ERROR("cannot store the peer floors: %s", why);
+			REPL_LOG_ERROR("cannot store the peer floors: %s", why);
 			return RPMA_E_INVAL;
 		}
 	}

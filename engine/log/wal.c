@@ -124,7 +124,7 @@
 
 #include "common/clock.h"
 #include "crc32c.h"
-#include "log.h"
+#include "common/elog.h"
 #include "log/wal_internal.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -305,11 +305,11 @@ check_health(struct wal *wal)
 	else if (mh.badblocks)
 		wal->health |= WAL_HEALTH_BAD_BLOCKS;
 	if (wal->health & WAL_HEALTH_UNSAFE_SHUTDOWN)
-		RPMA_LOG_ERROR("the log's device counted an unsafe shutdown while the log "
+		REPL_LOG_ERROR("the log's device counted an unsafe shutdown while the log "
 			"was open (count %llu, now %llu): records may be lost",
 			(unsigned long long)wal->hdr.usc, (unsigned long long)mh.usc);
 	if (wal->health & WAL_HEALTH_BAD_BLOCKS)
-		RPMA_LOG_ERROR("%llu bad block(s), %llu bytes, overlap the log",
+		REPL_LOG_ERROR("%llu bad block(s), %llu bytes, overlap the log",
 			(unsigned long long)mh.badblocks,
 			(unsigned long long)mh.badblock_bytes);
 	nh.usc = (mh.usc_known && dev_crc) ? mh.usc : 0;
@@ -447,7 +447,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 		/* both copies as version 2, so no version 1 copy can win later */
 		wal->hdr.version = WAL_VERSION;
 		wal->hdr.incarnation = wal_new_incarnation();
-		RPMA_LOG_NOTICE("the log's header is of format version 1: "
+		REPL_LOG_NOTICE("the log's header is of format version 1: "
 			"rewritten as version 2 (incarnation %016llx)",
 			(unsigned long long)wal->hdr.incarnation);
 		if ((ret = wal_hdr_update(wal, &wal->hdr)) ||
@@ -476,7 +476,7 @@ wal_close(struct wal **wal_ptr)
 
 		nh.state = 0;
 		if (wal_hdr_update(wal, &nh))
-			RPMA_LOG_WARNING("cannot mark the log closed: the next open reports it "
+			REPL_LOG_WARNING("cannot mark the log closed: the next open reports it "
 				"as not closed cleanly");
 	}
 	wal_free(wal);

@@ -26,7 +26,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
-#include "log.h"
+#include "common/elog.h"
 
 /* ------------------------------------------------------------------ */
 /* the quorum                                                         */
@@ -325,7 +325,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		if (r->host == NULL || r->ctl_port == NULL ||
 		    strlen(r->host) > MEMBER_HOST_MAX ||
 		    strlen(r->ctl_port) >= sizeof(c->names[i][1])) {
-			RPMA_LOG_ERROR("replica %d: a host of at most %d characters and "
+			REPL_LOG_ERROR("replica %d: a host of at most %d characters and "
 				"a port are needed", i, MEMBER_HOST_MAX);
 			free(c->replicas);
 			free(c->names);
@@ -380,7 +380,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		const char *why = "";
 
 		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
-			RPMA_LOG_ERROR("TLS needs a CA, a certificate and a key");
+			REPL_LOG_ERROR("TLS needs a CA, a certificate and a key");
 			ret = RPMA_E_INVAL;
 			goto err;
 		}
@@ -388,25 +388,25 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 				&why) ||
 		    (cfg->listen_port && ctl_tls_new(cfg->tls_ca, cfg->tls_cert,
 				cfg->tls_key, 1, &c->fence_tls, &why))) {
-			RPMA_LOG_ERROR("%s", why);
+			REPL_LOG_ERROR("%s", why);
 			ret = RPMA_E_INVAL;
 			goto err;
 		}
 	} else {
-		RPMA_LOG_WARNING("the control channel to the replicas is plain TCP: "
+		REPL_LOG_WARNING("the control channel to the replicas is plain TCP: "
 			"anyone on the network can read and forge it (configure TLS)");
 	}
 	if ((ret = fabric_peer_new(cfg->provider, cfg->n_replicas ?
 			cfg->replicas[0].host : NULL, false, &c->peer)) ||
 	    (ret = rpma_ext_mr_reg_mem(c->peer, mem, RPMA_MR_USAGE_WRITE_SRC |
 			RPMA_MR_USAGE_READ_DST, &c->src))) {
-		RPMA_LOG_ERROR("cannot prepare the %s fabric for replication",
+		REPL_LOG_ERROR("cannot prepare the %s fabric for replication",
 			cfg->provider);
 		goto err;
 	}
 	if (c->id.node_id > 0xffff) {
 		/* epochs carry it in 16 bits (promote.c) */
-		RPMA_LOG_ERROR("node id %u is above 65535", c->id.node_id);
+		REPL_LOG_ERROR("node id %u is above 65535", c->id.node_id);
 		ret = RPMA_E_INVAL;
 		goto err;
 	}
@@ -426,7 +426,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	if ((ret = cluster_promote(c)) || (ret = cluster_ms_adopt(c))) {
 		if (ret == CLUSTER_E_MEMBERSHIP || ret == CLUSTER_E_NO_QUORUM)
 			goto err;
-		RPMA_LOG_ERROR("cannot become the primary (%d)", ret);
+		REPL_LOG_ERROR("cannot become the primary (%d)", ret);
 		goto err;
 	}
 	wal_positions(wal, &head, NULL, &durable);
@@ -458,7 +458,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	(void)fence_listen_start(c);
 	if ((c->ms.flags & MEMBERSHIP_F_JOINT) &&
 	    !cluster_ms_wait_final(c, c->cfg.promote_wait_ms))
-		RPMA_LOG_WARNING("membership: the change is not committed within "
+		REPL_LOG_WARNING("membership: the change is not committed within "
 			"%d ms: too few nodes of the old configuration hold it; "
 			"nothing is acknowledged without both configurations' "
 			"quorums until it is", c->cfg.promote_wait_ms);
@@ -492,7 +492,7 @@ links_join(struct cluster *c)
 
 		if (pthread_timedjoin_np(l->thread, NULL, &until) == 0)
 			continue;
-		RPMA_LOG_ERROR("stopping: the link of replica %s:%s did not end "
+		REPL_LOG_ERROR("stopping: the link of replica %s:%s did not end "
 			"within %d ms: left running", l->host, l->ctl_port, ms);
 		pthread_detach(l->thread);
 		all = false;
@@ -538,7 +538,7 @@ cluster_stop(struct cluster **c_ptr)
 		for (int i = 0; late && i < c->n_links; i++)
 			if (c->links[i].state == LINK_STREAMING &&
 			    c->links[i].flushed_lsn < pub.lsn)
-				RPMA_LOG_WARNING("stopping: replica %s:%s flushed up to "
+				REPL_LOG_WARNING("stopping: replica %s:%s flushed up to "
 					"LSN %llu, not %llu, within %d ms: its copy ends "
 					"there", c->links[i].host, c->links[i].ctl_port,
 					(unsigned long long)c->links[i].flushed_lsn - 1,

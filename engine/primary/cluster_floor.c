@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "primary/primary.h"
-#include "log.h"
+#include "common/elog.h"
 
 /* store the table (under floor_lock); a failure is logged, not fatal */
 static void
@@ -27,7 +27,7 @@ store(struct cluster *c)
 	int ret = peer_floors_store(c->mem, &c->floors);
 
 	if (ret)
-		RPMA_LOG_ERROR("cannot store the peer floors in the log (%d): what "
+		REPL_LOG_ERROR("cannot store the peer floors in the log (%d): what "
 			"this node saw of its peers is kept in memory only", ret);
 }
 
@@ -65,7 +65,7 @@ cluster_floor_check(struct cluster *c, const char *host, const char *port,
 		snprintf(why, n, "its log is an older copy (found so before); make "
 			"it anew (repld --reinit)");
 	if (first)
-		RPMA_LOG_ERROR("replica %s:%s (node %u, incarnation %016llx) runs on "
+		REPL_LOG_ERROR("replica %s:%s (node %u, incarnation %016llx) runs on "
 			"an older copy of its log (restored from a snapshot or a "
 			"backup?): it followed epoch %llu and holds configuration "
 			"epoch %llu, but it promised epoch %llu to this node and "

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "primary/primary.h"
-#include "log.h"
+#include "common/elog.h"
 
 /* a port number: 1..65535, digits only; 0 if not */
 static uint16_t
@@ -44,7 +44,7 @@ build_conf(struct cluster *c)
 
 	memset(ms, 0, sizeof(*ms));
 	if (c->cfg.n_replicas + 1 > MEMBERSHIP_NODES_MAX) {
-		RPMA_LOG_ERROR("at most %d replicas (a membership lists %d nodes)",
+		REPL_LOG_ERROR("at most %d replicas (a membership lists %d nodes)",
 			MEMBERSHIP_NODES_MAX - 1, MEMBERSHIP_NODES_MAX);
 		return RPMA_E_INVAL;
 	}
@@ -56,7 +56,7 @@ build_conf(struct cluster *c)
 	if (c->cfg.listen_addr && c->cfg.listen_port) {
 		if (strlen(c->cfg.listen_addr) > MEMBER_HOST_MAX ||
 		    (self->port = port_of(c->cfg.listen_port)) == 0) {
-			RPMA_LOG_ERROR("this node's control address %s:%s: a host of "
+			REPL_LOG_ERROR("this node's control address %s:%s: a host of "
 				"at most %d characters and a numeric port are "
 				"needed", c->cfg.listen_addr, c->cfg.listen_port,
 				MEMBER_HOST_MAX);
@@ -71,7 +71,7 @@ build_conf(struct cluster *c)
 		e->flags = MEMBER_F_NEW;
 		e->port = port_of(r->ctl_port);
 		if (e->port == 0 || strlen(r->host) > MEMBER_HOST_MAX) {
-			RPMA_LOG_ERROR("replica %s:%s: a host of at most %d characters "
+			REPL_LOG_ERROR("replica %s:%s: a host of at most %d characters "
 				"and a numeric port are needed", r->host, r->ctl_port,
 				MEMBER_HOST_MAX);
 			return RPMA_E_INVAL;
@@ -84,7 +84,7 @@ build_conf(struct cluster *c)
 
 		probe.config_epoch = 1;
 		if (membership_check(&probe, &why)) {
-			RPMA_LOG_ERROR("the configuration is no membership (%s): a "
+			REPL_LOG_ERROR("the configuration is no membership (%s): a "
 				"replica listed twice, or listed at this node's "
 				"own control address?", why);
 			return RPMA_E_INVAL;
@@ -122,7 +122,7 @@ from_v1(struct cluster *c, struct membership *out)
 	const struct membership *v1 = &c->stored;
 
 	if (c->id.epoch == 0 || (c->id.epoch & 0xffff) != (c->id.node_id & 0xffff)) {
-		RPMA_LOG_ERROR("promotion refused: this node's log holds a version 1 "
+		REPL_LOG_ERROR("promotion refused: this node's log holds a version 1 "
 			"membership (configuration epoch %llu) that lists no node "
 			"ids; only the node that wrote it (the primary of its epoch, "
 			"node %llu) may use it, and a replica holding one counts "
@@ -207,7 +207,7 @@ cluster_ms_choose(struct cluster *c)
 		membership_final(u, &t);
 		if (!membership_same(&t, &c->conf_ms, id) && c->cfg.reconfigure) {
 			/* one change at a time: J's T is where this one goes */
-			RPMA_LOG_ERROR("membership change refused: the log holds a "
+			REPL_LOG_ERROR("membership change refused: the log holds a "
 				"change in progress (joint, configuration epoch %llu) "
 				"to %u nodes, k %u; start with that configuration to "
 				"finish it, then change it again",
@@ -216,7 +216,7 @@ cluster_ms_choose(struct cluster *c)
 			return CLUSTER_E_MEMBERSHIP;
 		}
 		if (!membership_same(&t, &c->conf_ms, id))
-			RPMA_LOG_WARNING("membership: the log holds a change in "
+			REPL_LOG_WARNING("membership: the log holds a change in "
 				"progress (joint, configuration epoch %llu); this start "
 				"finishes it with its new configuration (%u nodes, k "
 				"%u), which is not the configuration given: change the "
@@ -229,7 +229,7 @@ cluster_ms_choose(struct cluster *c)
 			CLUSTER_PLAN_KEEP : CLUSTER_PLAN_CHANGE;
 	}
 	if (c->plan == CLUSTER_PLAN_CHANGE && !c->cfg.reconfigure) {
-		RPMA_LOG_ERROR("the configuration (%d replicas, quorum %d) is not the "
+		REPL_LOG_ERROR("the configuration (%d replicas, quorum %d) is not the "
 			"log's membership (configuration epoch %llu: %u nodes, k %u): "
 			"a restart does not change the membership; reconfigure to "
 			"change it", c->cfg.n_replicas, c->cfg.quorum,
@@ -243,14 +243,14 @@ cluster_ms_choose(struct cluster *c)
 
 		/* a later promotion must reach every node of the new one */
 		if (c->conf_ms.m[0].port == 0) {
-			RPMA_LOG_ERROR("membership change refused: this primary has no "
+			REPL_LOG_ERROR("membership change refused: this primary has no "
 				"control address (listen_addr and listen_port), and "
 				"every node of the new configuration must be reachable "
 				"by address");
 			return CLUSTER_E_MEMBERSHIP;
 		}
 		if (membership_joint(u, &c->conf_ms, id, &j, &why)) {
-			RPMA_LOG_ERROR("membership change refused: %s", why);
+			REPL_LOG_ERROR("membership change refused: %s", why);
 			return CLUSTER_E_MEMBERSHIP;
 		}
 	}
@@ -259,7 +259,7 @@ cluster_ms_choose(struct cluster *c)
 		at = self_in(c, u);
 		if (c->stored.config_epoch != 0 &&
 		    (at < 0 || !(u->m[at].flags & MEMBER_F_NEW))) {
-			RPMA_LOG_ERROR("promotion refused: this node (node %u) is not in "
+			REPL_LOG_ERROR("promotion refused: this node (node %u) is not in "
 				"the %s configuration of the membership its log holds "
 				"(configuration epoch %llu): a change removes it",
 				(unsigned)id, c->plan == CLUSTER_PLAN_FINISH ? "new" :
@@ -270,7 +270,7 @@ cluster_ms_choose(struct cluster *c)
 	if ((ret = choose_peers(c)))
 		return ret;
 	for (int i = c->cfg.n_replicas; i < c->n_links; i++)
-		RPMA_LOG_NOTICE("membership: %s:%s is a node of configuration epoch "
+		REPL_LOG_NOTICE("membership: %s:%s is a node of configuration epoch "
 			"%llu that the configuration does not name: it is fenced "
 			"and given the change", c->peers[i].host, c->peers[i].port,
 			(unsigned long long)u->config_epoch);
@@ -327,7 +327,7 @@ cluster_ms_adopt(struct cluster *c)
 			memory_order_relaxed);
 		place_self(c);
 		if (c->plan == CLUSTER_PLAN_FINISH)
-			RPMA_LOG_NOTICE("membership: configuration epoch %llu is a "
+			REPL_LOG_NOTICE("membership: configuration epoch %llu is a "
 				"change in progress (joint): it is committed once %u "
 				"nodes of the old configuration hold it",
 				(unsigned long long)c->ms.config_epoch,
@@ -346,11 +346,11 @@ cluster_ms_adopt(struct cluster *c)
 		learn(c, &s);
 		learn(c, &t);
 		if (membership_joint(&s, &t, c->id.node_id, &next, &why)) {
-			RPMA_LOG_ERROR("membership change refused once the nodes "
+			REPL_LOG_ERROR("membership change refused once the nodes "
 				"answered: %s", why);
 			return CLUSTER_E_MEMBERSHIP;
 		}
-		RPMA_LOG_NOTICE("membership: configuration epoch %llu (%u nodes, k "
+		REPL_LOG_NOTICE("membership: configuration epoch %llu (%u nodes, k "
 			"%u) becomes %u nodes, k %u, through the joint configuration "
 			"epoch %llu: acknowledgements need both quorums until %u "
 			"nodes of the old one hold it", (unsigned long long)
@@ -390,7 +390,7 @@ cluster_ms_place(struct cluster *c, struct link *l)
 		f = 0;
 	for (int i = 0; i < l->idx && f; i++)
 		if (c->links[i].node_id == l->node_id) {
-			RPMA_LOG_WARNING("replica %s:%s answers as node %u, as "
+			REPL_LOG_WARNING("replica %s:%s answers as node %u, as "
 				"%s:%s does: it counts once", l->host, l->ctl_port,
 				(unsigned)l->node_id, c->links[i].host,
 				c->links[i].ctl_port);
@@ -481,12 +481,12 @@ cluster_ms_advance(struct cluster *c)
 	 */
 	membership_final(&c->ms, &f);
 	if ((ret = membership_store(c->mem, &f))) {
-		RPMA_LOG_ERROR("membership: cannot store configuration epoch %llu "
+		REPL_LOG_ERROR("membership: cannot store configuration epoch %llu "
 			"(%d): the change stays joint", (unsigned long long)
 			f.config_epoch, ret);
 		return;
 	}
-	RPMA_LOG_NOTICE("membership: the change is committed (%u of the old "
+	REPL_LOG_NOTICE("membership: the change is committed (%u of the old "
 		"configuration's nodes hold configuration epoch %llu): "
 		"configuration epoch %llu, %u nodes, k %u", holders,
 		(unsigned long long)c->ms.config_epoch,

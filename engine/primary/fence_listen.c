@@ -26,7 +26,7 @@
 
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
-#include "log.h"
+#include "common/elog.h"
 
 #define POLL_MS 100	/* how soon a stop is seen */
 
@@ -53,7 +53,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 			snprintf(c->fenced_why, sizeof(c->fenced_why), "the "
 				"promotion of node %u to epoch %llu reached it",
 				(unsigned)h->node_id, (unsigned long long)h->epoch);
-			RPMA_LOG_ERROR("this primary is fenced: %s (from %s; this "
+			REPL_LOG_ERROR("this primary is fenced: %s (from %s; this "
 				"one's epoch is %llu); it acknowledges nothing more",
 				c->fenced_why, ctl_chan_peer(ch),
 				(unsigned long long)c->id.epoch);
@@ -122,7 +122,7 @@ fence_listen_start(struct cluster *c)
 		return 0;
 	if ((ret = ctl_listen(c->cfg.listen_addr ? c->cfg.listen_addr : "0.0.0.0",
 			c->cfg.listen_port, c->fence_tls, &c->fence_listener)) != 0) {
-		RPMA_LOG_ERROR("the primary cannot listen on its control port %s:%s "
+		REPL_LOG_ERROR("the primary cannot listen on its control port %s:%s "
 			"(%s): a promotion elsewhere could not fence it",
 			c->cfg.listen_addr ? c->cfg.listen_addr : "*",
 			c->cfg.listen_port, ctl_last_error());

@@ -36,7 +36,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
-#include "log.h"
+#include "common/elog.h"
 
 /* ------------------------------------------------------------------ */
 /* a link's connection                                                */
@@ -75,7 +75,7 @@ link_fail(struct link *l, const char *fmt, ...)
 	va_end(ap);
 	pthread_mutex_lock(&l->c->lock);
 	if (l->state != LINK_DOWN || strcmp(l->why, why) != 0)
-		RPMA_LOG_WARNING("replica %s:%s is down: %s", l->host, l->ctl_port, why);
+		REPL_LOG_WARNING("replica %s:%s is down: %s", l->host, l->ctl_port, why);
 	snprintf(l->why, sizeof(l->why), "%s", why);
 	if (l->state == LINK_STREAMING)
 		l->left_ms = clock_now_ms();
@@ -97,7 +97,7 @@ link_fenced(struct link *l, const char *why)
 	pthread_mutex_lock(&c->lock);
 	if (!atomic_exchange(&c->fenced, true)) {
 		snprintf(c->fenced_why, sizeof(c->fenced_why), "%s", why);
-		RPMA_LOG_ERROR("this primary is fenced: replica %s:%s says %s; it "
+		REPL_LOG_ERROR("this primary is fenced: replica %s:%s says %s; it "
 			"acknowledges nothing more", l->host, l->ctl_port, why);
 	}
 	pthread_cond_broadcast(&c->cond);
@@ -220,7 +220,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	if (!found) {
 		/* nothing in common that we still hold: a full resync */
 		start = head;
-		RPMA_LOG_NOTICE("replica %s:%s: full resync from LSN %llu", l->host,
+		REPL_LOG_NOTICE("replica %s:%s: full resync from LSN %llu", l->host,
 			l->ctl_port, (unsigned long long)head.lsn);
 	} else {
 		if (wal_pos_after(c->wal, lo, &start)) {
@@ -228,7 +228,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 			return -1;
 		}
 		if (r_last > lo)
-			RPMA_LOG_NOTICE("replica %s:%s: dropping its LSNs %llu..%llu "
+			REPL_LOG_NOTICE("replica %s:%s: dropping its LSNs %llu..%llu "
 				"(never committed)", l->host, l->ctl_port,
 				(unsigned long long)lo + 1, (unsigned long long)r_last);
 	}
@@ -251,7 +251,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	cluster_quorum_update(c);
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
-	RPMA_LOG_NOTICE("replica %s:%s is up, resuming at LSN %llu (%llu to send)",
+	REPL_LOG_NOTICE("replica %s:%s is up, resuming at LSN %llu (%llu to send)",
 		l->host, l->ctl_port, (unsigned long long)start.lsn,
 		(unsigned long long)(pub.lsn - start.lsn));
 	return 0;
@@ -635,7 +635,7 @@ give_membership(struct link *l)
 	cluster_quorum_update(c);
 	cluster_ms_advance(c);
 	pthread_mutex_unlock(&c->lock);
-	RPMA_LOG_NOTICE("replica %s:%s caught up: a member (configuration epoch "
+	REPL_LOG_NOTICE("replica %s:%s caught up: a member (configuration epoch "
 		"%llu%s, stored)", l->host, l->ctl_port,
 		(unsigned long long)ms.config_epoch,
 		(ms.flags & MEMBERSHIP_F_JOINT) ? ", joint" : "");
@@ -741,7 +741,7 @@ stream(struct link *l)
 		pthread_mutex_unlock(&c->lock);
 		/* flushed may be past this pub: appenders post too */
 		if (pub.lsn > flushed && pub.lsn - flushed > 10000)
-			RPMA_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
+			REPL_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
 				"%llu, %llu records behind", l->host, l->ctl_port,
 				(unsigned long long)flushed - 1,
 				(unsigned long long)(pub.lsn - flushed));

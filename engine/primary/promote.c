@@ -53,7 +53,7 @@
 
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
-#include "log.h"
+#include "common/elog.h"
 
 #define TERM_SHIFT 16
 #define ROUNDS_MAX 8		/* STALE answers before giving up */
@@ -237,7 +237,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 		goto out;
 	if (found && wal_pos_after(c->wal, common, &start) == 0) {
 		if (pub.lsn > start.lsn)
-			RPMA_LOG_NOTICE("promotion: dropping local LSNs %llu..%llu "
+			REPL_LOG_NOTICE("promotion: dropping local LSNs %llu..%llu "
 				"(never committed)", (unsigned long long)start.lsn,
 				(unsigned long long)pub.lsn - 1);
 		if (wal_truncate(c->wal, &start, 0) ||
@@ -247,7 +247,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 		}
 	} else {
 		/* nothing in common: this log restarts empty where its starts */
-		RPMA_LOG_NOTICE("promotion: the local log shares nothing with the "
+		REPL_LOG_NOTICE("promotion: the local log shares nothing with the "
 			"most advanced one: copying all of it from LSN %llu",
 			(unsigned long long)best_head.lsn);
 		start = best_head;
@@ -280,7 +280,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 		goto out;
 	}
 	if (best_tail.lsn > start.lsn)
-		RPMA_LOG_NOTICE("promotion: copied LSNs %llu..%llu from the most "
+		REPL_LOG_NOTICE("promotion: copied LSNs %llu..%llu from the most "
 			"advanced replica", (unsigned long long)start.lsn,
 			(unsigned long long)best_tail.lsn - 1);
 	ret = 0;
@@ -334,7 +334,7 @@ counts(const struct cluster *c, int i, const struct fenced *f)
 		return MEMBER_F_NEW;	/* all empty: checked by holds_state() */
 	if (!holds_under(c, f->hr.config_epoch, f->hr.config_crc)) {
 		if (f->hr.config_epoch == c->under.config_epoch)
-			RPMA_LOG_WARNING("promotion: replica %s:%s holds another "
+			REPL_LOG_WARNING("promotion: replica %s:%s holds another "
 				"membership of configuration epoch %llu (crc %08x, "
 				"this node's %08x): it does not count",
 				c->peers[i].host, c->peers[i].port,
@@ -408,7 +408,7 @@ answered(const struct fenced *f, int n)
 static int
 bootstrap_holder(const struct cluster *c, int i, const struct fenced *f)
 {
-	RPMA_LOG_ERROR("bootstrap refused: node %s:%s (node %u) holds %s: the "
+	REPL_LOG_ERROR("bootstrap refused: node %s:%s (node %u) holds %s: the "
 		"cluster exists already; start without bootstrap",
 		c->peers[i].host, c->peers[i].port, (unsigned)f->hr.node_id,
 		f->hr.config_epoch ? "a membership" :
@@ -421,7 +421,7 @@ bootstrap_holder(const struct cluster *c, int i, const struct fenced *f)
 static int
 bootstrap_unheard(int missing, int n)
 {
-	RPMA_LOG_ERROR("bootstrap refused: it needs the answer of every other "
+	REPL_LOG_ERROR("bootstrap refused: it needs the answer of every other "
 		"node of the configuration, each holding nothing, and %d of %d "
 		"did not answer: a node not heard from may hold a cluster's "
 		"records", missing, n);
@@ -440,7 +440,7 @@ distinct_nodes(const struct cluster *c, const struct fenced *f, int n)
 		if (f[i].ch == NULL)
 			continue;
 		if (f[i].hr.node_id == c->id.node_id) {
-			RPMA_LOG_ERROR("promotion refused: replica %s:%s answers as "
+			REPL_LOG_ERROR("promotion refused: replica %s:%s answers as "
 				"node %u, which is this node: the membership lists "
 				"it as a replica of itself", c->peers[i].host,
 				c->peers[i].port, (unsigned)c->id.node_id);
@@ -448,7 +448,7 @@ distinct_nodes(const struct cluster *c, const struct fenced *f, int n)
 		}
 		for (int j = 0; j < i; j++)
 			if (f[j].ch && f[j].hr.node_id == f[i].hr.node_id) {
-				RPMA_LOG_ERROR("promotion refused: replicas %s:%s and "
+				REPL_LOG_ERROR("promotion refused: replicas %s:%s and "
 					"%s:%s are one node (node %u, incarnation "
 					"%016llx): a node listed twice would count twice",
 					c->peers[j].host,
@@ -483,7 +483,7 @@ followed_another(const struct cluster *c)
 
 	if (e == 0 || (e & 0xffff) == (c->id.node_id & 0xffff))
 		return false;
-	RPMA_LOG_ERROR("restart as the primary refused: this node's log last "
+	REPL_LOG_ERROR("restart as the primary refused: this node's log last "
 		"followed epoch %llu of node %llu, not an epoch of its own: it "
 		"served as a replica of a newer primary since it led; start it "
 		"as a replica, or promote it explicitly (replctl promote) if a "
@@ -515,7 +515,7 @@ superseded(struct cluster *c, struct fenced *f, int n)
 
 		f[i].probed = ret >= 0;
 		if (ret >= 0 && f[i].hr.epoch > c->id.epoch) {
-			RPMA_LOG_ERROR("restart as the primary refused: replica %s:%s "
+			REPL_LOG_ERROR("restart as the primary refused: replica %s:%s "
 				"follows epoch %llu of node %llu, newer than this "
 				"log's %llu: a failover happened while this node was "
 				"down; start it as a replica, or promote it "
@@ -567,7 +567,7 @@ bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 	}
 	for (int i = 0; i < n; i++) {
 		if (!f[i].ok)
-			RPMA_LOG_WARNING("bootstrap: node %s:%s did not answer: %s",
+			REPL_LOG_WARNING("bootstrap: node %s:%s did not answer: %s",
 				c->peers[i].host, c->peers[i].port, f[i].why);
 		f[i].ok = false;
 	}
@@ -606,13 +606,13 @@ cluster_promote(struct cluster *c)
 	wal_positions(c->wal, NULL, &pub, NULL);
 	if (c->cfg.bootstrap) {
 		if (c->stored.config_epoch != 0 || pub.lsn != 1) {
-			RPMA_LOG_ERROR("bootstrap refused: this node's log is not new "
+			REPL_LOG_ERROR("bootstrap refused: this node's log is not new "
 				"(it holds %s): the cluster was bootstrapped before",
 				c->stored.config_epoch ? "a membership" : "records");
 			return CLUSTER_E_NOT_MEMBER;
 		}
 	} else if (c->stored.config_epoch == 0) {
-		RPMA_LOG_ERROR("promotion refused: this node's log holds no "
+		REPL_LOG_ERROR("promotion refused: this node's log holds no "
 			"membership, so it is no member of a cluster and does not "
 			"know under which rule records were acknowledged (a new or "
 			"replaced log: bootstrap a new cluster, or let a primary "
@@ -621,7 +621,7 @@ cluster_promote(struct cluster *c)
 	}
 	/* epoch space first: nothing is fenced for a promotion that cannot be */
 	if ((epoch = epoch_above(c->id.epoch, c->id.node_id)) == 0) {
-		RPMA_LOG_ERROR("promotion refused: epochs are exhausted (this log "
+		REPL_LOG_ERROR("promotion refused: epochs are exhausted (this log "
 			"follows %llu)", (unsigned long long)c->id.epoch);
 		return RPMA_E_INVAL;
 	}
@@ -638,7 +638,7 @@ cluster_promote(struct cluster *c)
 	}
 	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
 	if (!self_ok)
-		RPMA_LOG_WARNING("promotion: this node's log is suspect (health "
+		REPL_LOG_WARNING("promotion: this node's log is suspect (health "
 			"0x%x): it does not count toward the N - k nodes",
 			st.health);
 	{
@@ -668,7 +668,7 @@ cluster_promote(struct cluster *c)
 				if (!c->cfg.bootstrap &&
 				    f[i].hr.config_epoch > under->config_epoch &&
 				    !c->cfg.force) {
-					RPMA_LOG_ERROR("promotion refused: replica %s:%s "
+					REPL_LOG_ERROR("promotion refused: replica %s:%s "
 						"holds membership configuration epoch %llu, "
 						"this node %llu: it missed a change of the "
 						"membership (promote a node that has it)",
@@ -706,7 +706,7 @@ cluster_promote(struct cluster *c)
 			close_all(f, n);
 			if (c->cfg.refuse_if_superseded) {
 				/* a failover happened while this node was down */
-				RPMA_LOG_ERROR("restart as the primary refused: a replica "
+				REPL_LOG_ERROR("restart as the primary refused: a replica "
 					"follows epoch %llu of node %llu, newer than this "
 					"log's %llu; start it as a replica, or promote it "
 					"explicitly (replctl promote) if a failover is "
@@ -718,13 +718,13 @@ cluster_promote(struct cluster *c)
 			}
 			/* someone got there first: go above it */
 			if (++rounds >= ROUNDS_MAX) {
-				RPMA_LOG_ERROR("promotion: epochs keep moving under it "
+				REPL_LOG_ERROR("promotion: epochs keep moving under it "
 					"(another node is promoting?)");
 				ret = CLUSTER_E_NO_QUORUM;
 				goto out;
 			}
 			if ((epoch = epoch_above(stale, c->id.node_id)) == 0) {
-				RPMA_LOG_ERROR("promotion refused: epochs are exhausted "
+				REPL_LOG_ERROR("promotion refused: epochs are exhausted "
 					"(a replica follows %llu)",
 					(unsigned long long)stale);
 				ret = RPMA_E_INVAL;
@@ -737,11 +737,11 @@ cluster_promote(struct cluster *c)
 		if (clock_now_ms() >= until) {
 			for (int i = 0; i < n; i++)
 				if (f[i].ch == NULL)
-					RPMA_LOG_WARNING("promotion: replica %s:%s not "
+					REPL_LOG_WARNING("promotion: replica %s:%s not "
 						"fenced: %s", c->peers[i].host,
 						c->peers[i].port, f[i].why);
 				else if (f[i].older)
-					RPMA_LOG_WARNING("promotion: replica %s:%s not "
+					REPL_LOG_WARNING("promotion: replica %s:%s not "
 						"counted: %s", c->peers[i].host,
 						c->peers[i].port, f[i].why);
 			if (c->cfg.bootstrap) {
@@ -750,7 +750,7 @@ cluster_promote(struct cluster *c)
 			}
 			if (!c->cfg.force || c->cfg.bootstrap) {
 				if (t.need_old)
-					RPMA_LOG_ERROR("promotion refused: membership "
+					REPL_LOG_ERROR("promotion refused: membership "
 						"configuration epoch %llu is a change in "
 						"progress and needs N - k nodes of each "
 						"configuration that are fenced, hold it and "
@@ -760,7 +760,7 @@ cluster_promote(struct cluster *c)
 						(unsigned long long)under->config_epoch,
 						t.old, t.need_old, t.new, t.need_new);
 				else
-					RPMA_LOG_ERROR("promotion refused: %u of the %u "
+					REPL_LOG_ERROR("promotion refused: %u of the %u "
 						"nodes needed (N - k with N = %u, k = %u of "
 						"membership configuration epoch %llu) are "
 						"fenced, hold that membership and are healthy; "
@@ -771,7 +771,7 @@ cluster_promote(struct cluster *c)
 				ret = CLUSTER_E_NO_QUORUM;
 				goto out;
 			}
-			RPMA_LOG_ERROR("FORCED promotion with %u of the %u nodes needed "
+			REPL_LOG_ERROR("FORCED promotion with %u of the %u nodes needed "
 				"(old configuration: %u of %u): records acknowledged by "
 				"an earlier primary MAY BE LOST", t.new, t.need_new, t.old,
 				t.need_old);
@@ -805,13 +805,13 @@ cluster_promote(struct cluster *c)
 			}
 	}
 	if (best >= 0) {
-		RPMA_LOG_NOTICE("promotion: replica %s:%s holds more (to LSN %llu, "
+		REPL_LOG_NOTICE("promotion: replica %s:%s holds more (to LSN %llu, "
 			"epoch %llu): copying its tail", c->peers[best].host,
 			c->peers[best].port,
 			(unsigned long long)f[best].hr.tail.lsn - 1,
 			(unsigned long long)f[best].hr.tail_epoch);
 		if (pull_tail(c, best, &f[best], epoch)) {
-			RPMA_LOG_ERROR("promotion: cannot copy the tail of replica "
+			REPL_LOG_ERROR("promotion: cannot copy the tail of replica "
 				"%s:%s: %s", c->peers[best].host,
 				c->peers[best].port, f[best].why);
 			ret = RPMA_E_PROVIDER;
@@ -827,12 +827,12 @@ cluster_promote(struct cluster *c)
 	 */
 	if ((ret = wal_append_epoch_start(c->wal, 0, &c->epoch_start_lsn)) ||
 	    (ret = wal_sync(c->wal, c->epoch_start_lsn))) {
-		RPMA_LOG_ERROR("promotion: cannot write the epoch's first record (%d)",
+		REPL_LOG_ERROR("promotion: cannot write the epoch's first record (%d)",
 			ret);
 		goto out;
 	}
 	wal_positions(c->wal, NULL, &pub, NULL);
-	RPMA_LOG_NOTICE("promoted: epoch %llu, log to LSN %llu, epoch starts at "
+	REPL_LOG_NOTICE("promoted: epoch %llu, log to LSN %llu, epoch starts at "
 		"LSN %llu, %u of the %u nodes counted", (unsigned long long)epoch,
 		(unsigned long long)pub.lsn - 1,
 		(unsigned long long)c->epoch_start_lsn, t.new,

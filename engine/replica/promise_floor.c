@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "log.h"
+#include "common/elog.h"
 #include "replica/promise_floor.h"
 
 #define FLOOR_LOG_MS 10000	/* a round short of answers: logged this often */
@@ -298,7 +298,7 @@ round_end(struct promise_floor *f, uint64_t *epoch, uint64_t *epoch_inc,
 				f->p[i].port, f->p[i].why);
 	if (strcmp(missing, f->reported) != 0 ||
 	    now - f->reported_ms >= FLOOR_LOG_MS) {
-		RPMA_LOG_NOTICE("replica: waiting for its promise floor: %d of the "
+		REPL_LOG_NOTICE("replica: waiting for its promise floor: %d of the "
 			"%d answers it needs from the %d other nodes of its "
 			"configuration; not answered: %s; asking again", answered,
 			f->need, f->n, missing);

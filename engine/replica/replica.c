@@ -33,7 +33,7 @@
 #include "common/clock.h"
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
-#include "log.h"
+#include "common/elog.h"
 #include "log/log_lock.h"
 #include "common/membership.h"
 
@@ -124,13 +124,13 @@ open_log(struct replica *r)
 	ret = rpma_ext_mem_open(cfg->backend, cfg->path, make ? cfg->size : 0,
 		make ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: cannot open its log %s", cfg->path);
+		REPL_LOG_ERROR("replica: cannot open its log %s", cfg->path);
 		return ret;
 	}
 	kind = wal_probe(r->mem);
 	if (cfg->reinit && cfg->n_peers <= 0) {
 		/* refused before anything is formatted: the log stays as it is */
-		RPMA_LOG_ERROR("replica: %s is not made anew: a log made anew "
+		REPL_LOG_ERROR("replica: %s is not made anew: a log made anew "
 			"takes its promise floor from other nodes of its "
 			"configuration before it serves a primary, and the "
 			"configuration lists none (peers)", cfg->path);
@@ -147,23 +147,23 @@ open_log(struct replica *r)
 			.flags = cfg->reinit ? WAL_F_PROMISE_PENDING : 0 };
 
 		if (cfg->reinit && kind != WAL_PROBE_BLANK)
-			RPMA_LOG_WARNING("replica: %s is made anew (reinit): what it "
+			REPL_LOG_WARNING("replica: %s is made anew (reinit): what it "
 				"held is gone; it is a member again once a primary "
 				"has caught it up", cfg->path);
 		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
 		if ((ret = wal_format(r->mem, &id)) != 0) {
-			RPMA_LOG_ERROR("replica: cannot format %s (%d)", cfg->path, ret);
+			REPL_LOG_ERROR("replica: cannot format %s (%d)", cfg->path, ret);
 			return ret;
 		}
 	} else if (kind == WAL_PROBE_BLANK) {
 		/* a replaced disk must not pass for a new cluster's node */
-		RPMA_LOG_ERROR("replica: %s holds no log (every header byte is "
+		REPL_LOG_ERROR("replica: %s holds no log (every header byte is "
 			"zero): refused; a blank medium is made a log only for a "
 			"new cluster (create) or for a replica made anew (reinit)",
 			cfg->path);
 		return REPLICA_E_BLANK;
 	} else if (kind == WAL_PROBE_DAMAGED || kind == WAL_PROBE_FOREIGN) {
-		RPMA_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
+		REPL_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
 			"empty log, losing what it holds)", cfg->path,
 			kind == WAL_PROBE_DAMAGED ? "holds a damaged log (both header "
 			"copies fail their checks)" : "holds no log but other data "
@@ -172,24 +172,24 @@ open_log(struct replica *r)
 	}
 	ret = wal_open(r->mem, &r->wal);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
+		REPL_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
 		return ret;
 	}
 	wal_identity(r->wal, &r->id, &r->ring_size);
 	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
-		RPMA_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
+		REPL_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
 		return RPMA_E_INVAL;
 	}
 	if (r->id.flags & WAL_F_PROMISE_PENDING) {
 		if (cfg->n_peers <= 0) {
-			RPMA_LOG_ERROR("replica: %s was made anew and has not taken "
+			REPL_LOG_ERROR("replica: %s was made anew and has not taken "
 				"its promise floor yet; it takes it from other nodes "
 				"of its configuration before it serves a primary, and "
 				"the configuration lists none (peers)", cfg->path);
 			return REPLICA_E_NO_PEERS;
 		}
 		if (!cfg->reinit)
-			RPMA_LOG_NOTICE("replica: %s was made anew and has not taken "
+			REPL_LOG_NOTICE("replica: %s was made anew and has not taken "
 				"its promise floor yet (it stopped before): it takes "
 				"it now", cfg->path);
 	}
@@ -208,7 +208,7 @@ open_endpoints(struct replica *r)
 
 	ret = fabric_peer_new(cfg->provider, cfg->addr, true, &r->peer);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: no RPMA peer on %s for %s", cfg->provider,
+		REPL_LOG_ERROR("replica: no RPMA peer on %s for %s", cfg->provider,
 			cfg->addr);
 		return ret;
 	}
@@ -216,7 +216,7 @@ open_endpoints(struct replica *r)
 		return ret;
 	ret = rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
+		REPL_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
 			cfg->data_port);
 		return ret;
 	}
@@ -224,28 +224,28 @@ open_endpoints(struct replica *r)
 		const char *why = "";
 
 		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
-			RPMA_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
+			REPL_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
 			return RPMA_E_INVAL;
 		}
 		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 1, &r->tls,
 				&why)) {
-			RPMA_LOG_ERROR("replica: %s", why);
+			REPL_LOG_ERROR("replica: %s", why);
 			return RPMA_E_INVAL;
 		}
 		/* the floor's questions: this node's own certificate, as a client */
 		if ((r->id.flags & WAL_F_PROMISE_PENDING) &&
 		    ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0,
 				&r->floor_tls, &why)) {
-			RPMA_LOG_ERROR("replica: %s", why);
+			REPL_LOG_ERROR("replica: %s", why);
 			return RPMA_E_INVAL;
 		}
 	} else {
-		RPMA_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
+		REPL_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
 			"the network can read and forge it (configure TLS)");
 	}
 	ret = ctl_listen(cfg->addr, cfg->ctl_port, r->tls, &r->listener);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: cannot listen for control on %s:%s: %s",
+		REPL_LOG_ERROR("replica: cannot listen for control on %s:%s: %s",
 			cfg->addr, cfg->ctl_port, strerror(-ret));
 		return RPMA_E_PROVIDER;
 	}
@@ -333,7 +333,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 		if (ret)
 			return ret;
 		if (refuse_all) {
-			RPMA_LOG_WARNING("replica: refused a data connection from the "
+			REPL_LOG_WARNING("replica: refused a data connection from the "
 				"session with %s (REPL_TEST_REFUSE_DATA)",
 				ctl_chan_peer(ch));
 			rpma_conn_req_delete(&req);
@@ -342,7 +342,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 		if (need_token && (rpma_conn_req_get_private_data(req, &pdata) ||
 		    pdata.len != CTL_TOKEN_SIZE ||
 		    !token_equal(pdata.ptr, token, CTL_TOKEN_SIZE))) {
-			RPMA_LOG_WARNING("replica: refused a data connection without the "
+			REPL_LOG_WARNING("replica: refused a data connection without the "
 				"admission token of the session with %s (%u bytes of "
 				"private data)", ctl_chan_peer(ch), (unsigned)pdata.len);
 			rpma_conn_req_delete(&req);
@@ -394,7 +394,7 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		to_ctl(&out.u.ack.head, &head);
 		to_ctl(&out.u.ack.tail, &tail);
 		if (ret)
-			RPMA_LOG_WARNING("replica: %s to LSN %llu refused (%d)",
+			REPL_LOG_WARNING("replica: %s to LSN %llu refused (%d)",
 				ctl_msg_type_name(m->type),
 				(unsigned long long)p.lsn, ret);
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
@@ -416,13 +416,13 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		membership_load(r->mem, &cur);
 		ret = 0;
 		if (m->u.membership.config_epoch < cur.config_epoch) {
-			RPMA_LOG_WARNING("replica: refused configuration epoch %llu "
+			REPL_LOG_WARNING("replica: refused configuration epoch %llu "
 				"from %s: it holds %llu", (unsigned long long)
 				m->u.membership.config_epoch, ctl_chan_peer(ch),
 				(unsigned long long)cur.config_epoch);
 			ret = RPMA_E_INVAL;
 		} else if ((ret = membership_store(r->mem, &m->u.membership))) {
-			RPMA_LOG_ERROR("replica: cannot store the membership (%d)", ret);
+			REPL_LOG_ERROR("replica: cannot store the membership (%d)", ret);
 		}
 		wal_positions(r->wal, &head, &tail, NULL);
 		out.type = CTL_ACK;
@@ -459,11 +459,11 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		out.u.heartbeat.time_ns = m->u.heartbeat.time_ns;
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	case CTL_ERROR:
-		RPMA_LOG_WARNING("replica: the primary at %s reports: %s",
+		REPL_LOG_WARNING("replica: the primary at %s reports: %s",
 			ctl_chan_peer(ch), m->u.error.text);
 		return -1;
 	default:
-		RPMA_LOG_WARNING("replica: unexpected %s from %s",
+		REPL_LOG_WARNING("replica: unexpected %s from %s",
 			ctl_msg_type_name(m->type), ctl_chan_peer(ch));
 		return -1;
 	}
@@ -563,7 +563,7 @@ new_region(struct replica *r)
 	if (ret) {
 		if (mr)
 			rpma_mr_dereg(&mr);
-		RPMA_LOG_ERROR("replica: cannot register its ring");
+		REPL_LOG_ERROR("replica: cannot register its ring");
 		return ret;
 	}
 	r->mr = mr;
@@ -577,7 +577,7 @@ new_region(struct replica *r)
 		       clock_now_ms() < until)
 			(void)poll(NULL, 0, 1);
 		if (ret) {
-			RPMA_LOG_ERROR("replica: cannot drop its old registration");
+			REPL_LOG_ERROR("replica: cannot drop its old registration");
 			return ret;
 		}
 	}
@@ -605,7 +605,7 @@ end_session(struct replica *r, const char *why_fenced)
 	 * it durable, so that the log this replica reports is on its medium.
 	 */
 	if (wal_refresh_persist(r->wal))
-		RPMA_LOG_ERROR("replica: cannot persist its ring");
+		REPL_LOG_ERROR("replica: cannot persist its ring");
 }
 
 /*
@@ -628,7 +628,7 @@ fence(struct replica *r, uint64_t epoch, uint32_t from, uint64_t from_inc)
 	snprintf(why, sizeof(why), "fenced: this replica now follows epoch %llu "
 		"of node %u", (unsigned long long)epoch, (unsigned)from);
 	if (r->s.ch)
-		RPMA_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
+		REPL_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
 			"%llu)", why, ctl_chan_peer(r->s.ch),
 			(unsigned long long)r->s.epoch);
 	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
@@ -710,7 +710,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	int ret;
 
 	if (ctl_chan_recv(ch, &m, cfg->timeout_ms) != 0 || m.type != CTL_HELLO) {
-		RPMA_LOG_WARNING("replica: no HELLO from %s: %s", ctl_chan_peer(ch),
+		REPL_LOG_WARNING("replica: no HELLO from %s: %s", ctl_chan_peer(ch),
 			ctl_chan_why(ch));
 		goto close;
 	}
@@ -761,7 +761,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 			"from %d other nodes (%d answered)",
 			promise_floor_needed(r->floor),
 			promise_floor_answered(r->floor));
-		RPMA_LOG_INFO("replica: refused node %u at %s (epoch %llu): %s",
+		REPL_LOG_INFO("replica: refused node %u at %s (epoch %llu): %s",
 			(unsigned)m.u.hello.node_id, ctl_chan_peer(ch),
 			(unsigned long long)m.u.hello.epoch, why);
 		send_error(ch, RPMA_E_AGAIN, why);
@@ -771,7 +771,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 		char why[CTL_TEXT_MAX + 1];
 
 		if (hello_implausible(r, &m.u.hello, why, sizeof(why))) {
-			RPMA_LOG_WARNING("replica: refused node %u at %s: %s",
+			REPL_LOG_WARNING("replica: refused node %u at %s: %s",
 				(unsigned)m.u.hello.node_id, ctl_chan_peer(ch), why);
 			send_error(ch, RPMA_E_INVAL, why);
 			goto close;
@@ -779,7 +779,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	}
 	if (m.u.hello.epoch < r->id.epoch) {
 		/* a primary from before the one this replica follows: fenced */
-		RPMA_LOG_NOTICE("replica: refused node %u at %s: its epoch %llu is "
+		REPL_LOG_NOTICE("replica: refused node %u at %s: its epoch %llu is "
 			"below %llu", (unsigned)m.u.hello.node_id, ctl_chan_peer(ch),
 			(unsigned long long)m.u.hello.epoch,
 			(unsigned long long)r->id.epoch);
@@ -823,11 +823,11 @@ greet(struct replica *r, struct ctl_chan *ch)
 	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
 		goto close;
 	if (!fence_only && (ret = accept_data(r, ch, &conn))) {
-		RPMA_LOG_WARNING("replica: the primary at %s did not open its data "
+		REPL_LOG_WARNING("replica: the primary at %s did not open its data "
 			"connection (%d)", ctl_chan_peer(ch), ret);
 		goto close;
 	}
-	RPMA_LOG_NOTICE("replica: %s the primary at %s%s%s, epoch %llu, "
+	REPL_LOG_NOTICE("replica: %s the primary at %s%s%s, epoch %llu, "
 		"log %llu..%llu", fence_only ? "fenced for" : "following",
 		ctl_chan_peer(ch), r->tls ? " as " : "", ctl_chan_peer_name(ch),
 		(unsigned long long)m.u.hello.epoch,
@@ -860,13 +860,13 @@ serve(struct replica *r)
 	}
 	if (ret != CTL_CHAN_AGAIN) {
 		if (ret != CTL_CHAN_CLOSED)
-			RPMA_LOG_WARNING("replica: control channel from %s: %s",
+			REPL_LOG_WARNING("replica: control channel from %s: %s",
 				ctl_chan_peer(s->ch), ctl_chan_why(s->ch));
 		end_session(r, NULL);
 		return;
 	}
 	if (clock_now_ms() - s->last_heard > (uint64_t)r->cfg->timeout_ms) {
-		RPMA_LOG_WARNING("replica: the primary at %s is silent: dropped",
+		REPL_LOG_WARNING("replica: the primary at %s is silent: dropped",
 			ctl_chan_peer(s->ch));
 		end_session(r, NULL);
 	}
@@ -893,7 +893,7 @@ static void
 pending_drop(struct pending *p, int *n, int i, const char *why)
 {
 	if (why)
-		RPMA_LOG_WARNING("replica: dropped the control connection from %s: "
+		REPL_LOG_WARNING("replica: dropped the control connection from %s: "
 			"%s", ctl_chan_peer(p[i].ch), why);
 	ctl_chan_close(&p[i].ch);
 	memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
@@ -909,7 +909,7 @@ pending_accept(struct replica *r, struct pending *p, int *n)
 
 	while ((ret = ctl_accept_start(r->listener, &ch)) != -EAGAIN) {
 		if (ret) {
-			RPMA_LOG_WARNING("replica: refused a control connection: %s",
+			REPL_LOG_WARNING("replica: refused a control connection: %s",
 				ctl_last_error());
 			return;
 		}
@@ -976,12 +976,12 @@ floor_begin(struct replica *r)
 		 * cluster takes a replaced disk back while its primary runs.)
 		 */
 		if ((ret = wal_take_floor(r->wal, 0, 0)) != 0) {
-			RPMA_LOG_ERROR("replica: cannot clear the promise-pending "
+			REPL_LOG_ERROR("replica: cannot clear the promise-pending "
 				"mark (%d)", ret);
 			return ret;
 		}
 		wal_identity(r->wal, &r->id, &r->ring_size);
-		RPMA_LOG_NOTICE("replica: its log was made anew; with quorum %d of "
+		REPL_LOG_NOTICE("replica: its log was made anew; with quorum %d of "
 			"%d peers (k = n: every node holds each acknowledged "
 			"record) it needs no promise floor", r->cfg->quorum,
 			r->cfg->n_peers);
@@ -992,10 +992,10 @@ floor_begin(struct replica *r)
 	ret = promise_floor_new(r->cfg, r->id.cluster_uuid, r->id.node_id,
 		r->id.incarnation, r->ring_size, &h, r->floor_tls, &r->floor);
 	if (ret) {
-		RPMA_LOG_ERROR("replica: cannot ask for its promise floor (%d)", ret);
+		REPL_LOG_ERROR("replica: cannot ask for its promise floor (%d)", ret);
 		return ret;
 	}
-	RPMA_LOG_NOTICE("replica: its log was made anew and promised nothing: "
+	REPL_LOG_NOTICE("replica: its log was made anew and promised nothing: "
 		"before it serves a primary it takes the highest promise among %d "
 		"of the %d other nodes of its configuration (k + 1, k = %d) as its "
 		"own", promise_floor_needed(r->floor), promise_floor_peers(r->floor),
@@ -1015,13 +1015,13 @@ floor_step(struct replica *r)
 		return;
 	/* the promise and the end of the pending mark: one header update */
 	if ((ret = wal_take_floor(r->wal, epoch, inc)) != 0) {
-		RPMA_LOG_ERROR("replica: cannot store its promise floor, epoch %llu "
+		REPL_LOG_ERROR("replica: cannot store its promise floor, epoch %llu "
 			"(%d): asking again", (unsigned long long)epoch, ret);
 		promise_floor_retry(r->floor);
 		return;
 	}
 	wal_identity(r->wal, &r->id, &r->ring_size);
-	RPMA_LOG_NOTICE("replica: took its promise floor: epoch %llu (chosen by "
+	REPL_LOG_NOTICE("replica: took its promise floor: epoch %llu (chosen by "
 		"node %llu, incarnation %016llx), the highest of %d answers (%s); "
 		"it follows epoch %llu and serves primaries from now on",
 		(unsigned long long)epoch, (unsigned long long)(epoch & 0xffff),

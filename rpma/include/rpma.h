@@ -129,6 +129,10 @@ int rpma_log_set_threshold(enum rpma_log_threshold threshold,
 		enum rpma_log_level level);
 int rpma_log_get_threshold(enum rpma_log_threshold threshold,
 		enum rpma_log_level *level);
+/* extension: a message of a layer above the core, through the same hook */
+__attribute__((format(printf, 5, 6)))
+int rpma_ext_log(enum rpma_log_level level, const char *file_name, int line_no,
+		const char *function_name, const char *message_format, ...);
 
 /* ------------------------------------------------------------------ */
 /* peer configuration (the 1-byte descriptor is librpma-compatible)    */

@@ -10,9 +10,10 @@ FUZZ_DIR = fuzz-out
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_builddir) -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma \
-	$(IBVERBS_CFLAGS)
+	-I$(top_srcdir)/lib -I$(top_srcdir)/engine $(IBVERBS_CFLAGS)
 # only the parsers and what they call: the targets need no transport
-FUZZ_CORE_SRC = $(addprefix $(top_srcdir)/rpma/,crc32c.c descriptor.c err.c \
+FUZZ_CORE_SRC = $(top_srcdir)/lib/crc32c.c \
+	$(addprefix $(top_srcdir)/rpma/,descriptor.c err.c \
 	fault_injection.c log.c log_default.c mr_remote.c peer_cfg.c)
 
 EXTRA_DIST += $(FUZZ_TARGETS:%=tests/fuzz/fuzz_%.c)
@@ -79,6 +80,6 @@ clean-fuzz:
 # the control channel's decoder: bytes straight from a TCP peer
 FUZZ_TARGETS += ctl_msg
 $(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl/ctl_msg.c \
-		$(top_srcdir)/engine/common/membership.c $(top_srcdir)/rpma/crc32c.c
+		$(top_srcdir)/engine/common/membership.c $(top_srcdir)/lib/crc32c.c
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine -o $@ $^

@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += tools/repld/librepld_conf.la
 tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repld_conf.h \
 	tools/repld/conf_read.c tools/repld/conf_read.h
-tools_repld_librepld_conf_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBCONFIG_CFLAGS)
+tools_repld_librepld_conf_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) $(LIBCONFIG_CFLAGS)
 tools_repld_librepld_conf_la_LIBADD = $(LIBCONFIG_LIBS)
 
 # the admin socket's protocol, shared with replctl (and read by the manual
@@ -48,8 +48,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/json_out.c tools/repld/json_out.h
-tools_repld_repld_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tools/repld
+tools_repld_repld_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tools/repld
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl_internal.la \
 	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
 
