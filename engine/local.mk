@@ -17,13 +17,14 @@ engine_librepl_internal_la_SOURCES += \
 	engine/log/log_lock.c engine/log/log_lock.h
 engine_librepl_internal_la_SOURCES += \
 	engine/ctl/ctl_msg.c engine/ctl/ctl_msg.h \
-	engine/ctl/ctl_chan.c engine/ctl/ctl_chan.h engine/ctl/ctl_chan_internal.h \
-	engine/ctl/ctl_tls.c
+	engine/ctl/ctl_stream.c engine/ctl/ctl_stream.h engine/ctl/ctl_tls.c \
+	engine/ctl/ctl_chan.c engine/ctl/ctl_chan.h
 engine_librepl_internal_la_SOURCES += \
-	engine/primary/primary.h engine/primary/cluster.c engine/primary/cluster.h \
+	engine/primary/primary.h engine/primary/quorum.c \
 	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \
-	engine/primary/link.c engine/primary/link_catchup.c \
-	engine/primary/verify.c engine/primary/promote.c engine/primary/fence_listen.c
+	engine/primary/link_catchup.c engine/primary/link_verify.c engine/primary/link.c \
+	engine/primary/verify.c engine/primary/promote.c engine/primary/fence_listen.c \
+	engine/primary/cluster.c engine/primary/cluster.h
 engine_librepl_internal_la_SOURCES += \
 	engine/replica/replica.c engine/replica/replica.h \
 	engine/replica/promise_floor.c engine/replica/promise_floor.h

@@ -39,48 +39,7 @@
 #include "common/clock.h"
 #include "ctl/ctl_chan.h"
 
-#include "ctl/ctl_chan_internal.h"
-
-static _Thread_local char last_error[LAST_ERROR_SIZE];
-
-void
-ctl_set_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-}
-
-const char *
-ctl_last_error(void)
-{
-	return last_error[0] ? last_error : "no error";
-}
-
-/*
- * OpenSSL's reason for the failure of the last call, from this thread's
- * error queue, which is left empty.  The oldest entry is the cause (later
- * ones say which layers it went through).
- */
-const char *
-ctl_ssl_reason(char *buf, size_t size)
-{
-	unsigned long e = ERR_peek_error();
-	const char *r = e ? ERR_reason_error_string(e) : NULL;
-
-	if (e != 0 && ERR_SYSTEM_ERROR(e))	/* fopen()'s errno, say */
-		snprintf(buf, size, "%s", strerror(ERR_GET_REASON(e)));
-	else if (r != NULL)
-		snprintf(buf, size, "%s", r);
-	else if (e != 0)
-		snprintf(buf, size, "OpenSSL error %#lx", e);
-	else
-		snprintf(buf, size, "unknown OpenSSL error");
-	ERR_clear_error();
-	return buf;
-}
+#include "ctl/ctl_stream.h"
 
 /* getaddrinfo's errors as errno values */
 static int
@@ -101,36 +60,6 @@ gai_errno(int gai)
 	}
 }
 
-/* deadline of a timeout (-1: none) and what remains of it */
-static int64_t
-deadline_of(int timeout_ms)
-{
-	return timeout_ms < 0 ? -1 : (int64_t)clock_now_ms() + timeout_ms;
-}
-
-static int
-remaining(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline < 0)
-		return -1;
-	left = deadline - (int64_t)clock_now_ms();
-	return left <= 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left;
-}
-
-/* wait for events on fd until the deadline: 1 ready, 0 timed out, -errno */
-int
-ctl_wait_fd(int fd, short events, int64_t deadline)
-{
-	struct pollfd pfd = { .fd = fd, .events = events };
-	int ret;
-
-	do {
-		ret = poll(&pfd, 1, remaining(deadline));
-	} while (ret < 0 && errno == EINTR);
-	return ret < 0 ? -errno : ret;
-}
 
 static void
 name_peer(const struct sockaddr *sa, socklen_t salen, char *out, size_t size)
@@ -162,16 +91,7 @@ drain(int fd)
 static void
 chan_free(struct ctl_chan *ch)
 {
-	if (ch->ssl != NULL) {
-		/* close_notify, best effort: never after a fatal error
-		 * (OpenSSL forbids it), never waiting */
-		if (!ch->tls_failed && SSL_is_init_finished(ch->ssl)) {
-			ERR_clear_error();
-			SSL_shutdown(ch->ssl);
-			ERR_clear_error();
-		}
-		SSL_free(ch->ssl);
-	}
+	ch->ops->close(ch);
 	close(ch->fd);
 	free(ch);
 }
@@ -196,6 +116,7 @@ chan_new(int fd, const struct sockaddr *sa, socklen_t salen, SSL_CTX *ctx,
 		return -ENOMEM;
 	}
 	ch->fd = fd;
+	ch->ops = &ctl_tcp_stream;
 	atomic_init(&ch->why, "no error");
 	name_peer(sa, salen, ch->peer, sizeof(ch->peer));
 	if (ctx != NULL &&
@@ -338,13 +259,13 @@ accept_one(struct ctl_listener *l, bool handshake, int64_t deadline,
 int
 ctl_accept(struct ctl_listener *l, int timeout_ms, struct ctl_chan **ch_ptr)
 {
-	return accept_one(l, true, deadline_of(timeout_ms), ch_ptr);
+	return accept_one(l, true, ctl_deadline_of(timeout_ms), ch_ptr);
 }
 
 int
 ctl_accept_start(struct ctl_listener *l, struct ctl_chan **ch_ptr)
 {
-	int ret = accept_one(l, false, deadline_of(0), ch_ptr);
+	int ret = accept_one(l, false, ctl_deadline_of(0), ch_ptr);
 
 	return ret == -ETIMEDOUT ? -EAGAIN : ret;
 }
@@ -359,7 +280,7 @@ ctl_chan_handshake(struct ctl_chan *ch, int timeout_ms)
 	if (ch->tls_failed)
 		return -EPROTO;
 	/* a timeout leaves OpenSSL's state as it was: the next call goes on */
-	if ((ret = ctl_tls_handshake(ch, deadline_of(timeout_ms))) == -ETIMEDOUT)
+	if ((ret = ctl_tls_handshake(ch, ctl_deadline_of(timeout_ms))) == -ETIMEDOUT)
 		return CTL_CHAN_AGAIN;
 	if (ret == -EPROTO)
 		drain(ch->fd);
@@ -422,7 +343,7 @@ ctl_connect(const char *host, const char *port, int timeout_ms,
 		.ai_family = AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
 	};
-	int64_t deadline = deadline_of(timeout_ms);
+	int64_t deadline = ctl_deadline_of(timeout_ms);
 	struct addrinfo *res, *ai;
 	int fd = -1, ret;
 
@@ -457,13 +378,10 @@ out:
 int
 ctl_chan_send(struct ctl_chan *ch, const struct ctl_msg *m, int timeout_ms)
 {
-	int64_t deadline = deadline_of(timeout_ms);
+	int64_t deadline = ctl_deadline_of(timeout_ms);
 	uint8_t buf[CTL_FRAME_MAX];
 	const char *why;
-	size_t off = 0;
-	bool timed_out = false;
-	ssize_t n;
-	int len, ret;
+	int len;
 
 	if (ch->tx_final) {
 		atomic_store(&ch->why, ch->tx_why);
@@ -476,71 +394,15 @@ ctl_chan_send(struct ctl_chan *ch, const struct ctl_msg *m, int timeout_ms)
 		atomic_store(&ch->why, ch->tx_why);
 		return CTL_CHAN_ERROR;
 	}
-	if (ch->ssl != NULL)
-		return ctl_tls_send(ch, buf, len, deadline);
-	while (off < (size_t)len) {
-		n = send(ch->fd, buf + off, (size_t)len - off, MSG_NOSIGNAL);
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if ((ret = ctl_wait_fd(ch->fd, POLLOUT, deadline)) > 0)
-				continue;
-			timed_out = ret == 0;
-			snprintf(ch->tx_why, sizeof(ch->tx_why), "send: %s",
-				ret == 0 ? "timed out" : strerror(-ret));
-			ret = CTL_CHAN_ERROR;
-		} else if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
-			snprintf(ch->tx_why, sizeof(ch->tx_why),
-				"send: the peer closed the connection");
-			ret = CTL_CHAN_CLOSED;
-		} else {
-			snprintf(ch->tx_why, sizeof(ch->tx_why), "send: %s",
-				n < 0 ? strerror(errno) : "no progress");
-			ret = CTL_CHAN_ERROR;
-		}
-		/*
-		 * Only a timeout before the first byte leaves the stream in
-		 * step; after anything else no send can succeed.
-		 */
-		if (!(timed_out && off == 0))
-			ch->tx_final = ret;
-		atomic_store(&ch->why, ch->tx_why);
-		return ret;
-	}
-	return 0;
-}
-
-/* a final result of the receiver, with its reason */
-int
-ctl_rx_fail(struct ctl_chan *ch, int ret, const char *what, const char *detail)
-{
-	snprintf(ch->rx_why, sizeof(ch->rx_why), "%s%s", what, detail);
-	ch->rx_final = ret;
-	atomic_store(&ch->why, ch->rx_why);
-	return ret;
-}
-
-/* the end of the stream: CLOSED between frames, ERROR within one */
-int
-ctl_rx_closed(struct ctl_chan *ch, const char *detail)
-{
-	if (ch->have > 0)
-		return ctl_rx_fail(ch, CTL_CHAN_ERROR,
-			"connection closed mid-frame", "");
-	return ctl_rx_fail(ch, CTL_CHAN_CLOSED, "", detail);
+	return ch->ops->send(ch, buf, len, deadline);
 }
 
 /* a whole frame into m, or with m NULL only into the buffer (peek) */
 static int
 chan_rx(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
 {
-	int64_t deadline = deadline_of(timeout_ms);
+	int64_t deadline = ctl_deadline_of(timeout_ms);
 	const char *why;
-	ssize_t n;
 	int flen, ret;
 
 	if (ch->rx_final) {
@@ -565,30 +427,8 @@ chan_rx(struct ctl_chan *ch, struct ctl_msg *m, int timeout_ms)
 			}
 		}
 		/* have < one frame <= CTL_FRAME_MAX: there is room */
-		if (ch->ssl != NULL) {
-			if ((ret = ctl_tls_fill(ch, deadline)) != 0)
-				return ret;
-			continue;
-		}
-		n = recv(ch->fd, ch->rx + ch->have, sizeof(ch->rx) - ch->have, 0);
-		if (n > 0) {
-			ch->have += (size_t)n;
-			continue;
-		}
-		if (n == 0 || errno == ECONNRESET)
-			return ctl_rx_closed(ch, n == 0 ?
-				"the peer closed the connection" :
-				"the peer reset the connection");
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return ctl_rx_fail(ch, CTL_CHAN_ERROR, "recv: ",
-				strerror(errno));
-		if ((ret = ctl_wait_fd(ch->fd, POLLIN, deadline)) < 0)
-			return ctl_rx_fail(ch, CTL_CHAN_ERROR, "poll: ",
-				strerror(-ret));
-		if (ret == 0)
-			return CTL_CHAN_AGAIN;
+		if ((ret = ch->ops->fill(ch, deadline)) != 0)
+			return ret;
 	}
 }
 

@@ -19,7 +19,30 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "ctl/ctl_chan_internal.h"
+#include "ctl/ctl_stream.h"
+
+/*
+ * OpenSSL's reason for the failure of the last call, from this thread's
+ * error queue, which is left empty.  The oldest entry is the cause (later
+ * ones say which layers it went through).
+ */
+static const char *
+ssl_reason(char *buf, size_t size)
+{
+	unsigned long e = ERR_peek_error();
+	const char *r = e ? ERR_reason_error_string(e) : NULL;
+
+	if (e != 0 && ERR_SYSTEM_ERROR(e))	/* fopen()'s errno, say */
+		snprintf(buf, size, "%s", strerror(ERR_GET_REASON(e)));
+	else if (r != NULL)
+		snprintf(buf, size, "%s", r);
+	else if (e != 0)
+		snprintf(buf, size, "OpenSSL error %#lx", e);
+	else
+		snprintf(buf, size, "unknown OpenSSL error");
+	ERR_clear_error();
+	return buf;
+}
 
 /*
  * The socket under SSL: a BIO of our own rather than OpenSSL's socket BIO,
@@ -136,34 +159,34 @@ ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
 	ctx = SSL_CTX_new(is_server ? TLS_server_method() :
 		TLS_client_method());
 	if (ctx == NULL) {
-		ctl_set_error("TLS: no context: %s", ctl_ssl_reason(reason,
+		ctl_set_error("TLS: no context: %s", ssl_reason(reason,
 			sizeof(reason)));
 		return -ENOMEM;
 	}
 	SSL_CTX_set_default_passwd_cb(ctx, no_password);
 	if (!SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION)) {
 		ctl_set_error("TLS: cannot require TLS 1.3: %s",
-			ctl_ssl_reason(reason, sizeof(reason)));
+			ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
 	if (SSL_CTX_load_verify_file(ctx, ca_file) != 1) {
 		ctl_set_error("TLS: CA file %s: %s", ca_file,
-			ctl_ssl_reason(reason, sizeof(reason)));
+			ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
 		ctl_set_error("TLS: certificate file %s: %s", cert_file,
-			ctl_ssl_reason(reason, sizeof(reason)));
+			ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
 		ctl_set_error("TLS: key file %s: %s", key_file,
-			ctl_ssl_reason(reason, sizeof(reason)));
+			ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {
 		ctl_set_error("TLS: key file %s does not match %s: %s", key_file,
-			cert_file, ctl_ssl_reason(reason, sizeof(reason)));
+			cert_file, ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (is_server ?
@@ -177,7 +200,7 @@ ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
 	 */
 	if (is_server && !SSL_CTX_set_num_tickets(ctx, 1)) {
 		ctl_set_error("TLS: cannot set tickets: %s",
-			ctl_ssl_reason(reason, sizeof(reason)));
+			ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
 	if ((tls = malloc(sizeof(*tls))) == NULL) {
@@ -219,7 +242,7 @@ tls_why(int err, int saved_errno, char *buf, size_t size)
 		ERR_clear_error();
 		return "the connection ended";
 	default:
-		return ctl_ssl_reason(buf, size);
+		return ssl_reason(buf, size);
 	}
 }
 
@@ -332,10 +355,12 @@ ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, bool handshake,
 
 	pthread_once(&sock_method_once, sock_method_init);
 	ERR_clear_error();
+	/* the stream is TLS from here on: its close frees what was made */
+	ch->ops = &ctl_tls_stream;
 	if (sock_method == NULL || (ch->ssl = SSL_new(ctx)) == NULL ||
 	    (bio = BIO_new(sock_method)) == NULL) {
 		ctl_set_error("TLS with %s: cannot set up: %s", ch->peer,
-			ctl_ssl_reason(reason, sizeof(reason)));
+			ssl_reason(reason, sizeof(reason)));
 		return -ENOMEM;
 	}
 	BIO_set_data(bio, (void *)(intptr_t)ch->fd);
@@ -352,8 +377,8 @@ ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, bool handshake,
  * One whole frame through SSL_write(), which a WANT_* must repeat with the
  * same bytes: every failure, a timeout too, is final.
  */
-int
-ctl_tls_send(struct ctl_chan *ch, const uint8_t *buf, int len, int64_t deadline)
+static int
+tls_send(struct ctl_chan *ch, const uint8_t *buf, int len, int64_t deadline)
 {
 	char reason[WHY_SIZE];
 	int n, err, saved, ret;
@@ -400,8 +425,8 @@ ctl_tls_send(struct ctl_chan *ch, const uint8_t *buf, int len, int64_t deadline)
  * deadline passed first, or a final result.  SSL_read() is tried before
  * any poll(): decrypted bytes OpenSSL holds do not show on the fd.
  */
-int
-ctl_tls_fill(struct ctl_chan *ch, int64_t deadline)
+static int
+tls_fill(struct ctl_chan *ch, int64_t deadline)
 {
 	char reason[WHY_SIZE];
 	int n, err, saved, ret;
@@ -454,6 +479,29 @@ ctl_tls_fill(struct ctl_chan *ch, int64_t deadline)
 		}
 	}
 }
+
+/* close_notify, best effort: never after a fatal error (OpenSSL forbids
+ * it), never waiting */
+static void
+tls_close(struct ctl_chan *ch)
+{
+	if (ch->ssl == NULL)
+		return;
+	if (!ch->tls_failed && SSL_is_init_finished(ch->ssl)) {
+		ERR_clear_error();
+		SSL_shutdown(ch->ssl);
+		ERR_clear_error();
+	}
+	SSL_free(ch->ssl);
+	ch->ssl = NULL;
+}
+
+const struct ctl_stream_ops ctl_tls_stream = {
+	.name = "tls",
+	.send = tls_send,
+	.fill = tls_fill,
+	.close = tls_close,
+};
 
 int
 ctl_chan_admission_token(const struct ctl_chan *ch, uint8_t token[CTL_TOKEN_SIZE])

@@ -28,36 +28,6 @@
 #include "common/fabric.h"
 #include "common/elog.h"
 
-/* ------------------------------------------------------------------ */
-/* the quorum                                                         */
-
-/* recompute durable_lsn (under c->lock); wake waiters if it moved */
-void
-cluster_quorum_update(struct cluster *c)
-{
-	struct wal_pos durable;
-	uint64_t d;
-
-	/*
-	 * Fenced: a new primary may have taken records this one never
-	 * acknowledged, or dropped them; nothing more is acknowledged here.
-	 */
-	if (atomic_load(&c->fenced))
-		return;
-	wal_positions(c->wal, NULL, NULL, &durable);
-	/* the membership's rule: k of NEW, and while joint k_old of OLD too */
-	d = cluster_ms_durable(c, durable.lsn);
-	/* the commit rule: nothing moves until this epoch's start is durable */
-	if (d <= c->epoch_start_lsn)
-		return;
-	if (d > c->durable_lsn) {
-		c->durable_lsn = d;
-		atomic_store_explicit(&c->durable_atomic, d, memory_order_release);
-		if (c->waiters)
-			pthread_cond_broadcast(&c->cond);
-	}
-}
-
 int
 cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
@@ -118,18 +88,6 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 0;
-}
-
-bool
-cluster_fenced(struct cluster *c)
-{
-	return atomic_load_explicit(&c->fenced, memory_order_relaxed);
-}
-
-uint64_t
-cluster_durable_lsn(struct cluster *c)
-{
-	return atomic_load_explicit(&c->durable_atomic, memory_order_acquire) - 1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -401,50 +401,6 @@ cluster_ms_place(struct cluster *c, struct link *l)
 	l->member = f != 0 && l->acked && accepted(&c->ms, l->held);
 }
 
-/*
- * The k-th largest flushed LSN among the streaming members in flag's
- * configuration, k the replicas it needs (the primary counts if it is in
- * it): at most d; the current commit point if too few stream.
- */
-static uint64_t
-durable_in(struct cluster *c, uint16_t flag, uint32_t k, uint64_t d)
-{
-	uint64_t flushed[CLUSTER_PEERS_MAX];
-	uint32_t need = k + ((c->self_flags & flag) ? 0 : 1);
-	uint32_t n = 0;
-
-	if (need == 0)
-		return d;
-	for (int i = 0; i < c->n_links; i++) {
-		const struct link *l = &c->links[i];
-
-		if (l->state == LINK_STREAMING && l->member &&
-		    ((flag == MEMBER_F_NEW && l->in_new) ||
-		     (flag == MEMBER_F_OLD && l->in_old)))
-			flushed[n++] = l->flushed_lsn;
-	}
-	if (n < need)
-		return c->durable_lsn;
-	for (uint32_t i = 0; i < need; i++)
-		for (uint32_t j = i + 1; j < n; j++)
-			if (flushed[j] > flushed[i]) {
-				uint64_t t = flushed[i];
-
-				flushed[i] = flushed[j];
-				flushed[j] = t;
-			}
-	return flushed[need - 1] < d ? flushed[need - 1] : d;
-}
-
-uint64_t
-cluster_ms_durable(struct cluster *c, uint64_t d)
-{
-	d = durable_in(c, MEMBER_F_NEW, c->ms.k, d);
-	if (c->ms.flags & MEMBERSHIP_F_JOINT)
-		d = durable_in(c, MEMBER_F_OLD, c->ms.k_old, d);
-	return d;
-}
-
 /* does ms list link l's node, by its node id or by its address? */
 static bool
 listed(const struct membership *ms, const struct link *l)

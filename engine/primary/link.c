@@ -41,16 +41,6 @@
 /* ------------------------------------------------------------------ */
 /* a link's connection                                                */
 
-void
-link_kick(struct link *l)
-{
-	uint64_t one = 1;
-
-	/* a syscall only for a link that sleeps: not one per record */
-	if (atomic_exchange(&l->sleeping, false))
-		(void)!write(l->kick_fd, &one, sizeof(one));
-}
-
 /* publish since when the oldest unflushed bytes wait (under io_lock) */
 static void
 note_waiting(struct link *l)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "primary/cluster.h"
@@ -256,8 +257,6 @@ int cluster_ms_adopt(struct cluster *c);
 void cluster_ms_place(struct cluster *c, struct link *l);
 /* under c->lock: a joint c->ms held by k_old + 1 nodes of OLD becomes F */
 void cluster_ms_advance(struct cluster *c);
-/* under c->lock: the LSN the membership's rule makes durable, at most d */
-uint64_t cluster_ms_durable(struct cluster *c, uint64_t d);
 /* wait up to ms for a joint membership to be committed; false if not */
 bool cluster_ms_wait_final(struct cluster *c, int ms);
 
@@ -280,7 +279,8 @@ void cluster_floor_stored(struct cluster *c, uint32_t node_id,
 uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);
 int cluster_promote(struct cluster *c);
 
-/* cluster.c */
+/* quorum.c: the commit rule */
+/* recompute durable_lsn (under c->lock); wake waiters if it moved */
 void cluster_quorum_update(struct cluster *c);
 
 /* fence_listen.c: 0 (also when no port is configured), or an error */
@@ -303,9 +303,19 @@ void link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst);
 int chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
 		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
 		uint64_t *lsn, char *why, size_t n);
-void link_kick(struct link *l);
 
-/* verify.c: the link thread's side of a verification */
+/* wake link l's thread; a syscall only for a link that sleeps: not one per
+ * record (inline: everyone above the links wakes them) */
+static inline void
+link_kick(struct link *l)
+{
+	uint64_t one = 1;
+
+	if (atomic_exchange(&l->sleeping, false))
+		(void)!write(l->kick_fd, &one, sizeof(one));
+}
+
+/* link_verify.c: the link thread's side of a verification */
 /* a request to send? then q is it, and it counts as sent */
 bool link_verify_take(struct link *l, struct ctl_verify *q);
 void link_verify_sent(struct link *l, uint32_t msg_seq);

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * link_verify.c -- the link thread's side of a verification (verify.c is
+ * the caller's): it takes the request the caller left in the link, notes
+ * the message that carried it, and hands back the replica's answer.  All
+ * under c->lock, which the caller waits on.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "primary/primary.h"
+
+bool
+link_verify_take(struct link *l, struct ctl_verify *q)
+{
+	struct link_verify *v = &l->verify;
+	bool take;
+
+	pthread_mutex_lock(&l->c->lock);
+	take = !v->sent && v->answered < v->asked;
+	if (take) {
+		*q = v->q;
+		v->sent = true;
+		v->sent_req = v->asked;
+	}
+	pthread_mutex_unlock(&l->c->lock);
+	return take;
+}
+
+void
+link_verify_sent(struct link *l, uint32_t msg_seq)
+{
+	pthread_mutex_lock(&l->c->lock);
+	l->verify.msg_seq = msg_seq;
+	pthread_mutex_unlock(&l->c->lock);
+}
+
+bool
+link_verify_waiting(struct link *l)
+{
+	bool waiting;
+
+	pthread_mutex_lock(&l->c->lock);
+	waiting = !l->verify.sent && l->verify.answered < l->verify.asked;
+	pthread_mutex_unlock(&l->c->lock);
+	return waiting;
+}
+
+int
+link_verify_reply(struct link *l, const struct ctl_msg *m)
+{
+	struct link_verify *v = &l->verify;
+	const struct ctl_verify_reply *r = &m->u.verify_reply;
+	int ret = 0;
+
+	pthread_mutex_lock(&l->c->lock);
+	if (!v->sent || m->seq != v->msg_seq) {
+		ret = -1;	/* nothing of the kind was asked */
+	} else {
+		v->sent = false;
+		/* a request the caller gave up on gets no answer */
+		if (v->sent_req == v->asked && v->answered < v->asked) {
+			if (r->from != v->q.from || r->to != v->q.to ||
+			    r->per_range != v->q.per_range) {
+				ret = -1;
+			} else {
+				v->reply = *r;
+				v->answered = v->sent_req;
+				pthread_cond_broadcast(&l->c->cond);
+			}
+		}
+	}
+	pthread_mutex_unlock(&l->c->lock);
+	return ret;
+}
+
+void
+link_verify_reset(struct link *l)
+{
+	pthread_mutex_lock(&l->c->lock);
+	l->verify.sent = false;
+	pthread_cond_broadcast(&l->c->cond);
+	pthread_mutex_unlock(&l->c->lock);
+}
