@@ -170,7 +170,7 @@ static uint64_t
 header_epoch(struct rpma_ext_mem *m, struct wal *w, uint64_t lsn)
 {
 	struct wal_identity id;
-	struct wal_pos p;
+	struct log_pos p;
 	uint64_t ring, off;
 	unsigned char *x;
 
@@ -193,7 +193,7 @@ static int
 same_bytes(struct rpma_ext_mem *ma, struct wal *a, struct rpma_ext_mem *mb,
 		struct wal *b, uint64_t from, uint64_t to)
 {
-	struct wal_pos pa, pb, ea, eb;
+	struct log_pos pa, pb, ea, eb;
 	char *xa, *xb;
 	struct wal_identity id;
 	uint64_t ring;

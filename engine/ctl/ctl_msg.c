@@ -179,7 +179,7 @@ put64(uint8_t *p, uint64_t v)
 }
 
 static void
-get_pos(const uint8_t *p, struct ctl_pos *pos)
+get_pos(const uint8_t *p, struct log_pos *pos)
 {
 	pos->lsn = get64(p);
 	pos->off = get64(p + 8);
@@ -188,7 +188,7 @@ get_pos(const uint8_t *p, struct ctl_pos *pos)
 }
 
 static void
-put_pos(uint8_t *p, const struct ctl_pos *pos)
+put_pos(uint8_t *p, const struct log_pos *pos)
 {
 	put64(p, pos->lsn);
 	put64(p + 8, pos->off);
@@ -212,7 +212,7 @@ static const char *const w_commit[] = POS_WHY("COMMIT: flushed");
 
 /* NULL if pos is a valid position (ring_size 0: not known), else why not */
 static const char *
-pos_fault(const struct ctl_pos *pos, uint64_t ring_size,
+pos_fault(const struct log_pos *pos, uint64_t ring_size,
 		const char *const why[4])
 {
 	if (pos->lsn == 0)
@@ -227,7 +227,7 @@ pos_fault(const struct ctl_pos *pos, uint64_t ring_size,
 }
 
 static int
-pos_zero(const struct ctl_pos *pos)
+pos_zero(const struct log_pos *pos)
 {
 	return pos->lsn == 0 && pos->off == 0 && pos->lap == 0 && pos->crc == 0;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/membership.h"
+#include "common/pos.h"
 
 #define CTL_HDR_SIZE 16
 #define CTL_FRAME_MAX 1024
@@ -42,29 +43,20 @@ enum ctl_type {
 	CTL_VERIFY_REPLY = 13,
 };
 
-/* a position in a ring: the record with lsn starts at off in lap; crc is
- * the chain value before it (the CRC of record lsn - 1) */
-struct ctl_pos {
-	uint64_t lsn;
-	uint64_t off;
-	uint32_t lap;
-	uint32_t crc;
-};
-
 struct ctl_hello {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;
 	uint32_t flags;		/* CTL_HELLO_F_FENCE_ONLY */
 	uint64_t epoch;
 	uint64_t ring_size;
-	struct ctl_pos head;
+	struct log_pos head;
 	uint64_t incarnation;	/* of the primary's log (never 0) */
 	uint64_t head_epoch;	/* of record head.lsn - 1 (0: none) */
 };
 
 /* TRUNCATE, SET_HEAD: a position and the epoch of the record before it */
 struct ctl_cut {
-	struct ctl_pos pos;
+	struct log_pos pos;
 	uint64_t epoch;		/* of record pos.lsn - 1 (0: none or not known) */
 };
 
@@ -74,8 +66,8 @@ struct ctl_hello_reply {
 	uint32_t flags;		/* CTL_HELLO_F_* */
 	uint64_t epoch;		/* the epoch the replica follows (its header's) */
 	uint64_t ring_size;
-	struct ctl_pos head;	/* its checkpoint */
-	struct ctl_pos tail;	/* after its last valid record */
+	struct log_pos head;	/* its checkpoint */
+	struct log_pos tail;	/* after its last valid record */
 	uint16_t data_port;	/* where its RPMA endpoint listens */
 	uint16_t desc_len;
 	uint8_t backend;	/* CTL_BACKEND_*: where its ring persists */
@@ -119,19 +111,19 @@ struct ctl_query {
 struct ctl_query_reply {
 	uint64_t lsn;
 	uint32_t found;		/* 0: lsn is not in its ring */
-	struct ctl_pos after;	/* the position after record lsn */
+	struct log_pos after;	/* the position after record lsn */
 };
 
 struct ctl_ack {
 	int32_t status;		/* 0 or a negative error */
-	struct ctl_pos head;
-	struct ctl_pos tail;
+	struct log_pos head;
+	struct log_pos tail;
 };
 
 struct ctl_commit {
 	uint64_t epoch;
 	uint64_t commit_lsn;	/* readers on the replica stop there */
-	struct ctl_pos flushed;	/* everything before is durable on it */
+	struct log_pos flushed;	/* everything before is durable on it */
 };
 
 /*

@@ -202,7 +202,7 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 
 /* the next position after a record of len payload bytes at p */
 void
-wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
+wal_advance(const struct wal *wal, struct log_pos *p, uint32_t len, bool wrap,
 		uint32_t crc)
 {
 	wal_pos_next(wal->ring_size, p, len, wrap, crc);
@@ -213,7 +213,7 @@ wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len, bool wrap,
  * WRAP, 0 for the end of the log.
  */
 int
-wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
+wal_rec_at(const struct wal *wal, const struct log_pos *p, struct rec_hdr *h)
 {
 	enum wal_slot kind;
 	uint32_t crc;
@@ -232,7 +232,7 @@ wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h)
 }
 
 uint64_t
-wal_distance(const struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
+wal_distance(const struct wal *wal, const struct log_pos *from, const struct log_pos *to)
 {
 	return wal_pos_distance(wal->ring_size, from, to);
 }
@@ -266,7 +266,7 @@ wal_hdr_update(struct wal *wal, struct wal_hdr *nh)
 
 /* the checkpoint is at: a new header generation, durable on return */
 int
-wal_set_checkpoint(struct wal *wal, const struct wal_pos *at, uint64_t ck_epoch)
+wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
 {
 	struct wal_hdr nh = wal->hdr;
 
@@ -320,18 +320,18 @@ check_health(struct wal *wal)
 
 /* remember where a record starts, if its LSN is a multiple of the stride */
 void
-wal_idx_note(struct wal *wal, const struct wal_pos *p)
+wal_idx_note(struct wal *wal, const struct log_pos *p)
 {
 	if (p->lsn % IDX_STRIDE == 0)
 		wal->idx[(p->lsn / IDX_STRIDE) % wal->idx_cap] = *p;
 }
 
 /* the closest noted position at or before lsn, else the head */
-struct wal_pos
+struct log_pos
 wal_idx_find(const struct wal *wal, uint64_t lsn)
 {
 	uint64_t base = lsn - lsn % IDX_STRIDE;
-	const struct wal_pos *e = &wal->idx[(base / IDX_STRIDE) % wal->idx_cap];
+	const struct log_pos *e = &wal->idx[(base / IDX_STRIDE) % wal->idx_cap];
 
 	if (base > wal->head.lsn && e->lsn == base)
 		return *e;
@@ -427,7 +427,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	pthread_condattr_destroy(&ca);
 
 	/* recovery: from the checkpoint to the first record that fails */
-	wal->head = (struct wal_pos){ .off = wal->hdr.ck_off, .lap = wal->hdr.ck_lap,
+	wal->head = (struct log_pos){ .off = wal->hdr.ck_off, .lap = wal->hdr.ck_lap,
 		.lsn = wal->hdr.ck_lsn, .crc = wal->hdr.ck_crc };
 	wal->tail = wal->head;
 	while ((kind = wal_rec_at(wal, &wal->tail, &h)) != 0) {
@@ -506,7 +506,7 @@ publish_ready(struct wal *wal)
 	while ((s = &wal->slots[wal->pub.lsn % PUB_SLOTS])->ready &&
 	       s->h.lsn == wal->pub.lsn) {
 		uint32_t crc = wal->pub.crc;
-		struct wal_pos at = s->at;
+		struct log_pos at = s->at;
 
 		if (s->wrap) {
 			struct rec_hdr wrap;
@@ -544,7 +544,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	struct timespec until = { 0, 0 };
 	bool waited = false;
 	struct rec_hdr h;
-	struct wal_pos at;
+	struct log_pos at;
 	struct slot *s;
 	uint64_t len = 0, need, waste, before;
 	uint32_t crc0, xpow;
@@ -647,7 +647,7 @@ wal_append_epoch_start(struct wal *wal, int timeout_ms, uint64_t *lsn)
 
 /* persist the ring between two positions (at most one wrap) */
 static int
-persist_range(struct wal *wal, const struct wal_pos *from, const struct wal_pos *to)
+persist_range(struct wal *wal, const struct log_pos *from, const struct log_pos *to)
 {
 	int ret;
 
@@ -696,7 +696,7 @@ wal_sync(struct wal *wal, uint64_t lsn)
 	if (lsn >= wal->tail.lsn)
 		lsn = wal->tail.lsn - 1;	/* everything appended so far */
 	while (wal->durable.lsn <= lsn && ret == 0) {
-		struct wal_pos from, to;
+		struct log_pos from, to;
 
 		if (wal->pub.lsn <= lsn) {
 			/* reserved, still being copied */
@@ -735,9 +735,9 @@ wal_sync(struct wal *wal, uint64_t lsn)
  * when written or recovered), then check the one asked for in full.
  */
 int
-wal_find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h)
+wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h)
 {
-	struct wal_pos p;
+	struct log_pos p;
 
 	if (lsn < wal->head.lsn || lsn >= wal->pub.lsn)
 		return WAL_E_NOT_FOUND;
@@ -770,7 +770,7 @@ int
 wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 {
 	struct rec_hdr h;
-	struct wal_pos at;
+	struct log_pos at;
 	int ret;
 
 	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
@@ -789,7 +789,7 @@ bool
 wal_is_epoch_start(struct wal *wal, uint64_t lsn)
 {
 	struct rec_hdr h;
-	struct wal_pos at;
+	struct log_pos at;
 	bool yes;
 
 	pthread_mutex_lock(&wal->lock);
@@ -803,7 +803,7 @@ wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
 		uint64_t *epoch, size_t *len)
 {
 	struct rec_hdr h;
-	struct wal_pos at;
+	struct log_pos at;
 	int ret;
 
 	if (wal == NULL || client_id == NULL || epoch == NULL || len == NULL)
@@ -823,7 +823,7 @@ int
 wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 {
 	struct rec_hdr h;
-	struct wal_pos p;
+	struct log_pos p;
 	int kind, ret = 0;
 
 	if (wal == NULL || cb == NULL)
@@ -850,7 +850,7 @@ int
 wal_release(struct wal *wal, uint64_t lsn)
 {
 	struct rec_hdr h;
-	struct wal_pos p;
+	struct log_pos p;
 	uint64_t ck_epoch;
 	int kind, ret = 0;
 

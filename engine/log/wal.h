@@ -14,6 +14,8 @@
 
 #include "rpma.h"
 
+#include "common/pos.h"
+
 /* errors of the log (negative, apart from RPMA_E_*) */
 #define WAL_E_CORRUPT	(-200001)	/* no valid header copy */
 #define WAL_E_FULL	(-200002)	/* no space before the timeout */
@@ -25,14 +27,6 @@ struct wal;
 
 /* the ring starts here in the region; a replica's ring is at the same place */
 #define WAL_RING_OFF 8192
-
-/* a position in the ring: where record lsn starts, and the chain before it */
-struct wal_pos {
-	uint64_t lsn;
-	uint64_t off;		/* in the ring (add WAL_RING_OFF for the region) */
-	uint32_t lap;
-	uint32_t crc;		/* the CRC of record lsn - 1 (the chain value) */
-};
 
 /*
  * The header's flags.  PROMISE_PENDING: the log was made anew (a replica's
@@ -151,15 +145,15 @@ void wal_status(struct wal *wal, struct wal_status *st);
 /* --- replication ------------------------------------------------------ */
 
 /* the checkpoint, the end of what is published, the end of what is durable */
-void wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
-		struct wal_pos *durable);
+void wal_positions(struct wal *wal, struct log_pos *head, struct log_pos *pub,
+		struct log_pos *durable);
 
 /* ring bytes from position from to position to (to not before from) */
-uint64_t wal_pos_distance(uint64_t ring_size, const struct wal_pos *from,
-		const struct wal_pos *to);
+uint64_t wal_pos_distance(uint64_t ring_size, const struct log_pos *from,
+		const struct log_pos *to);
 
 /* the position after record lsn (lsn = first - 1 gives the checkpoint) */
-int wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after);
+int wal_pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after);
 
 /* the identity and geometry in the header */
 void wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size);
@@ -168,7 +162,7 @@ void wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
  * A replica: the primary says everything before p was flushed here (its
  * tail hint); p must be a position of our chain.
  */
-int wal_note_persisted(struct wal *wal, const struct wal_pos *p);
+int wal_note_persisted(struct wal *wal, const struct log_pos *p);
 /*
  * A replica, its primary gone: take in what the ring holds and persist
  * it, so that what it reports as its log is on its medium (the primary's
@@ -220,9 +214,9 @@ int wal_refresh(struct wal *wal);
  * whose preceding record has epoch at_epoch (0: not known).  Durable
  * before it returns.
  */
-int wal_truncate(struct wal *wal, const struct wal_pos *at, uint64_t at_epoch);
+int wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch);
 /* move the checkpoint forward to `at`, a point of this log's chain */
-int wal_set_head(struct wal *wal, const struct wal_pos *at);
+int wal_set_head(struct wal *wal, const struct log_pos *at);
 /* readers (wal_read, wal_iterate) see nothing after lsn (UINT64_MAX: all) */
 void wal_set_read_limit(struct wal *wal, uint64_t lsn);
 

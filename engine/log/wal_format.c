@@ -97,7 +97,7 @@ wal_hdr_check(const struct wal_hdr *h, uint64_t size, const char **why)
 }
 
 void
-wal_pos_next(uint64_t ring_size, struct wal_pos *p, uint32_t len, bool wrap,
+wal_pos_next(uint64_t ring_size, struct log_pos *p, uint32_t len, bool wrap,
 		uint32_t crc)
 {
 	if (wrap) {
@@ -115,8 +115,8 @@ wal_pos_next(uint64_t ring_size, struct wal_pos *p, uint32_t len, bool wrap,
 }
 
 uint64_t
-wal_pos_distance(uint64_t ring_size, const struct wal_pos *from,
-		const struct wal_pos *to)
+wal_pos_distance(uint64_t ring_size, const struct log_pos *from,
+		const struct log_pos *to)
 {
 	if (to->lap == from->lap)
 		return to->off - from->off;
@@ -124,7 +124,7 @@ wal_pos_distance(uint64_t ring_size, const struct wal_pos *from,
 }
 
 enum wal_slot
-wal_slot_check(const struct rec_hdr *h, const struct wal_pos *p,
+wal_slot_check(const struct rec_hdr *h, const struct log_pos *p,
 		uint64_t ring_size, const char **why)
 {
 	const char *w = NULL;

@@ -79,18 +79,18 @@ struct wal {
 	_Atomic uint64_t pub_lsn, durable_lsn;
 	/* appends between reserve and publish, by LSN modulo PUB_SLOTS */
 	struct slot *slots;
-	struct wal_pos head;	/* the oldest record kept (the checkpoint) */
-	struct wal_pos tail;	/* where the next reservation goes (crc unknown) */
-	struct wal_pos pub;		/* records before it are complete: readable */
+	struct log_pos head;	/* the oldest record kept (the checkpoint) */
+	struct log_pos tail;	/* where the next reservation goes (crc unknown) */
+	struct log_pos pub;		/* records before it are complete: readable */
 	uint64_t used;		/* ring bytes from head to tail */
-	struct wal_pos durable;	/* everything before is persistent */
+	struct log_pos durable;	/* everything before is persistent */
 	bool syncing;
 	uint64_t read_limit;	/* readers see LSNs below it (a replica's commit) */
 
 	unsigned health;	/* WAL_HEALTH_* found at open */
 
 	/* every IDX_STRIDE-th LSN's position, so a read scans few records */
-	struct wal_pos *idx;
+	struct log_pos *idx;
 	uint64_t idx_cap;
 };
 
@@ -101,7 +101,7 @@ struct wal {
 /* a filled record waiting for its turn to be published */
 struct slot {
 	struct rec_hdr h;	/* crc not yet chained */
-	struct wal_pos at;
+	struct log_pos at;
 	uint32_t crc0;		/* CRC of header + payload from zero */
 	uint32_t xpow;		/* x^(8 * (header + payload)): chains crc0 */
 	bool wrap;		/* a WRAP precedes it */
@@ -129,7 +129,7 @@ bool wal_hdr_from_v1(struct wal_hdr *h, uint64_t size);
 /* a valid header for a region of size bytes? (why: what fails, or NULL) */
 bool wal_hdr_check(const struct wal_hdr *h, uint64_t size, const char **why);
 /* the position after a record (or WRAP) of len payload bytes at p */
-void wal_pos_next(uint64_t ring_size, struct wal_pos *p, uint32_t len, bool wrap,
+void wal_pos_next(uint64_t ring_size, struct log_pos *p, uint32_t len, bool wrap,
 		uint32_t crc);
 
 /* what the record header h found at position p is (before its CRC) */
@@ -139,7 +139,7 @@ enum wal_slot {
 	WAL_SLOT_WRAP = 2,
 	WAL_SLOT_BAD = 3,	/* claims the slot, but a field is impossible */
 };
-enum wal_slot wal_slot_check(const struct rec_hdr *h, const struct wal_pos *p,
+enum wal_slot wal_slot_check(const struct rec_hdr *h, const struct log_pos *p,
 		uint64_t ring_size, const char **why);
 /* the chained CRC over h (its crc field as 0); the payload continues it */
 uint32_t wal_rec_crc_start(const struct rec_hdr *h, uint32_t prev);
@@ -147,15 +147,15 @@ uint32_t wal_rec_crc_start(const struct rec_hdr *h, uint32_t prev);
 /* wal.c */
 int wal_persist(struct wal *wal, uint64_t off, uint64_t len);
 int wal_hdr_update(struct wal *wal, struct wal_hdr *nh);
-int wal_set_checkpoint(struct wal *wal, const struct wal_pos *at,
+int wal_set_checkpoint(struct wal *wal, const struct log_pos *at,
 		uint64_t ck_epoch);
-void wal_advance(const struct wal *wal, struct wal_pos *p, uint32_t len,
+void wal_advance(const struct wal *wal, struct log_pos *p, uint32_t len,
 		bool wrap, uint32_t crc);
-int wal_rec_at(const struct wal *wal, const struct wal_pos *p, struct rec_hdr *h);
-uint64_t wal_distance(const struct wal *wal, const struct wal_pos *from,
-		const struct wal_pos *to);
-void wal_idx_note(struct wal *wal, const struct wal_pos *p);
-struct wal_pos wal_idx_find(const struct wal *wal, uint64_t lsn);
-int wal_find(struct wal *wal, uint64_t lsn, struct wal_pos *at, struct rec_hdr *h);
+int wal_rec_at(const struct wal *wal, const struct log_pos *p, struct rec_hdr *h);
+uint64_t wal_distance(const struct wal *wal, const struct log_pos *from,
+		const struct log_pos *to);
+void wal_idx_note(struct wal *wal, const struct log_pos *p);
+struct log_pos wal_idx_find(const struct wal *wal, uint64_t lsn);
+int wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h);
 
 #endif

@@ -13,8 +13,8 @@
 #include "log/wal_internal.h"
 
 void
-wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
-		struct wal_pos *durable)
+wal_positions(struct wal *wal, struct log_pos *head, struct log_pos *pub,
+		struct log_pos *durable)
 {
 	pthread_mutex_lock(&wal->lock);
 	if (head)
@@ -28,10 +28,10 @@ wal_positions(struct wal *wal, struct wal_pos *head, struct wal_pos *pub,
 
 /* the position after record lsn (under the lock); lsn may be head.lsn - 1 */
 static int
-pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
+pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after)
 {
 	struct rec_hdr h;
-	struct wal_pos at;
+	struct log_pos at;
 	int ret;
 
 	if (lsn + 1 == wal->head.lsn) {
@@ -51,7 +51,7 @@ pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
 }
 
 int
-wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
+wal_pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after)
 {
 	int ret;
 
@@ -64,13 +64,6 @@ wal_pos_after(struct wal *wal, uint64_t lsn, struct wal_pos *after)
 		ret = pos_after(wal, lsn, after);
 	pthread_mutex_unlock(&wal->lock);
 	return ret;
-}
-
-static bool
-pos_equal(const struct wal_pos *a, const struct wal_pos *b)
-{
-	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
-		a->crc == b->crc;
 }
 
 /* extend the log over valid records found after pub (under the lock) */
@@ -113,7 +106,7 @@ wal_refresh(struct wal *wal)
 
 /* make the ring hold no record at p: zero the header there, durably */
 static int
-end_at(struct wal *wal, const struct wal_pos *p)
+end_at(struct wal *wal, const struct log_pos *p)
 {
 	static const char zero[REC_HDR];
 
@@ -124,7 +117,7 @@ end_at(struct wal *wal, const struct wal_pos *p)
 }
 
 static bool
-pos_valid(const struct wal *wal, const struct wal_pos *p)
+pos_valid(const struct wal *wal, const struct log_pos *p)
 {
 	return p->lsn > 0 && p->lap > 0 && (p->off & 7) == 0 &&
 		p->off < wal->ring_size;
@@ -134,7 +127,7 @@ pos_valid(const struct wal *wal, const struct wal_pos *p)
 static uint64_t
 epoch_before(struct wal *wal, uint64_t lsn)
 {
-	struct wal_pos at;
+	struct log_pos at;
 	struct rec_hdr h;
 
 	if (lsn == wal->head.lsn)
@@ -168,9 +161,9 @@ wal_epoch_before(struct wal *wal, uint64_t lsn)
 }
 
 int
-wal_note_persisted(struct wal *wal, const struct wal_pos *p)
+wal_note_persisted(struct wal *wal, const struct log_pos *p)
 {
-	struct wal_pos own;
+	struct log_pos own;
 
 	if (wal == NULL || p == NULL)
 		return RPMA_E_INVAL;
@@ -187,7 +180,7 @@ wal_note_persisted(struct wal *wal, const struct wal_pos *p)
 int
 wal_refresh_persist(struct wal *wal)
 {
-	struct wal_pos pub;
+	struct log_pos pub;
 
 	if (wal == NULL)
 		return RPMA_E_INVAL;
@@ -197,9 +190,9 @@ wal_refresh_persist(struct wal *wal)
 }
 
 int
-wal_truncate(struct wal *wal, const struct wal_pos *at, uint64_t at_epoch)
+wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch)
 {
-	struct wal_pos own;
+	struct log_pos own;
 	int ret = 0;
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
@@ -234,9 +227,9 @@ out:
 }
 
 int
-wal_set_head(struct wal *wal, const struct wal_pos *at)
+wal_set_head(struct wal *wal, const struct log_pos *at)
 {
-	struct wal_pos own;
+	struct log_pos own;
 	int ret = 0;
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))

@@ -25,7 +25,7 @@ int
 wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc)
 {
 	struct rec_hdr h;
-	struct wal_pos p;
+	struct log_pos p;
 	uint32_t c = 0;
 	int ret = 0;
 

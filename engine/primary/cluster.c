@@ -96,7 +96,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 int
 cluster_release(struct cluster *c, uint64_t lsn)
 {
-	struct wal_pos head, at;
+	struct log_pos head, at;
 	uint64_t want[CLUSTER_PEERS_MAX];
 	struct timespec until;
 	int ret = 0;
@@ -155,7 +155,7 @@ out:
 int
 cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 {
-	struct wal_pos pub;
+	struct log_pos pub;
 	bool known, streaming;
 	uint64_t left;
 
@@ -255,7 +255,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr)
 {
 	struct cluster *c;
-	struct wal_pos head, durable;
+	struct log_pos head, durable;
 	pthread_condattr_t ca;
 	int ret;
 
@@ -471,7 +471,7 @@ cluster_stop(struct cluster **c_ptr)
 		 * (bounded by the down timeout), so no flush is cut off.
 		 */
 		struct timespec until = clock_deadline(c->cfg.down_timeout_ms);
-		struct wal_pos pub;
+		struct log_pos pub;
 		bool pending = true, late = false;
 
 		wal_positions(c->wal, NULL, &pub, NULL);

@@ -35,7 +35,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 {
 	const struct ctl_hello *h = &m->u.hello;
 	struct ctl_msg out = { .seq = m->seq };
-	struct wal_pos head, pub;
+	struct log_pos head, pub;
 
 	if (memcmp(h->cluster_uuid, c->id.cluster_uuid, 16) != 0) {
 		out.type = CTL_ERROR;
@@ -80,8 +80,8 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 	out.u.hello_reply.epoch_inc = c->id.incarnation;	/* it chose it */
 	out.u.hello_reply.ring_size = c->ring_size;
 	out.u.hello_reply.incarnation = c->id.incarnation;
-	to_ctl(&out.u.hello_reply.head, &head);
-	to_ctl(&out.u.hello_reply.tail, &pub);
+	out.u.hello_reply.head = head;
+	out.u.hello_reply.tail = pub;
 	out.u.hello_reply.tail_epoch = wal_tail_epoch(c->wal);
 	pthread_mutex_lock(&c->lock);
 	out.u.hello_reply.config_epoch = c->ms.config_epoch;

@@ -166,12 +166,12 @@ recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m)
 }
 
 static int
-shape_replica(struct link *l, enum ctl_type type, const struct wal_pos *p,
+shape_replica(struct link *l, enum ctl_type type, const struct log_pos *p,
 		struct ctl_ack *ack)
 {
 	struct ctl_msg m = { .type = type };
 
-	to_ctl(&m.u.cut.pos, p);
+	m.u.cut.pos = *p;
 	m.u.cut.epoch = wal_epoch_before(l->c->wal, p->lsn);
 	if (send_msg(l, &m) || recv_reply(l, CTL_ACK, &m))
 		return -1;
@@ -193,7 +193,7 @@ static int
 catch_up(struct link *l, const struct ctl_hello_reply *hr)
 {
 	struct cluster *c = l->c;
-	struct wal_pos head, pub, start;
+	struct log_pos head, pub, start;
 	struct ctl_ack ack;
 	uint64_t lo, hi, r_first = hr->head.lsn, r_last = hr->tail.lsn - 1;
 	bool found;
@@ -269,7 +269,7 @@ link_connect(struct link *l)
 	struct cluster *c = l->c;
 	struct ctl_msg m = { .type = CTL_HELLO };
 	struct ctl_hello_reply hr;
-	struct wal_pos head;
+	struct log_pos head;
 	char why[160];
 	int ret;
 
@@ -285,7 +285,7 @@ link_connect(struct link *l)
 	m.u.hello.node_id = c->id.node_id;
 	m.u.hello.epoch = c->id.epoch;
 	m.u.hello.ring_size = c->ring_size;
-	to_ctl(&m.u.hello.head, &head);
+	m.u.hello.head = head;
 	m.u.hello.incarnation = c->id.incarnation;
 	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
 	if (send_msg(l, &m) || recv_reply(l, CTL_HELLO_REPLY, &m))
@@ -399,10 +399,10 @@ post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
  * signalled (its completion means the earlier ones completed too).
  */
 static int
-post_batch(struct link *l, const struct wal_pos *pub)
+post_batch(struct link *l, const struct log_pos *pub)
 {
 	struct batch *b = &l->inflight[l->next_seq % LINK_DEPTH];
-	const struct wal_pos *from = &l->sent;
+	const struct log_pos *from = &l->sent;
 	uint64_t ring = l->c->ring_size, off, len;
 	struct link_split sp;
 	bool more;
@@ -439,7 +439,7 @@ reap(struct link *l, bool *progress)
 	struct ibv_wc wc[16];
 	int n = 0, ret;
 	uint64_t flushed = 0;
-	struct wal_pos end;
+	struct log_pos end;
 
 	ret = rpma_cq_get_wc(l->cq, 16, wc, &n);
 	if (ret == RPMA_E_NO_COMPLETION)
@@ -486,7 +486,7 @@ reap(struct link *l, bool *progress)
 static int
 data_path(struct link *l, bool post, bool *progress)
 {
-	struct wal_pos pub;
+	struct log_pos pub;
 
 	if (!l->io_ready)
 		return -1;
@@ -528,7 +528,7 @@ static int
 serve_head_request(struct link *l)
 {
 	struct cluster *c = l->c;
-	struct wal_pos want;
+	struct log_pos want;
 	struct ctl_ack ack;
 	uint64_t seq;
 	int ret;
@@ -637,7 +637,7 @@ stream(struct link *l)
 {
 	struct cluster *c = l->c;
 	struct ctl_msg m;
-	struct wal_pos pub;
+	struct log_pos pub;
 	uint64_t t, durable;
 	bool progress = false;
 	int ret;
@@ -667,7 +667,7 @@ stream(struct link *l)
 		cm.u.commit.epoch = c->id.epoch;
 		cm.u.commit.commit_lsn = durable - 1;
 		pthread_mutex_lock(&c->lock);
-		to_ctl(&cm.u.commit.flushed, &l->flushed_pos);
+		cm.u.commit.flushed = l->flushed_pos;
 		pthread_mutex_unlock(&c->lock);
 		if (send_msg(l, &cm))
 			return -1;

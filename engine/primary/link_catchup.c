@@ -21,7 +21,7 @@ agrees(struct ctl_chan *ch, uint32_t *seq, int timeout_ms, struct wal *wal,
 		uint64_t lsn, bool *yes, char *why, size_t n)
 {
 	struct ctl_msg m = { .type = CTL_QUERY, .seq = ++*seq };
-	struct wal_pos ours, theirs;
+	struct log_pos ours, theirs;
 	int ret;
 
 	*yes = false;
@@ -41,7 +41,7 @@ agrees(struct ctl_chan *ch, uint32_t *seq, int timeout_ms, struct wal *wal,
 			m.type == CTL_ERROR ? m.u.error.text : ctl_msg_type_name(m.type));
 		return -1;
 	}
-	from_ctl(&theirs, &m.u.query_reply.after);
+	theirs = m.u.query_reply.after;
 	*yes = m.u.query_reply.found && pos_equal(&ours, &theirs);
 	return 0;
 }

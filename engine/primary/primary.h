@@ -35,7 +35,7 @@ struct ctl_tls;
 
 struct batch {
 	uint64_t seq;
-	struct wal_pos end;
+	struct log_pos end;
 	uint64_t seen_ms;	/* when its first bytes were found unsent */
 	bool done;
 };
@@ -65,7 +65,7 @@ struct link {
 	/* shared, under c->lock */
 	enum cluster_link_state state;
 	uint64_t flushed_lsn;		/* next LSN not yet flushed on it */
-	struct wal_pos flushed_pos;	/* the same as a position: its tail hint */
+	struct log_pos flushed_pos;	/* the same as a position: its tail hint */
 	uint64_t reconnects;
 	/*
 	 * Who answers there (its HELLO_REPLY; 0 before).  held: the
@@ -87,7 +87,7 @@ struct link {
 	bool member;
 	bool retired;
 	char why[160];
-	struct wal_pos head_req;	/* a checkpoint move asked by release */
+	struct log_pos head_req;	/* a checkpoint move asked by release */
 	uint64_t head_req_seq, head_done_seq;
 	int head_status;
 	bool force_down;
@@ -119,7 +119,7 @@ struct link {
 	struct rpma_mr_remote *dst;
 	struct rpma_cq *cq;
 	int cq_fd;
-	struct wal_pos sent;
+	struct log_pos sent;
 	uint64_t unsent_since_ms;	/* published bytes after sent seen (0: none) */
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
@@ -226,27 +226,6 @@ struct cluster {
 	char fenced_why[160];		/* under lock */
 };
 
-
-static inline void
-to_ctl(struct ctl_pos *c, const struct wal_pos *w)
-{
-	*c = (struct ctl_pos){ .lsn = w->lsn, .off = w->off, .lap = w->lap,
-		.crc = w->crc };
-}
-
-static inline void
-from_ctl(struct wal_pos *w, const struct ctl_pos *c)
-{
-	*w = (struct wal_pos){ .lsn = c->lsn, .off = c->off, .lap = c->lap,
-		.crc = c->crc };
-}
-
-static inline bool
-pos_equal(const struct wal_pos *a, const struct wal_pos *b)
-{
-	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
-		a->crc == b->crc;
-}
 
 /* cluster_ms.c */
 /* the membership of a start: what to promote under, and the peers */

@@ -93,7 +93,7 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 {
 	const struct cluster_peer *rep = &c->peers[i];
 	struct ctl_msg m = { .type = CTL_HELLO };
-	struct wal_pos head;
+	struct log_pos head;
 	int ret;
 
 	f->why[0] = '\0';
@@ -111,7 +111,7 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 	m.u.hello.flags = flags;
 	m.u.hello.epoch = epoch;
 	m.u.hello.ring_size = c->ring_size;
-	to_ctl(&m.u.hello.head, &head);
+	m.u.hello.head = head;
 	m.u.hello.incarnation = c->id.incarnation;
 	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
 	m.seq = ++f->seq;
@@ -214,7 +214,7 @@ pull_range(struct cluster *c, struct rpma_conn *conn, struct rpma_mr_remote *src
 static int
 pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 {
-	struct wal_pos head, pub, start, best_head, best_tail;
+	struct log_pos head, pub, start, best_head, best_tail;
 	struct rpma_conn *conn = NULL;
 	struct rpma_mr_remote *src = NULL;
 	uint64_t lo, hi, common = 0;
@@ -227,8 +227,8 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 	if (link_data_open(c, c->peers[i].host, f->ch, &f->hr, &conn, &src,
 			f->why, sizeof(f->why)))
 		return -1;
-	from_ctl(&best_head, &f->hr.head);
-	from_ctl(&best_tail, &f->hr.tail);
+	best_head = f->hr.head;
+	best_tail = f->hr.tail;
 	wal_positions(c->wal, &head, &pub, NULL);
 	lo = (best_head.lsn > head.lsn ? best_head.lsn : head.lsn) - 1;
 	hi = best_tail.lsn - 1 < pub.lsn - 1 ? best_tail.lsn - 1 : pub.lsn - 1;
@@ -596,7 +596,7 @@ cluster_promote(struct cluster *c)
 	struct fenced *f;
 	uint64_t epoch, until = clock_now_ms() + (uint64_t)c->cfg.promote_wait_ms;
 	struct wal_status st;
-	struct wal_pos pub;
+	struct log_pos pub;
 	struct tally t;
 	int rounds = 0, best, ret = CLUSTER_E_NO_QUORUM;
 	uint16_t self = 0;

@@ -65,7 +65,7 @@ membership_rule(struct cluster *c, uint64_t d)
 void
 cluster_quorum_update(struct cluster *c)
 {
-	struct wal_pos durable;
+	struct log_pos durable;
 	uint64_t d;
 
 	/*

@@ -129,7 +129,7 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 {
 	const uint64_t chunk = (uint64_t)CLUSTER_VERIFY_RANGE * CTL_VERIFY_RANGES_MAX;
 	struct link *l;
-	struct wal_pos head;
+	struct log_pos head;
 	uint64_t lo, hi, commit, flushed = 0, reconnects;
 	enum cluster_link_state state;
 	bool stopped = false;

@@ -38,7 +38,7 @@ struct promise_floor;
  */
 int promise_floor_new(const struct replica_cfg *cfg, const uint8_t uuid[16],
 		uint32_t node_id, uint64_t incarnation, uint64_t ring_size,
-		const struct ctl_pos *head, struct ctl_tls *tls,
+		const struct log_pos *head, struct ctl_tls *tls,
 		struct promise_floor **f_ptr);
 
 /* answers needed: k + 1, or every peer when there are no more */

@@ -82,24 +82,6 @@ struct replica {
 	struct session s;
 };
 
-static void
-to_ctl(struct ctl_pos *c, const struct wal_pos *w)
-{
-	c->lsn = w->lsn;
-	c->off = w->off;
-	c->lap = w->lap;
-	c->crc = w->crc;
-}
-
-static void
-from_ctl(struct wal_pos *w, const struct ctl_pos *c)
-{
-	w->lsn = c->lsn;
-	w->off = c->off;
-	w->lap = c->lap;
-	w->crc = c->crc;
-}
-
 static int
 send_error(struct ctl_chan *ch, int code, const char *text)
 {
@@ -369,7 +351,7 @@ static int
 answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 {
 	struct ctl_msg out = { .seq = m->seq };
-	struct wal_pos p, head, tail;
+	struct log_pos p, head, tail;
 	int ret;
 
 	switch (m->type) {
@@ -379,20 +361,20 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		wal_refresh(r->wal);
 		if (wal_pos_after(r->wal, m->u.query.lsn, &p) == 0) {
 			out.u.query_reply.found = 1;
-			to_ctl(&out.u.query_reply.after, &p);
+			out.u.query_reply.after = p;
 		}
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	case CTL_TRUNCATE:
 	case CTL_SET_HEAD:
-		from_ctl(&p, &m->u.cut.pos);
+		p = m->u.cut.pos;
 		ret = m->type == CTL_TRUNCATE ?
 			wal_truncate(r->wal, &p, m->u.cut.epoch) :
 			wal_set_head(r->wal, &p);
 		wal_positions(r->wal, &head, &tail, NULL);
 		out.type = CTL_ACK;
 		out.u.ack.status = ret;
-		to_ctl(&out.u.ack.head, &head);
-		to_ctl(&out.u.ack.tail, &tail);
+		out.u.ack.head = head;
+		out.u.ack.tail = tail;
 		if (ret)
 			REPL_LOG_WARNING("replica: %s to LSN %llu refused (%d)",
 				ctl_msg_type_name(m->type),
@@ -401,7 +383,7 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 	case CTL_COMMIT:
 		/* take in what was written, then let readers up to the commit */
 		wal_refresh(r->wal);
-		from_ctl(&p, &m->u.commit.flushed);
+		p = m->u.commit.flushed;
 		wal_note_persisted(r->wal, &p);
 		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
 		return 0;
@@ -427,8 +409,8 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		wal_positions(r->wal, &head, &tail, NULL);
 		out.type = CTL_ACK;
 		out.u.ack.status = ret;
-		to_ctl(&out.u.ack.head, &head);
-		to_ctl(&out.u.ack.tail, &tail);
+		out.u.ack.head = head;
+		out.u.ack.tail = tail;
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	}
 	case CTL_VERIFY: {
@@ -704,7 +686,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	struct ctl_msg m, out = { .type = CTL_HELLO_REPLY };
 	struct ctl_hello_reply *hr = &out.u.hello_reply;
 	struct rpma_conn *conn = NULL;
-	struct wal_pos head, tail;
+	struct log_pos head, tail;
 	struct wal_status st;
 	bool fence_only;
 	int ret;
@@ -746,8 +728,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 			hr->flags |= CTL_HELLO_F_PENDING;
 		hr->epoch = hr->prior_epoch = r->id.epoch;
 		hr->epoch_inc = r->id.epoch_inc;
-		to_ctl(&hr->head, &head);
-		to_ctl(&hr->tail, &tail);
+		hr->head = head;
+		hr->tail = tail;
 		hr->tail_epoch = wal_tail_epoch(r->wal);
 		reply_membership(r, hr);
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
@@ -787,8 +769,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 		hr->flags = CTL_HELLO_F_STALE;
 		hr->epoch = hr->prior_epoch = r->id.epoch;
 		hr->epoch_inc = r->id.epoch_inc;
-		to_ctl(&hr->head, &head);
-		to_ctl(&hr->tail, &tail);
+		hr->head = head;
+		hr->tail = tail;
 		reply_membership(r, hr);
 		(void)ctl_chan_send(ch, &out, cfg->timeout_ms);
 		goto close;
@@ -803,8 +785,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 	wal_status(r->wal, &st);
 	hr->flags = (st.health & WAL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
 	hr->epoch = r->id.epoch;
-	to_ctl(&hr->head, &head);
-	to_ctl(&hr->tail, &tail);
+	hr->head = head;
+	hr->tail = tail;
 	hr->tail_epoch = wal_tail_epoch(r->wal);
 	hr->head_epoch = wal_epoch_before(r->wal, head.lsn);
 	hr->epoch_inc = r->id.epoch_inc;
@@ -961,8 +943,8 @@ pending_serve(struct replica *r, struct pending *p, int *n)
 static int
 floor_begin(struct replica *r)
 {
-	struct wal_pos head;
-	struct ctl_pos h;
+	struct log_pos head;
+	struct log_pos h;
 	int ret;
 
 	if (r->cfg->n_peers > 0 && r->cfg->quorum >= r->cfg->n_peers) {
@@ -988,7 +970,7 @@ floor_begin(struct replica *r)
 		return 0;
 	}
 	wal_positions(r->wal, &head, NULL, NULL);
-	to_ctl(&h, &head);
+	h = head;
 	ret = promise_floor_new(r->cfg, r->id.cluster_uuid, r->id.node_id,
 		r->id.incarnation, r->ring_size, &h, r->floor_tls, &r->floor);
 	if (ret) {

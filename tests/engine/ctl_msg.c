@@ -25,11 +25,11 @@
 #define NSTREAM 1000
 #define IO_TIMEOUT 10000
 
-static const struct ctl_pos pos_max = {
+static const struct log_pos pos_max = {
 	.lsn = UINT64_MAX, .off = UINT64_MAX - 7, .lap = UINT32_MAX,
 	.crc = UINT32_MAX,
 };
-static const struct ctl_pos pos_min = { .lsn = 1, .off = 0, .lap = 1 };
+static const struct log_pos pos_min = { .lsn = 1, .off = 0, .lap = 1 };
 
 /* valid messages of every type at their edge values; returns how many */
 static int
@@ -44,7 +44,7 @@ samples(struct ctl_msg *s)
 	m->u.hello.flags = CTL_HELLO_F_FENCE_ONLY | CTL_HELLO_F_PROBE;
 	m->u.hello.epoch = UINT64_MAX;
 	m->u.hello.ring_size = UINT64_MAX - 7;
-	m->u.hello.head = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
+	m->u.hello.head = (struct log_pos){ UINT64_MAX, UINT64_MAX - 15,
 		UINT32_MAX, UINT32_MAX };
 	m->u.hello.incarnation = UINT64_MAX;
 	m->u.hello.head_epoch = UINT64_MAX - 2;
@@ -72,8 +72,8 @@ samples(struct ctl_msg *s)
 	m->u.hello_reply.config_epoch = UINT64_MAX - 8;
 	m->u.hello_reply.config_crc = UINT32_MAX;
 	m->u.hello_reply.ring_size = UINT64_MAX - 7;
-	m->u.hello_reply.head = (struct ctl_pos){ 5, 4088, 3, 0xdeadbeef };
-	m->u.hello_reply.tail = (struct ctl_pos){ UINT64_MAX, UINT64_MAX - 15,
+	m->u.hello_reply.head = (struct log_pos){ 5, 4088, 3, 0xdeadbeef };
+	m->u.hello_reply.tail = (struct log_pos){ UINT64_MAX, UINT64_MAX - 15,
 		UINT32_MAX, UINT32_MAX };
 	m->u.hello_reply.data_port = UINT16_MAX;
 	m->u.hello_reply.backend = CTL_BACKEND_MAX;
@@ -83,8 +83,8 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_HELLO_REPLY, 1);
 	m->u.hello_reply.ring_size = 1 << 20;
 	m->u.hello_reply.incarnation = 0x0123456789abcdefull;
-	m->u.hello_reply.head = (struct ctl_pos){ 10, 64, 1, 1 };
-	m->u.hello_reply.tail = (struct ctl_pos){ 10, 64, 1, 1 };
+	m->u.hello_reply.head = (struct log_pos){ 10, 64, 1, 1 };
+	m->u.hello_reply.tail = (struct log_pos){ 10, 64, 1, 1 };
 	m->u.hello_reply.data_port = 7204;
 	m->u.hello_reply.backend = CTL_BACKEND_PMEM;
 	m->u.hello_reply.desc_len = 1;
@@ -105,7 +105,7 @@ samples(struct ctl_msg *s)
 	m = msg_init(&s[n++], CTL_QUERY_REPLY, 6);
 	m->u.query_reply.lsn = 1;
 	m->u.query_reply.found = 1;
-	m->u.query_reply.after = (struct ctl_pos){ 2, 0, 1, 0 };
+	m->u.query_reply.after = (struct log_pos){ 2, 0, 1, 0 };
 
 	m = msg_init(&s[n++], CTL_TRUNCATE, 8);
 	m->u.cut.pos = pos_max;
@@ -518,7 +518,7 @@ rejections(void)
 
 	/* positions: aligned offsets, LSNs and laps from 1 */
 	msg_init(&m, CTL_TRUNCATE, 1);
-	m.u.cut.pos = (struct ctl_pos){ 1, 4, 1, 0 };
+	m.u.cut.pos = (struct log_pos){ 1, 4, 1, 0 };
 	refused(&m, "TRUNCATE: pos.off is not a multiple of 8");
 	m.u.cut.pos.off = 8;
 	len = frame_of(&m, f);

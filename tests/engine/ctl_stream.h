@@ -46,7 +46,7 @@ static inline void
 stream_msg(int i, struct ctl_msg *m)
 {
 	uint64_t v = (uint64_t)i * 0x9E3779B97F4A7C15ull;
-	struct ctl_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
+	struct log_pos p = { (uint64_t)i + 1, (uint64_t)(i % 512) * 8,
 		(uint32_t)i / 7 + 1, (uint32_t)v };
 
 	msg_init(m, (enum ctl_type)(CTL_HELLO + i % CTL_VERIFY_REPLY), (uint32_t)i);

@@ -326,7 +326,7 @@ fake_serve(struct fake *f, struct ctl_chan *ch)
 {
 	struct ctl_msg m, out = { .type = CTL_HELLO_REPLY };
 	struct ctl_hello_reply *hr = &out.u.hello_reply;
-	struct ctl_pos at;
+	struct log_pos at;
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event ev;

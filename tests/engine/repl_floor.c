@@ -81,7 +81,7 @@ fake_main(void *arg)
 				hr->epoch_inc = p->inc;
 				hr->incarnation = p->inc;
 				hr->ring_size = m.u.hello.ring_size;
-				hr->head = hr->tail = (struct ctl_pos){ .lsn = 1, .lap = 1 };
+				hr->head = hr->tail = (struct log_pos){ .lsn = 1, .lap = 1 };
 				(void)ctl_chan_send(ch, &out, 2000);
 			}
 		}

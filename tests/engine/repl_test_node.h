@@ -157,7 +157,7 @@ test_hello(struct ctl_tls *tls, const char *port, uint64_t ring_size,
 	m.u.hello.epoch = 1;		/* term 0 of node 1 */
 	m.u.hello.incarnation = 0x7e57;
 	m.u.hello.ring_size = ring_size;
-	m.u.hello.head = (struct ctl_pos){ .lsn = 1, .off = 0, .lap = 1 };
+	m.u.hello.head = (struct log_pos){ .lsn = 1, .off = 0, .lap = 1 };
 	if (ctl_chan_send(ch, &m, 3000) || ctl_chan_recv(ch, &m, 3000) ||
 	    m.type != CTL_HELLO_REPLY) {
 		fprintf(stderr, TEST_NAME ": no HELLO_REPLY: %s\n", ctl_chan_why(ch));
@@ -193,7 +193,7 @@ test_fence_hello(struct ctl_tls *tls, const char *port, uint64_t ring_size,
 	m.u.hello.incarnation = inc;
 	m.u.hello.flags = flags | CTL_HELLO_F_FENCE_ONLY;
 	m.u.hello.ring_size = ring_size;
-	m.u.hello.head = (struct ctl_pos){ .lsn = 1, .off = 0, .lap = 1 };
+	m.u.hello.head = (struct log_pos){ .lsn = 1, .off = 0, .lap = 1 };
 	if (ctl_chan_send(ch, &m, 3000) == 0 && ctl_chan_recv(ch, &m, 3000) == 0) {
 		if (m.type == CTL_HELLO_REPLY) {
 			if (hr)

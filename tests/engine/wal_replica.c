@@ -39,7 +39,7 @@ ship(struct rpma_ext_mem *from, struct rpma_ext_mem *to)
 }
 
 static int
-same_pos(const struct wal_pos *a, const struct wal_pos *b)
+same_pos(const struct log_pos *a, const struct log_pos *b)
 {
 	return a->lsn == b->lsn && a->off == b->off && a->lap == b->lap &&
 		a->crc == b->crc;
@@ -51,7 +51,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	struct rpma_ext_mem *pm, *rm;
 	struct wal *p = wt_fresh(ppath, SIZE, &pm), *r = wt_fresh(rpath, SIZE, &rm);
 	struct wal_status st;
-	struct wal_pos a, b;
+	struct log_pos a, b;
 	unsigned char buf[512];
 	size_t len;
 

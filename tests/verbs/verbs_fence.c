@@ -81,7 +81,7 @@ hello(struct rpma_peer *peer, uint64_t epoch, uint32_t node, struct session *s)
 	m.u.hello.epoch = epoch;
 	m.u.hello.incarnation = 0x100 + node;	/* one log per node */
 	m.u.hello.ring_size = ring_size;
-	m.u.hello.head = (struct ctl_pos){ 1, 0, 1, 0 };
+	m.u.hello.head = (struct log_pos){ 1, 0, 1, 0 };
 	CHECK(ctl_chan_send(s->ch, &m, 5000) == 0, "HELLO");
 	CHECK(ctl_chan_recv(s->ch, &m, 20000) == 0 && m.type == CTL_HELLO_REPLY,
 		"HELLO_REPLY (epoch %llu)", (unsigned long long)epoch);

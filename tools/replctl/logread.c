@@ -106,7 +106,7 @@ logimg_close(struct logimg *img)
 
 /* the chained CRC of h (crc zeroed) and the payload at off, or -1 */
 static int
-rec_crc(const struct logimg *img, const struct wal_pos *p,
+rec_crc(const struct logimg *img, const struct log_pos *p,
 		const struct rec_hdr *h, struct logrec *r, uint32_t *crc)
 {
 	uint8_t buf[65536];
@@ -140,9 +140,9 @@ int
 logimg_walk(struct logimg *img, logrec_fn *cb, void *arg, struct logend *end)
 {
 	const uint64_t rs = img->hdr.ring_size;
-	struct wal_pos head = { .lsn = img->hdr.ck_lsn, .off = img->hdr.ck_off,
+	struct log_pos head = { .lsn = img->hdr.ck_lsn, .off = img->hdr.ck_off,
 		.lap = img->hdr.ck_lap, .crc = img->hdr.ck_crc };
-	struct wal_pos p = head;
+	struct log_pos p = head;
 	int ret = 0;
 
 	memset(end, 0, sizeof(*end));
@@ -203,7 +203,7 @@ sum_rec(void *arg, const struct logrec *r)
 int
 logimg_summary(struct logimg *img, struct logsum *s)
 {
-	struct wal_pos head = { .lsn = img->hdr.ck_lsn, .off = img->hdr.ck_off,
+	struct log_pos head = { .lsn = img->hdr.ck_lsn, .off = img->hdr.ck_off,
 		.lap = img->hdr.ck_lap };
 
 	memset(s, 0, sizeof(*s));

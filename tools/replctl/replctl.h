@@ -39,7 +39,7 @@ struct logrec {
 
 /* where and why the walk stopped */
 struct logend {
-	struct wal_pos at;	/* the position that holds no valid record */
+	struct log_pos at;	/* the position that holds no valid record */
 	bool damaged;		/* the slot claims this LSN and lap but fails */
 	char why[160];
 };
