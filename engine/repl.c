@@ -15,19 +15,7 @@
 #include "log/log_lock.h"
 #include "repl.h"
 #include "log/wal.h"
-
-/* the log's health bits are librepl's, one for one */
-_Static_assert(REPL_HEALTH_NOT_CLOSED == WAL_HEALTH_NOT_CLOSED &&
-	REPL_HEALTH_USC_UNKNOWN == WAL_HEALTH_USC_UNKNOWN &&
-	REPL_HEALTH_BADBLOCKS_UNKNOWN == WAL_HEALTH_BADBLOCKS_UNKNOWN &&
-	REPL_HEALTH_UNSAFE_SHUTDOWN == WAL_HEALTH_UNSAFE_SHUTDOWN &&
-	REPL_HEALTH_BAD_BLOCKS == WAL_HEALTH_BAD_BLOCKS &&
-	REPL_HEALTH_SUSPECT == WAL_HEALTH_SUSPECT, "health bits differ");
-
-/* and so are the flush methods */
-_Static_assert(REPL_FLUSH_AUTO == FABRIC_FLUSH_AUTO &&
-	REPL_FLUSH_APM == FABRIC_FLUSH_APM &&
-	REPL_FLUSH_GPSPM == FABRIC_FLUSH_GPSPM, "flush methods differ");
+#include "common/errors.h"
 
 struct repl {
 	struct rpma_ext_mem *mem;
@@ -37,26 +25,15 @@ struct repl {
 	int lock_fd;			/* holds the log's lock (log_lock.h) */
 };
 
+/*
+ * The internals speak REPL_E_* and turn the core's codes into them where
+ * the call was made (common/errors.h); what still arrives as a core code
+ * comes from the transport, passed on unchanged from below.
+ */
 static int
 err_of(int ret)
 {
-	switch (ret) {
-	case 0:			return 0;
-	case RPMA_E_INVAL:	return REPL_E_INVAL;
-	case RPMA_E_NOMEM:	return REPL_E_NOMEM;
-	case WAL_E_CORRUPT:	return REPL_E_CORRUPT;
-	case WAL_E_FULL:	return REPL_E_FULL;
-	case WAL_E_TOO_BIG:	return REPL_E_TOO_BIG;
-	case WAL_E_NOT_FOUND:	return REPL_E_NOT_FOUND;
-	case WAL_E_TIMEDOUT:	return REPL_E_TIMEDOUT;
-	case CLUSTER_E_FENCED:	return REPL_E_UNKNOWN;
-	case CLUSTER_E_NO_QUORUM: return REPL_E_NO_QUORUM;
-	case CLUSTER_E_MEMBERSHIP: return REPL_E_MEMBERSHIP;
-	case LOG_E_LOCKED:	return REPL_E_LOCKED;
-	case CLUSTER_E_NOT_MEMBER: return REPL_E_NOT_MEMBER;
-	case CLUSTER_E_SUPERSEDED: return REPL_E_SUPERSEDED;
-	default:		return REPL_E_IO;
-	}
+	return err_transport(ret);
 }
 
 const char *
@@ -79,6 +56,9 @@ repl_strerror(int err)
 	case REPL_E_LOCKED:	return "The log is in use: another process holds its lock";
 	case REPL_E_NOT_MEMBER:	return "This node's log holds no membership: it is not a member of a cluster (bootstrap a new cluster, or let a primary catch it up)";
 	case REPL_E_SUPERSEDED:	return "A newer primary took over while this node was down: it must not lead again on its own (serve as a replica, or promote explicitly)";
+	case REPL_E_TRANSPORT:	return "The network failed (an RDMA or libfabric connection, or no usable device or provider)";
+	case REPL_E_BLANK:	return "The replica's medium is blank (create a log, or reinit one)";
+	case REPL_E_NO_PEERS:	return "The replica's log was made anew, and no other node is listed to take its promise floor from";
 	default:		return "Unknown error";
 	}
 }
@@ -122,14 +102,14 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	ret = rpma_ext_mem_open((enum rpma_ext_mem_backend)cfg->backend, cfg->path,
 		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
 		&repl->mem);
-	if (ret)
+	if ((ret = err_medium(ret)))
 		goto err_lock;
 	if (cfg->create && cfg->bootstrap && wal_probe(repl->mem) == WAL_PROBE_VALID) {
 		/* a device always exists: what it holds says if it is new */
 		REPL_LOG_ERROR("bootstrap refused: %s holds a log already (the "
 			"cluster was bootstrapped before); start without bootstrap",
 			cfg->path);
-		ret = CLUSTER_E_NOT_MEMBER;
+		ret = REPL_E_NOT_MEMBER;
 		goto err_mem;
 	}
 	if (cfg->create) {
@@ -161,12 +141,12 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		};
 
 		if (cfg->n_replicas > 64) {
-			ret = RPMA_E_INVAL;
+			ret = REPL_E_INVAL;
 			goto err_wal;
 		}
 		for (int i = 0; i < cfg->n_replicas; i++) {
 			if (cfg->replicas[i].host == NULL || cfg->replicas[i].port == NULL) {
-				ret = RPMA_E_INVAL;
+				ret = REPL_E_INVAL;
 				goto err_wal;
 			}
 			reps[i] = (struct cluster_replica){ cfg->replicas[i].host,
@@ -261,7 +241,7 @@ repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb, void *arg)
 	if (repl == NULL || cb == NULL)
 		return REPL_E_INVAL;
 	ret = wal_iterate(repl->wal, from, cb, arg);
-	return ret == WAL_E_CORRUPT ? REPL_E_CORRUPT : ret;
+	return ret == REPL_E_CORRUPT ? REPL_E_CORRUPT : ret;
 }
 
 int
@@ -323,9 +303,6 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	return 0;
 }
 
-_Static_assert(REPL_VERIFY_RANGE == CLUSTER_VERIFY_RANGE &&
-	REPL_VERIFY_SHOW == CLUSTER_VERIFY_SHOW, "verification geometry differs");
-
 int
 repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
 		struct repl_verify_result *res)
@@ -336,7 +313,7 @@ repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
 	if (repl == NULL || res == NULL || repl->cluster == NULL || from > to)
 		return REPL_E_INVAL;
 	ret = cluster_verify(repl->cluster, i, from, to, &cr);
-	if (ret == RPMA_E_INVAL)
+	if (ret == REPL_E_INVAL)
 		return REPL_E_INVAL;
 	memset(res, 0, sizeof(*res));
 	res->from = cr.from;
@@ -347,5 +324,5 @@ repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
 		res->bad[k] = (struct repl_verify_range){ cr.bad[k].from, cr.bad[k].to };
 	memcpy(res->why, cr.why, sizeof(res->why));
 	/* a fenced primary is told so, not that an append's fate is unknown */
-	return ret == CLUSTER_E_FENCED ? REPL_E_FENCED : err_of(ret);
+	return err_of(ret);
 }

@@ -13,7 +13,7 @@
  *	(replica_cfg.reinit) and takes its promise floor from the nodes of
  *	REPL_NODE_PEERS (HOST:PORT,...), k REPL_NODE_QUORUM (0), before it
  *	serves a primary; so does a log still marked promise pending.  Exits 5 when such a log has no peers
- *	(REPLICA_E_NO_PEERS), 1 on other failures.
+ *	(REPL_E_NO_PEERS), 1 on other failures.
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
  *	promote this node (every start is a promotion) and append records
@@ -223,7 +223,7 @@ run_replica(int argc, char *argv[])
 	sigaction(SIGINT, &sa, NULL);
 	if ((ret = replica_run(&cfg)) != 0) {
 		fprintf(stderr, "repl-node: the replica could not start (%d)\n", ret);
-		return ret == REPLICA_E_NO_PEERS ? EXIT_NOT_MEMBER : 1;
+		return ret == REPL_E_NO_PEERS ? EXIT_NOT_MEMBER : 1;
 	}
 	return 0;
 }

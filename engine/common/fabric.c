@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/fabric.h"
 #include "common/elog.h"
+#include "common/errors.h"
 
 static bool
 is_verbs(const char *provider)
@@ -26,7 +27,7 @@ fabric_peer_new(const char *provider, const char *addr, bool local,
 	int ret;
 
 	if (provider == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	if (!is_verbs(provider))
 		return rpma_ext_peer_new_ofi(provider, peer_ptr);
 	ret = rpma_utils_get_ibv_context(addr, local ?
@@ -69,10 +70,10 @@ next_event(struct rpma_conn *conn, uint64_t until, enum rpma_conn_event *ev)
 	int fd, fl, ret;
 
 	if (rpma_conn_get_event_fd(conn, &fd))
-		return RPMA_E_PROVIDER;
+		return REPL_E_TRANSPORT;
 	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
 	    (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0))
-		return RPMA_E_PROVIDER;
+		return REPL_E_TRANSPORT;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		uint64_t now = clock_now_ms();
@@ -82,7 +83,7 @@ next_event(struct rpma_conn *conn, uint64_t until, enum rpma_conn_event *ev)
 		if (now >= until)
 			return RPMA_E_NO_EVENT;
 		if (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR)
-			return RPMA_E_PROVIDER;
+			return REPL_E_TRANSPORT;
 	}
 }
 
@@ -108,8 +109,8 @@ fabric_conn_established(struct rpma_conn *conn, int timeout_ms)
 	enum rpma_conn_event ev;
 
 	if (next_event(conn, clock_now_ms() + (uint64_t)timeout_ms, &ev))
-		return RPMA_E_PROVIDER;
-	return ev == RPMA_CONN_ESTABLISHED ? 0 : RPMA_E_PROVIDER;
+		return REPL_E_TRANSPORT;
+	return ev == RPMA_CONN_ESTABLISHED ? 0 : REPL_E_TRANSPORT;
 }
 
 const char *
@@ -126,11 +127,11 @@ fabric_flush_method_name(enum rpma_ext_flush_method method)
 int
 fabric_flush_check(const char *provider, int method, const char **why)
 {
-	if (method < FABRIC_FLUSH_AUTO || method > FABRIC_FLUSH_GPSPM) {
+	if (method < REPL_FLUSH_AUTO || method > REPL_FLUSH_GPSPM) {
 		*why = "unknown flush method (not AUTO, APM or GPSPM)";
 		return -1;
 	}
-	if (method == FABRIC_FLUSH_APM && !is_verbs(provider)) {
+	if (method == REPL_FLUSH_APM && !is_verbs(provider)) {
 		*why = "APM needs the verbs transport: a libfabric provider "
 			"persists only by a request the replica's CPU serves (GPSPM)";
 		return -1;
@@ -142,12 +143,12 @@ int
 fabric_flush_apply(struct rpma_conn *conn, int method, char *why, size_t n)
 {
 	enum rpma_ext_flush_method got = RPMA_EXT_FLUSH_NONE;
-	enum rpma_ext_flush_method want = method == FABRIC_FLUSH_APM ?
+	enum rpma_ext_flush_method want = method == REPL_FLUSH_APM ?
 		RPMA_EXT_FLUSH_APM : RPMA_EXT_FLUSH_GPSPM;
 
-	if (method == FABRIC_FLUSH_AUTO)
+	if (method == REPL_FLUSH_AUTO)
 		return 0;
-	if (method == FABRIC_FLUSH_APM) {
+	if (method == REPL_FLUSH_APM) {
 		struct rpma_peer_cfg *pcfg = NULL;
 		int ret = rpma_peer_cfg_new(&pcfg);
 

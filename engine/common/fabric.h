@@ -14,6 +14,8 @@
 
 #include "rpma.h"
 
+#include "repl.h"
+
 /*
  * A peer for provider: on verbs the device that serves addr (local: an
  * address of this node, for listening; else a remote one to reach).
@@ -39,10 +41,7 @@ void fabric_conn_drop(struct rpma_conn **conn, int wait_ms);
  */
 int fabric_conn_established(struct rpma_conn *conn, int timeout_ms);
 
-/* what a primary asks its flushes to use (repl.h's REPL_FLUSH_*) */
-#define FABRIC_FLUSH_AUTO	0	/* the transport's default: GPSPM */
-#define FABRIC_FLUSH_APM	1
-#define FABRIC_FLUSH_GPSPM	2
+/* a primary's flush method is one of repl.h's REPL_FLUSH_* */
 
 /*
  * Can provider flush by method?  0, or -1 with *why saying why not.  APM

@@ -156,7 +156,7 @@ void membership_addr(const struct member *m, char *buf, size_t len);
 
 /* the log's stored membership (config_epoch 0: none) */
 int membership_load(struct rpma_ext_mem *mem, struct membership *ms);
-/* store it durably over the older copy; RPMA_E_INVAL if it is not valid */
+/* store it durably over the older copy; REPL_E_INVAL if it is not valid */
 int membership_store(struct rpma_ext_mem *mem, const struct membership *ms);
 
 #endif

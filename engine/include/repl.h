@@ -47,6 +47,14 @@ extern "C" {
 #define REPL_E_SUPERSEDED (-300015)	/* a restart as the primary: a newer
 					   primary took over meanwhile (see
 					   refuse_if_superseded) */
+#define REPL_E_TRANSPORT (-300016)	/* the network failed: an RDMA or
+					   libfabric connection, or no usable
+					   device or provider */
+#define REPL_E_BLANK	(-300017)	/* a replica's medium is blank and it
+					   was not asked to create one */
+#define REPL_E_NO_PEERS	(-300018)	/* a replica's log made anew, and no
+					   other node listed to take its
+					   promise floor from */
 
 const char *repl_strerror(int err);
 

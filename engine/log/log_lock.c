@@ -15,6 +15,7 @@
 
 #include "common/elog.h"
 #include "log/log_lock.h"
+#include "repl.h"
 
 /* the whole file, for writing; an OFD lock needs l_pid 0 */
 static int
@@ -48,7 +49,7 @@ log_lock(const char *path, bool create, int *fd)
 	log_lock_holder(path, holder, sizeof(holder));
 	REPL_LOG_ERROR("refused: the log %s is in use: %s holds its lock",
 		path, holder);
-	return LOG_E_LOCKED;
+	return REPL_E_LOCKED;
 }
 
 void

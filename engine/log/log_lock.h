@@ -17,14 +17,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* another process (or another open in this one) holds the log's lock */
-#define LOG_E_LOCKED	(-200201)
-
 /*
  * Lock the log at path (create: the file may be created, as the open that
  * follows may).  0 with *fd the lock's descriptor (-1 when the file cannot
  * be opened: the open of the log that follows says why; or when its
- * filesystem takes no locks, with a warning logged), or LOG_E_LOCKED with
+ * filesystem takes no locks, with a warning logged), or REPL_E_LOCKED with
  * an error logged naming the path and the holder.
  */
 int log_lock(const char *path, bool create, int *fd);

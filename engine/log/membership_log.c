@@ -10,6 +10,7 @@
 
 #include "common/elog.h"
 #include "common/membership.h"
+#include "common/errors.h"
 
 #define COPY_SIZE 4096
 
@@ -53,14 +54,14 @@ membership_store(struct rpma_ext_mem *mem, const struct membership *ms)
 
 	if (membership_encode(ms, buf, &why)) {
 		REPL_LOG_ERROR("cannot store the membership: %s", why);
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	}
 	load_copy(mem, 0, &a);
 	load_copy(mem, 1, &b);
 	/* keep the newer copy: a torn write leaves it in place */
 	k = a.config_epoch > b.config_epoch ? 1 : 0;
 	return rpma_ext_mem_memcpy(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF, buf,
-			MEMBERSHIP_SIZE) ? RPMA_E_INVAL :
+			MEMBERSHIP_SIZE) ? REPL_E_INVAL :
 		rpma_ext_mem_persist(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,
 			MEMBERSHIP_SIZE);
 }

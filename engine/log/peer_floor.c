@@ -12,6 +12,7 @@
 #include "crc32c.h"
 #include "common/elog.h"
 #include "log/peer_floor.h"
+#include "common/errors.h"
 
 #define COPY_SIZE 4096
 #define HDR_SIZE 24
@@ -178,13 +179,13 @@ peer_floors_store(struct rpma_ext_mem *mem, struct peer_floors *t)
 		next.gen = gen;
 		if (peer_floors_encode(&next, buf, &why)) {
 			REPL_LOG_ERROR("cannot store the peer floors: %s", why);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 	}
 	at = (size_t)k * COPY_SIZE + PEER_FLOORS_OFF;
 	if (rpma_ext_mem_memcpy(mem, at, buf, PEER_FLOORS_SIZE) ||
 	    rpma_ext_mem_persist(mem, at, PEER_FLOORS_SIZE))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	t->gen = gen;
 	return 0;
 }

@@ -87,7 +87,7 @@ int peer_floors_decode(const uint8_t *buf, size_t len, struct peer_floors *t,
 int peer_floors_load(struct rpma_ext_mem *mem, struct peer_floors *t);
 /*
  * Store t durably over the older copy with the next generation (t->gen
- * becomes it); RPMA_E_INVAL if t is not valid.
+ * becomes it); REPL_E_INVAL if t is not valid.
  */
 int peer_floors_store(struct rpma_ext_mem *mem, struct peer_floors *t);
 

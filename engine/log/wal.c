@@ -126,6 +126,7 @@
 #include "crc32c.h"
 #include "common/elog.h"
 #include "log/wal_internal.h"
+#include "common/errors.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	"the log's format is little-endian; this host is not");
@@ -133,7 +134,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 int
 wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 {
-	return rpma_ext_mem_persist(wal->mem, (size_t)off, (size_t)len);
+	return err_medium(rpma_ext_mem_persist(wal->mem, (size_t)off, (size_t)len));
 }
 
 /* write h into copy k and make it durable */
@@ -142,7 +143,7 @@ hdr_write(struct rpma_ext_mem *mem, char *base, int k, struct wal_hdr *h)
 {
 	h->crc = wal_hdr_crc(h);
 	memcpy(base + (size_t)k * HDR_COPY_SIZE, h, sizeof(*h));
-	return rpma_ext_mem_persist(mem, (size_t)k * HDR_COPY_SIZE, sizeof(*h));
+	return err_medium(rpma_ext_mem_persist(mem, (size_t)k * HDR_COPY_SIZE, sizeof(*h)));
 }
 
 static int
@@ -151,9 +152,9 @@ region(struct rpma_ext_mem *mem, char **base, size_t *size)
 	void *p;
 
 	if (mem == NULL || rpma_ext_mem_get_ptr(mem, &p) || rpma_ext_mem_get_size(mem, size))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	if (*size < RING_OFF + 4096)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	*base = p;
 	return 0;
 }
@@ -168,7 +169,7 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 
 	if (id == NULL || (id->flags & ~WAL_F_KNOWN) ||
 	    (ret = region(mem, &base, &size)))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, wal_magic, sizeof(h.magic));
 	h.version = WAL_VERSION;
@@ -186,18 +187,18 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	h.flags = id->flags;
 	/* an empty ring: no stale record may look like LSN 1 of lap 1 */
 	memset(base + RING_OFF, 0, REC_HDR);
-	if ((ret = rpma_ext_mem_persist(mem, RING_OFF, REC_HDR)))
+	if ((ret = err_medium(rpma_ext_mem_persist(mem, RING_OFF, REC_HDR))))
 		return ret;
 	/* the rest of both copies is reserved (membership.h): none yet */
 	memset(base + sizeof(h), 0, HDR_COPY_SIZE - sizeof(h));
 	memset(base + HDR_COPY_SIZE + sizeof(h), 0, HDR_COPY_SIZE - sizeof(h));
-	if ((ret = rpma_ext_mem_persist(mem, 0, RING_OFF)))
+	if ((ret = err_medium(rpma_ext_mem_persist(mem, 0, RING_OFF))))
 		return ret;
 	h.seq = 1;
 	if ((ret = hdr_write(mem, base, 0, &h)))
 		return ret;
 	memset(base + HDR_COPY_SIZE, 0, sizeof(h));	/* copy B: invalid */
-	return rpma_ext_mem_persist(mem, HDR_COPY_SIZE, sizeof(h));
+	return err_medium(rpma_ext_mem_persist(mem, HDR_COPY_SIZE, sizeof(h)));
 }
 
 /* the next position after a record of len payload bytes at p */
@@ -294,21 +295,21 @@ check_health(struct wal *wal)
 	if (mh.device_id_known)
 		dev_crc = rpma_crc32c(0, mh.device_id, strlen(mh.device_id)) | 1;
 	if (wal->hdr.state == STATE_OPEN)
-		wal->health |= WAL_HEALTH_NOT_CLOSED;
+		wal->health |= REPL_HEALTH_NOT_CLOSED;
 	if (!mh.usc_known || !dev_crc)
-		wal->health |= WAL_HEALTH_USC_UNKNOWN;
+		wal->health |= REPL_HEALTH_USC_UNKNOWN;
 	else if (wal->hdr.state == STATE_OPEN && wal->hdr.dev_crc == dev_crc &&
 		 wal->hdr.usc != mh.usc)
-		wal->health |= WAL_HEALTH_UNSAFE_SHUTDOWN;
+		wal->health |= REPL_HEALTH_UNSAFE_SHUTDOWN;
 	if (!mh.badblocks_known)
-		wal->health |= WAL_HEALTH_BADBLOCKS_UNKNOWN;
+		wal->health |= REPL_HEALTH_BADBLOCKS_UNKNOWN;
 	else if (mh.badblocks)
-		wal->health |= WAL_HEALTH_BAD_BLOCKS;
-	if (wal->health & WAL_HEALTH_UNSAFE_SHUTDOWN)
+		wal->health |= REPL_HEALTH_BAD_BLOCKS;
+	if (wal->health & REPL_HEALTH_UNSAFE_SHUTDOWN)
 		REPL_LOG_ERROR("the log's device counted an unsafe shutdown while the log "
 			"was open (count %llu, now %llu): records may be lost",
 			(unsigned long long)wal->hdr.usc, (unsigned long long)mh.usc);
-	if (wal->health & WAL_HEALTH_BAD_BLOCKS)
+	if (wal->health & REPL_HEALTH_BAD_BLOCKS)
 		REPL_LOG_ERROR("%llu bad block(s), %llu bytes, overlap the log",
 			(unsigned long long)mh.badblocks,
 			(unsigned long long)mh.badblock_bytes);
@@ -382,18 +383,18 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	int kind, ret;
 
 	if (wal_ptr == NULL || region(mem, &base, &size))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	memcpy(&a, base, sizeof(a));
 	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
 	va = wal_hdr_check(&a, size, NULL) || wal_hdr_from_v1(&a, size);
 	vb = wal_hdr_check(&b, size, NULL) || wal_hdr_from_v1(&b, size);
 	if (!va && !vb)
-		return WAL_E_CORRUPT;
+		return REPL_E_CORRUPT;
 	upgrade = (va && a.version == 1) || (vb && b.version == 1);
 
 	wal = calloc(1, sizeof(*wal));
 	if (wal == NULL)
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	wal->mem = mem;
 	wal->base = base;
 	wal->hdr_copy = (va && (!vb || a.seq >= b.seq)) ? 0 : 1;
@@ -408,7 +409,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 		free(wal->idx);
 		free(wal->slots);
 		free(wal);
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	}
 	{
 		/* critical sections are a few hundred instructions: spin first */
@@ -551,13 +552,13 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	size_t done = 0;
 
 	if (wal == NULL || lsn == NULL || iovcnt < 0 || (iovcnt && iov == NULL))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	need = REC_HDR + wal_align8(len);
 	/* a record must fit with room for a WRAP in front of it */
 	if (len > UINT32_MAX || need > wal->ring_size - REC_HDR)
-		return WAL_E_TOO_BIG;
+		return REPL_E_TOO_BIG;
 
 	/* 1. reserve */
 	pthread_mutex_lock(&wal->lock);
@@ -576,7 +577,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		}
 		if (timeout_ms <= 0) {
 			pthread_mutex_unlock(&wal->lock);
-			return WAL_E_FULL;
+			return REPL_E_FULL;
 		}
 		if (!waited) {
 			until = clock_deadline(timeout_ms);
@@ -584,7 +585,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		}
 		if (pthread_cond_timedwait(&wal->space, &wal->lock, &until) == ETIMEDOUT) {
 			pthread_mutex_unlock(&wal->lock);
-			return WAL_E_FULL;
+			return REPL_E_FULL;
 		}
 	}
 	s = &wal->slots[wal->tail.lsn % PUB_SLOTS];
@@ -691,7 +692,7 @@ wal_sync(struct wal *wal, uint64_t lsn)
 	int ret = 0;
 
 	if (wal == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	if (lsn >= wal->tail.lsn)
 		lsn = wal->tail.lsn - 1;	/* everything appended so far */
@@ -740,14 +741,14 @@ wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h)
 	struct log_pos p;
 
 	if (lsn < wal->head.lsn || lsn >= wal->pub.lsn)
-		return WAL_E_NOT_FOUND;
+		return REPL_E_NOT_FOUND;
 	p = wal_idx_find(wal, lsn);
 	while (p.lsn < lsn) {
 		if (wal->ring_size - p.off < REC_HDR)
-			return WAL_E_CORRUPT;
+			return REPL_E_CORRUPT;
 		memcpy(h, wal->ring + p.off, sizeof(*h));
 		if (h->lsn != p.lsn || h->lap != p.lap)
-			return WAL_E_CORRUPT;
+			return REPL_E_CORRUPT;
 		wal_advance(wal, &p, h->len, (h->flags & FLAG_WRAP) != 0, h->crc);
 	}
 	for (int hops = 0; hops < 2; hops++) {
@@ -760,10 +761,10 @@ wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h)
 			continue;
 		default:
 			/* published, yet it fails its checksum now: the media */
-			return WAL_E_CORRUPT;
+			return REPL_E_CORRUPT;
 		}
 	}
-	return WAL_E_CORRUPT;
+	return REPL_E_CORRUPT;
 }
 
 int
@@ -774,9 +775,9 @@ wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 	int ret;
 
 	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	ret = lsn >= wal->read_limit ? WAL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
+	ret = lsn >= wal->read_limit ? REPL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
 	if (ret == 0) {
 		*len = h.len;
 		memcpy(buf, wal->ring + at.off + REC_HDR, h.len < buf_size ? h.len : buf_size);
@@ -807,9 +808,9 @@ wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
 	int ret;
 
 	if (wal == NULL || client_id == NULL || epoch == NULL || len == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
-	ret = lsn >= wal->read_limit ? WAL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
+	ret = lsn >= wal->read_limit ? REPL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
 	if (ret == 0) {
 		*client_id = h.client_id;
 		*epoch = h.epoch;
@@ -827,14 +828,14 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 	int kind, ret = 0;
 
 	if (wal == NULL || cb == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	p = from > wal->head.lsn ? wal_idx_find(wal, from) : wal->head;
 	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit) {
 		kind = wal_rec_at(wal, &p, &h);
 		if (kind == 0) {
 			/* published, yet it fails its checksum now: the media */
-			ret = WAL_E_CORRUPT;
+			ret = REPL_E_CORRUPT;
 			break;
 		}
 		/* an epoch start is the protocol's, not the database's */
@@ -855,7 +856,7 @@ wal_release(struct wal *wal, uint64_t lsn)
 	int kind, ret = 0;
 
 	if (wal == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	/* only durable records can be let go */
 	if (lsn >= wal->durable.lsn)

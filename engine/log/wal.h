@@ -15,13 +15,7 @@
 #include "rpma.h"
 
 #include "common/pos.h"
-
-/* errors of the log (negative, apart from RPMA_E_*) */
-#define WAL_E_CORRUPT	(-200001)	/* no valid header copy */
-#define WAL_E_FULL	(-200002)	/* no space before the timeout */
-#define WAL_E_TOO_BIG	(-200003)	/* a record larger than the ring can hold */
-#define WAL_E_NOT_FOUND	(-200004)	/* no such LSN in the log */
-#define WAL_E_TIMEDOUT	(-200005)	/* not durable by the rule in time */
+#include "repl.h"
 
 struct wal;
 
@@ -50,10 +44,10 @@ struct wal_identity {
 	uint64_t incarnation;
 	uint64_t epoch_inc;	/* the incarnation of the log that chose epoch */
 	uint32_t flags;		/* WAL_F_*: wal_format writes them */
-	unsigned health;	/* WAL_HEALTH_* */
+	unsigned health;	/* REPL_HEALTH_* */
 };
 
-/* format mem as an empty log (overwrites it); unknown flags: RPMA_E_INVAL */
+/* format mem as an empty log (overwrites it); unknown flags: REPL_E_INVAL */
 int wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id);
 
 /*
@@ -81,7 +75,7 @@ void wal_close(struct wal **wal_ptr);
 /*
  * Append one record (thread-safe): copies it into the ring and returns its
  * LSN; it is durable only after wal_sync() covered it.  Blocks up to
- * timeout_ms while the ring is full, then WAL_E_FULL.
+ * timeout_ms while the ring is full, then REPL_E_FULL.
  */
 int wal_append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		uint64_t client_id, int timeout_ms, uint64_t *lsn);
@@ -123,12 +117,6 @@ int wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg);
 int wal_release(struct wal *wal, uint64_t lsn);
 
 /* what the medium's checks said when the log was opened (wal_status.health) */
-#define WAL_HEALTH_NOT_CLOSED		(1u << 0) /* the last user did not close it */
-#define WAL_HEALTH_USC_UNKNOWN		(1u << 1) /* no unsafe-shutdown count */
-#define WAL_HEALTH_BADBLOCKS_UNKNOWN	(1u << 2) /* bad blocks cannot be listed */
-#define WAL_HEALTH_UNSAFE_SHUTDOWN	(1u << 8) /* power lost while open: suspect */
-#define WAL_HEALTH_BAD_BLOCKS		(1u << 9) /* bad blocks in the log: suspect */
-#define WAL_HEALTH_SUSPECT		(0xffu << 8)
 
 struct wal_status {
 	uint64_t first_lsn;	/* oldest record kept (0: none) */
@@ -137,7 +125,7 @@ struct wal_status {
 	uint64_t used;		/* bytes of the ring in use */
 	uint64_t size;		/* bytes of the ring */
 	uint64_t epoch;
-	unsigned health;	/* WAL_HEALTH_* */
+	unsigned health;	/* REPL_HEALTH_* */
 };
 
 void wal_status(struct wal *wal, struct wal_status *st);
@@ -172,8 +160,8 @@ int wal_refresh_persist(struct wal *wal);
 
 /*
  * The checksum of records from..to (wal_verify.c says of what): equal on
- * two logs if they hold the same records.  WAL_E_NOT_FOUND if this log
- * does not hold them all, WAL_E_CORRUPT if a record header in the way is
+ * two logs if they hold the same records.  REPL_E_NOT_FOUND if this log
+ * does not hold them all, REPL_E_CORRUPT if a record header in the way is
  * damaged.
  */
 int wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc);

@@ -87,7 +87,7 @@ struct wal {
 	bool syncing;
 	uint64_t read_limit;	/* readers see LSNs below it (a replica's commit) */
 
-	unsigned health;	/* WAL_HEALTH_* found at open */
+	unsigned health;	/* REPL_HEALTH_* found at open */
 
 	/* every IDX_STRIDE-th LSN's position, so a read scans few records */
 	struct log_pos *idx;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "log/wal_internal.h"
+#include "common/errors.h"
 
 void
 wal_positions(struct wal *wal, struct log_pos *head, struct log_pos *pub,
@@ -56,10 +57,10 @@ wal_pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after)
 	int ret;
 
 	if (wal == NULL || after == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	if (lsn + 1 < wal->head.lsn || lsn >= wal->pub.lsn)
-		ret = WAL_E_NOT_FOUND;
+		ret = REPL_E_NOT_FOUND;
 	else
 		ret = pos_after(wal, lsn, after);
 	pthread_mutex_unlock(&wal->lock);
@@ -97,7 +98,7 @@ int
 wal_refresh(struct wal *wal)
 {
 	if (wal == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	scan_forward(wal);
 	pthread_mutex_unlock(&wal->lock);
@@ -166,7 +167,7 @@ wal_note_persisted(struct wal *wal, const struct log_pos *p)
 	struct log_pos own;
 
 	if (wal == NULL || p == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	if (p->lsn > wal->durable.lsn && p->lsn <= wal->pub.lsn &&
 	    pos_after(wal, p->lsn - 1, &own) == 0 && pos_equal(&own, p)) {
@@ -183,7 +184,7 @@ wal_refresh_persist(struct wal *wal)
 	struct log_pos pub;
 
 	if (wal == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	wal_refresh(wal);
 	wal_positions(wal, NULL, &pub, NULL);
 	return pub.lsn > 1 ? wal_sync(wal, pub.lsn - 1) : 0;
@@ -196,10 +197,10 @@ wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch)
 	int ret = 0;
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	if (wal->tail.lsn != wal->pub.lsn || wal->syncing) {
-		ret = RPMA_E_INVAL;	/* appends in flight: not a replica */
+		ret = REPL_E_INVAL;	/* appends in flight: not a replica */
 		goto out;
 	}
 	scan_forward(wal);
@@ -233,12 +234,12 @@ wal_set_head(struct wal *wal, const struct log_pos *at)
 	int ret = 0;
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	scan_forward(wal);
 	if (at->lsn < wal->head.lsn || at->lsn > wal->pub.lsn ||
 	    pos_after(wal, at->lsn - 1, &own) || !pos_equal(&own, at)) {
-		ret = WAL_E_NOT_FOUND;	/* only forward, along our chain */
+		ret = REPL_E_NOT_FOUND;	/* only forward, along our chain */
 		goto out;
 	}
 	if (pos_equal(at, &wal->head))
@@ -266,7 +267,7 @@ set_promise(struct wal *wal, uint64_t epoch, uint64_t epoch_inc, bool floor)
 	int ret;
 
 	if (wal == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	nh = wal->hdr;
 	if (!floor || epoch > nh.epoch) {

@@ -18,6 +18,7 @@
 
 #include "crc32c.h"
 #include "log/wal_internal.h"
+#include "common/errors.h"
 
 #define IDENT_SIZE 24
 
@@ -30,10 +31,10 @@ wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc)
 	int ret = 0;
 
 	if (wal == NULL || crc == NULL || from == 0 || to < from)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&wal->lock);
 	if (from < wal->head.lsn || to >= wal->pub.lsn) {
-		ret = WAL_E_NOT_FOUND;
+		ret = REPL_E_NOT_FOUND;
 		goto out;
 	}
 	p = wal_idx_find(wal, from);
@@ -42,13 +43,13 @@ wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc)
 		bool wrap;
 
 		if (wal->ring_size - p.off < REC_HDR) {
-			ret = WAL_E_CORRUPT;
+			ret = REPL_E_CORRUPT;
 			break;
 		}
 		memcpy(&h, wal->ring + p.off, sizeof(h));
 		if (h.lsn != p.lsn || h.lap != p.lap ||
 		    h.len > wal->ring_size - p.off - REC_HDR) {
-			ret = WAL_E_CORRUPT;
+			ret = REPL_E_CORRUPT;
 			break;
 		}
 		wrap = (h.flags & FLAG_WRAP) != 0;

@@ -27,6 +27,7 @@
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
 #include "common/elog.h"
+#include "common/errors.h"
 
 int
 cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
@@ -62,7 +63,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
 		return 0;
 	if (atomic_load(&c->fenced))
-		return CLUSTER_E_FENCED;
+		return REPL_E_UNKNOWN;
 	/* then leave it to the links, asleep until they are done */
 	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
@@ -79,11 +80,11 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		c->waiters--;
 		if (c->durable_lsn <= lsn && atomic_load(&c->fenced)) {
 			pthread_mutex_unlock(&c->lock);
-			return CLUSTER_E_FENCED;
+			return REPL_E_UNKNOWN;
 		}
 		if (ret == ETIMEDOUT && c->durable_lsn <= lsn) {
 			pthread_mutex_unlock(&c->lock);
-			return WAL_E_TIMEDOUT;
+			return REPL_E_TIMEDOUT;
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -160,7 +161,7 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	uint64_t left;
 
 	if (c == NULL || st == NULL || i < 0 || i >= c->cfg.n_replicas)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	pthread_mutex_lock(&c->lock);
 	/* under c->lock: no flush completes meanwhile, so flushed <= pub */
 	wal_positions(c->wal, NULL, &pub, NULL);
@@ -262,10 +263,10 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	if (cfg == NULL || mem == NULL || wal == NULL || c_ptr == NULL ||
 	    cfg->n_replicas < 0 || cfg->n_replicas > 64 || cfg->quorum < 0 ||
 	    cfg->quorum > cfg->n_replicas || cfg->provider == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	c->cfg = *cfg;
 	c->replicas = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
 		sizeof(*c->replicas));
@@ -275,7 +276,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		free(c->replicas);
 		free(c->names);
 		free(c);
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	}
 	for (int i = 0; i < cfg->n_replicas; i++) {
 		const struct cluster_replica *r = &cfg->replicas[i];
@@ -288,7 +289,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 			free(c->replicas);
 			free(c->names);
 			free(c);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 		strcpy(c->names[i][0], r->host);
 		strcpy(c->names[i][1], r->ctl_port);
@@ -339,7 +340,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 
 		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
 			REPL_LOG_ERROR("TLS needs a CA, a certificate and a key");
-			ret = RPMA_E_INVAL;
+			ret = REPL_E_INVAL;
 			goto err;
 		}
 		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0, &c->tls,
@@ -347,7 +348,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		    (cfg->listen_port && ctl_tls_new(cfg->tls_ca, cfg->tls_cert,
 				cfg->tls_key, 1, &c->fence_tls, &why))) {
 			REPL_LOG_ERROR("%s", why);
-			ret = RPMA_E_INVAL;
+			ret = REPL_E_INVAL;
 			goto err;
 		}
 	} else {
@@ -365,14 +366,14 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	if (c->id.node_id > 0xffff) {
 		/* epochs carry it in 16 bits (promote.c) */
 		REPL_LOG_ERROR("node id %u is above 65535", c->id.node_id);
-		ret = RPMA_E_INVAL;
+		ret = REPL_E_INVAL;
 		goto err;
 	}
 	if ((ret = cluster_ms_choose(c)))
 		goto err;
 	c->links = calloc((size_t)(c->n_links ? c->n_links : 1), sizeof(*c->links));
 	if (c->links == NULL) {
-		ret = RPMA_E_NOMEM;
+		ret = REPL_E_NOMEM;
 		goto err;
 	}
 	for (int i = 0; i < c->n_links; i++) {
@@ -382,7 +383,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->links[i].ctl_port = c->peers[i].port;
 	}
 	if ((ret = cluster_promote(c)) || (ret = cluster_ms_adopt(c))) {
-		if (ret == CLUSTER_E_MEMBERSHIP || ret == CLUSTER_E_NO_QUORUM)
+		if (ret == REPL_E_MEMBERSHIP || ret == REPL_E_NO_QUORUM)
 			goto err;
 		REPL_LOG_ERROR("cannot become the primary (%d)", ret);
 		goto err;
@@ -409,7 +410,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 			pthread_mutex_destroy(&l->io_lock);
 			c->n_links = i;
 			cluster_stop(&c);
-			return RPMA_E_PROVIDER;
+			return REPL_E_NOMEM;	/* no thread or fd: resources */
 		}
 	}
 	/* not fatal: without it a promotion elsewhere cannot fence this one */

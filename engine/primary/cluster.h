@@ -51,7 +51,7 @@ struct cluster_cfg {
 	 * A restart of a node that was the primary, not a promotion asked
 	 * for: if its log last followed another node's epoch, or a replica
 	 * follows a newer primary's epoch (asked before every round of
-	 * fencing), refuse (CLUSTER_E_SUPERSEDED) before fencing that round.
+	 * fencing), refuse (REPL_E_SUPERSEDED) before fencing that round.
 	 */
 	bool refuse_if_superseded;
 	/*
@@ -60,7 +60,7 @@ struct cluster_cfg {
 	 * it does not listen.
 	 */
 	const char *listen_addr, *listen_port;
-	/* FABRIC_FLUSH_*: how a flush persists on the replicas */
+	/* REPL_FLUSH_*: how a flush persists on the replicas */
 	int flush_method;
 };
 
@@ -69,28 +69,26 @@ struct cluster_cfg {
  * links start connecting; the log must stay open meanwhile.  With a
  * change of the membership it waits up to promote_wait_ms for the change
  * to commit, and returns either way (cluster_config_joint() tells).
- * CLUSTER_E_NO_QUORUM: fewer than N - k nodes could be fenced.
+ * REPL_E_NO_QUORUM: fewer than N - k nodes could be fenced.
  */
-#define CLUSTER_E_NO_QUORUM (-200101)
 /*
  * The configuration is not the stored membership and no change was
  * asked, or the change cannot be made (membership.h)
  */
-#define CLUSTER_E_MEMBERSHIP (-200102)
 /* the log holds no membership and this is no bootstrap (or one refused) */
-#define CLUSTER_E_NOT_MEMBER (-200103)
 /*
  * refuse_if_superseded, and this log followed another node's epoch, or a
  * replica follows a newer primary
  */
-#define CLUSTER_E_SUPERSEDED (-200104)
 int cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		struct wal *wal, struct cluster **c_ptr);
 void cluster_stop(struct cluster **c_ptr);
 
 /*
  * Return once every record up to lsn is persistent locally and flushed on
- * `quorum` replicas: 0, or WAL_E_TIMEDOUT after timeout_ms (< 0: forever).
+ * `quorum` replicas: 0, or REPL_E_TIMEDOUT after timeout_ms (< 0: forever),
+ * or REPL_E_UNKNOWN when this primary was fenced first (the record may or
+ * may not be kept: the new primary knows).
  */
 int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
 
@@ -100,12 +98,6 @@ int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
  * the local one.  Records not yet on every live replica are kept.
  */
 int cluster_release(struct cluster *c, uint64_t lsn);
-
-/*
- * cluster_wait_durable: a newer primary fenced the replicas before lsn
- * became durable here; it may or may not be kept (the new primary knows).
- */
-#define CLUSTER_E_FENCED (-200100)
 
 /* a replica follows a newer primary: this one must not append any more */
 bool cluster_fenced(struct cluster *c);
@@ -145,19 +137,17 @@ int cluster_links_up(struct cluster *c);
 /*
  * Compare the records from..to (clamped to what this primary keeps, its
  * commit point and what replica i has flushed) with replica i's copy, by
- * checksums of ranges of CLUSTER_VERIFY_RANGE records computed on each
- * side.  0 when compared (res->mismatches may be > 0); RPMA_E_INVAL;
- * WAL_E_TIMEDOUT when the replica is not streaming, goes down or does not
- * answer in time; CLUSTER_E_FENCED; res->why says why.
+ * checksums of ranges of REPL_VERIFY_RANGE records computed on each
+ * side.  0 when compared (res->mismatches may be > 0); REPL_E_INVAL;
+ * REPL_E_TIMEDOUT when the replica is not streaming, goes down or does not
+ * answer in time; REPL_E_FENCED; res->why says why.
  */
-#define CLUSTER_VERIFY_RANGE 256
-#define CLUSTER_VERIFY_SHOW 8
 
 struct cluster_verify_result {
 	uint64_t from, to;	/* what was compared */
 	uint64_t ranges;
 	uint64_t mismatches;
-	struct { uint64_t from, to; } bad[CLUSTER_VERIFY_SHOW];
+	struct { uint64_t from, to; } bad[REPL_VERIFY_SHOW];
 	char why[160];
 };
 

@@ -15,6 +15,7 @@
 
 #include "primary/primary.h"
 #include "common/elog.h"
+#include "common/errors.h"
 
 /* a port number: 1..65535, digits only; 0 if not */
 static uint16_t
@@ -46,7 +47,7 @@ build_conf(struct cluster *c)
 	if (c->cfg.n_replicas + 1 > MEMBERSHIP_NODES_MAX) {
 		REPL_LOG_ERROR("at most %d replicas (a membership lists %d nodes)",
 			MEMBERSHIP_NODES_MAX - 1, MEMBERSHIP_NODES_MAX);
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	}
 	ms->count = 1 + (uint32_t)c->cfg.n_replicas;
 	ms->k = (uint32_t)c->cfg.quorum;
@@ -60,7 +61,7 @@ build_conf(struct cluster *c)
 				"at most %d characters and a numeric port are "
 				"needed", c->cfg.listen_addr, c->cfg.listen_port,
 				MEMBER_HOST_MAX);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 		snprintf(self->host, sizeof(self->host), "%s", c->cfg.listen_addr);
 	}
@@ -74,7 +75,7 @@ build_conf(struct cluster *c)
 			REPL_LOG_ERROR("replica %s:%s: a host of at most %d characters "
 				"and a numeric port are needed", r->host, r->ctl_port,
 				MEMBER_HOST_MAX);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 		snprintf(e->host, sizeof(e->host), "%s", r->host);
 	}
@@ -87,7 +88,7 @@ build_conf(struct cluster *c)
 			REPL_LOG_ERROR("the configuration is no membership (%s): a "
 				"replica listed twice, or listed at this node's "
 				"own control address?", why);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 	}
 	return 0;
@@ -129,7 +130,7 @@ from_v1(struct cluster *c, struct membership *out)
 			"for nothing until a primary gives it a version 2 one",
 			(unsigned long long)v1->config_epoch,
 			(unsigned long long)(c->id.epoch & 0xffff));
-		return CLUSTER_E_NOT_MEMBER;
+		return REPL_E_NOT_MEMBER;
 	}
 	*out = *v1;
 	out->v1 = false;
@@ -165,7 +166,7 @@ choose_peers(struct cluster *c)
 		if (named)
 			continue;
 		if (n == CLUSTER_PEERS_MAX)
-			return RPMA_E_INVAL;	/* cannot be: both are bounded */
+			return REPL_E_INVAL;	/* cannot be: both are bounded */
 		memcpy(c->peers[n].host, m->host, sizeof(c->peers[n].host));
 		snprintf(c->peers[n].port, sizeof(c->peers[n].port), "%u",
 			(unsigned)m->port);
@@ -213,7 +214,7 @@ cluster_ms_choose(struct cluster *c)
 				"finish it, then change it again",
 				(unsigned long long)u->config_epoch,
 				membership_nodes(u, MEMBER_F_NEW), u->k);
-			return CLUSTER_E_MEMBERSHIP;
+			return REPL_E_MEMBERSHIP;
 		}
 		if (!membership_same(&t, &c->conf_ms, id))
 			REPL_LOG_WARNING("membership: the log holds a change in "
@@ -235,7 +236,7 @@ cluster_ms_choose(struct cluster *c)
 			"change it", c->cfg.n_replicas, c->cfg.quorum,
 			(unsigned long long)c->stored.config_epoch,
 			membership_nodes(u, MEMBER_F_NEW), u->k);
-		return CLUSTER_E_MEMBERSHIP;
+		return REPL_E_MEMBERSHIP;
 	}
 	if (c->plan == CLUSTER_PLAN_CHANGE) {
 		struct membership j;
@@ -247,11 +248,11 @@ cluster_ms_choose(struct cluster *c)
 				"control address (listen_addr and listen_port), and "
 				"every node of the new configuration must be reachable "
 				"by address");
-			return CLUSTER_E_MEMBERSHIP;
+			return REPL_E_MEMBERSHIP;
 		}
 		if (membership_joint(u, &c->conf_ms, id, &j, &why)) {
 			REPL_LOG_ERROR("membership change refused: %s", why);
-			return CLUSTER_E_MEMBERSHIP;
+			return REPL_E_MEMBERSHIP;
 		}
 	}
 	if (c->plan == CLUSTER_PLAN_KEEP || c->plan == CLUSTER_PLAN_FINISH) {
@@ -264,7 +265,7 @@ cluster_ms_choose(struct cluster *c)
 				"(configuration epoch %llu): a change removes it",
 				(unsigned)id, c->plan == CLUSTER_PLAN_FINISH ? "new" :
 				"current", (unsigned long long)u->config_epoch);
-			return CLUSTER_E_NOT_MEMBER;
+			return REPL_E_NOT_MEMBER;
 		}
 	}
 	if ((ret = choose_peers(c)))
@@ -348,7 +349,7 @@ cluster_ms_adopt(struct cluster *c)
 		if (membership_joint(&s, &t, c->id.node_id, &next, &why)) {
 			REPL_LOG_ERROR("membership change refused once the nodes "
 				"answered: %s", why);
-			return CLUSTER_E_MEMBERSHIP;
+			return REPL_E_MEMBERSHIP;
 		}
 		REPL_LOG_NOTICE("membership: configuration epoch %llu (%u nodes, k "
 			"%u) becomes %u nodes, k %u, through the joint configuration "
@@ -360,7 +361,7 @@ cluster_ms_adopt(struct cluster *c)
 		break;
 	}
 	default:
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	}
 	if ((ret = membership_store(c->mem, &next)))
 		return ret;

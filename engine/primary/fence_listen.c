@@ -27,6 +27,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/elog.h"
+#include "common/errors.h"
 
 #define POLL_MS 100	/* how soon a stop is seen */
 
@@ -130,7 +131,7 @@ fence_listen_start(struct cluster *c)
 	}
 	if (pthread_create(&c->fence_thread, NULL, fence_listen_main, c) != 0) {
 		ctl_listener_close(&c->fence_listener);
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	}
 	c->fence_running = true;
 	return 0;

@@ -320,7 +320,7 @@ link_connect(struct link *l)
 		link_fail(l, "%s", why);
 		return -1;
 	}
-	if (c->cfg.flush_method == FABRIC_FLUSH_APM &&
+	if (c->cfg.flush_method == REPL_FLUSH_APM &&
 	    hr.backend != CTL_BACKEND_PMEM) {
 		/* a READ after the writes reaches its memory, not its medium */
 		link_fail(l, "APM is configured, but the replica keeps its ring in "

@@ -14,6 +14,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
+#include "common/errors.h"
 
 /* does the replica's chain hold the same position after lsn as ours? */
 static int
@@ -120,7 +121,7 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 	snprintf(port, sizeof(port), "%u", (unsigned)hr->data_port);
 	ccfg = fabric_conn_cfg(c->cfg.provider, 4 * LINK_DEPTH + 8,
 		c->cfg.down_timeout_ms);
-	ret = ccfg ? rpma_conn_req_new(c->peer, host, port, ccfg, &req) : RPMA_E_NOMEM;
+	ret = ccfg ? rpma_conn_req_new(c->peer, host, port, ccfg, &req) : REPL_E_NOMEM;
 	rpma_conn_cfg_delete(&ccfg);
 	if (ret == 0) {
 		/* over TLS, the admission token of this session opens the door */

@@ -54,6 +54,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/elog.h"
+#include "common/errors.h"
 
 #define TERM_SHIFT 16
 #define ROUNDS_MAX 8		/* STALE answers before giving up */
@@ -414,7 +415,7 @@ bootstrap_holder(const struct cluster *c, int i, const struct fenced *f)
 		f->hr.config_epoch ? "a membership" :
 		f->hr.tail_epoch ? "records of an epoch" :
 		f->hr.prior_epoch ? "a promise to a primary" : "records");
-	return CLUSTER_E_NOT_MEMBER;
+	return REPL_E_NOT_MEMBER;
 }
 
 /* a bootstrap refused because `missing` of the n other nodes did not answer */
@@ -425,7 +426,7 @@ bootstrap_unheard(int missing, int n)
 		"node of the configuration, each holding nothing, and %d of %d "
 		"did not answer: a node not heard from may hold a cluster's "
 		"records", missing, n);
-	return CLUSTER_E_NO_QUORUM;
+	return REPL_E_NO_QUORUM;
 }
 
 /*
@@ -535,8 +536,8 @@ superseded(struct cluster *c, struct fenced *f, int n)
 /*
  * A bootstrap asks before it fences: every other node, with PROBE (which
  * changes nothing), until each answered or `until`.  0 once all answered
- * empty; CLUSTER_E_NOT_MEMBER if one holds something (the cluster
- * exists), CLUSTER_E_NO_QUORUM if not all answered; either way no node
+ * empty; REPL_E_NOT_MEMBER if one holds something (the cluster
+ * exists), REPL_E_NO_QUORUM if not all answered; either way no node
  * was changed, so a refused bootstrap can be tried again.
  */
 static int
@@ -598,7 +599,7 @@ cluster_promote(struct cluster *c)
 	struct wal_status st;
 	struct log_pos pub;
 	struct tally t;
-	int rounds = 0, best, ret = CLUSTER_E_NO_QUORUM;
+	int rounds = 0, best, ret = REPL_E_NO_QUORUM;
 	uint16_t self = 0;
 	bool self_ok, probe;
 
@@ -609,7 +610,7 @@ cluster_promote(struct cluster *c)
 			REPL_LOG_ERROR("bootstrap refused: this node's log is not new "
 				"(it holds %s): the cluster was bootstrapped before",
 				c->stored.config_epoch ? "a membership" : "records");
-			return CLUSTER_E_NOT_MEMBER;
+			return REPL_E_NOT_MEMBER;
 		}
 	} else if (c->stored.config_epoch == 0) {
 		REPL_LOG_ERROR("promotion refused: this node's log holds no "
@@ -617,26 +618,26 @@ cluster_promote(struct cluster *c)
 			"know under which rule records were acknowledged (a new or "
 			"replaced log: bootstrap a new cluster, or let a primary "
 			"catch this node up as a replica)");
-		return CLUSTER_E_NOT_MEMBER;
+		return REPL_E_NOT_MEMBER;
 	}
 	/* epoch space first: nothing is fenced for a promotion that cannot be */
 	if ((epoch = epoch_above(c->id.epoch, c->id.node_id)) == 0) {
 		REPL_LOG_ERROR("promotion refused: epochs are exhausted (this log "
 			"follows %llu)", (unsigned long long)c->id.epoch);
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	}
 	if (c->cfg.refuse_if_superseded && !c->cfg.bootstrap &&
 	    followed_another(c))
-		return CLUSTER_E_SUPERSEDED;
+		return REPL_E_SUPERSEDED;
 	probe = c->cfg.refuse_if_superseded && c->id.epoch != 0;
 	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	if (c->cfg.bootstrap && (ret = bootstrap_probe(c, f, n, epoch, until))) {
 		free(f);
 		return ret;
 	}
-	self_ok = !(st.health & WAL_HEALTH_SUSPECT);
+	self_ok = !(st.health & REPL_HEALTH_SUSPECT);
 	if (!self_ok)
 		REPL_LOG_WARNING("promotion: this node's log is suspect (health "
 			"0x%x): it does not count toward the N - k nodes",
@@ -653,7 +654,7 @@ cluster_promote(struct cluster *c)
 		uint64_t stale = 0;
 
 		if (probe && superseded(c, f, n)) {
-			ret = CLUSTER_E_SUPERSEDED;
+			ret = REPL_E_SUPERSEDED;
 			goto out;
 		}
 		tally_init(under, &t);
@@ -676,7 +677,7 @@ cluster_promote(struct cluster *c)
 						c->peers[i].port,
 						(unsigned long long)f[i].hr.config_epoch,
 						(unsigned long long)under->config_epoch);
-					ret = CLUSTER_E_NO_QUORUM;
+					ret = REPL_E_NO_QUORUM;
 					goto out;
 				}
 				if (c->cfg.bootstrap && holds_state(&f[i], epoch)) {
@@ -699,7 +700,7 @@ cluster_promote(struct cluster *c)
 			}
 		}
 		if (distinct_nodes(c, f, n)) {
-			ret = CLUSTER_E_NO_QUORUM;
+			ret = REPL_E_NO_QUORUM;
 			goto out;
 		}
 		if (stale) {
@@ -713,21 +714,21 @@ cluster_promote(struct cluster *c)
 					"wanted", (unsigned long long)stale,
 					(unsigned long long)(stale & 0xffff),
 					(unsigned long long)c->id.epoch);
-				ret = CLUSTER_E_SUPERSEDED;
+				ret = REPL_E_SUPERSEDED;
 				goto out;
 			}
 			/* someone got there first: go above it */
 			if (++rounds >= ROUNDS_MAX) {
 				REPL_LOG_ERROR("promotion: epochs keep moving under it "
 					"(another node is promoting?)");
-				ret = CLUSTER_E_NO_QUORUM;
+				ret = REPL_E_NO_QUORUM;
 				goto out;
 			}
 			if ((epoch = epoch_above(stale, c->id.node_id)) == 0) {
 				REPL_LOG_ERROR("promotion refused: epochs are exhausted "
 					"(a replica follows %llu)",
 					(unsigned long long)stale);
-				ret = RPMA_E_INVAL;
+				ret = REPL_E_INVAL;
 				goto out;
 			}
 			continue;
@@ -768,7 +769,7 @@ cluster_promote(struct cluster *c)
 						"only", t.new, t.need_new,
 						membership_nodes(under, MEMBER_F_NEW), under->k,
 						(unsigned long long)under->config_epoch);
-				ret = CLUSTER_E_NO_QUORUM;
+				ret = REPL_E_NO_QUORUM;
 				goto out;
 			}
 			REPL_LOG_ERROR("FORCED promotion with %u of the %u nodes needed "
@@ -814,7 +815,7 @@ cluster_promote(struct cluster *c)
 			REPL_LOG_ERROR("promotion: cannot copy the tail of replica "
 				"%s:%s: %s", c->peers[best].host,
 				c->peers[best].port, f[best].why);
-			ret = RPMA_E_PROVIDER;
+			ret = REPL_E_TRANSPORT;
 			goto out;
 		}
 	}

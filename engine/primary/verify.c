@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "primary/primary.h"
+#include "common/errors.h"
 
 /* ------------------------------------------------------------------ */
 /* the caller's side                                                  */
@@ -44,12 +45,12 @@ ask_replica(struct cluster *c, struct link *l, const struct ctl_verify *q,
 	while (l->verify.answered < want) {
 		if (atomic_load(&c->fenced)) {
 			snprintf(why, n, "this primary is fenced: %.100s", c->fenced_why);
-			ret = CLUSTER_E_FENCED;
+			ret = REPL_E_FENCED;
 			break;
 		}
 		if (l->state != LINK_STREAMING || l->reconnects != reconnects) {
 			snprintf(why, n, "replica %d went down: %.100s", l->idx, l->why);
-			ret = WAL_E_TIMEDOUT;
+			ret = REPL_E_TIMEDOUT;
 			break;
 		}
 		c->waiters++;
@@ -58,7 +59,7 @@ ask_replica(struct cluster *c, struct link *l, const struct ctl_verify *q,
 		if (ret == ETIMEDOUT && l->verify.answered < want) {
 			snprintf(why, n, "replica %d did not answer within %d ms",
 				l->idx, c->cfg.down_timeout_ms);
-			ret = WAL_E_TIMEDOUT;
+			ret = REPL_E_TIMEDOUT;
 			break;
 		}
 		ret = 0;
@@ -77,16 +78,16 @@ verify_chunk(struct cluster *c, struct link *l, uint64_t reconnects,
 		uint64_t lo, uint64_t hi, struct cluster_verify_result *res,
 		bool *stopped)
 {
-	struct ctl_verify q = { lo, hi, CLUSTER_VERIFY_RANGE };
+	struct ctl_verify q = { lo, hi, REPL_VERIFY_RANGE };
 	uint32_t ours[CTL_VERIFY_RANGES_MAX];
 	struct ctl_verify_reply theirs;
-	uint32_t n = (uint32_t)ctl_verify_ranges(lo, hi, CLUSTER_VERIFY_RANGE);
+	uint32_t n = (uint32_t)ctl_verify_ranges(lo, hi, REPL_VERIFY_RANGE);
 	int ret;
 
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = lo + (uint64_t)i * CLUSTER_VERIFY_RANGE;
-		uint64_t b = hi - a < CLUSTER_VERIFY_RANGE ? hi :
-			a + CLUSTER_VERIFY_RANGE - 1;
+		uint64_t a = lo + (uint64_t)i * REPL_VERIFY_RANGE;
+		uint64_t b = hi - a < REPL_VERIFY_RANGE ? hi :
+			a + REPL_VERIFY_RANGE - 1;
 
 		if (wal_range_crc(c->wal, a, b, &ours[i]) != 0) {
 			/* released here meanwhile (or damaged): compare what came before */
@@ -106,15 +107,15 @@ verify_chunk(struct cluster *c, struct link *l, uint64_t reconnects,
 			sizeof(res->why))))
 		return ret;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t a = lo + (uint64_t)i * CLUSTER_VERIFY_RANGE;
-		uint64_t b = hi - a < CLUSTER_VERIFY_RANGE ? hi :
-			a + CLUSTER_VERIFY_RANGE - 1;
+		uint64_t a = lo + (uint64_t)i * REPL_VERIFY_RANGE;
+		uint64_t b = hi - a < REPL_VERIFY_RANGE ? hi :
+			a + REPL_VERIFY_RANGE - 1;
 
 		res->ranges++;
 		/* a range the replica does not hold in full differs too */
 		if (!(theirs.flags[i] & CTL_VERIFY_F_MISSING) && theirs.crc[i] == ours[i])
 			continue;
-		if (res->mismatches < CLUSTER_VERIFY_SHOW) {
+		if (res->mismatches < REPL_VERIFY_SHOW) {
 			res->bad[res->mismatches].from = a;
 			res->bad[res->mismatches].to = b;
 		}
@@ -127,7 +128,7 @@ int
 cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 		struct cluster_verify_result *res)
 {
-	const uint64_t chunk = (uint64_t)CLUSTER_VERIFY_RANGE * CTL_VERIFY_RANGES_MAX;
+	const uint64_t chunk = (uint64_t)REPL_VERIFY_RANGE * CTL_VERIFY_RANGES_MAX;
 	struct link *l;
 	struct log_pos head;
 	uint64_t lo, hi, commit, flushed = 0, reconnects;
@@ -136,7 +137,7 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 	int ret = 0;
 
 	if (c == NULL || res == NULL || i < 0 || i >= c->cfg.n_replicas || from > to)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	memset(res, 0, sizeof(*res));
 	l = &c->links[i];
 	pthread_mutex_lock(&c->verify_lock);
@@ -150,11 +151,11 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 	if (atomic_load(&c->fenced)) {
 		snprintf(res->why, sizeof(res->why), "this primary is fenced: %.100s",
 			c->fenced_why);
-		ret = CLUSTER_E_FENCED;
+		ret = REPL_E_FENCED;
 	} else if (state != LINK_STREAMING) {
 		snprintf(res->why, sizeof(res->why), "replica %d is not streaming%s%.100s",
 			i, l->why[0] ? ": " : "", l->why);
-		ret = WAL_E_TIMEDOUT;
+		ret = REPL_E_TIMEDOUT;
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (ret)

@@ -24,6 +24,7 @@
 #include "common/clock.h"
 #include "common/elog.h"
 #include "replica/promise_floor.h"
+#include "common/errors.h"
 
 #define FLOOR_LOG_MS 10000	/* a round short of answers: logged this often */
 #define FLOOR_STEP_MS 100	/* an answer is waited for in steps this long */
@@ -72,11 +73,11 @@ promise_floor_new(const struct replica_cfg *cfg, const uint8_t uuid[16],
 	int k = cfg->quorum > 0 ? cfg->quorum : 0;
 
 	if (cfg->n_peers <= 0 || cfg->peers == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	if ((f = calloc(1, sizeof(*f))) == NULL ||
 	    (f->p = calloc((size_t)cfg->n_peers, sizeof(*f->p))) == NULL) {
 		free(f);
-		return RPMA_E_NOMEM;
+		return REPL_E_NOMEM;
 	}
 	f->n = cfg->n_peers;
 	/* k + 1 of them; with no more than k peers, every one */

@@ -33,8 +33,8 @@ struct promise_floor;
  * For the log of identity id (its cluster, node id and incarnation) with
  * the ring of ring_size bytes and checkpoint head: the peers and k of cfg
  * (copied), its timeout; tls a client context or NULL (plain TCP), owned
- * by the caller and kept until promise_floor_delete.  0, or RPMA_E_INVAL
- * (no peers), RPMA_E_NOMEM.
+ * by the caller and kept until promise_floor_delete.  0, or REPL_E_INVAL
+ * (no peers), REPL_E_NOMEM.
  */
 int promise_floor_new(const struct replica_cfg *cfg, const uint8_t uuid[16],
 		uint32_t node_id, uint64_t incarnation, uint64_t ring_size,

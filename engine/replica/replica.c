@@ -48,6 +48,7 @@
 #include "replica/replica.h"
 #include "replica/promise_floor.h"
 #include "log/wal.h"
+#include "common/errors.h"
 
 _Static_assert(CTL_BACKEND_PMEM == RPMA_EXT_MEM_PMEM &&
 	CTL_BACKEND_FILE == RPMA_EXT_MEM_FILE &&
@@ -105,7 +106,7 @@ open_log(struct replica *r)
 		return ret;
 	ret = rpma_ext_mem_open(cfg->backend, cfg->path, make ? cfg->size : 0,
 		make ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
-	if (ret) {
+	if ((ret = err_medium(ret))) {
 		REPL_LOG_ERROR("replica: cannot open its log %s", cfg->path);
 		return ret;
 	}
@@ -116,7 +117,7 @@ open_log(struct replica *r)
 			"takes its promise floor from other nodes of its "
 			"configuration before it serves a primary, and the "
 			"configuration lists none (peers)", cfg->path);
-		return REPLICA_E_NO_PEERS;
+		return REPL_E_NO_PEERS;
 	}
 	if (cfg->reinit || (kind == WAL_PROBE_BLANK && cfg->create)) {
 		/*
@@ -143,14 +144,14 @@ open_log(struct replica *r)
 			"zero): refused; a blank medium is made a log only for a "
 			"new cluster (create) or for a replica made anew (reinit)",
 			cfg->path);
-		return REPLICA_E_BLANK;
+		return REPL_E_BLANK;
 	} else if (kind == WAL_PROBE_DAMAGED || kind == WAL_PROBE_FOREIGN) {
 		REPL_LOG_ERROR("replica: %s %s: refused (reinit makes it a new, "
 			"empty log, losing what it holds)", cfg->path,
 			kind == WAL_PROBE_DAMAGED ? "holds a damaged log (both header "
 			"copies fail their checks)" : "holds no log but other data "
 			"(a mistyped path?)");
-		return WAL_E_CORRUPT;
+		return REPL_E_CORRUPT;
 	}
 	ret = wal_open(r->mem, &r->wal);
 	if (ret) {
@@ -160,7 +161,7 @@ open_log(struct replica *r)
 	wal_identity(r->wal, &r->id, &r->ring_size);
 	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
 		REPL_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	}
 	if (r->id.flags & WAL_F_PROMISE_PENDING) {
 		if (cfg->n_peers <= 0) {
@@ -168,7 +169,7 @@ open_log(struct replica *r)
 				"its promise floor yet; it takes it from other nodes "
 				"of its configuration before it serves a primary, and "
 				"the configuration lists none (peers)", cfg->path);
-			return REPLICA_E_NO_PEERS;
+			return REPL_E_NO_PEERS;
 		}
 		if (!cfg->reinit)
 			REPL_LOG_NOTICE("replica: %s was made anew and has not taken "
@@ -207,19 +208,19 @@ open_endpoints(struct replica *r)
 
 		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
 			REPL_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 1, &r->tls,
 				&why)) {
 			REPL_LOG_ERROR("replica: %s", why);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 		/* the floor's questions: this node's own certificate, as a client */
 		if ((r->id.flags & WAL_F_PROMISE_PENDING) &&
 		    ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0,
 				&r->floor_tls, &why)) {
 			REPL_LOG_ERROR("replica: %s", why);
-			return RPMA_E_INVAL;
+			return REPL_E_INVAL;
 		}
 	} else {
 		REPL_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
@@ -229,7 +230,7 @@ open_endpoints(struct replica *r)
 	if (ret) {
 		REPL_LOG_ERROR("replica: cannot listen for control on %s:%s: %s",
 			cfg->addr, cfg->ctl_port, strerror(-ret));
-		return RPMA_E_PROVIDER;
+		return REPL_E_TRANSPORT;
 	}
 	return 0;
 }
@@ -289,13 +290,13 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 	int ret;
 
 	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
-		return RPMA_E_PROVIDER;
+		return REPL_E_TRANSPORT;
 	/* readable may mean no request (libfabric's wait fd): never block on it */
 	{
 		int fl = fcntl(pfd[0].fd, F_GETFL);
 
 		if (fl < 0 || fcntl(pfd[0].fd, F_SETFL, fl | O_NONBLOCK) != 0)
-			return RPMA_E_PROVIDER;
+			return REPL_E_TRANSPORT;
 	}
 	for (;;) {
 		struct rpma_conn_req *req = NULL;
@@ -304,11 +305,11 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 		/* the primary sends nothing before it connects: input means it left */
 		if (left <= 0 || poll(pfd, 2, left) <= 0 || !(pfd[0].revents & POLLIN))
-			return RPMA_E_PROVIDER;
+			return REPL_E_TRANSPORT;
 		struct rpma_conn_cfg *ccfg = fabric_conn_cfg(r->cfg->provider,
 			64, r->cfg->timeout_ms);
 
-		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : RPMA_E_NOMEM;
+		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : REPL_E_NOMEM;
 		rpma_conn_cfg_delete(&ccfg);
 		if (ret == RPMA_E_NO_EVENT)
 			continue;
@@ -402,7 +403,7 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 				"from %s: it holds %llu", (unsigned long long)
 				m->u.membership.config_epoch, ctl_chan_peer(ch),
 				(unsigned long long)cur.config_epoch);
-			ret = RPMA_E_INVAL;
+			ret = REPL_E_INVAL;
 		} else if ((ret = membership_store(r->mem, &m->u.membership))) {
 			REPL_LOG_ERROR("replica: cannot store the membership (%d)", ret);
 		}
@@ -458,9 +459,9 @@ int
 replica_state_init(struct replica_state *st)
 {
 	if (st == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	memset(&st->snap, 0, sizeof(st->snap));
-	return pthread_mutex_init(&st->lock, NULL) ? RPMA_E_NOMEM : 0;
+	return pthread_mutex_init(&st->lock, NULL) ? REPL_E_NOMEM : 0;
 }
 
 void
@@ -539,7 +540,7 @@ new_region(struct replica *r)
 	if (ret == 0)
 		ret = rpma_mr_get_descriptor_size(mr, &len);
 	if (ret == 0 && len > sizeof(desc))
-		ret = RPMA_E_INVAL;
+		ret = REPL_E_INVAL;
 	if (ret == 0)
 		ret = rpma_mr_get_descriptor(mr, desc);
 	if (ret) {
@@ -783,7 +784,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	}
 	wal_positions(r->wal, &head, &tail, NULL);
 	wal_status(r->wal, &st);
-	hr->flags = (st.health & WAL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
+	hr->flags = (st.health & REPL_HEALTH_SUSPECT) ? CTL_HELLO_F_SUSPECT : 0;
 	hr->epoch = r->id.epoch;
 	hr->head = head;
 	hr->tail = tail;
@@ -1023,7 +1024,7 @@ replica_run(const struct replica_cfg *cfg)
 
 	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
 	    cfg->ctl_port == NULL || cfg->data_port == NULL || cfg->stop == NULL)
-		return RPMA_E_INVAL;
+		return REPL_E_INVAL;
 	if ((ret = open_log(&r)) || (ret = open_endpoints(&r)) ||
 	    ((r.id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(&r)))) {
 		close_all(&r);

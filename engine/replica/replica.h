@@ -59,14 +59,6 @@ struct replica_peer {
 	const char *port;		/* its control port */
 };
 
-/*
- * replica_run: the log was made anew (or still waits for its promise
- * floor), and its configuration lists no other node to take the floor from
- */
-#define REPLICA_E_NO_PEERS	(-200301)
-/* replica_run: the medium is blank, and neither create nor reinit was given */
-#define REPLICA_E_BLANK		(-200302)
-
 struct replica_cfg {
 	const char *path;		/* its log: file or device */
 	enum rpma_ext_mem_backend backend;
@@ -75,7 +67,7 @@ struct replica_cfg {
 	 * create: make the file if it is missing and format a medium that
 	 * is blank (every header byte zero), never one that holds a damaged
 	 * log or something else; without it (nor reinit) a blank medium is
-	 * refused: REPLICA_E_BLANK.  reinit: format it whatever it holds (a
+	 * refused: REPL_E_BLANK.  reinit: format it whatever it holds (a
 	 * replaced disk, a log to be made anew): a new incarnation with no
 	 * membership, which counts for nothing until a primary caught it up,
 	 * and no promise: it is marked promise pending (WAL_F_PROMISE_PENDING)
@@ -92,7 +84,7 @@ struct replica_cfg {
 	 * takes the highest promise among k + 1 answers (every peer's when
 	 * there are no more than k) as its own, durably.  Until then every
 	 * HELLO but a PROBE is refused with an ERROR ("not ready").  Without
-	 * peers such a log is refused: REPLICA_E_NO_PEERS (before reinit
+	 * peers such a log is refused: REPL_E_NO_PEERS (before reinit
 	 * formats anything).  Copied when replica_run starts.
 	 */
 	const struct replica_peer *peers;

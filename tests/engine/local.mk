@@ -3,13 +3,13 @@ ENGINE_TESTS = tests/engine/wal_format_recovery
 
 check_PROGRAMS += $(ENGINE_TESTS)
 TESTS += $(ENGINE_TESTS)
-tests_engine_wal_format_recovery_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_wal_format_recovery_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_wal_format_recovery_LDADD = engine/librepl_internal.la $(LDADD)
 EXTRA_DIST += tests/engine/wal_common.h
 
 check_PROGRAMS += tests/engine/wal_crash
 TESTS += tests/engine/wal_crash
-tests_engine_wal_crash_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_wal_crash_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_wal_crash_LDADD = engine/librepl_internal.la $(LDADD)
 
 check_PROGRAMS += tests/engine/repl_api
@@ -19,24 +19,24 @@ tests_engine_repl_api_LDADD = engine/librepl_internal.la $(LDADD)
 
 check_PROGRAMS += tests/engine/wal_steps
 TESTS += tests/engine/wal_steps
-tests_engine_wal_steps_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_wal_steps_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_wal_steps_LDADD = engine/librepl_internal.la $(LDADD)
 
 check_PROGRAMS += tests/engine/ctl_msg
 TESTS += tests/engine/ctl_msg
-tests_engine_ctl_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_ctl_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_ctl_msg_LDADD = engine/librepl_internal.la $(LDADD)
 
 # the control channel's framed TCP transport
 check_PROGRAMS += tests/engine/ctl_chan
 TESTS += tests/engine/ctl_chan
-tests_engine_ctl_chan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_ctl_chan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_ctl_chan_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
 
 # a refused or silent data connection: connect and drop keep their bounds
 check_PROGRAMS += tests/engine/fabric_conn
 TESTS += tests/engine/fabric_conn
-tests_engine_fabric_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_fabric_conn_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_fabric_conn_LDADD = engine/librepl_internal.la $(LDADD)
 
 
@@ -46,36 +46,34 @@ EXTRA_DIST += tests/engine/repl_cluster.sh
 
 check_PROGRAMS += tests/engine/wal_replica
 TESTS += tests/engine/wal_replica
-tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_wal_replica_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_wal_replica_LDADD = engine/librepl_internal.la $(LDADD)
 
 # the membership's encoding, its version 1 reader and a change's memberships
 check_PROGRAMS += tests/engine/membership_codec
 TESTS += tests/engine/membership_codec
-tests_engine_membership_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_membership_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_membership_codec_LDADD = engine/librepl_internal.la $(LDADD)
 
 # the peer floors: their encoding, a decoder total over any bytes, the
 # log's two copies and the rules on an entry
 check_PROGRAMS += tests/engine/peer_floor_codec
 TESTS += tests/engine/peer_floor_codec
-tests_engine_peer_floor_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_engine_peer_floor_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_peer_floor_codec_LDADD = engine/librepl_internal.la $(LDADD)
 
 # a replica's log gone back to an older copy: refused by the primary's link
 # and its next promotion (the peer floors), until made anew
 check_PROGRAMS += tests/engine/repl_older_copy
 TESTS += tests/engine/repl_older_copy
-tests_engine_repl_older_copy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include
+tests_engine_repl_older_copy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_repl_older_copy_LDADD = engine/librepl_internal.la $(LDADD) \
 	$(AX_PTHREAD_LIBS)
 
 # the membership: stored with its configuration epoch, changed only on purpose
 check_PROGRAMS += tests/engine/repl_membership
 TESTS += tests/engine/repl_membership
-tests_engine_repl_membership_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include
+tests_engine_repl_membership_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_repl_membership_LDADD = engine/librepl_internal.la $(LDADD) \
 	$(AX_PTHREAD_LIBS)
 
@@ -87,7 +85,7 @@ EXTRA_DIST += tests/engine/wal_test.h
 # the control channel over TLS: certificates from make-test-ca.sh
 check_PROGRAMS += tests/engine/ctl_tls
 TESTS += tests/engine/ctl_tls
-tests_engine_ctl_tls_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+tests_engine_ctl_tls_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_ctl_tls_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
@@ -97,7 +95,7 @@ EXTRA_DIST += tests/engine/make-test-ca.sh tests/engine/ctl_stream.h
 # a replica admits a data connection only with its TLS session's token
 check_PROGRAMS += tests/engine/repl_admission
 TESTS += tests/engine/repl_admission
-tests_engine_repl_admission_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+tests_engine_repl_admission_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_admission_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
@@ -106,8 +104,8 @@ EXTRA_DIST += tests/engine/cluster_lib.sh
 # attacks with valid TLS refused by name; a flipped bit refused by TLS
 check_PROGRAMS += tests/engine/repl_attacks
 TESTS += tests/engine/repl_attacks
-tests_engine_repl_attacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include $(SSL_CFLAGS) \
+tests_engine_repl_attacks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include \
+	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_attacks_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
 	$(AX_PTHREAD_LIBS)
@@ -157,8 +155,7 @@ tests_engine_repl_verify_LDADD = engine/librepl_internal.la $(LDADD) \
 # a replica takes a HELLO only from the node and log its epoch names
 check_PROGRAMS += tests/engine/repl_identity
 TESTS += tests/engine/repl_identity
-tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include \
+tests_engine_repl_identity_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
@@ -166,8 +163,7 @@ tests_engine_repl_identity_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDAD
 # a replica made anew takes its promise floor before it serves a primary
 check_PROGRAMS += tests/engine/repl_floor
 TESTS += tests/engine/repl_floor
-tests_engine_repl_floor_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include \
+tests_engine_repl_floor_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include \
 	$(SSL_CFLAGS) \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_repl_floor_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) \
@@ -176,8 +172,7 @@ tests_engine_repl_floor_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD) 
 # a link's batch cut into pieces that neither wrap nor pass a flush's limit
 check_PROGRAMS += tests/engine/link_split
 TESTS += tests/engine/link_split
-tests_engine_link_split_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include
+tests_engine_link_split_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_link_split_LDADD = engine/librepl_internal.la $(LDADD)
 
 # engine/'s wings stay layered and its files form no loop (includes and nm)

@@ -13,6 +13,7 @@
 
 #include "crc32c.h"
 #include "common/membership.h"
+#include "repl.h"
 #include "unit.h"
 
 #define SIZE (1u << 20)
@@ -493,7 +494,7 @@ log_copies(void)
 	CU_ASSERT_EQUAL(got.config_epoch, 5);
 	/* an invalid membership is not stored */
 	a.k = 3;
-	CU_ASSERT_EQUAL(membership_store(mem, &a), RPMA_E_INVAL);
+	CU_ASSERT_EQUAL(membership_store(mem, &a), REPL_E_INVAL);
 	membership_load(mem, &got);
 	CU_ASSERT_EQUAL(got.config_epoch, 5);
 	rpma_ext_mem_close(&mem);

@@ -15,6 +15,7 @@
 
 #include "crc32c.h"
 #include "log/peer_floor.h"
+#include "repl.h"
 #include "unit.h"
 
 #define SIZE (1u << 20)
@@ -307,7 +308,7 @@ log_copies(void)
 	CU_ASSERT_EQUAL(base[4096 + PEER_FLOORS_OFF + 8], 2);
 	/* an invalid table is not stored */
 	t.e[1].node_id = t.e[0].node_id;
-	CU_ASSERT_EQUAL(peer_floors_store(mem, &t), RPMA_E_INVAL);
+	CU_ASSERT_EQUAL(peer_floors_store(mem, &t), REPL_E_INVAL);
 	peer_floors_load(mem, &got);
 	CU_ASSERT(got.gen == 3 && got.e[1].node_id == 3);
 	/* the membership's place is not touched */

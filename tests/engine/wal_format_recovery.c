@@ -3,7 +3,7 @@
  * wal_format_recovery.c -- the local log: append, sync, read back, reopen
  * (recovery), wraparound with records straddling the ring's end over many
  * laps, a torn tail (nothing after it is returned), a torn header update
- * (the other copy is used), a full ring (blocks, then WAL_E_FULL),
+ * (the other copy is used), a full ring (blocks, then REPL_E_FULL),
  * records too big for the ring, and the header's flags (a log made anew
  * waits for its promise floor, across a reopen and a torn update, and a
  * header with an unknown flag is refused).
@@ -38,7 +38,7 @@ wal__append_sync_read_reopen(void)
 	CU_ASSERT_EQUAL(st.first_lsn, 1);
 	for (uint64_t l = 1; l <= 100; l++)
 		CU_ASSERT(wt_record_ok(wal, SEED, l, 1000));
-	CU_ASSERT_EQUAL(wal_read(wal, 101, NULL, 0, &(size_t){0}), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_read(wal, 101, NULL, 0, &(size_t){0}), REPL_E_NOT_FOUND);
 
 	wt_reopen(path, &wal, &mem);
 	wal_status(wal, &st);
@@ -133,7 +133,7 @@ wal__torn_tail_ends_the_log(void)
 	wt_reopen(path, &wal, &mem);
 	wal_status(wal, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 1);	/* record 3 is intact but past the tear */
-	CU_ASSERT_EQUAL(wal_read(wal, 3, NULL, 0, &(size_t){0}), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_read(wal, 3, NULL, 0, &(size_t){0}), REPL_E_NOT_FOUND);
 	CU_ASSERT(wt_record_ok(wal, SEED, 1, 100));
 	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
@@ -171,12 +171,12 @@ wal__torn_header_update_uses_the_other_copy(void)
 	CU_ASSERT_EQUAL(st.first_lsn, 11);
 	CU_ASSERT_EQUAL(st.last_lsn, 20);
 	/* the surviving copy was written while the log was open */
-	CU_ASSERT(st.health & WAL_HEALTH_NOT_CLOSED);
+	CU_ASSERT(st.health & REPL_HEALTH_NOT_CLOSED);
 	/* both copies broken: the log refuses to open */
 	wal_close(&wal);
 	corrupt(mem, 40);
 	corrupt(mem, 4096 + 40);
-	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
+	CU_ASSERT_EQUAL(wal_open(mem, &wal), REPL_E_CORRUPT);
 	rpma_ext_mem_close(&mem);
 }
 
@@ -190,20 +190,20 @@ wal__open_state_and_health_are_reported(void)
 	struct wal_status st;
 
 	wal_status(wal, &st);
-	CU_ASSERT_EQUAL(st.health & WAL_HEALTH_NOT_CLOSED, 0);
+	CU_ASSERT_EQUAL(st.health & REPL_HEALTH_NOT_CLOSED, 0);
 	/* a file is not PMem: nothing the device could report is known */
-	CU_ASSERT(st.health & WAL_HEALTH_USC_UNKNOWN);
-	CU_ASSERT(st.health & WAL_HEALTH_BADBLOCKS_UNKNOWN);
-	CU_ASSERT_EQUAL(st.health & WAL_HEALTH_SUSPECT, 0);
+	CU_ASSERT(st.health & REPL_HEALTH_USC_UNKNOWN);
+	CU_ASSERT(st.health & REPL_HEALTH_BADBLOCKS_UNKNOWN);
+	CU_ASSERT_EQUAL(st.health & REPL_HEALTH_SUSPECT, 0);
 	/* opened a second time without a close: as after a crash */
 	CU_ASSERT_FATAL(wal_open(mem, &again) == 0);
 	wal_status(again, &st);
-	CU_ASSERT(st.health & WAL_HEALTH_NOT_CLOSED);
+	CU_ASSERT(st.health & REPL_HEALTH_NOT_CLOSED);
 	wal_close(&again);
 	wal_close(&wal);
 	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
 	wal_status(wal, &st);
-	CU_ASSERT_EQUAL(st.health & WAL_HEALTH_NOT_CLOSED, 0);
+	CU_ASSERT_EQUAL(st.health & REPL_HEALTH_NOT_CLOSED, 0);
 	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
 }
@@ -225,7 +225,7 @@ wal__checkpoint_at_the_ring_end_is_refused(void)
 		crc = rpma_crc32c(0, p + c, 108);	/* a header that checks out */
 		memcpy(p + c + 108, &crc, 4);
 	}
-	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
+	CU_ASSERT_EQUAL(wal_open(mem, &wal), REPL_E_CORRUPT);
 	CU_ASSERT_PTR_NULL(wal);
 	rpma_ext_mem_close(&mem);
 }
@@ -242,7 +242,7 @@ wal__full_ring_blocks_then_fails(void)
 
 	while ((ret = wal_append(wal, &iov, 1, 0, 10, &lsn)) == 0)
 		n++;
-	CU_ASSERT_EQUAL(ret, WAL_E_FULL);
+	CU_ASSERT_EQUAL(ret, REPL_E_FULL);
 	CU_ASSERT(n >= 3);
 	CU_ASSERT_EQUAL(wal_sync(wal, lsn), 0);
 	CU_ASSERT_EQUAL(wal_release(wal, 2), 0);
@@ -252,7 +252,7 @@ wal__full_ring_blocks_then_fails(void)
 	{
 		static unsigned char big[8192];
 		struct iovec biov = { big, sizeof(big) };
-		CU_ASSERT_EQUAL(wal_append(wal, &biov, 1, 0, 0, &lsn), WAL_E_TOO_BIG);
+		CU_ASSERT_EQUAL(wal_append(wal, &biov, 1, 0, 0, &lsn), REPL_E_TOO_BIG);
 	}
 	wal_close(&wal);
 	rpma_ext_mem_close(&mem);
@@ -337,7 +337,7 @@ wal__promise_pending_until_the_floor(void)
 	unlink(path);
 	mem = wt_mem_open(path, 1 << 20, RPMA_EXT_MEM_CREATE);
 	/* unknown flags are not formatted */
-	CU_ASSERT_EQUAL(wal_format(mem, &id), RPMA_E_INVAL);
+	CU_ASSERT_EQUAL(wal_format(mem, &id), REPL_E_INVAL);
 	id.flags = WAL_F_PROMISE_PENDING;
 	CU_ASSERT_FATAL(wal_format(mem, &id) == 0);
 	CU_ASSERT_FATAL(wal_open(mem, &wal) == 0);
@@ -384,7 +384,7 @@ wal__promise_pending_until_the_floor(void)
 	rpma_ext_mem_get_ptr(mem, (void **)&p);
 	set_flags(p, 1u << 1);
 	set_flags(p + 4096, 1u << 31);
-	CU_ASSERT_EQUAL(wal_open(mem, &wal), WAL_E_CORRUPT);
+	CU_ASSERT_EQUAL(wal_open(mem, &wal), REPL_E_CORRUPT);
 	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_DAMAGED);
 	/* the same field with the known flag checks out */
 	set_flags(p + 4096, WAL_F_PROMISE_PENDING);

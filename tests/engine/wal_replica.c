@@ -68,7 +68,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 		CU_ASSERT_EQUAL(wal_pos_after(r, l, &b), 0);
 		CU_ASSERT(same_pos(&a, &b));
 	}
-	CU_ASSERT_EQUAL(wal_pos_after(r, 101, &b), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_pos_after(r, 101, &b), REPL_E_NOT_FOUND);
 
 	/* truncation at a point of its chain forgets what follows, durably */
 	CU_ASSERT_EQUAL(wal_pos_after(p, 50, &a), 0);
@@ -78,15 +78,15 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	wt_reopen(rpath, &r, &rm);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.last_lsn, 50);
-	CU_ASSERT_EQUAL(wal_read(r, 51, buf, sizeof(buf), &len), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_read(r, 51, buf, sizeof(buf), &len), REPL_E_NOT_FOUND);
 
 	/* the checkpoint moves forward along the chain, never back */
 	CU_ASSERT_EQUAL(wal_pos_after(p, 20, &a), 0);
 	CU_ASSERT_EQUAL(wal_set_head(r, &a), 0);
 	CU_ASSERT_EQUAL(wal_pos_after(p, 10, &a), 0);
-	CU_ASSERT_EQUAL(wal_set_head(r, &a), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_set_head(r, &a), REPL_E_NOT_FOUND);
 	a.crc ^= 1;	/* a point not of its chain */
-	CU_ASSERT_EQUAL(wal_set_head(r, &a), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_set_head(r, &a), REPL_E_NOT_FOUND);
 	wt_reopen(rpath, &r, &rm);
 	wal_status(r, &st);
 	CU_ASSERT_EQUAL(st.first_lsn, 21);
@@ -96,7 +96,7 @@ wal__replica_ring_refresh_truncate_head_limit(void)
 	wal_set_read_limit(r, 30);
 	CU_ASSERT_EQUAL(wal_read(r, 30, buf, sizeof(buf), &len), 0);
 	CU_ASSERT_EQUAL(len, wal_test_len(SEED, 30, MAX_LEN));
-	CU_ASSERT_EQUAL(wal_read(r, 31, buf, sizeof(buf), &len), WAL_E_NOT_FOUND);
+	CU_ASSERT_EQUAL(wal_read(r, 31, buf, sizeof(buf), &len), REPL_E_NOT_FOUND);
 	wal_set_read_limit(r, UINT64_MAX);
 	CU_ASSERT_EQUAL(wal_read(r, 31, buf, sizeof(buf), &len), 0);
 

@@ -123,7 +123,7 @@ check_append(struct wal *wal, void *arg)
 		return 1;
 	}
 	if (st.last_lsn != c->last ||
-	    wal_read(wal, c->last + 1, NULL, 0, &(size_t){0}) != WAL_E_NOT_FOUND)
+	    wal_read(wal, c->last + 1, NULL, 0, &(size_t){0}) != REPL_E_NOT_FOUND)
 		c->bad++;
 	return 0;
 }

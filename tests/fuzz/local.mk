@@ -10,7 +10,8 @@ FUZZ_DIR = fuzz-out
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_builddir) -I$(top_srcdir)/rpma/include -I$(top_srcdir)/rpma \
-	-I$(top_srcdir)/lib -I$(top_srcdir)/engine $(IBVERBS_CFLAGS)
+	-I$(top_srcdir)/lib -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include \
+	$(IBVERBS_CFLAGS)
 # only the parsers and what they call: the targets need no transport
 FUZZ_CORE_SRC = $(top_srcdir)/lib/crc32c.c \
 	$(addprefix $(top_srcdir)/rpma/,descriptor.c err.c \

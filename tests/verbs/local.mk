@@ -8,5 +8,5 @@ check_PROGRAMS += $(VERBS_TESTS)
 TESTS += $(VERBS_TESTS)
 
 # fencing over verbs: the engine's replica in a thread
-tests_verbs_verbs_fence_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine
+tests_verbs_verbs_fence_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_verbs_verbs_fence_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)

@@ -762,21 +762,21 @@ node_tick(struct node *n)
 			primary_close(n);
 			n->exit_code = code = 3;
 		}
-	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == LOG_E_LOCKED) {
+	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == REPL_E_LOCKED) {
 		char msg[512];
 
 		refused_locked(n->conf.log.path, msg, sizeof(msg));
 		say("%s\n", msg);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA &&
-		   n->replica_ret == REPLICA_E_BLANK) {
+		   n->replica_ret == REPL_E_BLANK) {
 		say("refused to start: the log %s is blank (it holds no log); it is "
 			"made only by the first start of a new cluster (--bootstrap) "
 			"or for a replica whose disk was replaced (--reinit: it then "
 			"copies everything from the primary)\n", n->conf.log.path);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA &&
-		   n->replica_ret == REPLICA_E_NO_PEERS) {
+		   n->replica_ret == REPL_E_NO_PEERS) {
 		say("refused to start: the log %s is made anew (--reinit), or was and "
 			"has not taken its promise floor yet: it takes the floor from "
 			"other nodes of its configuration before it serves a "
