@@ -217,4 +217,11 @@ int ctl_msg_decode(const uint8_t *buf, size_t len, struct ctl_msg *m,
 /* the type's name, for logs ("HELLO", ...; "unknown" otherwise) */
 const char *ctl_msg_type_name(int type);
 
+/*
+ * Fixed field i of message type `type`, as a row of docs/replication.md's
+ * tables: "| offset | size | type | `name` |" into row.  0, or -1 when the
+ * type has no such field (the rows of a type are i = 0, 1, ... until -1).
+ */
+int ctl_msg_layout(int type, int i, char *row, size_t size);
+
 #endif

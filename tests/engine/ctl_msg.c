@@ -9,8 +9,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -675,7 +678,61 @@ verify_rejections(void)
 	expect_reject(f, (size_t)len, "VERIFY_REPLY: body length");
 }
 
+/*
+ * docs/replication.md's table of each type has a row for every field the
+ * codec's table holds, at the same offset, size and type, within that
+ * type's section ("### NAME (type T, ...": TRUNCATE and SET_HEAD share one).
+ */
+static void
+doc_tables(void)
+{
+	const char *srcdir = getenv("srcdir");
+	char path[1024], row[128];
+	FILE *f;
+	char *doc;
+	long size;
+	int rows = 0;
+
+	snprintf(path, sizeof(path), "%s/docs/replication.md",
+		srcdir ? srcdir : ".");
+	CU_ASSERT_FATAL((f = fopen(path, "r")) != NULL);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	CU_ASSERT_FATAL((doc = calloc(1, (size_t)size + 1)) != NULL);
+	CU_ASSERT_FATAL(fread(doc, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	for (int t = CTL_HELLO; t <= CTL_VERIFY_REPLY; t++) {
+		char head[64];
+		const char *sec, *end;
+
+		snprintf(head, sizeof(head), "(type %d, ", t);
+		sec = strstr(doc, head);
+		if (sec == NULL) {	/* SET_HEAD: in TRUNCATE's section */
+			snprintf(head, sizeof(head), "(type %d, ", t - 1);
+			sec = strstr(doc, head);
+		}
+		CU_ASSERT_FATAL(sec != NULL);
+		end = strstr(sec, "\n### ");
+		for (int i = 0; ctl_msg_layout(t, i, row, sizeof(row)) == 0; i++) {
+			const char *at = strstr(sec, row);
+			bool ok = at != NULL && (end == NULL || at < end);
+
+			if (!ok)
+				fprintf(stderr, "docs/replication.md, %s: no row \"%s\"\n",
+					ctl_msg_type_name(t), row);
+			CU_ASSERT(ok);
+			rows++;
+		}
+	}
+	CU_ASSERT(rows > 50);
+	CU_ASSERT(ctl_msg_layout(0, 0, row, sizeof(row)) == -1);
+	CU_ASSERT(ctl_msg_layout(CTL_HELLO, 99, row, sizeof(row)) == -1);
+	free(doc);
+}
+
 UNIT_MAIN("ctl_msg",
+	UNIT_CASE(doc_tables),
 	UNIT_CASE(round_trip),
 	UNIT_CASE(type_names),
 	UNIT_CASE(truncations),
