@@ -73,6 +73,10 @@ requests(void)
 	EXPECT(r.verb == ADMIN_REMOVE && r.quorum == -1);
 	EXPECT(parse("VERIFY 3 9\n", &r, &used, why) == ADMIN_PARSE_OK);
 	EXPECT(r.from == 3 && r.to == 9);
+	/* the reply repeats them: no more than a signed 64-bit integer */
+	EXPECT(parse("VERIFY 1 9223372036854775807\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(parse("VERIFY 9223372036854775808\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("VERIFY 1 18446744073709551615\n", &r, &used, why) == ADMIN_PARSE_BAD);
 	EXPECT(parse("PROMOTE force\n", &r, &used, why) == ADMIN_PARSE_OK);
 	EXPECT(r.force == 1);
 
@@ -90,29 +94,25 @@ requests(void)
 static void
 round_trip(void)
 {
-	char buf[256], small[24], out[64];
-	struct json_out j;
+	static const char head[] = "{\"ok\":true,\"lsn\":9223372036854775807,"
+		"\"code\":-300009,\"why\":\"a \\\"quoted\\\"\\tword\\u0001\",";
+	char buf[256], small[160], out[64];
 	struct jtok t[32];
 	struct jdoc d;
-	const char *line;
+	json_t *r;
 	size_t len;
 
-	jo_init(&j, buf, sizeof(buf));
-	jo_open(&j, NULL);
-	jo_bool(&j, "ok", true);
-	jo_u64(&j, "lsn", 18446744073709551615ull);
-	jo_i64(&j, "code", -300009);
-	jo_str(&j, "why", "a \"quoted\"\tword\x01");
-	jo_array(&j, "replicas");
-	jo_open(&j, NULL);
-	jo_str(&j, "address", "127.0.0.1:7420");
-	jo_close(&j);
-	jo_array_end(&j);
-	jo_close(&j);
-	EXPECT((line = jo_line(&j, &len)) != NULL && line[len - 1] == '\n');
-	EXPECT(json_parse(&d, line, len - 1, t, 32, out, sizeof(out)) == 0);
+	r = json_pack("{s:b, s:o, s:i, s:o, s:[{s:o}]}", "ok", true,
+		"lsn", jo_u64(INT64_MAX), "code", -300009,
+		"why", jo_str("a \"quoted\"\tword\x01"),
+		"replicas", "address", jo_str("127.0.0.1:7420"));
+	len = jo_line(r, buf, sizeof(buf));
+	EXPECT(len > 0 && buf[len - 1] == '\n');
+	/* compact, and the keys in the order made */
+	EXPECT(len > 0 && strncmp(buf, head, strlen(head)) == 0);
+	EXPECT(json_parse(&d, buf, len - 1, t, 32, out, sizeof(out)) == 0);
 	EXPECT(json_bool(&d, json_get(&d, 0, "ok"), false));
-	EXPECT(json_u64(&d, json_get(&d, 0, "lsn"), 0) == 18446744073709551615ull);
+	EXPECT(json_u64(&d, json_get(&d, 0, "lsn"), 0) == INT64_MAX);
 	EXPECT(json_i64(&d, json_get(&d, 0, "code"), 0) == -300009);
 	EXPECT(strcmp(json_text(&d, json_get(&d, 0, "why"), out, sizeof(out)),
 		"a \"quoted\"\tword\x01") == 0);
@@ -122,12 +122,32 @@ round_trip(void)
 	EXPECT(json_get(&d, 0, "absent") == -1);
 	EXPECT(json_item(&d, json_get(&d, 0, "replicas"), 1) == -1);
 
-	/* a reply that does not fit: no line rather than a cut one */
-	jo_init(&j, small, sizeof(small));
-	jo_open(&j, NULL);
-	jo_str(&j, "message", "longer than twenty-four bytes");
-	jo_close(&j);
-	EXPECT(jo_line(&j, &len) == NULL);
+	/* beyond a signed 64-bit integer: no value, so no reply */
+	EXPECT(jo_u64((uint64_t)INT64_MAX + 1) == NULL);
+	r = jo_u64(UINT64_MAX);
+	EXPECT(r == NULL);
+	json_decref(r);
+	/* text that is not UTF-8 still goes, its odd bytes as '?' */
+	r = jo_str("log \xff\xfe.img");
+	EXPECT(r && strcmp(json_string_value(r), "log ??.img") == 0);
+	json_decref(r);
+
+	/* a reply that cannot be made or does not fit: an error in its place */
+	len = jo_line(NULL, small, sizeof(small) - 1);
+	EXPECT(len > 0 && json_parse(&d, small, len - 1, t, 32, out, sizeof(out)) == 0);
+	EXPECT(!json_bool(&d, json_get(&d, 0, "ok"), true));
+	small[len] = '\0';
+	EXPECT(strstr(small, "cannot be made") != NULL);
+	memset(buf, 'x', 200);
+	buf[200] = '\0';
+	len = jo_line(json_pack("{s:s}", "message", buf), small, sizeof(small) - 1);
+	EXPECT(len > 0 && json_parse(&d, small, len - 1, t, 32, out, sizeof(out)) == 0);
+	EXPECT(strcmp(json_text(&d, json_get(&d, 0, "error"), out, sizeof(out)),
+		"ERROR") == 0);
+	small[len] = '\0';
+	EXPECT(strstr(small, "does not fit the protocol's limit") != NULL);
+	/* not even that fits: nothing rather than a cut line */
+	EXPECT(jo_line(json_pack("{s:b}", "ok", true), small, 8) == 0);
 }
 
 static void
