@@ -26,10 +26,9 @@ static uint64_t failures;
 static int
 take_reply(struct client *c, const struct live_opts *o, uint64_t recno, int *ret)
 {
-	struct jtok toks[16];
-	struct jdoc d;
 	const char *r;
-	char why[160];
+	char from[sizeof(c->why)], why[sizeof(c->why) + 200];
+	json_t *d;
 	size_t len;
 
 	if ((r = client_reply(c, &len)) == NULL) {
@@ -37,24 +36,26 @@ take_reply(struct client *c, const struct live_opts *o, uint64_t recno, int *ret
 			"outcome unknown)\n", c->why, recno);
 		return -1;
 	}
-	if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: append: not a reply: %s\n", why);
+	snprintf(from, sizeof(from), "repld at %s", c->path);
+	if ((d = json_in_reply(r, len, from, why, sizeof(why))) == NULL) {
+		fprintf(stderr, "replctl: append: %s\n", why);
 		return -1;
 	}
 	if (o->json)
 		printf("%.*s\n", (int)len, r);
-	if (!json_bool(&d, json_get(&d, 0, "ok"), false)) {
+	if (!jin_bool(d, "ok", false)) {
 		char what[64];
 
 		snprintf(what, sizeof(what), "append: record %" PRIu64, recno);
 		/* one cause fails a pipeline's worth: show the first few */
 		if (failures++ < ERRORS_SHOWN)
-			*ret = client_failed(&d, what);
+			*ret = client_failed(d, what);
 		else
 			*ret = EXIT_FAILED;
 	} else if (!o->json) {
-		printf("%" PRIu64 "\n", json_u64(&d, json_get(&d, 0, "lsn"), 0));
+		printf("%" PRIu64 "\n", jin_u64(d, "lsn", 0));
 	}
+	json_decref(d);
 	return 0;
 }
 

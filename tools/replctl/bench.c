@@ -103,10 +103,9 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 		if (done == sent)
 			break;
 		{
-			struct jtok toks[16];
-			struct jdoc d;
 			const char *r;
-			char why[160];
+			char why[400];
+			json_t *d;
 			size_t len;
 
 			if ((r = client_reply(&c, &len)) == NULL) {
@@ -116,8 +115,9 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 			}
 			lat[done] = bench_now_ns() - sent_at[done % DEPTH_MAX];
 			done++;
-			if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0 ||
-			    !json_bool(&d, json_get(&d, 0, "ok"), false)) {
+			/* what is not an acknowledgement is shown as it came */
+			d = json_in_reply(r, len, "repld", why, sizeof(why));
+			if (!jin_bool(d, "ok", false)) {
 				if (failed++ == 0)
 					fprintf(stderr, "\nreplctl: bench: an append failed: "
 						"%.*s\n", (int)len, r);
@@ -125,6 +125,7 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 				records = sent;	/* stop sending; drain */
 				t_end = t0;
 			}
+			json_decref(d);
 		}
 		if (tty && bench_now_ns() >= next_progress) {
 			double s = (double)(bench_now_ns() - t0) / 1e9;

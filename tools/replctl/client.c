@@ -322,14 +322,15 @@ client_reply(struct client *c, size_t *len)
 }
 
 int
-client_call(const struct live_opts *o, const char *line, struct jdoc *d,
-		struct jtok *toks, int ntoks, char **reply)
+client_call(const struct live_opts *o, const char *line, json_t **doc,
+		char **reply)
 {
 	struct client c;
 	const char *r;
-	char why[160];
+	char from[sizeof(c.why)], why[sizeof(c.why) + 200];
 	size_t len;
 
+	*doc = NULL;
 	*reply = NULL;
 	if (client_open(&c, o) == 0)
 		c.whole = true;		/* connect, send and reply: one --timeout */
@@ -339,14 +340,13 @@ client_call(const struct live_opts *o, const char *line, struct jdoc *d,
 		client_close(&c);
 		return EXIT_UNREACHABLE;
 	}
-	if ((*reply = strndup(r, len)) == NULL ||
-	    json_parse(d, *reply, len, toks, ntoks, why, sizeof(why)) != 0 ||
-	    d->t[0].type != J_OBJECT) {
-		fprintf(stderr, "replctl: repld at %s answered what is not a "
-			"reply: %s\n", o->socket, *reply ? why : "out of memory");
+	snprintf(from, sizeof(from), "repld at %s", o->socket);
+	if ((*doc = json_in_reply(r, len, from, why, sizeof(why))) == NULL ||
+	    (*reply = strndup(r, len)) == NULL) {
+		fprintf(stderr, "replctl: %s\n", *doc ? "out of memory" : why);
 		client_close(&c);
-		free(*reply);
-		*reply = NULL;
+		json_decref(*doc);
+		*doc = NULL;
 		return EXIT_FAILED;
 	}
 	client_close(&c);
@@ -354,12 +354,9 @@ client_call(const struct live_opts *o, const char *line, struct jdoc *d,
 }
 
 int
-client_failed(const struct jdoc *d, const char *what)
+client_failed(const json_t *doc, const char *what)
 {
-	char name[40], msg[512];
-
-	json_text(d, json_get(d, 0, "error"), name, sizeof(name));
-	json_text(d, json_get(d, 0, "message"), msg, sizeof(msg));
-	fprintf(stderr, "replctl: %s: %s: %s\n", what, name, msg);
+	fprintf(stderr, "replctl: %s: %s: %s\n", what, jin_str(doc, "error"),
+		jin_str(doc, "message"));
 	return EXIT_FAILED;
 }

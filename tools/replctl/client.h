@@ -50,13 +50,15 @@ int client_send(struct client *c, const char *line, const void *data, size_t len
 const char *client_reply(struct client *c, size_t *len);
 
 /*
- * One request, one reply, parsed: 0 and the doc (tokens in toks), or
- * EXIT_UNREACHABLE (message printed) when the daemon does not answer.
+ * One request, one reply, parsed: 0, the reply as an object (*doc, to
+ * json_decref) and as its text (*reply, to free); EXIT_UNREACHABLE when
+ * the daemon does not answer, EXIT_FAILED when the answer is not a reply
+ * (a message printed for both).
  */
-int client_call(const struct live_opts *o, const char *line, struct jdoc *d,
-		struct jtok *toks, int ntoks, char **reply);
+int client_call(const struct live_opts *o, const char *line, json_t **doc,
+		char **reply);
 
 /* a reply {"ok":false,...}: print "replctl: ERROR: message" and return 1 */
-int client_failed(const struct jdoc *d, const char *what);
+int client_failed(const json_t *doc, const char *what);
 
 #endif
