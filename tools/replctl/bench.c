@@ -25,41 +25,56 @@
 #define DEPTH_MAX 1024
 #define PROGRESS_EVERY_NS 250000000ull
 
-int
-cmd_bench(int argc, char *argv[], const struct live_opts *o)
+enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH };
+
+static int
+usage(void)
 {
+	fprintf(stderr, "usage: replctl bench [--records N | --seconds S]"
+		" [--size BYTES] [--depth D] [--json]\n"
+		"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
+		"(default 128), D 1..%d (default 16)\n",
+		ADMIN_RECORD_MAX, DEPTH_MAX);
+	return EXIT_USAGE;
+}
+
+int
+cmd_bench(int argc, char *argv[], struct live_opts *o)
+{
+	static const struct option opts[] = {
+		{ "records", required_argument, NULL, OPT_RECORDS },
+		{ "seconds", required_argument, NULL, OPT_SECONDS },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ NULL, 0, NULL, 0 },
+	};
 	uint64_t records = 10000, seconds = 0, size = 128, depth = 16;
 	uint64_t *lat = NULL, *sent_at = NULL, cap, sent = 0, done = 0, failed = 0;
 	uint64_t t0, t_end = 0, next_progress;
 	bool tty = isatty(2);
 	char line[64], *payload = NULL;
 	struct client c;
-	int ret = 0;
+	int ret = 0, opt;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-		bool ok;
+	optind = 0;
+	while ((opt = live_getopt(argc, argv, false, NULL, opts, o)) != -1) {
+		bool ok = false;
 
-		if (strcmp(a, "--records") == 0)
-			ok = arg_u64(v, 1, 100000000, &records);
-		else if (strcmp(a, "--seconds") == 0)
-			ok = arg_u64(v, 1, 3600, &seconds);
-		else if (strcmp(a, "--size") == 0)
-			ok = arg_u64(v, 1, ADMIN_RECORD_MAX, &size);
-		else if (strcmp(a, "--depth") == 0)
-			ok = arg_u64(v, 1, DEPTH_MAX, &depth);
-		else
-			ok = false;
-		if (!ok) {
-			fprintf(stderr, "usage: replctl bench [--records N | --seconds S]"
-				" [--size BYTES] [--depth D] [--json]\n"
-				"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
-				"(default 128), D 1..%d (default 16)\n",
-				ADMIN_RECORD_MAX, DEPTH_MAX);
-			return EXIT_USAGE;
-		}
-		i++;
+		if (opt == OPT_RECORDS)
+			ok = arg_u64(optarg, 1, 100000000, &records);
+		else if (opt == OPT_SECONDS)
+			ok = arg_u64(optarg, 1, 3600, &seconds);
+		else if (opt == OPT_SIZE)
+			ok = arg_u64(optarg, 1, ADMIN_RECORD_MAX, &size);
+		else if (opt == OPT_DEPTH)
+			ok = arg_u64(optarg, 1, DEPTH_MAX, &depth);
+		if (!ok)
+			return usage();
 	}
+	if (optind != argc)
+		return usage();
+	if ((ret = live_opts_resolve(o)) != 0)
+		return ret;
 	/* with --seconds, room for what a fast daemon could do */
 	cap = seconds ? (seconds * 200000 < 20000000 ? seconds * 200000 : 20000000) :
 		records;

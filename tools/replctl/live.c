@@ -250,77 +250,112 @@ usage_of(const char *synopsis)
 	return EXIT_USAGE;
 }
 
+enum { OPT_FROM = 1, OPT_TO, OPT_FORCE, OPT_QUORUM };
+
+static const struct option verify_opts[] = {
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option promote_opts[] = {
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option member_opts[] = {
+	{ "quorum", required_argument, NULL, OPT_QUORUM },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* the commands of this file: their options, and operands (add, remove: one) */
+static const struct {
+	const char *name, *synopsis;
+	const struct option *opts;
+	int operands;
+} commands[] = {
+	{ "status", "status [--json]  |  status [--json] LOG", NULL, 0 },
+	{ "peers", "peers [--json]", NULL, 0 },
+	{ "verify", "verify [--from LSN] [--to LSN] [--json]", verify_opts, 0 },
+	{ "promote", "promote [--force]", promote_opts, 0 },
+	{ "fence", "fence", NULL, 0 },
+	{ "reload", "reload", NULL, 0 },
+	{ "add", "add HOST:PORT [--quorum K]", member_opts, 1 },
+	{ "remove", "remove HOST:PORT [--quorum K]", member_opts, 1 },
+};
+
 int
-cmd_live(int argc, char *argv[], const struct live_opts *o)
+cmd_live(int argc, char *argv[], struct live_opts *o)
 {
-	const char *cmd = argv[0];
+	const char *cmd = argv[0], *member = NULL, *quorum = NULL;
 	char line[ADMIN_LINE_MAX];
-	struct live_opts slow = *o;
+	uint64_t from = 0, to = 0;
+	struct live_opts slow;
+	bool force = false;
+	size_t k;
+	int c, ret;
+
+	if (strcmp(cmd, "append") == 0)
+		return cmd_append(argc, argv, o);
+	if (strcmp(cmd, "bench") == 0)
+		return cmd_bench(argc, argv, o);
+	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (strcmp(cmd, commands[k].name) == 0)
+			break;
+	if (k == sizeof(commands) / sizeof(commands[0]))
+		return -1;
+	optind = 0;
+	while ((c = live_getopt(argc, argv, false, NULL, commands[k].opts, o)) != -1) {
+		switch (c) {
+		case OPT_FROM:
+		case OPT_TO:
+			/* the reply repeats them: within its numbers (admin_proto.h) */
+			if (!arg_u64(optarg, 0, INT64_MAX, c == OPT_FROM ? &from : &to))
+				return usage_of(commands[k].synopsis);
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case OPT_QUORUM:
+			quorum = optarg;
+			break;
+		default:	/* '?': said already */
+			return usage_of(commands[k].synopsis);
+		}
+	}
+	if ((ret = live_opts_resolve(o)) != 0)
+		return ret;
+	if (argc - optind != commands[k].operands)
+		return usage_of(commands[k].synopsis);
+	if (commands[k].operands) {
+		member = argv[optind];
+		if (member[0] == '-' || strlen(member) > 100 || (quorum &&
+		    (strlen(quorum) != 1 || quorum[0] < '0' || quorum[0] > '8')))
+			return usage_of(commands[k].synopsis);
+	}
 
 	/*
 	 * A change of state may wait for nodes: more time than a question,
 	 * unless --timeout says how long the caller waits.
 	 */
+	slow = *o;
 	if (!o->timeout_given && slow.timeout_ms < CHANGE_TIMEOUT_MS)
 		slow.timeout_ms = CHANGE_TIMEOUT_MS;
 	if (strcmp(cmd, "status") == 0)
-		return argc == 1 ? simple(o, "STATUS", "status", print_status) :
-			usage_of("status [--json]  |  status [--json] LOG");
+		return simple(o, "STATUS", "status", print_status);
 	if (strcmp(cmd, "peers") == 0)
-		return argc == 1 ? simple(o, "STATUS", "peers", print_peers) :
-			usage_of("peers [--json]");
+		return simple(o, "STATUS", "peers", print_peers);
 	if (strcmp(cmd, "verify") == 0) {
-		uint64_t from = 0, to = 0;
-
-		for (int i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--from") == 0 && i + 1 < argc &&
-			    arg_u64(argv[i + 1], 0, UINT64_MAX, &from))
-				i++;
-			else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc &&
-			    arg_u64(argv[i + 1], 0, UINT64_MAX, &to))
-				i++;
-			else
-				return usage_of("verify [--from LSN] [--to LSN] [--json]");
-		}
 		snprintf(line, sizeof(line), "VERIFY %" PRIu64 " %" PRIu64, from, to);
 		return verify(&slow, line);
 	}
-	if (strcmp(cmd, "promote") == 0) {
-		if (argc > 2 || (argc == 2 && strcmp(argv[1], "--force") != 0))
-			return usage_of("promote [--force]");
-		return simple(&slow, argc == 2 ? "PROMOTE force" : "PROMOTE",
-			"promote", NULL);
-	}
+	if (strcmp(cmd, "promote") == 0)
+		return simple(&slow, force ? "PROMOTE force" : "PROMOTE", "promote",
+			NULL);
 	if (strcmp(cmd, "fence") == 0)
-		return argc == 1 ? simple(&slow, "FENCE", "fence", NULL) :
-			usage_of("fence");
+		return simple(&slow, "FENCE", "fence", NULL);
 	if (strcmp(cmd, "reload") == 0)
-		return argc == 1 ? simple(&slow, "RELOAD", "reload", NULL) :
-			usage_of("reload");
-	if (strcmp(cmd, "add") == 0 || strcmp(cmd, "remove") == 0) {
-		const char *member = NULL, *quorum = NULL;
-
-		for (int i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--quorum") == 0 && i + 1 < argc)
-				quorum = argv[++i];
-			else if (member == NULL && argv[i][0] != '-')
-				member = argv[i];
-			else
-				member = NULL, argc = -1;
-		}
-		if (member == NULL || strlen(member) > 100 ||
-		    (quorum && (strlen(quorum) != 1 || quorum[0] < '0' || quorum[0] > '8')))
-			return usage_of(strcmp(cmd, "add") == 0 ?
-				"add HOST:PORT [--quorum K]" :
-				"remove HOST:PORT [--quorum K]");
-		snprintf(line, sizeof(line), "%s %s%s%s",
-			strcmp(cmd, "add") == 0 ? "ADD" : "REMOVE", member,
-			quorum ? " " : "", quorum ? quorum : "");
-		return simple(&slow, line, cmd, NULL);
-	}
-	if (strcmp(cmd, "append") == 0)
-		return cmd_append(argc, argv, o);
-	if (strcmp(cmd, "bench") == 0)
-		return cmd_bench(argc, argv, o);
-	return -1;
+		return simple(&slow, "RELOAD", "reload", NULL);
+	snprintf(line, sizeof(line), "%s %s%s%s",
+		strcmp(cmd, "add") == 0 ? "ADD" : "REMOVE", member,
+		quorum ? " " : "", quorum ? quorum : "");
+	return simple(&slow, line, cmd, NULL);
 }
