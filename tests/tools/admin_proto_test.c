@@ -73,6 +73,10 @@ requests(void)
 	EXPECT(r.verb == ADMIN_REMOVE && r.quorum == -1);
 	EXPECT(parse("VERIFY 3 9\n", &r, &used, why) == ADMIN_PARSE_OK);
 	EXPECT(r.from == 3 && r.to == 9);
+	/* the reply repeats them: no more than a signed 64-bit integer */
+	EXPECT(parse("VERIFY 1 9223372036854775807\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(parse("VERIFY 9223372036854775808\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("VERIFY 1 18446744073709551615\n", &r, &used, why) == ADMIN_PARSE_BAD);
 	EXPECT(parse("PROMOTE force\n", &r, &used, why) == ADMIN_PARSE_OK);
 	EXPECT(r.force == 1);
 
@@ -87,47 +91,74 @@ requests(void)
 	}
 }
 
+/* the reader's view of a line jo_line made (its LF left out) */
+static json_t *
+read_line(const char *line, size_t len)
+{
+	char why[300];
+	json_t *d = json_in_reply(line, len ? len - 1 : 0, "the test", why, sizeof(why));
+
+	if (d == NULL) {
+		fprintf(stderr, "not read back: %s\n", why);
+		failures++;
+	}
+	return d;
+}
+
 static void
 round_trip(void)
 {
-	char buf[256], small[24], out[64];
-	struct json_out j;
-	struct jtok t[32];
-	struct jdoc d;
-	const char *line;
+	static const char head[] = "{\"ok\":true,\"lsn\":9223372036854775807,"
+		"\"code\":-300009,\"why\":\"a \\\"quoted\\\"\\tword\\u0001\",";
+	char buf[256], small[160];
+	json_t *r, *d;
 	size_t len;
 
-	jo_init(&j, buf, sizeof(buf));
-	jo_open(&j, NULL);
-	jo_bool(&j, "ok", true);
-	jo_u64(&j, "lsn", 18446744073709551615ull);
-	jo_i64(&j, "code", -300009);
-	jo_str(&j, "why", "a \"quoted\"\tword\x01");
-	jo_array(&j, "replicas");
-	jo_open(&j, NULL);
-	jo_str(&j, "address", "127.0.0.1:7420");
-	jo_close(&j);
-	jo_array_end(&j);
-	jo_close(&j);
-	EXPECT((line = jo_line(&j, &len)) != NULL && line[len - 1] == '\n');
-	EXPECT(json_parse(&d, line, len - 1, t, 32, out, sizeof(out)) == 0);
-	EXPECT(json_bool(&d, json_get(&d, 0, "ok"), false));
-	EXPECT(json_u64(&d, json_get(&d, 0, "lsn"), 0) == 18446744073709551615ull);
-	EXPECT(json_i64(&d, json_get(&d, 0, "code"), 0) == -300009);
-	EXPECT(strcmp(json_text(&d, json_get(&d, 0, "why"), out, sizeof(out)),
-		"a \"quoted\"\tword\x01") == 0);
-	EXPECT(strcmp(json_text(&d, json_get(&d, json_item(&d,
-		json_get(&d, 0, "replicas"), 0), "address"), out, sizeof(out)),
-		"127.0.0.1:7420") == 0);
-	EXPECT(json_get(&d, 0, "absent") == -1);
-	EXPECT(json_item(&d, json_get(&d, 0, "replicas"), 1) == -1);
+	r = json_pack("{s:b, s:o, s:i, s:o, s:[{s:o}]}", "ok", true,
+		"lsn", jo_u64(INT64_MAX), "code", -300009,
+		"why", jo_str("a \"quoted\"\tword\x01"),
+		"replicas", "address", jo_str("127.0.0.1:7420"));
+	len = jo_line(r, buf, sizeof(buf));
+	EXPECT(len > 0 && buf[len - 1] == '\n');
+	/* compact, and the keys in the order made */
+	EXPECT(len > 0 && strncmp(buf, head, strlen(head)) == 0);
+	d = read_line(buf, len);
+	EXPECT(jin_bool(d, "ok", false));
+	EXPECT(jin_u64(d, "lsn", 0) == INT64_MAX);
+	EXPECT(json_integer_value(json_object_get(d, "code")) == -300009);
+	EXPECT(jin_u64(d, "code", 7) == 7);	/* negative: not a count */
+	EXPECT(strcmp(jin_str(d, "why"), "a \"quoted\"\tword\x01") == 0);
+	EXPECT(strcmp(jin_str(json_array_get(json_object_get(d, "replicas"), 0),
+		"address"), "127.0.0.1:7420") == 0);
+	EXPECT(json_object_get(d, "absent") == NULL && jin_str(d, "absent")[0] == '\0');
+	EXPECT(jin_u64(d, "why", 5) == 5 && jin_bool(d, "lsn", true));
+	EXPECT(json_array_get(json_object_get(d, "replicas"), 1) == NULL);
+	json_decref(d);
 
-	/* a reply that does not fit: no line rather than a cut one */
-	jo_init(&j, small, sizeof(small));
-	jo_open(&j, NULL);
-	jo_str(&j, "message", "longer than twenty-four bytes");
-	jo_close(&j);
-	EXPECT(jo_line(&j, &len) == NULL);
+	/* beyond a signed 64-bit integer: no value, so no reply */
+	EXPECT(jo_u64((uint64_t)INT64_MAX + 1) == NULL);
+	EXPECT(jo_u64(UINT64_MAX) == NULL);
+	/* text that is not UTF-8 still goes, its odd bytes as '?' */
+	r = jo_str("log \xff\xfe.img");
+	EXPECT(r && strcmp(json_string_value(r), "log ??.img") == 0);
+	json_decref(r);
+
+	/* a reply that cannot be made or does not fit: an error in its place */
+	len = jo_line(NULL, small, sizeof(small) - 1);
+	d = read_line(small, len);
+	EXPECT(!jin_bool(d, "ok", true) && strcmp(jin_str(d, "error"), "ERROR") == 0);
+	EXPECT(strstr(jin_str(d, "message"), "cannot be made") != NULL);
+	json_decref(d);
+	memset(buf, 'x', 200);
+	buf[200] = '\0';
+	len = jo_line(json_pack("{s:s}", "message", buf), small, sizeof(small) - 1);
+	d = read_line(small, len);
+	EXPECT(!jin_bool(d, "ok", true) && strcmp(jin_str(d, "error"), "ERROR") == 0);
+	EXPECT(strcmp(jin_str(d, "message"), "the reply does not fit the "
+		"protocol's limit") == 0);
+	json_decref(d);
+	/* not even that fits: nothing rather than a cut line */
+	EXPECT(jo_line(json_pack("{s:b}", "ok", true), small, 8) == 0);
 }
 
 static void
@@ -136,22 +167,38 @@ bad_json(void)
 	static const char *bad[] = {
 		"", "{", "{\"a\"}", "{\"a\":}", "[1,]", "{\"a\":1,}", "tru",
 		"\"open", "{\"a\":1} x", "{1:2}", "\"\\q\"", "\"\\u12\"", "-",
-		"[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]",
+		"{\"a\":1,\"a\":2}", "{\"lsn\":18446744073709551615}",
+		"{\"a\":\"\\u0000\"}", "{\"a\":\"\xff\"}", "{\"a\":1}\n{}",
 	};
-	struct jtok t[64];
-	struct jdoc d;
-	char why[160];
+	/* JSON, but not an object */
+	static const char *not_object[] = { "[1,2]", "[]", "1", "\"s\"", "null" };
+	char why[300];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *d;
+
 		why[0] = '\0';
-		if (json_parse(&d, bad[i], strlen(bad[i]), t, 64, why, sizeof(why)) == 0) {
+		if ((d = json_in_reply(bad[i], strlen(bad[i]), "repld at S", why,
+				sizeof(why))) != NULL) {
 			fprintf(stderr, "accepted bad JSON: %s\n", bad[i]);
 			failures++;
+			json_decref(d);
 		}
-		EXPECT(strstr(why, "at byte") != NULL);
+		/* where the bytes came from, jansson's reason and where */
+		EXPECT(strncmp(why, "repld at S answered what is not a reply: ", 41) == 0);
+		EXPECT(strstr(why, " (line ") != NULL);
 	}
-	/* more values than tokens: refused, not overrun */
-	EXPECT(json_parse(&d, "[1,2,3,4]", 9, t, 3, why, sizeof(why)) != 0);
+	for (size_t i = 0; i < sizeof(not_object) / sizeof(not_object[0]); i++) {
+		why[0] = '\0';
+		EXPECT(json_in_reply(not_object[i], strlen(not_object[i]), "repld at S",
+			why, sizeof(why)) == NULL);
+		EXPECT(strstr(why, "not an object") != NULL ||
+			strstr(why, "expected") != NULL);
+	}
+	/* the message says where, as jansson counts */
+	EXPECT(json_in_reply("{\"ok\":tru}", 10, "repld at S", why, sizeof(why)) == NULL);
+	EXPECT(strcmp(why, "repld at S answered what is not a reply: invalid token "
+		"near 'tru' (line 1, column 9, byte 9)") == 0);
 }
 
 int

@@ -26,10 +26,9 @@ static uint64_t failures;
 static int
 take_reply(struct client *c, const struct live_opts *o, uint64_t recno, int *ret)
 {
-	struct jtok toks[16];
-	struct jdoc d;
 	const char *r;
-	char why[160];
+	char from[sizeof(c->why)], why[sizeof(c->why) + 200];
+	json_t *d;
 	size_t len;
 
 	if ((r = client_reply(c, &len)) == NULL) {
@@ -37,30 +36,38 @@ take_reply(struct client *c, const struct live_opts *o, uint64_t recno, int *ret
 			"outcome unknown)\n", c->why, recno);
 		return -1;
 	}
-	if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: append: not a reply: %s\n", why);
+	snprintf(from, sizeof(from), "repld at %s", c->path);
+	if ((d = json_in_reply(r, len, from, why, sizeof(why))) == NULL) {
+		fprintf(stderr, "replctl: append: %s\n", why);
 		return -1;
 	}
 	if (o->json)
 		printf("%.*s\n", (int)len, r);
-	if (!json_bool(&d, json_get(&d, 0, "ok"), false)) {
+	if (!jin_bool(d, "ok", false)) {
 		char what[64];
 
 		snprintf(what, sizeof(what), "append: record %" PRIu64, recno);
 		/* one cause fails a pipeline's worth: show the first few */
 		if (failures++ < ERRORS_SHOWN)
-			*ret = client_failed(&d, what);
+			*ret = client_failed(d, what);
 		else
 			*ret = EXIT_FAILED;
 	} else if (!o->json) {
-		printf("%" PRIu64 "\n", json_u64(&d, json_get(&d, 0, "lsn"), 0));
+		printf("%" PRIu64 "\n", jin_u64(d, "lsn", 0));
 	}
+	json_decref(d);
 	return 0;
 }
 
 int
-cmd_append(int argc, char *argv[], const struct live_opts *o)
+cmd_append(int argc, char *argv[], struct live_opts *o)
 {
+	enum { OPT_CLIENT_ID = 1, OPT_WHOLE };
+	static const struct option opts[] = {
+		{ "client-id", required_argument, NULL, OPT_CLIENT_ID },
+		{ "whole", no_argument, NULL, OPT_WHOLE },
+		{ NULL, 0, NULL, 0 },
+	};
 	bool whole = false;
 	uint64_t id = 0;
 	bool has_id = false;
@@ -71,21 +78,26 @@ cmd_append(int argc, char *argv[], const struct live_opts *o)
 	ssize_t n;
 	uint64_t sent = 0, answered = 0;
 	bool lost = false;	/* the connection went: outcomes unknown */
-	int ret = 0;
+	int ret = 0, opt;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--whole") == 0) {
+	optind = 0;
+	while ((opt = live_getopt(argc, argv, false, NULL, opts, o)) != -1) {
+		if (opt == OPT_WHOLE) {
 			whole = true;
-		} else if (strcmp(argv[i], "--client-id") == 0 && i + 1 < argc &&
-				arg_u64(argv[i + 1], 0, UINT64_MAX, &id)) {
+		} else if (opt == OPT_CLIENT_ID && arg_u64(optarg, 0, UINT64_MAX, &id)) {
 			has_id = true;
-			i++;
 		} else {
-			fprintf(stderr, "usage: replctl append [--client-id ID] [--whole]"
-				" < RECORDS\n");
-			return EXIT_USAGE;
+			ret = EXIT_USAGE;
+			break;
 		}
 	}
+	if (ret || optind != argc) {
+		fprintf(stderr, "usage: replctl append [--client-id ID] [--whole]"
+			" < RECORDS\n");
+		return EXIT_USAGE;
+	}
+	if ((ret = live_opts_resolve(o)) != 0)
+		return ret;
 	if (client_open(&c, o) != 0) {
 		fprintf(stderr, "replctl: %s\n", c.why);
 		return EXIT_UNREACHABLE;

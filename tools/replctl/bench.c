@@ -25,41 +25,56 @@
 #define DEPTH_MAX 1024
 #define PROGRESS_EVERY_NS 250000000ull
 
-int
-cmd_bench(int argc, char *argv[], const struct live_opts *o)
+enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH };
+
+static int
+usage(void)
 {
+	fprintf(stderr, "usage: replctl bench [--records N | --seconds S]"
+		" [--size BYTES] [--depth D] [--json]\n"
+		"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
+		"(default 128), D 1..%d (default 16)\n",
+		ADMIN_RECORD_MAX, DEPTH_MAX);
+	return EXIT_USAGE;
+}
+
+int
+cmd_bench(int argc, char *argv[], struct live_opts *o)
+{
+	static const struct option opts[] = {
+		{ "records", required_argument, NULL, OPT_RECORDS },
+		{ "seconds", required_argument, NULL, OPT_SECONDS },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ NULL, 0, NULL, 0 },
+	};
 	uint64_t records = 10000, seconds = 0, size = 128, depth = 16;
 	uint64_t *lat = NULL, *sent_at = NULL, cap, sent = 0, done = 0, failed = 0;
 	uint64_t t0, t_end = 0, next_progress;
 	bool tty = isatty(2);
 	char line[64], *payload = NULL;
 	struct client c;
-	int ret = 0;
+	int ret = 0, opt;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-		bool ok;
+	optind = 0;
+	while ((opt = live_getopt(argc, argv, false, NULL, opts, o)) != -1) {
+		bool ok = false;
 
-		if (strcmp(a, "--records") == 0)
-			ok = arg_u64(v, 1, 100000000, &records);
-		else if (strcmp(a, "--seconds") == 0)
-			ok = arg_u64(v, 1, 3600, &seconds);
-		else if (strcmp(a, "--size") == 0)
-			ok = arg_u64(v, 1, ADMIN_RECORD_MAX, &size);
-		else if (strcmp(a, "--depth") == 0)
-			ok = arg_u64(v, 1, DEPTH_MAX, &depth);
-		else
-			ok = false;
-		if (!ok) {
-			fprintf(stderr, "usage: replctl bench [--records N | --seconds S]"
-				" [--size BYTES] [--depth D] [--json]\n"
-				"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
-				"(default 128), D 1..%d (default 16)\n",
-				ADMIN_RECORD_MAX, DEPTH_MAX);
-			return EXIT_USAGE;
-		}
-		i++;
+		if (opt == OPT_RECORDS)
+			ok = arg_u64(optarg, 1, 100000000, &records);
+		else if (opt == OPT_SECONDS)
+			ok = arg_u64(optarg, 1, 3600, &seconds);
+		else if (opt == OPT_SIZE)
+			ok = arg_u64(optarg, 1, ADMIN_RECORD_MAX, &size);
+		else if (opt == OPT_DEPTH)
+			ok = arg_u64(optarg, 1, DEPTH_MAX, &depth);
+		if (!ok)
+			return usage();
 	}
+	if (optind != argc)
+		return usage();
+	if ((ret = live_opts_resolve(o)) != 0)
+		return ret;
 	/* with --seconds, room for what a fast daemon could do */
 	cap = seconds ? (seconds * 200000 < 20000000 ? seconds * 200000 : 20000000) :
 		records;
@@ -103,10 +118,9 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 		if (done == sent)
 			break;
 		{
-			struct jtok toks[16];
-			struct jdoc d;
 			const char *r;
-			char why[160];
+			char why[400];
+			json_t *d;
 			size_t len;
 
 			if ((r = client_reply(&c, &len)) == NULL) {
@@ -116,8 +130,9 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 			}
 			lat[done] = bench_now_ns() - sent_at[done % DEPTH_MAX];
 			done++;
-			if (json_parse(&d, r, len, toks, 16, why, sizeof(why)) != 0 ||
-			    !json_bool(&d, json_get(&d, 0, "ok"), false)) {
+			/* what is not an acknowledgement is shown as it came */
+			d = json_in_reply(r, len, "repld", why, sizeof(why));
+			if (!jin_bool(d, "ok", false)) {
 				if (failed++ == 0)
 					fprintf(stderr, "\nreplctl: bench: an append failed: "
 						"%.*s\n", (int)len, r);
@@ -125,6 +140,7 @@ cmd_bench(int argc, char *argv[], const struct live_opts *o)
 				records = sent;	/* stop sending; drain */
 				t_end = t0;
 			}
+			json_decref(d);
 		}
 		if (tty && bench_now_ns() >= next_progress) {
 			double s = (double)(bench_now_ns() - t0) / 1e9;

@@ -58,54 +58,128 @@ wait_fd(int fd, short events, int64_t end)
 	}
 }
 
-int
-live_opts_parse(int *argc, char *argv[], struct live_opts *o)
+void
+live_opts_init(struct live_opts *o)
 {
-	static char from_conf[256];
-	const char *conf = NULL, *sock = NULL;
-	int out = 0;
-
 	*o = (struct live_opts){ .timeout_ms = TIMEOUT_DEFAULT_MS };
-	for (int i = 0; i < *argc; i++) {
-		const char *a = argv[i];
+}
 
-		if ((strcmp(a, "-s") == 0 || strcmp(a, "--socket") == 0 ||
-		     strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0 ||
-		     strcmp(a, "--timeout") == 0) && i + 1 >= *argc) {
-			fprintf(stderr, "replctl: %s needs a value\n", a);
-			return EXIT_USAGE;
+enum { OPT_JSON = 0x100, OPT_TIMEOUT };
+
+static const struct option global_long[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+};
+#define GLOBAL_N (sizeof(global_long) / sizeof(global_long[0]))
+#define OWN_MAX 8
+
+/* what getopt_long refused (c: '?' or ':'), said as the user wrote it */
+static void
+refused(int c, char *argv[], const struct option *all)
+{
+	const char *a = argv[optind - 1], *eq = strchr(a, '=');
+	const struct option *m = NULL;
+	size_t n;
+	int matches = 0;
+
+	if (c == ':') {		/* only the last argument can lack its value */
+		fprintf(stderr, "replctl: %s needs a value\n", a);
+		return;
+	}
+	/* a short one (optopt), perhaps inside a group such as -xy */
+	if (strncmp(a, "--", 2) != 0 || (optopt && eq == NULL)) {
+		fprintf(stderr, "replctl: unknown option '-%c'\n", optopt);
+		return;
+	}
+	/* a long one: unknown, the start of several, or one given a value */
+	n = eq ? (size_t)(eq - a) - 2 : strlen(a) - 2;
+	for (int i = 0; all[i].name; i++) {
+		if (strncmp(all[i].name, a + 2, n) != 0)
+			continue;
+		m = &all[i];
+		if (strlen(all[i].name) == n) {
+			matches = 1;
+			break;
 		}
-		if (strcmp(a, "-s") == 0 || strcmp(a, "--socket") == 0) {
-			sock = argv[++i];
-		} else if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
-			conf = argv[++i];
-		} else if (strcmp(a, "--json") == 0) {
-			o->json = true;
-		} else if (strcmp(a, "--timeout") == 0) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
+		matches++;
+	}
+	if (matches == 1 && eq)
+		fprintf(stderr, "replctl: --%s takes no value\n", m->name);
+	else if (matches > 1)
+		fprintf(stderr, "replctl: ambiguous option '%s'\n", a);
+	else
+		fprintf(stderr, "replctl: unknown option '%s'\n", a);
+}
 
-			if (*end || v <= 0 || v > 3600000) {
+int
+live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
+		const struct option *own_long, struct live_opts *o)
+{
+	static struct option all[GLOBAL_N + OWN_MAX + 1];
+	char shortopts[32];
+	size_t n = GLOBAL_N;
+	int c;
+
+	/* ':' first: a missing value is told apart from an unknown option */
+	snprintf(shortopts, sizeof(shortopts), "%s:s:c:%s", before_command ? "+" : "",
+		own_short ? own_short : "");
+	memcpy(all, global_long, sizeof(global_long));
+	for (size_t i = 0; own_long && own_long[i].name && i < OWN_MAX; i++)
+		all[n++] = own_long[i];
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
+		char *end;
+		long v;
+
+		switch (c) {
+		case 's':
+			o->sock_arg = optarg;
+			break;
+		case 'c':
+			o->conf_arg = optarg;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_TIMEOUT:
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v <= 0 || v > 3600000) {
 				fprintf(stderr, "replctl: --timeout takes milliseconds "
-					"(1..3600000), not %s\n", argv[i]);
-				return EXIT_USAGE;
+					"(1..3600000), not %s\n", optarg);
+				return '?';
 			}
 			o->timeout_ms = (int)v;
 			o->timeout_given = true;
-		} else {
-			argv[out++] = argv[i];
+			break;
+		case '?':
+		case ':':
+			refused(c, argv, all);
+			return '?';
+		default:
+			return c;
 		}
 	}
-	*argc = out;
-	if (sock && conf) {
+	return -1;
+}
+
+int
+live_opts_resolve(struct live_opts *o)
+{
+	static char from_conf[256];
+	const char *sock = o->sock_arg;
+
+	if (o->sock_arg && o->conf_arg) {
 		fprintf(stderr, "replctl: -s and -c name the socket twice: give one\n");
 		return EXIT_USAGE;
 	}
-	if (conf) {
+	if (o->conf_arg) {
 		struct repld_conf rc;
 		char err[512];
 
-		if (repld_conf_load(conf, &rc, err, sizeof(err)) != 0) {
+		if (repld_conf_load(o->conf_arg, &rc, err, sizeof(err)) != 0) {
 			fprintf(stderr, "replctl: %s\n", err);
 			return EXIT_USAGE;
 		}
@@ -322,14 +396,15 @@ client_reply(struct client *c, size_t *len)
 }
 
 int
-client_call(const struct live_opts *o, const char *line, struct jdoc *d,
-		struct jtok *toks, int ntoks, char **reply)
+client_call(const struct live_opts *o, const char *line, json_t **doc,
+		char **reply)
 {
 	struct client c;
 	const char *r;
-	char why[160];
+	char from[sizeof(c.why)], why[sizeof(c.why) + 200];
 	size_t len;
 
+	*doc = NULL;
 	*reply = NULL;
 	if (client_open(&c, o) == 0)
 		c.whole = true;		/* connect, send and reply: one --timeout */
@@ -339,14 +414,13 @@ client_call(const struct live_opts *o, const char *line, struct jdoc *d,
 		client_close(&c);
 		return EXIT_UNREACHABLE;
 	}
-	if ((*reply = strndup(r, len)) == NULL ||
-	    json_parse(d, *reply, len, toks, ntoks, why, sizeof(why)) != 0 ||
-	    d->t[0].type != J_OBJECT) {
-		fprintf(stderr, "replctl: repld at %s answered what is not a "
-			"reply: %s\n", o->socket, *reply ? why : "out of memory");
+	snprintf(from, sizeof(from), "repld at %s", o->socket);
+	if ((*doc = json_in_reply(r, len, from, why, sizeof(why))) == NULL ||
+	    (*reply = strndup(r, len)) == NULL) {
+		fprintf(stderr, "replctl: %s\n", *doc ? "out of memory" : why);
 		client_close(&c);
-		free(*reply);
-		*reply = NULL;
+		json_decref(*doc);
+		*doc = NULL;
 		return EXIT_FAILED;
 	}
 	client_close(&c);
@@ -354,12 +428,9 @@ client_call(const struct live_opts *o, const char *line, struct jdoc *d,
 }
 
 int
-client_failed(const struct jdoc *d, const char *what)
+client_failed(const json_t *doc, const char *what)
 {
-	char name[40], msg[512];
-
-	json_text(d, json_get(d, 0, "error"), name, sizeof(name));
-	json_text(d, json_get(d, 0, "message"), msg, sizeof(msg));
-	fprintf(stderr, "replctl: %s: %s: %s\n", what, name, msg);
+	fprintf(stderr, "replctl: %s: %s: %s\n", what, jin_str(doc, "error"),
+		jin_str(doc, "message"));
 	return EXIT_FAILED;
 }

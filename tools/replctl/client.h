@@ -6,6 +6,7 @@
 #ifndef REPLCTL_CLIENT_H
 #define REPLCTL_CLIENT_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,14 +33,28 @@ struct live_opts {
 	bool json;
 	int timeout_ms;
 	bool timeout_given;	/* --timeout: it bounds every command */
+	const char *sock_arg, *conf_arg;	/* -s, -c as given */
 };
 
+void live_opts_init(struct live_opts *o);
+
 /*
- * Parse -s SOCKET, -c FILE, --json, --timeout MS from argv (they may come
- * before or after the command's own arguments); the rest is left in
- * argv[0..*argc).  0, or EXIT_USAGE with a message printed.
+ * getopt_long over argv[0..argc) (argv[0] the program or the command):
+ * the global options -s, -c, --json, --timeout are taken into o wherever
+ * they come, the caller's own (own_short, own_long ending in a zeroed
+ * entry; either NULL) are returned one per call.  -1 at the end (operands
+ * from optind on); '?' for an unknown option, a missing or bad value
+ * (message printed).  before_command: stop at the first operand, the
+ * command.  Start each argv with optind = 0.
  */
-int live_opts_parse(int *argc, char *argv[], struct live_opts *o);
+int live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
+		const struct option *own_long, struct live_opts *o);
+
+/*
+ * After the options: the socket they name.  0, or EXIT_USAGE with a
+ * message printed (both -s and -c; -c FILE does not load).
+ */
+int live_opts_resolve(struct live_opts *o);
 
 /* 0, or -1 with c->why set */
 int client_open(struct client *c, const struct live_opts *o);
@@ -50,13 +65,15 @@ int client_send(struct client *c, const char *line, const void *data, size_t len
 const char *client_reply(struct client *c, size_t *len);
 
 /*
- * One request, one reply, parsed: 0 and the doc (tokens in toks), or
- * EXIT_UNREACHABLE (message printed) when the daemon does not answer.
+ * One request, one reply, parsed: 0, the reply as an object (*doc, to
+ * json_decref) and as its text (*reply, to free); EXIT_UNREACHABLE when
+ * the daemon does not answer, EXIT_FAILED when the answer is not a reply
+ * (a message printed for both).
  */
-int client_call(const struct live_opts *o, const char *line, struct jdoc *d,
-		struct jtok *toks, int ntoks, char **reply);
+int client_call(const struct live_opts *o, const char *line, json_t **doc,
+		char **reply);
 
 /* a reply {"ok":false,...}: print "replctl: ERROR: message" and return 1 */
-int client_failed(const struct jdoc *d, const char *what);
+int client_failed(const json_t *doc, const char *what);
 
 #endif

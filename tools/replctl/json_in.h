@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * json_in.h -- a JSON reader for the daemon's replies: the text is split
- * into a flat array of tokens (no allocation beyond the caller's array);
- * lookups walk it.  Total: any bytes give tokens or an error.
+ * json_in.h -- the daemon's replies read with jansson: a reply line as a
+ * JSON object, and its fields with a default for what is absent or of
+ * another type (a daemon of another version may send either).
  */
 #ifndef REPLCTL_JSON_IN_H
 #define REPLCTL_JSON_IN_H
@@ -11,35 +11,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum jtype { J_OBJECT = 1, J_ARRAY, J_STRING, J_NUMBER, J_TRUE, J_FALSE, J_NULL };
+#include <jansson.h>
 
-struct jtok {
-	enum jtype type;
-	size_t start, end;	/* J_STRING: inside the quotes */
-	int size;		/* direct children: members (key + value) or items */
-	int next;		/* the token after this one's subtree */
-};
+/*
+ * The reply text[0..len) as an object (json_decref it), or NULL with why
+ * saying that what came from `from` ("repld at SOCKET") is not a reply:
+ * jansson's reason and where (line, column, byte).
+ */
+json_t *json_in_reply(const char *text, size_t len, const char *from,
+		char *why, size_t whylen);
 
-struct jdoc {
-	const char *text;
-	struct jtok *t;
-	int n, cap;
-};
-
-/* 0, or -1 (why names the byte offset and the fault) */
-int json_parse(struct jdoc *d, const char *text, size_t len, struct jtok *toks,
-		int cap, char *why, size_t whylen);
-
-/* the value of key in the object at token obj, or -1 */
-int json_get(const struct jdoc *d, int obj, const char *key);
-/* the i-th item of the array at token arr, or -1 */
-int json_item(const struct jdoc *d, int arr, int i);
-
-/* the value at token i (and a default when absent or another type) */
-uint64_t json_u64(const struct jdoc *d, int i, uint64_t dflt);
-int64_t json_i64(const struct jdoc *d, int i, int64_t dflt);
-bool json_bool(const struct jdoc *d, int i, bool dflt);
-/* a string, unescaped into out (cut to outlen); "" when absent */
-const char *json_text(const struct jdoc *d, int i, char *out, size_t outlen);
+/* obj's member key: a non-negative integer, a boolean, a string ("") */
+uint64_t jin_u64(const json_t *obj, const char *key, uint64_t dflt);
+bool jin_bool(const json_t *obj, const char *key, bool dflt);
+const char *jin_str(const json_t *obj, const char *key);
 
 #endif

@@ -16,10 +16,7 @@
 #include "client.h"
 #include "replctl.h"
 
-#define TOKS 2048
 #define CHANGE_TIMEOUT_MS 120000	/* a promotion waits for its nodes */
-
-static struct jtok toks[TOKS];
 
 static const char *
 human_bytes(uint64_t b, char *out, size_t len)
@@ -37,29 +34,28 @@ human_bytes(uint64_t b, char *out, size_t len)
 
 /* a number field, or "-" when the daemon did not give it */
 static const char *
-num(const struct jdoc *d, int obj, const char *key, char *out, size_t len)
+num(const json_t *obj, const char *key, char *out, size_t len)
 {
-	int i = json_get(d, obj, key);
-
-	if (i < 0 || d->t[i].type != J_NUMBER)
+	if (!json_is_number(json_object_get(obj, key)))
 		return "-";
-	snprintf(out, len, "%" PRIu64, json_u64(d, i, 0));
+	snprintf(out, len, "%" PRIu64, jin_u64(obj, key, 0));
 	return out;
 }
 
 static const char *
-text(const struct jdoc *d, int obj, const char *key, char *out, size_t len)
+text(const json_t *obj, const char *key)
 {
-	json_text(d, json_get(d, obj, key), out, len);
-	return out[0] ? out : "-";
+	const char *s = jin_str(obj, key);
+
+	return s[0] ? s : "-";
 }
 
 static void
-print_replicas(const struct jdoc *d, bool full)
+print_replicas(const json_t *d, bool full)
 {
-	int arr = json_get(d, 0, "replicas");
+	const json_t *arr = json_object_get(d, "replicas");
 
-	if (arr < 0 || d->t[arr].size == 0) {
+	if (json_array_size(arr) == 0) {
 		printf("no replicas: a single node\n");
 		return;
 	}
@@ -70,83 +66,70 @@ print_replicas(const struct jdoc *d, bool full)
 	else
 		printf("%-21s %-11s %-6s %10s %s\n", "REPLICA", "STATE", "MEMBER",
 			"RECONNECTS", "WHY");
-	for (int i = 0; i < d->t[arr].size; i++) {
-		int r = json_item(d, arr, i);
-		char a[64], st[16], f[24], lr[24], lb[24], lm[24], tr[16], fm[8],
-			be[8], why[200], rc[24];
-		bool member = json_bool(d, json_get(d, r, "member"), false);
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *r = json_array_get(arr, i);
+		char f[24], lr[24], lb[24], lm[24], rc[24];
+		const char *member = jin_bool(r, "member", false) ? "yes" : "no";
 
-		text(d, r, "address", a, sizeof(a));
-		text(d, r, "state", st, sizeof(st));
-		text(d, r, "why", why, sizeof(why));
 		if (full)
 			printf("%-21s %-11s %-6s %10s %9s %10s %7s %-9s %-5s %-7s %s\n",
-				a, st, member ? "yes" : "no",
-				num(d, r, "flushed_lsn", f, sizeof(f)),
-				num(d, r, "lag_records", lr, sizeof(lr)),
-				num(d, r, "lag_bytes", lb, sizeof(lb)),
-				num(d, r, "lag_ms", lm, sizeof(lm)),
-				text(d, r, "transport", tr, sizeof(tr)),
-				text(d, r, "flush_method", fm, sizeof(fm)),
-				text(d, r, "backend", be, sizeof(be)),
-				strcmp(why, "-") ? why : "");
+				jin_str(r, "address"), jin_str(r, "state"), member,
+				num(r, "flushed_lsn", f, sizeof(f)),
+				num(r, "lag_records", lr, sizeof(lr)),
+				num(r, "lag_bytes", lb, sizeof(lb)),
+				num(r, "lag_ms", lm, sizeof(lm)),
+				text(r, "transport"), text(r, "flush_method"),
+				text(r, "backend"), jin_str(r, "why"));
 		else
-			printf("%-21s %-11s %-6s %10s %s\n", a, st,
-				member ? "yes" : "no",
-				num(d, r, "reconnects", rc, sizeof(rc)),
-				strcmp(why, "-") ? why : "");
+			printf("%-21s %-11s %-6s %10s %s\n", jin_str(r, "address"),
+				jin_str(r, "state"), member,
+				num(r, "reconnects", rc, sizeof(rc)), jin_str(r, "why"));
 	}
 }
 
 static void
-print_status(const struct jdoc *d)
+print_status(const json_t *d)
 {
-	char role[16], listen[64], tr[16], fm[8], be[8], path[256], b1[24], b2[24],
-		n[6][24], pa[64];
-	bool primary;
+	char b1[24], b2[24], n[6][24];
+	bool primary = strcmp(jin_str(d, "role"), "primary") == 0;
 
-	text(d, 0, "role", role, sizeof(role));
-	primary = strcmp(role, "primary") == 0;
-	printf("node %s (%s%s) at %s\n", num(d, 0, "node_id", n[0], sizeof(n[0])),
-		role, json_bool(d, json_get(d, 0, "changing"), false) ?
-		", changing state" : "", text(d, 0, "listen", listen, sizeof(listen)));
-	printf("log       %s %s", text(d, 0, "backend", be, sizeof(be)),
-		text(d, 0, "path", path, sizeof(path)));
-	if (json_get(d, 0, "size_bytes") >= 0)
+	printf("node %s (%s%s) at %s\n", num(d, "node_id", n[0], sizeof(n[0])),
+		jin_str(d, "role"), jin_bool(d, "changing", false) ?
+		", changing state" : "", text(d, "listen"));
+	printf("log       %s %s", text(d, "backend"), text(d, "path"));
+	if (json_object_get(d, "size_bytes"))
 		printf(", %s used of %s",
-			human_bytes(json_u64(d, json_get(d, 0, "used_bytes"), 0), b1, sizeof(b1)),
-			human_bytes(json_u64(d, json_get(d, 0, "size_bytes"), 0), b2, sizeof(b2)));
+			human_bytes(jin_u64(d, "used_bytes", 0), b1, sizeof(b1)),
+			human_bytes(jin_u64(d, "size_bytes", 0), b2, sizeof(b2)));
 	printf("\n");
 	printf("epoch     %s, configuration epoch %s%s%s\n",
-		num(d, 0, "epoch", n[0], sizeof(n[0])),
-		num(d, 0, "config_epoch", n[1], sizeof(n[1])),
-		json_bool(d, json_get(d, 0, "config_joint"), false) ?
+		num(d, "epoch", n[0], sizeof(n[0])),
+		num(d, "config_epoch", n[1], sizeof(n[1])),
+		jin_bool(d, "config_joint", false) ?
 			" (joint: a membership change in progress)" : "",
-		json_bool(d, json_get(d, 0, "fenced"), false) ? ", FENCED" : "");
+		jin_bool(d, "fenced", false) ? ", FENCED" : "");
 	printf("LSN       first %s, last %s, durable %s",
-		num(d, 0, "first_lsn", n[0], sizeof(n[0])),
-		num(d, 0, "last_lsn", n[1], sizeof(n[1])),
-		num(d, 0, "durable_lsn", n[2], sizeof(n[2])));
+		num(d, "first_lsn", n[0], sizeof(n[0])),
+		num(d, "last_lsn", n[1], sizeof(n[1])),
+		num(d, "durable_lsn", n[2], sizeof(n[2])));
 	if (primary)
-		printf(", commit %s", num(d, 0, "commit_lsn", n[3], sizeof(n[3])));
+		printf(", commit %s", num(d, "commit_lsn", n[3], sizeof(n[3])));
 	printf("\n");
-	printf("transport %s, flush method %s, quorum %s",
-		text(d, 0, "transport", tr, sizeof(tr)),
-		text(d, 0, "flush_method", fm, sizeof(fm)),
-		num(d, 0, "quorum", n[4], sizeof(n[4])));
+	printf("transport %s, flush method %s, quorum %s", text(d, "transport"),
+		text(d, "flush_method"), num(d, "quorum", n[4], sizeof(n[4])));
 	if (primary)
-		printf(", %s replicas up", num(d, 0, "replicas_up", n[5], sizeof(n[5])));
+		printf(", %s replicas up", num(d, "replicas_up", n[5], sizeof(n[5])));
 	printf("\n");
 	if (!primary) {
-		if (json_bool(d, json_get(d, 0, "floor_pending"), false))
+		if (jin_bool(d, "floor_pending", false))
 			printf("waiting for its promise floor: made anew, it serves no "
 				"primary until %s of its peers answered (%s so far)\n",
-				num(d, 0, "floor_needed", n[1], sizeof(n[1])),
-				num(d, 0, "floor_answered", n[2], sizeof(n[2])));
-		if (json_bool(d, json_get(d, 0, "following"), false))
+				num(d, "floor_needed", n[1], sizeof(n[1])),
+				num(d, "floor_answered", n[2], sizeof(n[2])));
+		if (jin_bool(d, "following", false))
 			printf("following node %s (connected from %s)\n",
-				num(d, 0, "primary_node", n[0], sizeof(n[0])),
-				text(d, 0, "primary_address", pa, sizeof(pa)));
+				num(d, "primary_node", n[0], sizeof(n[0])),
+				text(d, "primary_address"));
 		else
 			printf("following no primary now\n");
 		return;
@@ -158,77 +141,69 @@ print_status(const struct jdoc *d)
 /* one request whose reply is printed as a table or passed on as JSON */
 static int
 simple(const struct live_opts *o, const char *line, const char *what,
-		void (*print)(const struct jdoc *d))
+		void (*print)(const json_t *d))
 {
-	struct jdoc d;
+	json_t *d;
 	char *reply;
-	int ret = client_call(o, line, &d, toks, TOKS, &reply);
+	int ret = client_call(o, line, &d, &reply);
 
 	if (ret)
 		return ret;
 	if (o->json)
 		printf("%s\n", reply);
-	if (!json_bool(&d, json_get(&d, 0, "ok"), false)) {
-		ret = client_failed(&d, what);
-	} else if (!o->json) {
-		if (print) {
-			print(&d);
-		} else {
-			char msg[512];
-
-			printf("%s\n", text(&d, 0, "message", msg, sizeof(msg)));
-		}
-	}
+	if (!jin_bool(d, "ok", false))
+		ret = client_failed(d, what);
+	else if (!o->json && print)
+		print(d);
+	else if (!o->json)
+		printf("%s\n", text(d, "message"));
+	json_decref(d);
 	free(reply);
 	return ret;
 }
 
 static void
-print_peers(const struct jdoc *d)
+print_peers(const json_t *d)
 {
-	int arr = json_get(d, 0, "peers");
+	const json_t *arr = json_object_get(d, "peers");
 
-	if (json_get(d, 0, "replicas") >= 0) {
+	if (json_object_get(d, "replicas")) {
 		print_replicas(d, false);
 		return;
 	}
 	printf("%-21s\n", "PEER");
-	for (int i = 0; arr >= 0 && i < d->t[arr].size; i++) {
-		char a[64];
-
-		printf("%-21s\n", text(d, json_item(d, arr, i), "address", a, sizeof(a)));
-	}
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		printf("%-21s\n", text(json_array_get(arr, i), "address"));
 }
 
 static void
-print_verify(const struct jdoc *d)
+print_verify(const json_t *d)
 {
-	int arr = json_get(d, 0, "replicas");
+	const json_t *arr = json_object_get(d, "replicas");
 	char n[3][24];
 
 	printf("verified LSN %s..%s in ranges of %s records\n",
-		num(d, 0, "from", n[0], sizeof(n[0])), num(d, 0, "to", n[1], sizeof(n[1])),
-		num(d, 0, "range_records", n[2], sizeof(n[2])));
-	for (int i = 0; arr >= 0 && i < d->t[arr].size; i++) {
-		int r = json_item(d, arr, i), bad = json_get(d, r, "bad");
-		char a[64], why[200];
-		uint64_t mism = json_u64(d, json_get(d, r, "mismatches"), 0);
+		num(d, "from", n[0], sizeof(n[0])), num(d, "to", n[1], sizeof(n[1])),
+		num(d, "range_records", n[2], sizeof(n[2])));
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *r = json_array_get(arr, i);
+		const json_t *bad = json_object_get(r, "bad");
+		uint64_t mism = jin_u64(r, "mismatches", 0);
 
-		text(d, r, "address", a, sizeof(a));
-		if (!json_bool(d, json_get(d, r, "checked"), false)) {
-			printf("%-21s NOT CHECKED: %s\n", a,
-				text(d, r, "why", why, sizeof(why)));
+		if (!jin_bool(r, "checked", false)) {
+			printf("%-21s NOT CHECKED: %s\n", jin_str(r, "address"),
+				text(r, "why"));
 			continue;
 		}
-		printf("%-21s %s ranges, %" PRIu64 " mismatched%s\n", a,
-			num(d, r, "ranges", n[0], sizeof(n[0])), mism,
+		printf("%-21s %s ranges, %" PRIu64 " mismatched%s\n",
+			jin_str(r, "address"), num(r, "ranges", n[0], sizeof(n[0])), mism,
 			mism ? ":" : ", ok");
-		for (int b = 0; bad >= 0 && b < d->t[bad].size; b++) {
-			int x = json_item(d, bad, b);
+		for (size_t b = 0; b < json_array_size(bad); b++) {
+			const json_t *x = json_array_get(bad, b);
 
 			printf("%-21s   LSN %s..%s differ\n", "",
-				num(d, x, "from", n[1], sizeof(n[1])),
-				num(d, x, "to", n[2], sizeof(n[2])));
+				num(x, "from", n[1], sizeof(n[1])),
+				num(x, "to", n[2], sizeof(n[2])));
 		}
 	}
 }
@@ -237,32 +212,33 @@ print_verify(const struct jdoc *d)
 static int
 verify(const struct live_opts *o, const char *line)
 {
-	struct jdoc d;
+	const json_t *arr;
+	json_t *d;
 	char *reply;
-	int ret = client_call(o, line, &d, toks, TOKS, &reply), arr;
+	int ret = client_call(o, line, &d, &reply);
 
 	if (ret)
 		return ret;
 	if (o->json)
 		printf("%s\n", reply);
-	if (!json_bool(&d, json_get(&d, 0, "ok"), false)) {
-		ret = client_failed(&d, "verify");
-		free(reply);
-		return ret;
+	if (!jin_bool(d, "ok", false)) {
+		ret = client_failed(d, "verify");
+		goto out;
 	}
 	if (!o->json)
-		print_verify(&d);
-	arr = json_get(&d, 0, "replicas");
-	for (int i = 0; arr >= 0 && i < d.t[arr].size; i++) {
-		int r = json_item(&d, arr, i);
+		print_verify(d);
+	arr = json_object_get(d, "replicas");
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *r = json_array_get(arr, i);
 
-		if (!json_bool(&d, json_get(&d, r, "checked"), false) ||
-		    json_u64(&d, json_get(&d, r, "mismatches"), 1) != 0)
+		if (!jin_bool(r, "checked", false) || jin_u64(r, "mismatches", 1) != 0)
 			ret = EXIT_FAILED;
 	}
 	if (ret)
 		fprintf(stderr, "replctl: verify: the replicas do not all hold what "
 			"the primary holds (see above)\n");
+out:
+	json_decref(d);
 	free(reply);
 	return ret;
 }
@@ -274,77 +250,112 @@ usage_of(const char *synopsis)
 	return EXIT_USAGE;
 }
 
+enum { OPT_FROM = 1, OPT_TO, OPT_FORCE, OPT_QUORUM };
+
+static const struct option verify_opts[] = {
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option promote_opts[] = {
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option member_opts[] = {
+	{ "quorum", required_argument, NULL, OPT_QUORUM },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* the commands of this file: their options, and operands (add, remove: one) */
+static const struct {
+	const char *name, *synopsis;
+	const struct option *opts;
+	int operands;
+} commands[] = {
+	{ "status", "status [--json]  |  status [--json] LOG", NULL, 0 },
+	{ "peers", "peers [--json]", NULL, 0 },
+	{ "verify", "verify [--from LSN] [--to LSN] [--json]", verify_opts, 0 },
+	{ "promote", "promote [--force]", promote_opts, 0 },
+	{ "fence", "fence", NULL, 0 },
+	{ "reload", "reload", NULL, 0 },
+	{ "add", "add HOST:PORT [--quorum K]", member_opts, 1 },
+	{ "remove", "remove HOST:PORT [--quorum K]", member_opts, 1 },
+};
+
 int
-cmd_live(int argc, char *argv[], const struct live_opts *o)
+cmd_live(int argc, char *argv[], struct live_opts *o)
 {
-	const char *cmd = argv[0];
+	const char *cmd = argv[0], *member = NULL, *quorum = NULL;
 	char line[ADMIN_LINE_MAX];
-	struct live_opts slow = *o;
+	uint64_t from = 0, to = 0;
+	struct live_opts slow;
+	bool force = false;
+	size_t k;
+	int c, ret;
+
+	if (strcmp(cmd, "append") == 0)
+		return cmd_append(argc, argv, o);
+	if (strcmp(cmd, "bench") == 0)
+		return cmd_bench(argc, argv, o);
+	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+		if (strcmp(cmd, commands[k].name) == 0)
+			break;
+	if (k == sizeof(commands) / sizeof(commands[0]))
+		return -1;
+	optind = 0;
+	while ((c = live_getopt(argc, argv, false, NULL, commands[k].opts, o)) != -1) {
+		switch (c) {
+		case OPT_FROM:
+		case OPT_TO:
+			/* the reply repeats them: within its numbers (admin_proto.h) */
+			if (!arg_u64(optarg, 0, INT64_MAX, c == OPT_FROM ? &from : &to))
+				return usage_of(commands[k].synopsis);
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case OPT_QUORUM:
+			quorum = optarg;
+			break;
+		default:	/* '?': said already */
+			return usage_of(commands[k].synopsis);
+		}
+	}
+	if ((ret = live_opts_resolve(o)) != 0)
+		return ret;
+	if (argc - optind != commands[k].operands)
+		return usage_of(commands[k].synopsis);
+	if (commands[k].operands) {
+		member = argv[optind];
+		if (member[0] == '-' || strlen(member) > 100 || (quorum &&
+		    (strlen(quorum) != 1 || quorum[0] < '0' || quorum[0] > '8')))
+			return usage_of(commands[k].synopsis);
+	}
 
 	/*
 	 * A change of state may wait for nodes: more time than a question,
 	 * unless --timeout says how long the caller waits.
 	 */
+	slow = *o;
 	if (!o->timeout_given && slow.timeout_ms < CHANGE_TIMEOUT_MS)
 		slow.timeout_ms = CHANGE_TIMEOUT_MS;
 	if (strcmp(cmd, "status") == 0)
-		return argc == 1 ? simple(o, "STATUS", "status", print_status) :
-			usage_of("status [--json]  |  status [--json] LOG");
+		return simple(o, "STATUS", "status", print_status);
 	if (strcmp(cmd, "peers") == 0)
-		return argc == 1 ? simple(o, "STATUS", "peers", print_peers) :
-			usage_of("peers [--json]");
+		return simple(o, "STATUS", "peers", print_peers);
 	if (strcmp(cmd, "verify") == 0) {
-		uint64_t from = 0, to = 0;
-
-		for (int i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--from") == 0 && i + 1 < argc &&
-			    arg_u64(argv[i + 1], 0, UINT64_MAX, &from))
-				i++;
-			else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc &&
-			    arg_u64(argv[i + 1], 0, UINT64_MAX, &to))
-				i++;
-			else
-				return usage_of("verify [--from LSN] [--to LSN] [--json]");
-		}
 		snprintf(line, sizeof(line), "VERIFY %" PRIu64 " %" PRIu64, from, to);
 		return verify(&slow, line);
 	}
-	if (strcmp(cmd, "promote") == 0) {
-		if (argc > 2 || (argc == 2 && strcmp(argv[1], "--force") != 0))
-			return usage_of("promote [--force]");
-		return simple(&slow, argc == 2 ? "PROMOTE force" : "PROMOTE",
-			"promote", NULL);
-	}
+	if (strcmp(cmd, "promote") == 0)
+		return simple(&slow, force ? "PROMOTE force" : "PROMOTE", "promote",
+			NULL);
 	if (strcmp(cmd, "fence") == 0)
-		return argc == 1 ? simple(&slow, "FENCE", "fence", NULL) :
-			usage_of("fence");
+		return simple(&slow, "FENCE", "fence", NULL);
 	if (strcmp(cmd, "reload") == 0)
-		return argc == 1 ? simple(&slow, "RELOAD", "reload", NULL) :
-			usage_of("reload");
-	if (strcmp(cmd, "add") == 0 || strcmp(cmd, "remove") == 0) {
-		const char *member = NULL, *quorum = NULL;
-
-		for (int i = 1; i < argc; i++) {
-			if (strcmp(argv[i], "--quorum") == 0 && i + 1 < argc)
-				quorum = argv[++i];
-			else if (member == NULL && argv[i][0] != '-')
-				member = argv[i];
-			else
-				member = NULL, argc = -1;
-		}
-		if (member == NULL || strlen(member) > 100 ||
-		    (quorum && (strlen(quorum) != 1 || quorum[0] < '0' || quorum[0] > '8')))
-			return usage_of(strcmp(cmd, "add") == 0 ?
-				"add HOST:PORT [--quorum K]" :
-				"remove HOST:PORT [--quorum K]");
-		snprintf(line, sizeof(line), "%s %s%s%s",
-			strcmp(cmd, "add") == 0 ? "ADD" : "REMOVE", member,
-			quorum ? " " : "", quorum ? quorum : "");
-		return simple(&slow, line, cmd, NULL);
-	}
-	if (strcmp(cmd, "append") == 0)
-		return cmd_append(argc, argv, o);
-	if (strcmp(cmd, "bench") == 0)
-		return cmd_bench(argc, argv, o);
-	return -1;
+		return simple(&slow, "RELOAD", "reload", NULL);
+	snprintf(line, sizeof(line), "%s %s%s%s",
+		strcmp(cmd, "add") == 0 ? "ADD" : "REMOVE", member,
+		quorum ? " " : "", quorum ? quorum : "");
+	return simple(&slow, line, cmd, NULL);
 }

@@ -78,8 +78,12 @@ usage(FILE *f)
 int
 main(int argc, char *argv[])
 {
+	static const struct option help[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct live_opts o;
-	int ret;
+	int c, ret;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -98,17 +102,22 @@ main(int argc, char *argv[])
 			if (argv[i][0] != '-')
 				return cmd_status(argc - 1, argv + 1);
 	}
-	argc--;
-	argv++;
-	if ((ret = live_opts_parse(&argc, argv, &o)) != 0)
-		return ret;
-	if (argc == 0) {
+	/* the global options before the command ("+": up to it) */
+	live_opts_init(&o);
+	optind = 0;
+	while ((c = live_getopt(argc, argv, true, "h", help, &o)) != -1) {
+		if (c != 'h')
+			return EXIT_USAGE;	/* said already */
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (optind == argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if ((ret = cmd_live(argc, argv, &o)) >= 0)
+	if ((ret = cmd_live(argc - optind, argv + optind, &o)) >= 0)
 		return ret;
-	fprintf(stderr, "replctl: unknown command '%s'\n", argv[0]);
+	fprintf(stderr, "replctl: unknown command '%s'\n", argv[optind]);
 	usage(stderr);
 	return EXIT_USAGE;
 }

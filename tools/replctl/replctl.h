@@ -80,9 +80,12 @@ int cmd_status(int argc, char *argv[]);
 
 /* the commands against a running repld (client.h: struct live_opts) */
 struct live_opts;
-/* -1: argv[0] is no live command */
-int cmd_live(int argc, char *argv[], const struct live_opts *o);
-int cmd_append(int argc, char *argv[], const struct live_opts *o);
-int cmd_bench(int argc, char *argv[], const struct live_opts *o);
+/*
+ * argv[0] the command; the global options may come among its arguments
+ * too (into o).  cmd_live: -1 when argv[0] is no live command.
+ */
+int cmd_live(int argc, char *argv[], struct live_opts *o);
+int cmd_append(int argc, char *argv[], struct live_opts *o);
+int cmd_bench(int argc, char *argv[], struct live_opts *o);
 
 #endif

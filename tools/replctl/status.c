@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -12,27 +13,34 @@
 int
 cmd_status(int argc, char *argv[])
 {
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct logimg img;
 	struct logsum s;
-	const char *path = NULL;
-	bool json = false;
+	const char *path;
+	bool json = false, bad = false;
 	char err[512];
-	int ret;
+	int c, ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
+	optind = 0;
+	opterr = 0;
+	while (!bad && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if (c == 'j') {
 			json = true;
-		} else if (argv[i][0] == '-' || path) {
-			path = NULL;	/* anything else is a usage error */
-			break;
 		} else {
-			path = argv[i];
+			fprintf(stderr, "replctl status: unknown option '%s'\n",
+				argv[optind - 1]);
+			bad = true;
 		}
 	}
-	if (path == NULL) {
+	/* one LOG, nothing else */
+	if (bad || argc - optind != 1 || argv[optind][0] == '-') {
 		fprintf(stderr, "usage: replctl status [--json] LOG\n");
 		return EXIT_USAGE;
 	}
+	path = argv[optind];
 	if ((ret = logimg_open(path, &img, err, sizeof(err)))) {
 		fprintf(stderr, "replctl status: %s\n", err);
 		return ret;

@@ -89,51 +89,29 @@ out_flush(struct conn *c)
 	return 0;
 }
 
+/* a reply (taken; NULL when it could not be made) after those waiting */
 static void
-out_line(struct conn *c, struct json_out *j)
+out_line(struct conn *c, json_t *reply)
 {
-	size_t len;
-	const char *line = jo_line(j, &len);
-
-	if (line == NULL) {
-		struct json_out e;
-		char small[160];
-
-		jo_init(&e, small, sizeof(small));
-		admin_error_json(&e, "ERROR", 0,
-			"the reply does not fit the protocol's limit");
-		line = jo_line(&e, &len);
+	/* room for any reply; a client that went takes no more */
+	if (OUT_CAP - c->out_len < ADMIN_REPLY_MAX && out_flush(c) != 0) {
+		json_decref(reply);
+		return;
 	}
-	if (c->out_len + len > OUT_CAP)
-		(void)out_flush(c);
-	memcpy(c->out + c->out_len, line, len);
-	c->out_len += len;
+	c->out_len += jo_line(reply, c->out + c->out_len, ADMIN_REPLY_MAX);
 }
 
 /* an error reply: a protocol name (code 0) or a REPL_E_* code */
 static void
 reply_error(struct conn *c, const char *name, int code, const char *message)
 {
-	struct json_out j;
-	char buf[768];
-
-	jo_init(&j, buf, sizeof(buf));
-	admin_error_json(&j, name, code, message);
-	out_line(c, &j);
+	out_line(c, admin_error_json(name, code, message));
 }
 
 static void
 reply_ok_msg(struct conn *c, const char *message)
 {
-	struct json_out j;
-	char buf[768];
-
-	jo_init(&j, buf, sizeof(buf));
-	jo_open(&j, NULL);
-	jo_bool(&j, "ok", true);
-	jo_str(&j, "message", message);
-	jo_close(&j);
-	out_line(c, &j);
+	out_line(c, json_pack("{s:b, s:o}", "ok", true, "message", jo_str(message)));
 }
 
 static const char *
@@ -167,19 +145,11 @@ settle(struct conn *c)
 	for (int i = 0; i < c->npend; i++) {
 		int err = c->pend[i].err ? c->pend[i].err : wret;
 
-		if (err) {
+		if (err)
 			reply_error(c, NULL, err, NULL);
-		} else {
-			struct json_out j;
-			char buf[64];
-
-			jo_init(&j, buf, sizeof(buf));
-			jo_open(&j, NULL);
-			jo_bool(&j, "ok", true);
-			jo_u64(&j, "lsn", c->pend[i].lsn);
-			jo_close(&j);
-			out_line(c, &j);
-		}
+		else
+			out_line(c, json_pack("{s:b, s:o}", "ok", true,
+				"lsn", jo_u64(c->pend[i].lsn)));
 	}
 	c->npend = 0;
 }
@@ -226,23 +196,13 @@ serve(struct conn *c, const struct admin_req *req)
 {
 	struct node *n = c->a->node;
 	char msg[640] = "";
-	struct json_out j;
-	char *buf;
 
 	switch (req->verb) {
 	case ADMIN_STATUS:
+		out_line(c, admin_status_json(n));
+		return;
 	case ADMIN_VERIFY:
-		if ((buf = malloc(ADMIN_REPLY_MAX)) == NULL) {
-			reply_error(c, NULL, REPL_E_NOMEM, NULL);
-			return;
-		}
-		jo_init(&j, buf, ADMIN_REPLY_MAX);
-		if (req->verb == ADMIN_STATUS)
-			admin_status_json(n, &j);
-		else
-			admin_verify_json(n, req->from, req->to, &j);
-		out_line(c, &j);
-		free(buf);
+		out_line(c, admin_verify_json(n, req->from, req->to));
 		return;
 	case ADMIN_PROMOTE:
 		change_reply(c, node_promote(n, req->force, msg, sizeof(msg)), msg);
@@ -365,13 +325,9 @@ static void
 refuse(int fd, const char *message)
 {
 	char buf[256];
-	struct json_out j;
-	const char *line;
-	size_t len;
+	size_t len = jo_line(admin_error_json("BUSY", 0, message), buf, sizeof(buf));
 
-	jo_init(&j, buf, sizeof(buf));
-	admin_error_json(&j, "BUSY", 0, message);
-	if ((line = jo_line(&j, &len)) != NULL && write(fd, line, len) < 0) {
+	if (len && write(fd, buf, len) < 0) {
 		/* it is going away either way */
 	}
 	close(fd);

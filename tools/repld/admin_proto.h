@@ -12,6 +12,9 @@
  *             {"ok":true, ...}  or
  *             {"ok":false,"error":"REPL_E_FENCED","code":-300009,
  *              "message":"..."}
+ *             Its numbers are integers within a signed 64-bit one (LSNs,
+ *             epochs and counts are at most INT64_MAX), as jansson and
+ *             most JSON readers hold them; strings are UTF-8.
  *
  * Requests may be pipelined; replies come in request order.  Appends on
  * one connection are acknowledged in order, each only once durable by the
@@ -26,7 +29,8 @@
  *			tagged with client id ID (decimal, default 0);
  *			{"ok":true,"lsn":N} once durable
  *   VERIFY [FROM [TO]]	(primary) compare the checksums of the records
- *			FROM..TO (default: the oldest kept .. the commit LSN)
+ *			FROM..TO (default: the oldest kept .. the commit LSN;
+ *			each at most INT64_MAX)
  *			on this node and each streaming replica
  *   PROMOTE [force]	(replica) become the primary: a new epoch that
  *			fences the old primary; "force" goes on without

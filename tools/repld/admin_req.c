@@ -167,8 +167,9 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 		return ADMIN_PARSE_OK;
 	}
 	case ADMIN_VERIFY:
-		if ((argc > 1 && !number(argv[1], UINT64_MAX, &req->from)) ||
-		    (argc > 2 && !number(argv[2], UINT64_MAX, &req->to)))
+		/* the reply repeats them: within a reply's numbers (admin_proto.h) */
+		if ((argc > 1 && !number(argv[1], INT64_MAX, &req->from)) ||
+		    (argc > 2 && !number(argv[2], INT64_MAX, &req->to)))
 			return bad(why, whylen, "VERIFY: FROM and TO must be LSNs");
 		if (req->to && req->from > req->to)
 			return bad(why, whylen, "VERIFY: FROM is after TO");

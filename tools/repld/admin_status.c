@@ -54,9 +54,8 @@ static const struct {
 	{ NODE_E_STOPPING, "STOPPING" },
 };
 
-void
-admin_error_json(struct json_out *j, const char *name, int code,
-		const char *message)
+json_t *
+admin_error_json(const char *name, int code, const char *message)
 {
 	if (name == NULL) {
 		name = "ERROR";
@@ -64,13 +63,10 @@ admin_error_json(struct json_out *j, const char *name, int code,
 			if (errors[i].code == code)
 				name = errors[i].name;
 	}
-	jo_open(j, NULL);
-	jo_bool(j, "ok", false);
-	jo_str(j, "error", name);
 	/* REPL_E_* codes are repl.h's; the protocol's own names have 0 */
-	jo_i64(j, "code", code <= REPL_E_INVAL ? code : 0);
-	jo_str(j, "message", message ? message : repl_strerror(code));
-	jo_close(j);
+	return json_pack("{s:b, s:s, s:i, s:o}", "ok", false, "error", name,
+		"code", code <= REPL_E_INVAL ? code : 0,
+		"message", jo_str(message ? message : repl_strerror(code)));
 }
 
 /* the membership as the node holds it now, copied under its lock */
@@ -93,188 +89,204 @@ members_get(struct node *n, struct members *m)
 	pthread_mutex_unlock(&n->lock);
 }
 
-static void
-common_json(struct node *n, struct json_out *j, enum node_role role)
+static json_t *
+common_json(struct node *n, enum node_role role, bool changing)
 {
 	const struct repld_conf *c = &n->conf;
 	char listen[REPLD_ADDRESS_MAX + 8], tr[24];
 
 	snprintf(listen, sizeof(listen), "%s:%u", c->listen.address,
 		c->listen.control_port);
-	jo_bool(j, "ok", true);
-	jo_str(j, "role", node_role_name(role));
-	jo_u64(j, "node_id", c->node_id);
-	jo_str(j, "cluster_uuid", c->cluster_uuid_text);
-	jo_str(j, "listen", listen);
-	jo_str(j, "transport", transport_name(n->provider, tr, sizeof(tr)));
-	jo_str(j, "flush_method", repld_flush_name(c->flush_method));
-	jo_str(j, "backend", repld_backend_name(c->log.backend));
-	jo_str(j, "path", c->log.path);
+	return json_pack("{s:b, s:s, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:b}",
+		"ok", true,
+		"role", node_role_name(role),
+		"node_id", jo_u64(c->node_id),
+		"cluster_uuid", jo_str(c->cluster_uuid_text),
+		"listen", jo_str(listen),
+		"transport", jo_str(transport_name(n->provider, tr, sizeof(tr))),
+		"flush_method", repld_flush_name(c->flush_method),
+		"backend", repld_backend_name(c->log.backend),
+		"path", jo_str(c->log.path),
+		"changing", changing);
 }
 
-static void
-primary_json(struct node *n, struct repl *repl, struct json_out *j)
+static json_t *
+replica_entry(struct repl *repl, int i, const char *address)
+{
+	struct repl_replica_status rs;
+	char tr[24];
+
+	if (repl_replica_status(repl, i, &rs) != 0)
+		return json_pack("{s:o, s:s}", "address", jo_str(address),
+			"state", "unknown");
+	return json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+			"s:o, s:o}",
+		"address", jo_str(address),
+		"state", state_name(rs.state),
+		"member", rs.member != 0,
+		"flushed_lsn", jo_u64(rs.flushed_lsn),
+		"lag_records", jo_u64(rs.lag_records),
+		"lag_bytes", jo_u64(rs.lag_bytes),
+		"lag_ms", jo_u64(rs.lag_ms),
+		"transport", jo_str(transport_name(rs.transport, tr, sizeof(tr))),
+		"flush_method", jo_str(rs.flush_method),
+		"backend", jo_str(rs.backend),
+		"reconnects", jo_u64(rs.reconnects),
+		"why", jo_str(rs.state == REPL_REPLICA_STREAMING ? "" : rs.why),
+		"config_epoch", jo_u64(rs.config_epoch));
+}
+
+/* the primary's fields after the common ones; -1 when one cannot be made */
+static int
+primary_json(struct node *n, struct repl *repl, json_t *o)
 {
 	struct repl_status st;
 	struct members m;
-	char tr[24];
+	json_t *list = json_array();
+	int bad = 0;
 
 	members_get(n, &m);
 	repl_status(repl, &st);
-	jo_u64(j, "epoch", st.epoch);
-	jo_u64(j, "config_epoch", st.config_epoch);
-	jo_bool(j, "config_joint", st.config_joint != 0);
-	jo_bool(j, "fenced", st.fenced != 0);
-	jo_u64(j, "first_lsn", st.first_lsn);
-	jo_u64(j, "last_lsn", st.last_lsn);
-	jo_u64(j, "durable_lsn", st.durable_lsn);
-	jo_u64(j, "commit_lsn", st.commit_lsn);
-	jo_u64(j, "used_bytes", st.used_bytes);
-	jo_u64(j, "size_bytes", st.size_bytes);
-	jo_u64(j, "health", st.health);
-	jo_i64(j, "quorum", m.quorum);
-	jo_i64(j, "replicas_up", st.replicas_up);
-	jo_array(j, "replicas");
-	for (int i = 0; i < m.n; i++) {
-		struct repl_replica_status rs;
-
-		jo_open(j, NULL);
-		jo_str(j, "address", m.peer[i].address);
-		if (repl_replica_status(repl, i, &rs) != 0) {
-			jo_str(j, "state", "unknown");
-			jo_close(j);
-			continue;
-		}
-		jo_str(j, "state", state_name(rs.state));
-		jo_bool(j, "member", rs.member != 0);
-		jo_u64(j, "flushed_lsn", rs.flushed_lsn);
-		jo_u64(j, "lag_records", rs.lag_records);
-		jo_u64(j, "lag_bytes", rs.lag_bytes);
-		jo_u64(j, "lag_ms", rs.lag_ms);
-		jo_str(j, "transport", transport_name(rs.transport, tr, sizeof(tr)));
-		jo_str(j, "flush_method", rs.flush_method);
-		jo_str(j, "backend", rs.backend);
-		jo_u64(j, "reconnects", rs.reconnects);
-		jo_str(j, "why", rs.state == REPL_REPLICA_STREAMING ? "" : rs.why);
-		jo_u64(j, "config_epoch", rs.config_epoch);
-		jo_close(j);
-	}
-	jo_array_end(j);
+	for (int i = 0; i < m.n; i++)
+		bad |= json_array_append_new(list, replica_entry(repl, i,
+			m.peer[i].address));
+	bad |= json_object_set_new(o, "epoch", jo_u64(st.epoch));
+	bad |= json_object_set_new(o, "config_epoch", jo_u64(st.config_epoch));
+	bad |= json_object_set_new(o, "config_joint", json_boolean(st.config_joint));
+	bad |= json_object_set_new(o, "fenced", json_boolean(st.fenced));
+	bad |= json_object_set_new(o, "first_lsn", jo_u64(st.first_lsn));
+	bad |= json_object_set_new(o, "last_lsn", jo_u64(st.last_lsn));
+	bad |= json_object_set_new(o, "durable_lsn", jo_u64(st.durable_lsn));
+	bad |= json_object_set_new(o, "commit_lsn", jo_u64(st.commit_lsn));
+	bad |= json_object_set_new(o, "used_bytes", jo_u64(st.used_bytes));
+	bad |= json_object_set_new(o, "size_bytes", jo_u64(st.size_bytes));
+	bad |= json_object_set_new(o, "health", jo_u64(st.health));
+	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
+	bad |= json_object_set_new(o, "replicas_up", json_integer(st.replicas_up));
+	bad |= json_object_set_new(o, "replicas", list);
+	return bad;
 }
 
-static void
-replica_json(struct node *n, struct json_out *j)
+static int
+replica_json(struct node *n, json_t *o)
 {
 	struct replica_state_snapshot rs;
 	struct members m;
+	json_t *list = json_array();
+	int bad = 0;
 
 	members_get(n, &m);
 	replica_state_get(&n->replica_state, &rs);
-	jo_u64(j, "epoch", rs.epoch);
-	jo_u64(j, "config_epoch", rs.config_epoch);
-	jo_bool(j, "config_joint", rs.config_joint != 0);
-	jo_u64(j, "first_lsn", rs.first_lsn);
-	jo_u64(j, "last_lsn", rs.last_lsn);
-	jo_u64(j, "durable_lsn", rs.durable_lsn);
-	jo_u64(j, "used_bytes", rs.used_bytes);
-	jo_u64(j, "size_bytes", rs.size_bytes);
-	jo_bool(j, "following", rs.following != 0);
-	jo_u64(j, "primary_node", rs.primary_id);
-	jo_str(j, "primary_address", rs.following ? rs.primary_addr : "");
-	jo_bool(j, "floor_pending", rs.floor_pending != 0);
-	jo_i64(j, "floor_needed", rs.floor_needed);
-	jo_i64(j, "floor_answered", rs.floor_answered);
-	jo_i64(j, "quorum", m.quorum);
-	jo_array(j, "peers");
-	for (int i = 0; i < m.n; i++) {
-		jo_open(j, NULL);
-		jo_str(j, "address", m.peer[i].address);
-		jo_close(j);
-	}
-	jo_array_end(j);
+	for (int i = 0; i < m.n; i++)
+		bad |= json_array_append_new(list, json_pack("{s:o}", "address",
+			jo_str(m.peer[i].address)));
+	bad |= json_object_set_new(o, "epoch", jo_u64(rs.epoch));
+	bad |= json_object_set_new(o, "config_epoch", jo_u64(rs.config_epoch));
+	bad |= json_object_set_new(o, "config_joint", json_boolean(rs.config_joint));
+	bad |= json_object_set_new(o, "first_lsn", jo_u64(rs.first_lsn));
+	bad |= json_object_set_new(o, "last_lsn", jo_u64(rs.last_lsn));
+	bad |= json_object_set_new(o, "durable_lsn", jo_u64(rs.durable_lsn));
+	bad |= json_object_set_new(o, "used_bytes", jo_u64(rs.used_bytes));
+	bad |= json_object_set_new(o, "size_bytes", jo_u64(rs.size_bytes));
+	bad |= json_object_set_new(o, "following", json_boolean(rs.following));
+	bad |= json_object_set_new(o, "primary_node", jo_u64(rs.primary_id));
+	bad |= json_object_set_new(o, "primary_address",
+		jo_str(rs.following ? rs.primary_addr : ""));
+	bad |= json_object_set_new(o, "floor_pending", json_boolean(rs.floor_pending));
+	bad |= json_object_set_new(o, "floor_needed", json_integer(rs.floor_needed));
+	bad |= json_object_set_new(o, "floor_answered", json_integer(rs.floor_answered));
+	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
+	bad |= json_object_set_new(o, "peers", list);
+	return bad;
 }
 
-void
-admin_status_json(struct node *n, struct json_out *j)
+json_t *
+admin_status_json(struct node *n)
 {
 	struct repl *repl;
-	enum node_role role;
 	bool changing;
+	json_t *o;
+	int bad;
 
 	/* as an appender would: the primary's handle cannot go meanwhile */
 	repl = node_try_enter(n, &changing);
-	role = repl ? NODE_PRIMARY : node_role(n);
-	jo_open(j, NULL);
-	common_json(n, j, role);
-	jo_bool(j, "changing", changing);
+	o = common_json(n, repl ? NODE_PRIMARY : node_role(n), changing);
 	if (repl) {
-		primary_json(n, repl, j);
+		bad = primary_json(n, repl, o);
 		node_leave(n);
 	} else {
-		replica_json(n, j);
+		bad = replica_json(n, o);
 	}
-	jo_close(j);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
-void
-admin_verify_json(struct node *n, uint64_t from, uint64_t to, struct json_out *j)
+/* one replica's comparison */
+static json_t *
+verify_entry(struct repl *repl, int i, const char *address, uint64_t from,
+		uint64_t to)
+{
+	struct repl_verify_result res;
+	json_t *bad;
+	int ret;
+
+	if (!(from && from <= to))	/* nothing committed: nothing to differ */
+		return json_pack("{s:o, s:b, s:i, s:i}", "address", jo_str(address),
+			"checked", true, "ranges", 0, "mismatches", 0);
+	if ((ret = repl_verify(repl, i, from, to, &res)) != 0)
+		return json_pack("{s:o, s:b, s:o}", "address", jo_str(address),
+			"checked", false,
+			"why", jo_str(res.why[0] ? res.why : repl_strerror(ret)));
+	bad = json_array();
+	for (uint64_t b = 0; b < res.mismatches && b < REPL_VERIFY_SHOW; b++)
+		if (json_array_append_new(bad, json_pack("{s:o, s:o}",
+				"from", jo_u64(res.bad[b].from),
+				"to", jo_u64(res.bad[b].to))) != 0) {
+			json_decref(bad);
+			return NULL;
+		}
+	return json_pack("{s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
+		"address", jo_str(address),
+		"checked", true,
+		"from", jo_u64(res.from),
+		"to", jo_u64(res.to),
+		"ranges", jo_u64(res.ranges),
+		"mismatches", jo_u64(res.mismatches),
+		"bad", bad);
+}
+
+json_t *
+admin_verify_json(struct node *n, uint64_t from, uint64_t to)
 {
 	struct repl_status st;
 	struct repl *repl;
 	struct members m;
 	bool changing;
+	json_t *list;
 
-	if ((repl = node_try_enter(n, &changing)) == NULL) {
-		admin_error_json(j, changing ? "BUSY" : "WRONG_ROLE", 0, changing ?
-			"the node is changing state: retry" :
+	if ((repl = node_try_enter(n, &changing)) == NULL)
+		return admin_error_json(changing ? "BUSY" : "WRONG_ROLE", 0,
+			changing ? "the node is changing state: retry" :
 			"verify runs on the primary: this node is not it");
-		return;
-	}
 	members_get(n, &m);
 	repl_status(repl, &st);
 	if (from == 0)
 		from = st.first_lsn;
 	if (to == 0 || to > st.commit_lsn)
 		to = st.commit_lsn;
-	jo_open(j, NULL);
-	jo_bool(j, "ok", true);
-	jo_u64(j, "from", from);
-	jo_u64(j, "to", to);
-	jo_u64(j, "range_records", REPL_VERIFY_RANGE);
-	jo_array(j, "replicas");
-	for (int i = 0; i < m.n; i++) {
-		struct repl_verify_result res;
-		int ret = from && from <= to ?
-			repl_verify(repl, i, from, to, &res) : REPL_E_NOT_FOUND;
-
-		jo_open(j, NULL);
-		jo_str(j, "address", m.peer[i].address);
-		if (ret == REPL_E_NOT_FOUND && !(from && from <= to)) {
-			/* nothing committed: nothing to differ */
-			jo_bool(j, "checked", true);
-			jo_u64(j, "ranges", 0);
-			jo_u64(j, "mismatches", 0);
-		} else if (ret != 0) {
-			jo_bool(j, "checked", false);
-			jo_str(j, "why", res.why[0] ? res.why : repl_strerror(ret));
-		} else {
-			jo_bool(j, "checked", true);
-			jo_u64(j, "from", res.from);
-			jo_u64(j, "to", res.to);
-			jo_u64(j, "ranges", res.ranges);
-			jo_u64(j, "mismatches", res.mismatches);
-			jo_array(j, "bad");
-			for (uint64_t b = 0; b < res.mismatches && b < REPL_VERIFY_SHOW; b++) {
-				jo_open(j, NULL);
-				jo_u64(j, "from", res.bad[b].from);
-				jo_u64(j, "to", res.bad[b].to);
-				jo_close(j);
-			}
-			jo_array_end(j);
+	list = json_array();
+	for (int i = 0; i < m.n; i++)
+		if (json_array_append_new(list, verify_entry(repl, i,
+				m.peer[i].address, from, to)) != 0) {
+			json_decref(list);
+			list = NULL;
+			break;
 		}
-		jo_close(j);
-	}
-	jo_array_end(j);
-	jo_close(j);
 	node_leave(n);
+	return json_pack("{s:b, s:o, s:o, s:i, s:o}", "ok", true,
+		"from", jo_u64(from), "to", jo_u64(to),
+		"range_records", REPL_VERIFY_RANGE, "replicas", list);
 }

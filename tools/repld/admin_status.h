@@ -11,15 +11,17 @@
 #include "json_out.h"
 #include "node.h"
 
-void admin_status_json(struct node *n, struct json_out *j);
+/*
+ * Each reply is made as a JSON object, NULL when it cannot be (jo_line
+ * answers an error then).
+ */
+json_t *admin_status_json(struct node *n);
 /*
  * {"ok":false,"error":NAME,"code":CODE,"message":MESSAGE}: NAME NULL names
  * CODE (a REPL_E_* or NODE_E_*), MESSAGE NULL is repl_strerror's.
  */
-void admin_error_json(struct json_out *j, const char *name, int code,
-		const char *message);
+json_t *admin_error_json(const char *name, int code, const char *message);
 /* from/to 0: the oldest kept record / the commit LSN */
-void admin_verify_json(struct node *n, uint64_t from, uint64_t to,
-		struct json_out *j);
+json_t *admin_verify_json(struct node *n, uint64_t from, uint64_t to);
 
 #endif

@@ -1,33 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * json_out.h -- one JSON object written into a fixed buffer: the admin
- * socket's replies.  No allocation; a reply that would not fit is cut and
- * marked overflowed, which the caller turns into an error reply.
+ * json_out.h -- what the admin socket's replies are made of, with jansson:
+ * the values the protocol bounds (admin_proto.h) and the reply as a line.
  */
 #ifndef REPLD_JSON_OUT_H
 #define REPLD_JSON_OUT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct json_out {
-	char *buf;
-	size_t cap, len;
-	bool comma;		/* a value precedes: the next one needs "," */
-	bool overflow;
-};
+#include <jansson.h>
 
-void jo_init(struct json_out *j, char *buf, size_t cap);
-void jo_open(struct json_out *j, const char *key);	/* "{" (key NULL: none) */
-void jo_close(struct json_out *j);			/* "}" */
-void jo_array(struct json_out *j, const char *key);	/* "key":[ */
-void jo_array_end(struct json_out *j);
-void jo_str(struct json_out *j, const char *key, const char *val);
-void jo_u64(struct json_out *j, const char *key, uint64_t val);
-void jo_i64(struct json_out *j, const char *key, int64_t val);
-void jo_bool(struct json_out *j, const char *key, bool val);
-/* the text so far, LF-terminated; NULL when it overflowed */
-const char *jo_line(struct json_out *j, size_t *len);
+/* an unsigned number; NULL above INT64_MAX, which a reply never holds */
+json_t *jo_u64(uint64_t v);
+/* a string (NULL: ""); bytes of text that is not UTF-8 become '?' */
+json_t *jo_str(const char *s);
+
+/*
+ * The reply (taken, NULL allowed) as one LF-terminated line in buf.  One
+ * that cannot be made (NULL: out of memory or a number out of range) or
+ * does not fit in cap is replaced by an ERROR reply saying so.  Its
+ * length, LF included; 0 only when cap cannot hold that either.
+ */
+size_t jo_line(json_t *reply, char *buf, size_t cap);
 
 #endif

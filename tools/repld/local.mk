@@ -48,9 +48,9 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/json_out.c tools/repld/json_out.h
-tools_repld_repld_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tools/repld
+tools_repld_repld_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS)
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl_internal.la \
-	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
+	rpma/librpmacore_internal.la $(JANSSON_LIBS) $(AX_PTHREAD_LIBS)
 
 # the admin socket's text, both ends: requests, replies, replctl's reader
 check_PROGRAMS += tests/tools/admin_proto_test
@@ -58,5 +58,5 @@ TESTS += tests/tools/admin_proto_test
 tests_tools_admin_proto_test_SOURCES = tests/tools/admin_proto_test.c \
 	tools/repld/admin_req.c tools/repld/json_out.c tools/replctl/json_in.c
 tests_tools_admin_proto_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/tools/replctl
-tests_tools_admin_proto_test_LDADD =
+	-I$(top_srcdir)/tools/replctl $(JANSSON_CFLAGS)
+tests_tools_admin_proto_test_LDADD = $(JANSSON_LIBS)
