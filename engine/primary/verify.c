@@ -35,12 +35,12 @@ ask_replica(struct cluster *c, struct link *l, const struct ctl_verify *q,
 	uint64_t want;
 	int ret = 0;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	l->verify.q = *q;
 	want = ++l->verify.asked;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	link_kick(l);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	while (l->verify.answered < want) {
 		if (atomic_load(&c->fenced)) {
 			snprintf(why, n, "this primary is fenced: %.100s", c->fenced_why);
@@ -67,7 +67,7 @@ ask_replica(struct cluster *c, struct link *l, const struct ctl_verify *q,
 		*reply = l->verify.reply;
 	else
 		l->verify.answered = l->verify.asked;	/* given up: none comes */
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return ret;
 }
 
@@ -139,10 +139,10 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 		return RPMA_E_INVAL;
 	memset(res, 0, sizeof(*res));
 	l = &c->links[i];
-	pthread_mutex_lock(&c->verify_lock);
+	rank_lock(&c->verify_lock, LOCK_RANK_VERIFY);
 	wal_positions(c->wal, &head, NULL, NULL);
 	commit = cluster_durable_lsn(c);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	state = l->state;
 	if (state == LINK_STREAMING)
 		flushed = l->flushed_lsn - 1;
@@ -156,7 +156,7 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 			i, l->why[0] ? ": " : "", l->why);
 		ret = WAL_E_TIMEDOUT;
 	}
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	if (ret)
 		goto out;
 
@@ -185,6 +185,6 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 			break;
 	}
 out:
-	pthread_mutex_unlock(&c->verify_lock);
+	rank_unlock(&c->verify_lock, LOCK_RANK_VERIFY);
 	return ret;
 }
