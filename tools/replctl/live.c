@@ -98,6 +98,34 @@ print_replicas(const struct jdoc *d, bool full)
 	}
 }
 
+/* what each link did: its state and its counters */
+static void
+print_link_counters(const struct jdoc *d)
+{
+	int arr = json_get(d, 0, "replicas");
+
+	if (arr < 0 || d->t[arr].size == 0)
+		return;
+	printf("\n%-21s %-11s %10s %10s %8s %8s %9s %7s %10s\n", "REPLICA",
+		"LINK", "BATCHES", "FLUSHES", "SPINS", "SLEEPS", "CATCH-UPS",
+		"RESYNCS", "RECONNECTS");
+	for (int i = 0; i < d->t[arr].size; i++) {
+		int r = json_item(d, arr, i);
+		char a[64], ls[16], n[7][24];
+
+		printf("%-21s %-11s %10s %10s %8s %8s %9s %7s %10s\n",
+			text(d, r, "address", a, sizeof(a)),
+			text(d, r, "link_state", ls, sizeof(ls)),
+			num(d, r, "batches", n[0], sizeof(n[0])),
+			num(d, r, "flushes", n[1], sizeof(n[1])),
+			num(d, r, "spins", n[2], sizeof(n[2])),
+			num(d, r, "sleeps", n[3], sizeof(n[3])),
+			num(d, r, "catch_ups", n[4], sizeof(n[4])),
+			num(d, r, "full_resyncs", n[5], sizeof(n[5])),
+			num(d, r, "reconnects", n[6], sizeof(n[6])));
+	}
+}
+
 static void
 print_status(const struct jdoc *d)
 {
@@ -149,10 +177,26 @@ print_status(const struct jdoc *d)
 				text(d, 0, "primary_address", pa, sizeof(pa)));
 		else
 			printf("following no primary now\n");
+		if (json_get(d, 0, "session_state") >= 0) {
+			char ss[16];
+
+			printf("session   %s: %s sessions, %s fences, %s dropped "
+				"silent; %s queries, %s truncates, %s checkpoint "
+				"moves, %s commits\n",
+				text(d, 0, "session_state", ss, sizeof(ss)),
+				num(d, 0, "sessions", n[0], sizeof(n[0])),
+				num(d, 0, "fences", n[1], sizeof(n[1])),
+				num(d, 0, "silent_drops", n[2], sizeof(n[2])),
+				num(d, 0, "queries", n[3], sizeof(n[3])),
+				num(d, 0, "truncates", n[4], sizeof(n[4])),
+				num(d, 0, "head_moves", n[5], sizeof(n[5])),
+				num(d, 0, "commits", pa, sizeof(pa)));
+		}
 		return;
 	}
 	printf("\n");
 	print_replicas(d, true);
+	print_link_counters(d);
 }
 
 /* one request whose reply is printed as a table or passed on as JSON */

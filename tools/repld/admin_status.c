@@ -28,6 +28,23 @@ state_name(enum repl_replica_state s)
 		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
 }
 
+/* as keys too: the states' time and entries are objects by state */
+static const char *const link_states[REPL_LINK_STATES] = {
+	[REPL_LINK_DOWN] = "down",
+	[REPL_LINK_CONNECTING] = "connecting",
+	[REPL_LINK_CATCHING_UP] = "catching_up",
+	[REPL_LINK_STREAMING] = "streaming",
+	[REPL_LINK_DRAINING] = "draining",
+	[REPL_LINK_FENCED] = "fenced",
+	[REPL_LINK_RETIRED] = "retired",
+};
+
+static const char *
+link_state_name(enum repl_link_state s)
+{
+	return (unsigned)s < REPL_LINK_STATES ? link_states[s] : "unknown";
+}
+
 static const struct {
 	int code;
 	const char *name;
@@ -151,6 +168,21 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 		jo_u64(j, "reconnects", rs.reconnects);
 		jo_str(j, "why", rs.state == REPL_REPLICA_STREAMING ? "" : rs.why);
 		jo_u64(j, "config_epoch", rs.config_epoch);
+		jo_str(j, "link_state", link_state_name(rs.link_state));
+		jo_open(j, "state_ms");
+		for (int s = 0; s < REPL_LINK_STATES; s++)
+			jo_u64(j, link_states[s], rs.state_ms[s]);
+		jo_close(j);
+		jo_open(j, "state_entries");
+		for (int s = 0; s < REPL_LINK_STATES; s++)
+			jo_u64(j, link_states[s], rs.state_entries[s]);
+		jo_close(j);
+		jo_u64(j, "batches", rs.batches);
+		jo_u64(j, "flushes", rs.flushes);
+		jo_u64(j, "spins", rs.spins);
+		jo_u64(j, "sleeps", rs.sleeps);
+		jo_u64(j, "catch_ups", rs.catch_ups);
+		jo_u64(j, "full_resyncs", rs.full_resyncs);
 		jo_close(j);
 	}
 	jo_array_end(j);
@@ -178,6 +210,22 @@ replica_json(struct node *n, struct json_out *j)
 	jo_bool(j, "floor_pending", rs.floor_pending != 0);
 	jo_i64(j, "floor_needed", rs.floor_needed);
 	jo_i64(j, "floor_answered", rs.floor_answered);
+	jo_str(j, "session_state", replica_session_state_name(rs.session));
+	jo_open(j, "state_ms");
+	for (int s = 0; s < REPLICA_STATES; s++)
+		jo_u64(j, replica_session_state_name(s), rs.n.state_ms[s]);
+	jo_close(j);
+	jo_open(j, "state_entries");
+	for (int s = 0; s < REPLICA_STATES; s++)
+		jo_u64(j, replica_session_state_name(s), rs.n.entered[s]);
+	jo_close(j);
+	jo_u64(j, "sessions", rs.n.sessions);
+	jo_u64(j, "fences", rs.n.fences);
+	jo_u64(j, "silent_drops", rs.n.silent_drops);
+	jo_u64(j, "queries", rs.n.queries);
+	jo_u64(j, "truncates", rs.n.truncates);
+	jo_u64(j, "head_moves", rs.n.head_moves);
+	jo_u64(j, "commits", rs.n.commits);
 	jo_i64(j, "quorum", m.quorum);
 	jo_array(j, "peers");
 	for (int i = 0; i < m.n; i++) {
