@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += engine/librepl_internal.la
 # file-level loop exists), and none reaches the core's private headers.
 engine_librepl_internal_la_SOURCES = \
 	engine/common/clock.h engine/common/pos.h engine/common/elog.h engine/common/errors.h \
+	engine/common/lock_rank.c engine/common/lock_rank.h \
 	engine/common/fabric.c engine/common/fabric.h \
 	engine/common/membership.c engine/common/membership.h \
 	engine/common/membership_change.c
@@ -22,7 +23,8 @@ engine_librepl_internal_la_SOURCES += \
 engine_librepl_internal_la_SOURCES += \
 	engine/primary/primary.h engine/primary/quorum.c \
 	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \
-	engine/primary/link_catchup.c engine/primary/link_verify.c engine/primary/link.c \
+	engine/primary/link_catchup.c engine/primary/link_verify.c \
+	engine/primary/link_io.c engine/primary/link.c \
 	engine/primary/verify.c engine/primary/promote.c engine/primary/fence_listen.c \
 	engine/primary/cluster.c engine/primary/cluster.h
 engine_librepl_internal_la_SOURCES += \

@@ -288,7 +288,9 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 		return REPL_E_INVAL;
 	if ((ret = cluster_link_status(repl->cluster, i, &ls)))
 		return err_of(ret);
-	st->state = (enum repl_replica_state)ls.state;
+	st->state = ls.state == REPL_LINK_STREAMING ? REPL_REPLICA_STREAMING :
+		ls.state == REPL_LINK_CATCHING_UP ? REPL_REPLICA_CATCHING_UP :
+		REPL_REPLICA_DOWN;
 	st->flushed_lsn = ls.flushed_lsn;
 	st->lag_records = ls.lag_records;
 	st->reconnects = ls.reconnects;
@@ -300,6 +302,17 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	memcpy(st->flush_method, ls.flush_method, sizeof(st->flush_method));
 	memcpy(st->backend, ls.backend, sizeof(st->backend));
 	st->config_epoch = ls.config_epoch;
+	st->link_state = (enum repl_link_state)ls.state;
+	for (int s = 0; s < REPL_LINK_STATES; s++) {
+		st->state_ms[s] = ls.n.state_ms[s];
+		st->state_entries[s] = ls.n.entered[s];
+	}
+	st->batches = ls.n.batches;
+	st->flushes = ls.n.flushes;
+	st->spins = ls.n.spins;
+	st->sleeps = ls.n.sleeps;
+	st->catch_ups = ls.n.catch_ups;
+	st->full_resyncs = ls.n.full_resyncs;
 	return 0;
 }
 

@@ -262,6 +262,24 @@ enum repl_replica_state {
 	REPL_REPLICA_STREAMING = 2,	/* counts toward the quorum */
 };
 
+/*
+ * The link's own state (repl_replica_status.link_state); state above is
+ * its coarse view: CONNECTING, DRAINING, FENCED and RETIRED show there as
+ * REPL_REPLICA_DOWN.
+ */
+enum repl_link_state {
+	REPL_LINK_DOWN = 0,		/* not connected; waits to retry */
+	REPL_LINK_CONNECTING = 1,	/* its control port and HELLO */
+	REPL_LINK_CATCHING_UP = 2,	/* finding where it resumes */
+	REPL_LINK_STREAMING = 3,	/* counts toward the quorum */
+	REPL_LINK_DRAINING = 4,		/* leaving its connection (it failed,
+					   or a clean stop) */
+	REPL_LINK_FENCED = 5,		/* this primary is deposed: it ended */
+	REPL_LINK_RETIRED = 6,		/* removed from the membership: it
+					   ended */
+	REPL_LINK_STATES = 7
+};
+
 struct repl_replica_status {
 	enum repl_replica_state state;
 	uint64_t flushed_lsn;	/* newest LSN flushed on it */
@@ -284,6 +302,19 @@ struct repl_replica_status {
 	uint64_t config_epoch;	/* of the membership it holds, as far as
 				   this primary knows (0: none, or not
 				   connected yet) */
+	/* what its link did since this primary started */
+	enum repl_link_state link_state;
+	uint64_t state_ms[REPL_LINK_STATES];	/* ms spent in each state (the
+						   current one up to now) */
+	uint64_t state_entries[REPL_LINK_STATES];	/* times it entered each */
+	uint64_t batches;	/* write+flush batches posted */
+	uint64_t flushes;	/* of them, completed (flushed there) */
+	uint64_t spins;		/* times it polled its completions before
+				   sleeping */
+	uint64_t sleeps;	/* times it slept waiting for work */
+	uint64_t catch_ups;	/* connections caught up (that streamed) */
+	uint64_t full_resyncs;	/* of them, full resyncs: nothing in common,
+				   the replica started anew at the checkpoint */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */

@@ -561,7 +561,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		return REPL_E_TOO_BIG;
 
 	/* 1. reserve */
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	for (;;) {
 		waste = need > wal->ring_size - wal->tail.off ?
 			wal->ring_size - wal->tail.off : 0;
@@ -576,7 +576,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 			continue;
 		}
 		if (timeout_ms <= 0) {
-			pthread_mutex_unlock(&wal->lock);
+			wal_unlock(wal);
 			return REPL_E_FULL;
 		}
 		if (!waited) {
@@ -584,7 +584,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 			waited = true;
 		}
 		if (pthread_cond_timedwait(&wal->space, &wal->lock, &until) == ETIMEDOUT) {
-			pthread_mutex_unlock(&wal->lock);
+			wal_unlock(wal);
 			return REPL_E_FULL;
 		}
 	}
@@ -601,7 +601,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	/* the implicit wrap's unused end counts as used */
 	wal->used += wal->tail.off > before ? wal->tail.off - before :
 		wal->ring_size - before;
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 
 	/* 2. fill: the slot is ours until it is marked ready */
 	memset(&h, 0, sizeof(h));
@@ -621,14 +621,14 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	xpow = rpma_crc32c_xpow8n(REC_HDR + len);
 
 	/* 3. publish what is ready from pub on, ours included if its turn */
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	s->h = h;
 	s->at = at;
 	s->crc0 = crc0;
 	s->xpow = xpow;
 	s->ready = true;
 	publish_ready(wal);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	*lsn = h.lsn;
 	return 0;
 }
@@ -670,13 +670,13 @@ static void
 wait_past(struct wal *wal, _Atomic uint64_t *watched, uint64_t lsn,
 		pthread_cond_t *cond, unsigned *waiters, const bool *busy)
 {
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	for (int i = 0; i < SPIN_ROUNDS; i++) {
 		if (atomic_load_explicit(watched, memory_order_acquire) > lsn)
 			break;
 		sched_yield();
 	}
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	/* done, or whoever would have woken us finished meanwhile: look again */
 	if (atomic_load_explicit(watched, memory_order_acquire) > lsn ||
 	    (busy && !*busy))
@@ -693,7 +693,7 @@ wal_sync(struct wal *wal, uint64_t lsn)
 
 	if (wal == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	if (lsn >= wal->tail.lsn)
 		lsn = wal->tail.lsn - 1;	/* everything appended so far */
 	while (wal->durable.lsn <= lsn && ret == 0) {
@@ -714,9 +714,9 @@ wal_sync(struct wal *wal, uint64_t lsn)
 		wal->syncing = true;
 		from = wal->durable;
 		to = wal->pub;
-		pthread_mutex_unlock(&wal->lock);
+		wal_unlock(wal);
 		ret = persist_range(wal, &from, &to);
-		pthread_mutex_lock(&wal->lock);
+		wal_lock(wal);
 		if (ret == 0) {
 			wal->durable = to;
 			atomic_store_explicit(&wal->durable_lsn, to.lsn,
@@ -726,7 +726,7 @@ wal_sync(struct wal *wal, uint64_t lsn)
 		if (wal->sync_waiters)
 			pthread_cond_broadcast(&wal->synced);
 	}
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -776,13 +776,13 @@ wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
 
 	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	ret = lsn >= wal->read_limit ? REPL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
 	if (ret == 0) {
 		*len = h.len;
 		memcpy(buf, wal->ring + at.off + REC_HDR, h.len < buf_size ? h.len : buf_size);
 	}
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -793,9 +793,9 @@ wal_is_epoch_start(struct wal *wal, uint64_t lsn)
 	struct log_pos at;
 	bool yes;
 
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	yes = wal_find(wal, lsn, &at, &h) == 0 && (h.flags & FLAG_EPOCH_START);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return yes;
 }
 
@@ -809,14 +809,14 @@ wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
 
 	if (wal == NULL || client_id == NULL || epoch == NULL || len == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	ret = lsn >= wal->read_limit ? REPL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
 	if (ret == 0) {
 		*client_id = h.client_id;
 		*epoch = h.epoch;
 		*len = h.len;
 	}
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -829,7 +829,7 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 
 	if (wal == NULL || cb == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	p = from > wal->head.lsn ? wal_idx_find(wal, from) : wal->head;
 	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit) {
 		kind = wal_rec_at(wal, &p, &h);
@@ -843,7 +843,7 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 			ret = cb(arg, h.lsn, wal->ring + p.off + REC_HDR, h.len);
 		wal_advance(wal, &p, h.len, kind == 2, h.crc);
 	}
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -857,7 +857,7 @@ wal_release(struct wal *wal, uint64_t lsn)
 
 	if (wal == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	/* only durable records can be let go */
 	if (lsn >= wal->durable.lsn)
 		lsn = wal->durable.lsn - 1;
@@ -877,14 +877,14 @@ wal_release(struct wal *wal, uint64_t lsn)
 	wal->head = p;
 	pthread_cond_broadcast(&wal->space);
 out:
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
 void
 wal_status(struct wal *wal, struct wal_status *st)
 {
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	st->first_lsn = wal->head.lsn < wal->pub.lsn ? wal->head.lsn : 0;
 	st->last_lsn = wal->pub.lsn - 1;
 	st->durable_lsn = wal->durable.lsn - 1;
@@ -892,5 +892,5 @@ wal_status(struct wal *wal, struct wal_status *st)
 	st->size = wal->ring_size;
 	st->epoch = wal->hdr.epoch;
 	st->health = wal->health;
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 }

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "common/lock_rank.h"
 #include "log/wal.h"
 
 #define HDR_COPY_SIZE 4096
@@ -93,6 +94,19 @@ struct wal {
 	struct log_pos *idx;
 	uint64_t idx_cap;
 };
+
+/* wal->lock, the innermost of the engine's locks (common/lock_rank.h) */
+static inline void
+wal_lock(struct wal *wal)
+{
+	rank_lock(&wal->lock, LOCK_RANK_WAL);
+}
+
+static inline void
+wal_unlock(struct wal *wal)
+{
+	rank_unlock(&wal->lock, LOCK_RANK_WAL);
+}
 
 #define IDX_STRIDE 64
 #define PUB_SLOTS 1024

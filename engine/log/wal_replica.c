@@ -17,14 +17,14 @@ void
 wal_positions(struct wal *wal, struct log_pos *head, struct log_pos *pub,
 		struct log_pos *durable)
 {
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	if (head)
 		*head = wal->head;
 	if (pub)
 		*pub = wal->pub;
 	if (durable)
 		*durable = wal->durable;
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 }
 
 /* the position after record lsn (under the lock); lsn may be head.lsn - 1 */
@@ -58,12 +58,12 @@ wal_pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after)
 
 	if (wal == NULL || after == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	if (lsn + 1 < wal->head.lsn || lsn >= wal->pub.lsn)
 		ret = REPL_E_NOT_FOUND;
 	else
 		ret = pos_after(wal, lsn, after);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -99,9 +99,9 @@ wal_refresh(struct wal *wal)
 {
 	if (wal == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	scan_forward(wal);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return 0;
 }
 
@@ -144,9 +144,9 @@ wal_tail_epoch(struct wal *wal)
 	uint64_t epoch;
 
 	/* every record released: the checkpoint remembers the last one's */
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	epoch = epoch_before(wal, wal->pub.lsn);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return epoch;
 }
 
@@ -155,9 +155,9 @@ wal_epoch_before(struct wal *wal, uint64_t lsn)
 {
 	uint64_t e;
 
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	e = epoch_before(wal, lsn);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return e;
 }
 
@@ -168,13 +168,13 @@ wal_note_persisted(struct wal *wal, const struct log_pos *p)
 
 	if (wal == NULL || p == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	if (p->lsn > wal->durable.lsn && p->lsn <= wal->pub.lsn &&
 	    pos_after(wal, p->lsn - 1, &own) == 0 && pos_equal(&own, p)) {
 		wal->durable = *p;
 		atomic_store_explicit(&wal->durable_lsn, p->lsn, memory_order_release);
 	}
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return 0;
 }
 
@@ -198,7 +198,7 @@ wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch)
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	if (wal->tail.lsn != wal->pub.lsn || wal->syncing) {
 		ret = REPL_E_INVAL;	/* appends in flight: not a replica */
 		goto out;
@@ -223,7 +223,7 @@ wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch)
 	scan_forward(wal);	/* finds nothing: records the new end */
 	pthread_cond_broadcast(&wal->space);
 out:
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -235,7 +235,7 @@ wal_set_head(struct wal *wal, const struct log_pos *at)
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	scan_forward(wal);
 	if (at->lsn < wal->head.lsn || at->lsn > wal->pub.lsn ||
 	    pos_after(wal, at->lsn - 1, &own) || !pos_equal(&own, at)) {
@@ -252,7 +252,7 @@ wal_set_head(struct wal *wal, const struct log_pos *at)
 		wal->durable = *at;	/* what precedes is released */
 	pthread_cond_broadcast(&wal->space);
 out:
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -268,7 +268,7 @@ set_promise(struct wal *wal, uint64_t epoch, uint64_t epoch_inc, bool floor)
 
 	if (wal == NULL)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	nh = wal->hdr;
 	if (!floor || epoch > nh.epoch) {
 		nh.epoch = epoch;
@@ -277,7 +277,7 @@ set_promise(struct wal *wal, uint64_t epoch, uint64_t epoch_inc, bool floor)
 	if (floor)
 		nh.flags &= ~WAL_F_PROMISE_PENDING;
 	ret = wal_hdr_update(wal, &nh);
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }
 
@@ -296,15 +296,15 @@ wal_take_floor(struct wal *wal, uint64_t epoch, uint64_t epoch_inc)
 void
 wal_set_read_limit(struct wal *wal, uint64_t lsn)
 {
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	wal->read_limit = lsn == UINT64_MAX ? UINT64_MAX : lsn + 1;
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 }
 
 void
 wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
 {
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	memcpy(id->cluster_uuid, wal->hdr.cluster_uuid, sizeof(id->cluster_uuid));
 	id->node_id = wal->hdr.node_id;
 	id->epoch = wal->hdr.epoch;
@@ -312,5 +312,5 @@ wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size)
 	id->epoch_inc = wal->hdr.epoch_inc;
 	id->flags = wal->hdr.flags;
 	*ring_size = wal->ring_size;
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 }

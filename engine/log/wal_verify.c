@@ -32,7 +32,7 @@ wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc)
 
 	if (wal == NULL || crc == NULL || from == 0 || to < from)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&wal->lock);
+	wal_lock(wal);
 	if (from < wal->head.lsn || to >= wal->pub.lsn) {
 		ret = REPL_E_NOT_FOUND;
 		goto out;
@@ -67,6 +67,6 @@ wal_range_crc(struct wal *wal, uint64_t from, uint64_t to, uint32_t *crc)
 	if (ret == 0)
 		*crc = c;
 out:
-	pthread_mutex_unlock(&wal->lock);
+	wal_unlock(wal);
 	return ret;
 }

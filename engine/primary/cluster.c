@@ -43,9 +43,9 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	/* the local persist runs while the flushes travel */
 	if ((ret = wal_sync(c->wal, lsn)))
 		return ret;
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	cluster_quorum_update(c);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	if (!atomic_exchange(&c->spinning, true)) {
 		/*
 		 * Reap the completions ourselves for a while: no wake-up.  One
@@ -69,7 +69,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		link_kick(&c->links[i]);
 	if (timeout_ms >= 0)
 		until = clock_deadline(timeout_ms);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	cluster_quorum_update(c);
 	while (c->durable_lsn <= lsn) {
 		c->waiters++;
@@ -79,15 +79,15 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
 		c->waiters--;
 		if (c->durable_lsn <= lsn && atomic_load(&c->fenced)) {
-			pthread_mutex_unlock(&c->lock);
+			cluster_unlock(c);
 			return REPL_E_UNKNOWN;
 		}
 		if (ret == ETIMEDOUT && c->durable_lsn <= lsn) {
-			pthread_mutex_unlock(&c->lock);
+			cluster_unlock(c);
 			return REPL_E_TIMEDOUT;
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return 0;
 }
 
@@ -102,27 +102,27 @@ cluster_release(struct cluster *c, uint64_t lsn)
 	struct timespec until;
 	int ret = 0;
 
-	pthread_mutex_lock(&c->release_lock);
-	pthread_mutex_lock(&c->lock);
+	rank_lock(&c->release_lock, LOCK_RANK_RELEASE);
+	cluster_lock(c);
 	cluster_quorum_update(c);
 	if (lsn >= c->durable_lsn)
 		lsn = c->durable_lsn - 1;
 	for (int i = 0; i < c->n_links; i++)
-		if (c->links[i].state == LINK_STREAMING &&
+		if (c->links[i].state == REPL_LINK_STREAMING &&
 		    lsn >= c->links[i].flushed_lsn)
 			lsn = c->links[i].flushed_lsn - 1;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	wal_positions(c->wal, &head, NULL, NULL);
 	if (lsn < head.lsn || wal_pos_after(c->wal, lsn, &at))
 		goto out;
 
 	/* every live replica's checkpoint first */
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];
 
 		want[i] = 0;
-		if (l->state != LINK_STREAMING)
+		if (l->state != REPL_LINK_STREAMING)
 			continue;
 		l->head_req = at;
 		want[i] = ++l->head_req_seq;
@@ -132,7 +132,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];
 
-		while (want[i] && l->state != LINK_DOWN && l->head_done_seq < want[i]) {
+		while (want[i] && link_answers(l->state) && l->head_done_seq < want[i]) {
 			c->waiters++;
 			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
 			c->waiters--;
@@ -144,10 +144,10 @@ cluster_release(struct cluster *c, uint64_t lsn)
 			}
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	ret = wal_release(c->wal, lsn);
 out:
-	pthread_mutex_unlock(&c->release_lock);
+	rank_unlock(&c->release_lock, LOCK_RANK_RELEASE);
 	return ret;
 }
 
@@ -162,7 +162,7 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 
 	if (c == NULL || st == NULL || i < 0 || i >= c->cfg.n_replicas)
 		return REPL_E_INVAL;
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	/* under c->lock: no flush completes meanwhile, so flushed <= pub */
 	wal_positions(c->wal, NULL, &pub, NULL);
 	st->state = c->links[i].state;
@@ -172,7 +172,7 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	 * primary reports 0 (its why says so).
 	 */
 	known = c->links[i].flushed_lsn > 0;
-	streaming = c->links[i].state == LINK_STREAMING;
+	streaming = c->links[i].state == REPL_LINK_STREAMING;
 	st->flushed_lsn = known ? c->links[i].flushed_lsn - 1 : 0;
 	st->lag_records = known ? pub.lsn - c->links[i].flushed_lsn : 0;
 	st->reconnects = c->links[i].reconnects;
@@ -185,7 +185,29 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	memcpy(st->flush_method, c->links[i].flush_method, sizeof(st->flush_method));
 	memcpy(st->backend, c->links[i].backend, sizeof(st->backend));
 	left = c->links[i].left_ms;
-	pthread_mutex_unlock(&c->lock);
+	{
+		const struct link *l = &c->links[i];
+		uint64_t now = clock_now_ms();
+
+		for (int s = 0; s < REPL_LINK_STATES; s++) {
+			st->n.state_ms[s] = atomic_load_explicit(&l->n.state_ms[s],
+				memory_order_relaxed);
+			st->n.entered[s] = atomic_load_explicit(&l->n.entered[s],
+				memory_order_relaxed);
+		}
+		/* the current state's time: up to now */
+		if (l->state_since_ms && now > l->state_since_ms)
+			st->n.state_ms[l->state] += now - l->state_since_ms;
+		st->n.batches = atomic_load_explicit(&l->n.batches, memory_order_relaxed);
+		st->n.flushes = atomic_load_explicit(&l->n.flushes, memory_order_relaxed);
+		st->n.spins = atomic_load_explicit(&l->n.spins, memory_order_relaxed);
+		st->n.sleeps = atomic_load_explicit(&l->n.sleeps, memory_order_relaxed);
+		st->n.catch_ups = atomic_load_explicit(&l->n.catch_ups,
+			memory_order_relaxed);
+		st->n.full_resyncs = atomic_load_explicit(&l->n.full_resyncs,
+			memory_order_relaxed);
+	}
+	cluster_unlock(c);
 	{
 		uint64_t since = streaming ?
 			atomic_load(&c->links[i].waiting_since_ms) : left;
@@ -201,10 +223,10 @@ cluster_links_up(struct cluster *c)
 {
 	int n = 0;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	for (int i = 0; i < c->cfg.n_replicas; i++)
-		n += c->links[i].state == LINK_STREAMING;
-	pthread_mutex_unlock(&c->lock);
+		n += c->links[i].state == REPL_LINK_STREAMING;
+	cluster_unlock(c);
 	return n;
 }
 
@@ -213,9 +235,9 @@ cluster_config_epoch(struct cluster *c)
 {
 	uint64_t e;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	e = c->ms.config_epoch;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return e;
 }
 
@@ -224,9 +246,9 @@ cluster_config_joint(struct cluster *c)
 {
 	bool joint;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	joint = (c->ms.flags & MEMBERSHIP_F_JOINT) != 0;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return joint;
 }
 
@@ -404,6 +426,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		l->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_mutex_init(&l->io_lock, NULL);
 		snprintf(l->why, sizeof(l->why), "not connected yet");
+		l->state_since_ms = clock_now_ms();
+		atomic_store(&l->n.entered[REPL_LINK_DOWN], 1);
 		if (l->kick_fd < 0 || pthread_create(&l->thread, NULL, link_main, l)) {
 			if (l->kick_fd >= 0)
 				close(l->kick_fd);
@@ -476,13 +500,13 @@ cluster_stop(struct cluster **c_ptr)
 		bool pending = true, late = false;
 
 		wal_positions(c->wal, NULL, &pub, NULL);
-		pthread_mutex_lock(&c->lock);
+		cluster_lock(c);
 		while (pending && !late) {
 			pending = false;
 			for (int i = 0; i < c->n_links; i++) {
 				struct link *l = &c->links[i];
 
-				if (l->state == LINK_STREAMING && l->flushed_lsn < pub.lsn) {
+				if (l->state == REPL_LINK_STREAMING && l->flushed_lsn < pub.lsn) {
 					pending = true;
 					link_kick(l);
 				}
@@ -495,7 +519,7 @@ cluster_stop(struct cluster **c_ptr)
 			}
 		}
 		for (int i = 0; late && i < c->n_links; i++)
-			if (c->links[i].state == LINK_STREAMING &&
+			if (c->links[i].state == REPL_LINK_STREAMING &&
 			    c->links[i].flushed_lsn < pub.lsn)
 				REPL_LOG_WARNING("stopping: replica %s:%s flushed up to "
 					"LSN %llu, not %llu, within %d ms: its copy ends "
@@ -503,7 +527,7 @@ cluster_stop(struct cluster **c_ptr)
 					(unsigned long long)c->links[i].flushed_lsn - 1,
 					(unsigned long long)pub.lsn - 1,
 					c->cfg.down_timeout_ms);
-		pthread_mutex_unlock(&c->lock);
+		cluster_unlock(c);
 	}
 	atomic_store(&c->stopping, true);
 	fence_listen_stop(c);

@@ -105,14 +105,36 @@ bool cluster_fenced(struct cluster *c);
 /* the newest LSN durable by the configuration's rule (0: none) */
 uint64_t cluster_durable_lsn(struct cluster *c);
 
-enum cluster_link_state {
-	LINK_DOWN = 0,		/* not connected; retrying */
-	LINK_CATCHING_UP = 1,	/* connected, finding where to resume */
-	LINK_STREAMING = 2,	/* up: counts toward the quorum */
+/*
+ * A link's state: link.c's link_set_state is its one writer (the link's
+ * thread, under c->lock); a change not drawn here aborts a debug build
+ * (DRAINING to itself: a second failure's reason):
+ *
+ *   DOWN -> CONNECTING -> CATCHING_UP -> STREAMING
+ *   CONNECTING | CATCHING_UP | STREAMING -> DRAINING -> DOWN
+ *   DOWN -> FENCED | RETIRED   (the link's thread ends)
+ *
+ * Only STREAMING counts toward the quorum.  DRAINING: the connection is
+ * being left (it failed, also in an appender's hands, or the cluster
+ * stops); no batch is posted any more, and on a clean stop the batches in
+ * flight complete first.  A link of a stopping cluster ends DOWN.
+ */
+/* the link states are repl.h's enum repl_link_state */
+
+/* what a link did since the start (cluster_link_status) */
+struct cluster_link_counters {
+	uint64_t state_ms[REPL_LINK_STATES];	/* time in each (the current: up to now) */
+	uint64_t entered[REPL_LINK_STATES];	/* times it entered each */
+	uint64_t batches;		/* write+flush batches posted */
+	uint64_t flushes;		/* batches whose flush completed */
+	uint64_t spins;			/* polls of the CQ before sleeping */
+	uint64_t sleeps;		/* waits for work */
+	uint64_t catch_ups;		/* connections that reached STREAMING */
+	uint64_t full_resyncs;		/* of them, from the checkpoint anew */
 };
 
 struct cluster_link_status {
-	enum cluster_link_state state;
+	enum repl_link_state state;
 	uint64_t flushed_lsn;	/* newest LSN flushed on it (0: none) */
 	uint64_t lag_records;	/* published on the primary, not yet flushed */
 	uint64_t reconnects;
@@ -125,6 +147,7 @@ struct cluster_link_status {
 	char transport[16];	/* of the last connection ("" before one) */
 	char flush_method[8];
 	char backend[8];	/* the replica's persistence backend */
+	struct cluster_link_counters n;
 };
 
 int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);

@@ -39,18 +39,18 @@ cluster_floor_check(struct cluster *c, const char *host, const char *port,
 	struct peer_floor f;
 	bool first;
 
-	pthread_mutex_lock(&c->floor_lock);
+	rank_lock(&c->floor_lock, LOCK_RANK_FLOOR);
 	e = peer_floor_older(&c->floors, hr->node_id, hr->incarnation,
 		hr->prior_epoch, hr->config_epoch);
 	if (e == NULL) {
-		pthread_mutex_unlock(&c->floor_lock);
+		rank_unlock(&c->floor_lock, LOCK_RANK_FLOOR);
 		return 0;
 	}
 	f = *e;
 	first = peer_floor_mark_older(&c->floors, hr->node_id, hr->incarnation);
 	if (first)
 		store(c);
-	pthread_mutex_unlock(&c->floor_lock);
+	rank_unlock(&c->floor_lock, LOCK_RANK_FLOOR);
 	if (hr->prior_epoch < f.promise)
 		snprintf(why, n, "its log is an older copy: it followed epoch %llu, "
 			"below the %llu it promised this node; make it anew (repld "
@@ -88,18 +88,18 @@ cluster_floor_promised(struct cluster *c, const struct ctl_hello_reply *hr,
 {
 	if (hr->epoch != epoch)
 		return;		/* not what it accepted */
-	pthread_mutex_lock(&c->floor_lock);
+	rank_lock(&c->floor_lock, LOCK_RANK_FLOOR);
 	if (peer_floor_raise(&c->floors, hr->node_id, hr->incarnation, epoch, 0))
 		store(c);
-	pthread_mutex_unlock(&c->floor_lock);
+	rank_unlock(&c->floor_lock, LOCK_RANK_FLOOR);
 }
 
 void
 cluster_floor_stored(struct cluster *c, uint32_t node_id, uint64_t incarnation,
 		uint64_t e)
 {
-	pthread_mutex_lock(&c->floor_lock);
+	rank_lock(&c->floor_lock, LOCK_RANK_FLOOR);
 	if (peer_floor_raise(&c->floors, node_id, incarnation, 0, e))
 		store(c);
-	pthread_mutex_unlock(&c->floor_lock);
+	rank_unlock(&c->floor_lock, LOCK_RANK_FLOOR);
 }

@@ -474,7 +474,7 @@ cluster_ms_wait_final(struct cluster *c, int ms)
 	struct timespec until = clock_deadline(ms);
 	bool joint;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	while ((joint = (c->ms.flags & MEMBERSHIP_F_JOINT) != 0) &&
 	       !atomic_load(&c->fenced)) {
 		int ret;
@@ -486,6 +486,6 @@ cluster_ms_wait_final(struct cluster *c, int ms)
 			break;
 	}
 	joint = (c->ms.flags & MEMBERSHIP_F_JOINT) != 0;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return !joint;
 }

@@ -49,7 +49,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 	if (h->epoch > c->id.epoch && !(h->flags & CTL_HELLO_F_PROBE) &&
 	    (h->epoch & 0xffff) == (h->node_id & 0xffff) &&
 	    h->node_id != c->id.node_id) {
-		pthread_mutex_lock(&c->lock);
+		cluster_lock(c);
 		if (!atomic_exchange(&c->fenced, true)) {
 			snprintf(c->fenced_why, sizeof(c->fenced_why), "the "
 				"promotion of node %u to epoch %llu reached it",
@@ -60,7 +60,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 				(unsigned long long)c->id.epoch);
 		}
 		pthread_cond_broadcast(&c->cond);
-		pthread_mutex_unlock(&c->lock);
+		cluster_unlock(c);
 		for (int i = 0; i < c->n_links; i++)
 			link_kick(&c->links[i]);
 		out.type = CTL_ERROR;
@@ -84,10 +84,10 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 	out.u.hello_reply.head = head;
 	out.u.hello_reply.tail = pub;
 	out.u.hello_reply.tail_epoch = wal_tail_epoch(c->wal);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	out.u.hello_reply.config_epoch = c->ms.config_epoch;
 	out.u.hello_reply.config_crc = membership_crc(&c->ms);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	(void)ctl_chan_send(ch, &out, c->cfg.down_timeout_ms);
 }
 

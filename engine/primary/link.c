@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * link.c -- one replica's link on the primary: its connection, catch-up
- * and streaming, run by its thread (and, for the data path, by appenders
- * waiting for durability).
+ * link.c -- one replica's link on the primary: its thread, its connection
+ * and catch-up, streaming, and its state (cluster.h has the states and
+ * the changes between them).
  *
  * A link copies the byte range [sent, published) of the local ring with
  * rpma_write (split where the ring wraps), then rpma_flush(PERSISTENT) over
  * the same range; the flush's completion moves the link's flushed position.
  * Up to LINK_DEPTH batches are in flight; a batch takes everything
  * published when it is posted, so appends that arrive meanwhile share the
- * next one (group commit across the network).
+ * next one (group commit across the network).  That data path is
+ * link_io.c, run by this thread and by appenders waiting for durability.
  *
  * Catch-up, on every (re)connection: the link and the replica find the
  * last LSN whose chain position (offset, lap, chained CRC) both hold, by
@@ -39,21 +40,66 @@
 #include "common/elog.h"
 
 /* ------------------------------------------------------------------ */
-/* a link's connection                                                */
+/* the link's state                                                   */
 
-/* publish since when the oldest unflushed bytes wait (under io_lock) */
-static void
-note_waiting(struct link *l)
+static const char *const state_names[REPL_LINK_STATES] = {
+	[REPL_LINK_DOWN] = "down",
+	[REPL_LINK_CONNECTING] = "connecting",
+	[REPL_LINK_CATCHING_UP] = "catching_up",
+	[REPL_LINK_STREAMING] = "streaming",
+	[REPL_LINK_DRAINING] = "draining",
+	[REPL_LINK_FENCED] = "fenced",
+	[REPL_LINK_RETIRED] = "retired",
+};
+
+/* the changes cluster.h draws; DRAINING to itself: a second failure */
+static const bool allowed[REPL_LINK_STATES][REPL_LINK_STATES] = {
+	[REPL_LINK_DOWN] = { [REPL_LINK_CONNECTING] = true, [REPL_LINK_FENCED] = true,
+		[REPL_LINK_RETIRED] = true },
+	[REPL_LINK_CONNECTING] = { [REPL_LINK_CATCHING_UP] = true, [REPL_LINK_DRAINING] = true },
+	[REPL_LINK_CATCHING_UP] = { [REPL_LINK_STREAMING] = true, [REPL_LINK_DRAINING] = true },
+	[REPL_LINK_STREAMING] = { [REPL_LINK_DRAINING] = true },
+	[REPL_LINK_DRAINING] = { [REPL_LINK_DRAINING] = true, [REPL_LINK_DOWN] = true },
+};
+
+const char *
+link_state_name(enum repl_link_state s)
 {
-	uint64_t since = l->oldest_seq < l->next_seq ?
-		l->inflight[l->oldest_seq % LINK_DEPTH].seen_ms : l->unsent_since_ms;
-
-	atomic_store_explicit(&l->waiting_since_ms, since, memory_order_relaxed);
+	return (unsigned)s < REPL_LINK_STATES ? state_names[s] : "?";
 }
+
+void
+link_set_state(struct link *l, enum repl_link_state to)
+{
+	enum repl_link_state from = l->state;
+	uint64_t now = clock_now_ms();
+
+#ifndef NDEBUG
+	if ((unsigned)to >= REPL_LINK_STATES || !allowed[from][to]) {
+		fprintf(stderr, "link %s:%s: no change from %s to %s\n", l->host,
+			l->ctl_port, link_state_name(from), link_state_name(to));
+		abort();
+	}
+#endif
+	if (from == to)
+		return;
+	if (from == REPL_LINK_STREAMING)
+		l->left_ms = now;	/* its lag's age from here on */
+	if (l->state_since_ms && now > l->state_since_ms)
+		link_count(&l->n.state_ms[from], now - l->state_since_ms);
+	link_count(&l->n.entered[to], 1);
+	l->state_since_ms = now;
+	l->state = to;
+	pthread_cond_broadcast(&l->c->cond);
+}
+
+/* ------------------------------------------------------------------ */
+/* a link's connection                                                */
 
 static void
 link_fail(struct link *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* the connection is lost: it drains, its thread closes it */
 static void
 link_fail(struct link *l, const char *fmt, ...)
 {
@@ -63,15 +109,12 @@ link_fail(struct link *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&l->c->lock);
-	if (l->state != LINK_DOWN || strcmp(l->why, why) != 0)
+	cluster_lock(l->c);
+	if (l->state != REPL_LINK_DRAINING || strcmp(l->why, why) != 0)
 		REPL_LOG_WARNING("replica %s:%s is down: %s", l->host, l->ctl_port, why);
 	snprintf(l->why, sizeof(l->why), "%s", why);
-	if (l->state == LINK_STREAMING)
-		l->left_ms = clock_now_ms();
-	l->state = LINK_DOWN;
-	pthread_cond_broadcast(&l->c->cond);
-	pthread_mutex_unlock(&l->c->lock);
+	link_set_state(l, REPL_LINK_DRAINING);
+	cluster_unlock(l->c);
 }
 
 /*
@@ -84,37 +127,63 @@ link_fenced(struct link *l, const char *why)
 {
 	struct cluster *c = l->c;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	if (!atomic_exchange(&c->fenced, true)) {
 		snprintf(c->fenced_why, sizeof(c->fenced_why), "%s", why);
 		REPL_LOG_ERROR("this primary is fenced: replica %s:%s says %s; it "
 			"acknowledges nothing more", l->host, l->ctl_port, why);
 	}
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
 	link_fail(l, "fenced: %s", why);
 }
 
+/*
+ * On a clean stop, the batches in flight complete before the connection
+ * goes (bounded by the down timeout): no flush is cut off.
+ */
+static void
+drain(struct link *l)
+{
+	uint64_t until = clock_now_ms() + (uint64_t)l->c->cfg.down_timeout_ms;
+	bool progress, busy = true;
+
+	while (busy && clock_now_ms() < until) {
+		struct pollfd pfd = { .fd = l->cq_fd, .events = POLLIN };
+		uint64_t v;
+
+		progress = false;
+		link_io_lock(l);
+		busy = l->io_ready && link_busy(l) &&
+			link_data_path(l, false, &progress) == 0 && link_busy(l);
+		link_io_unlock(l);
+		if (busy && !progress && poll(&pfd, 1, 10) > 0)
+			(void)!read(l->cq_fd, &v, sizeof(v));
+	}
+}
+
 static void
 link_close(struct link *l)
 {
-	pthread_mutex_lock(&l->io_lock);
+	cluster_lock(l->c);
+	link_set_state(l, REPL_LINK_DRAINING);
+	cluster_unlock(l->c);
+	if (atomic_load(&l->c->stopping) && l->cq)
+		drain(l);
+	link_io_lock(l);
 	l->io_ready = false;
 	atomic_store(&l->waiting_since_ms, 0);
-	pthread_mutex_unlock(&l->io_lock);
+	link_io_unlock(l);
 	link_data_close(&l->conn, &l->dst);
 	ctl_chan_close(&l->ch);
 	link_verify_reset(l);
 	l->cq = NULL;
-	pthread_mutex_lock(&l->c->lock);
-	if (l->state == LINK_STREAMING)
-		l->left_ms = clock_now_ms();
-	l->state = LINK_DOWN;
+	cluster_lock(l->c);
+	link_set_state(l, REPL_LINK_DOWN);
 	l->force_down = false;
-	pthread_cond_broadcast(&l->c->cond);
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 }
 
 static int
@@ -210,6 +279,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	if (!found) {
 		/* nothing in common that we still hold: a full resync */
 		start = head;
+		link_count(&l->n.full_resyncs, 1);
 		REPL_LOG_NOTICE("replica %s:%s: full resync from LSN %llu", l->host,
 			l->ctl_port, (unsigned long long)head.lsn);
 	} else {
@@ -226,21 +296,22 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 		return -1;
 	if (ack.head.lsn < head.lsn && shape_replica(l, CTL_SET_HEAD, &head, &ack))
 		return -1;
-	pthread_mutex_lock(&l->io_lock);
+	link_io_lock(l);
 	l->sent = start;
 	l->next_seq = l->oldest_seq = 0;
 	l->unsent_since_ms = 0;
-	note_waiting(l);
+	link_note_waiting(l);
 	l->io_ready = true;
-	pthread_mutex_unlock(&l->io_lock);
-	pthread_mutex_lock(&c->lock);
+	link_io_unlock(l);
+	cluster_lock(c);
 	l->flushed_lsn = start.lsn;
 	l->flushed_pos = start;
-	l->state = LINK_STREAMING;
+	link_set_state(l, REPL_LINK_STREAMING);
 	l->why[0] = '\0';
 	cluster_quorum_update(c);
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
+	link_count(&l->n.catch_ups, 1);
 	REPL_LOG_NOTICE("replica %s:%s is up, resuming at LSN %llu (%llu to send)",
 		l->host, l->ctl_port, (unsigned long long)start.lsn,
 		(unsigned long long)(pub.lsn - start.lsn));
@@ -254,13 +325,13 @@ note_connection(struct link *l, const struct ctl_hello_reply *hr)
 	enum rpma_ext_flush_method fm = RPMA_EXT_FLUSH_NONE;
 
 	(void)rpma_ext_conn_get_flush_method(l->conn, RPMA_FLUSH_TYPE_PERSISTENT, &fm);
-	pthread_mutex_lock(&l->c->lock);
+	cluster_lock(l->c);
 	snprintf(l->transport, sizeof(l->transport), "%s", l->c->cfg.provider);
 	snprintf(l->flush_method, sizeof(l->flush_method), "%s",
 		fabric_flush_method_name(fm));
 	snprintf(l->backend, sizeof(l->backend), "%s",
 		fabric_backend_name(hr->backend));
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 }
 
 static int
@@ -273,6 +344,9 @@ link_connect(struct link *l)
 	char why[160];
 	int ret;
 
+	cluster_lock(c);
+	link_set_state(l, REPL_LINK_CONNECTING);
+	cluster_unlock(c);
 	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, c->tls, &l->ch);
 	if (ret) {
 		link_fail(l, "cannot reach its control port: %s", ret == -EPROTO ?
@@ -299,8 +373,8 @@ link_connect(struct link *l)
 		return -1;
 	}
 	/* it answers: from here on it is catching up, not down */
-	pthread_mutex_lock(&c->lock);
-	l->state = LINK_CATCHING_UP;
+	cluster_lock(c);
+	link_set_state(l, REPL_LINK_CATCHING_UP);
 	l->node_id = hr.node_id;
 	l->incarnation = hr.incarnation;
 	/* it keeps what it stored, unless its log was made anew */
@@ -308,7 +382,7 @@ link_connect(struct link *l)
 		l->held = hr.config_epoch;
 	l->acked = false;
 	cluster_ms_place(c, l);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	/* an older copy of its log (a peer floor says): nothing goes to it */
 	if (cluster_floor_check(c, l->host, l->ctl_port, &hr, why, sizeof(why))) {
 		link_fail(l, "%s", why);
@@ -338,191 +412,14 @@ link_connect(struct link *l)
 		link_fail(l, "no completion fd");
 		return -1;
 	}
-	pthread_mutex_lock(&c->release_lock);
+	rank_lock(&c->release_lock, LOCK_RANK_RELEASE);
 	ret = catch_up(l, &hr);
-	pthread_mutex_unlock(&c->release_lock);
+	rank_unlock(&c->release_lock, LOCK_RANK_RELEASE);
 	return ret;
 }
 
 /* ------------------------------------------------------------------ */
 /* streaming                                                          */
-
-void
-link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
-		uint64_t len, uint64_t max)
-{
-	*s = (struct link_split){ .ring_size = ring_size, .max = max,
-		.off = off, .left = len };
-}
-
-bool
-link_split_next(struct link_split *s, uint64_t *off, uint64_t *len)
-{
-	uint64_t n = s->left;
-
-	if (n == 0 || s->max == 0 || s->off >= s->ring_size)
-		return false;
-	if (n > s->ring_size - s->off)
-		n = s->ring_size - s->off;	/* the rest starts at offset 0 */
-	if (n > s->max)
-		n = s->max;
-	*off = s->off;
-	*len = n;
-	s->left -= n;
-	s->off = s->off + n == s->ring_size ? 0 : s->off + n;
-	return true;
-}
-
-/* write ring bytes [from, from + len) (no wrap inside), then flush them */
-static int
-post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
-		uint64_t seq)
-{
-	for (uint64_t done = 0; done < len;) {
-		uint64_t n = len - done < LINK_WRITE_MAX ? len - done : LINK_WRITE_MAX;
-		size_t off = (size_t)(WAL_RING_OFF + from + done);
-
-		if (rpma_write(l->conn, l->dst, off, l->c->src, off, (size_t)n,
-				RPMA_F_COMPLETION_ON_ERROR, NULL))
-			return -1;
-		done += n;
-	}
-	return rpma_flush(l->conn, l->dst, (size_t)(WAL_RING_OFF + from), (size_t)len,
-		RPMA_FLUSH_TYPE_PERSISTENT,
-		signal ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
-		signal ? (void *)(uintptr_t)(seq + 1) : NULL) ? -1 : 0;
-}
-
-/*
- * Post one batch: everything published since the last one, in pieces
- * that neither wrap nor pass LINK_FLUSH_MAX; only the last flush is
- * signalled (its completion means the earlier ones completed too).
- */
-static int
-post_batch(struct link *l, const struct log_pos *pub)
-{
-	struct batch *b = &l->inflight[l->next_seq % LINK_DEPTH];
-	const struct log_pos *from = &l->sent;
-	uint64_t ring = l->c->ring_size, off, len;
-	struct link_split sp;
-	bool more;
-	int ret = 0;
-
-	link_split_init(&sp, ring, from->off, from->lap == pub->lap ?
-		pub->off - from->off : ring - from->off + pub->off,
-		LINK_FLUSH_MAX);
-	if (!(more = link_split_next(&sp, &off, &len)))
-		ret = post_piece(l, from->off, 0, true, l->next_seq);
-	while (more && ret == 0) {
-		uint64_t o = off, n = len;
-
-		more = link_split_next(&sp, &off, &len);
-		ret = post_piece(l, o, n, !more, l->next_seq);
-	}
-	if (ret) {
-		link_fail(l, "cannot post a write: %s", rpma_ext_errormsg());
-		return -1;
-	}
-	*b = (struct batch){ .seq = l->next_seq, .end = *pub,
-		.seen_ms = l->unsent_since_ms };
-	l->next_seq++;
-	l->sent = *pub;
-	l->unsent_since_ms = 0;
-	return 0;
-}
-
-
-/* completions: a batch's flush finished; move flushed over the done prefix */
-static int
-reap(struct link *l, bool *progress)
-{
-	struct ibv_wc wc[16];
-	int n = 0, ret;
-	uint64_t flushed = 0;
-	struct log_pos end;
-
-	ret = rpma_cq_get_wc(l->cq, 16, wc, &n);
-	if (ret == RPMA_E_NO_COMPLETION)
-		return 0;
-	if (ret) {
-		link_fail(l, "completion queue: %s", rpma_ext_errormsg());
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		uint64_t seq = (uint64_t)(uintptr_t)wc[i].wr_id;
-
-		if (wc[i].status != IBV_WC_SUCCESS || seq == 0 ||
-		    seq - 1 < l->oldest_seq || seq - 1 >= l->next_seq) {
-			link_fail(l, "a write or flush failed: %s",
-				ibv_wc_status_str(wc[i].status));
-			return -1;
-		}
-		l->inflight[(seq - 1) % LINK_DEPTH].done = true;
-	}
-	while (l->oldest_seq < l->next_seq &&
-	       l->inflight[l->oldest_seq % LINK_DEPTH].done) {
-		end = l->inflight[l->oldest_seq % LINK_DEPTH].end;
-		flushed = end.lsn;
-		l->oldest_seq++;
-	}
-	if (flushed) {
-		pthread_mutex_lock(&l->c->lock);
-		l->flushed_lsn = flushed;
-		l->flushed_pos = end;
-		cluster_quorum_update(l->c);
-		if (l->c->waiters)	/* a clean close waits for every replica */
-			pthread_cond_broadcast(&l->c->cond);
-		pthread_mutex_unlock(&l->c->lock);
-		note_waiting(l);
-		*progress = true;
-	}
-	return 0;
-}
-
-/*
- * Reap completions and, with post, send what was published since the last
- * batch (under io_lock).
- */
-static int
-data_path(struct link *l, bool post, bool *progress)
-{
-	struct log_pos pub;
-
-	if (!l->io_ready)
-		return -1;
-	if (reap(l, progress))
-		return -1;
-	if (!post)
-		return 0;
-	wal_positions(l->c->wal, NULL, &pub, NULL);
-	if (pos_equal(&pub, &l->sent))
-		return 0;
-	if (l->unsent_since_ms == 0) {
-		/* new bytes to send: one clock read per batch, not per record */
-		l->unsent_since_ms = clock_now_ms();
-		note_waiting(l);
-	}
-	if (l->next_seq - l->oldest_seq >= LINK_DEPTH)
-		return 0;
-	if (post_batch(l, &pub))
-		return -1;
-	note_waiting(l);
-	*progress = true;
-	return 0;
-}
-
-/* an appender's turn at a link's data path, if nobody else has it */
-void
-link_help(struct link *l, bool post)
-{
-	bool progress = false;
-
-	if (pthread_mutex_trylock(&l->io_lock) != 0)
-		return;		/* its thread (or another appender) is at it */
-	if (l->io_ready && data_path(l, post, &progress))
-		l->io_ready = false;	/* failed: its thread reconnects */
-	pthread_mutex_unlock(&l->io_lock);
-}
 
 static int
 serve_head_request(struct link *l)
@@ -533,18 +430,18 @@ serve_head_request(struct link *l)
 	uint64_t seq;
 	int ret;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	seq = l->head_req_seq;
 	want = l->head_req;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	if (seq == l->head_done_seq)
 		return 0;
 	ret = shape_replica(l, CTL_SET_HEAD, &want, &ack);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	l->head_done_seq = seq;
 	l->head_status = ret;
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return ret;
 }
 
@@ -590,11 +487,11 @@ wants_membership(struct link *l)
 	if (l->acked && l->held >= atomic_load_explicit(&c->ms_epoch,
 			memory_order_relaxed))
 		return false;
-	pthread_mutex_lock(&c->lock);
-	want = l->state == LINK_STREAMING && (l->in_new || l->in_old) &&
+	cluster_lock(c);
+	want = l->state == REPL_LINK_STREAMING && (l->in_new || l->in_old) &&
 		(!l->acked || l->held < c->ms.config_epoch) &&
 		l->flushed_lsn >= c->durable_lsn && l->flushed_lsn > c->epoch_start_lsn;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return want;
 }
 
@@ -605,9 +502,9 @@ give_membership(struct link *l)
 	struct ctl_msg m = { .type = CTL_MEMBERSHIP };
 	struct membership ms;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	ms = m.u.membership = c->ms;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	if (send_msg(l, &m) || recv_reply(l, CTL_ACK, &m))
 		return -1;
 	if (m.u.ack.status != 0) {
@@ -618,13 +515,13 @@ give_membership(struct link *l)
 	}
 	/* it stored it: its membership never goes below this while its log lives */
 	cluster_floor_stored(c, l->node_id, l->incarnation, ms.config_epoch);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	l->held = ms.config_epoch;
 	l->acked = true;
 	cluster_ms_place(c, l);
 	cluster_quorum_update(c);
 	cluster_ms_advance(c);
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	REPL_LOG_NOTICE("replica %s:%s caught up: a member (configuration epoch "
 		"%llu%s, stored)", l->host, l->ctl_port,
 		(unsigned long long)ms.config_epoch,
@@ -632,48 +529,82 @@ give_membership(struct link *l)
 	return 0;
 }
 
-static int
-stream(struct link *l)
+/* a checkpoint move asked and not yet served (the link must not sleep) */
+static bool
+head_request_waiting(struct link *l)
 {
-	struct cluster *c = l->c;
-	struct ctl_msg m;
-	struct log_pos pub;
-	uint64_t t, durable;
-	bool progress = false;
+	bool waiting;
+
+	cluster_lock(l->c);
+	waiting = l->head_req_seq != l->head_done_seq;
+	cluster_unlock(l->c);
+	return waiting;
+}
+
+/*
+ * stream()'s steps, in its order; each returns -1 with the link failed.
+ * The data path: reap, post what was published; *busy: batches in flight
+ * after it (read under io_lock, as every reader of the batches does).
+ */
+static int
+stream_data(struct link *l, bool *progress, bool *busy)
+{
+	char why[sizeof(l->io_why)];
 	int ret;
 
-	pthread_mutex_lock(&c->lock);
-	ret = l->state == LINK_DOWN;	/* failed in an appender's hands */
-	pthread_mutex_unlock(&c->lock);
+	link_io_lock(l);
+	ret = link_data_path(l, true, progress);
+	*busy = link_busy(l);
 	if (ret)
-		return -1;
-	pthread_mutex_lock(&l->io_lock);
-	ret = data_path(l, true, &progress);
-	pthread_mutex_unlock(&l->io_lock);
+		memcpy(why, l->io_why, sizeof(why));
+	link_io_unlock(l);
 	if (ret)
-		return -1;
-	wal_positions(c->wal, NULL, &pub, NULL);
+		link_fail(l, "%s", why);	/* also when an appender failed it */
+	return ret;
+}
+
+/* what release, a verification and the membership ask of the replica */
+static int
+stream_requests(struct link *l)
+{
 	if (serve_head_request(l) || serve_verify(l))
 		return -1;
 	if (wants_membership(l) && give_membership(l))
 		return -1;
+	return 0;
+}
 
-	t = clock_now_ms();
-	durable = atomic_load_explicit(&c->durable_atomic, memory_order_acquire);
-	if (durable > l->commit_sent &&
-	    (t - l->last_commit_ms >= COMMIT_EVERY_MS || l->next_seq == l->oldest_seq)) {
-		struct ctl_msg cm = { .type = CTL_COMMIT };
+/* the commit point, at most every COMMIT_EVERY_MS (or once idle) */
+static int
+stream_commit(struct link *l, uint64_t t, bool busy)
+{
+	struct cluster *c = l->c;
+	struct ctl_msg cm = { .type = CTL_COMMIT };
+	uint64_t durable = atomic_load_explicit(&c->durable_atomic,
+		memory_order_acquire);
 
-		cm.u.commit.epoch = c->id.epoch;
-		cm.u.commit.commit_lsn = durable - 1;
-		pthread_mutex_lock(&c->lock);
-		cm.u.commit.flushed = l->flushed_pos;
-		pthread_mutex_unlock(&c->lock);
-		if (send_msg(l, &cm))
-			return -1;
-		l->commit_sent = durable;
-		l->last_commit_ms = t;
-	}
+	if (durable <= l->commit_sent ||
+	    (t - l->last_commit_ms < COMMIT_EVERY_MS && busy))
+		return 0;
+	cm.u.commit.epoch = c->id.epoch;
+	cm.u.commit.commit_lsn = durable - 1;
+	cluster_lock(c);
+	cm.u.commit.flushed = l->flushed_pos;
+	cluster_unlock(c);
+	if (send_msg(l, &cm))
+		return -1;
+	l->commit_sent = durable;
+	l->last_commit_ms = t;
+	return 0;
+}
+
+/* what the replica sent: heartbeats, a verification's answers, errors */
+static int
+stream_recv(struct link *l)
+{
+	struct ctl_msg m;
+	int ret;
+
 	while ((ret = ctl_chan_recv(l->ch, &m, 0)) == 0) {
 		l->last_recv_ms = clock_now_ms();
 		if (m.type == CTL_ERROR && m.u.error.code == CTL_CODE_FENCED) {
@@ -699,12 +630,20 @@ stream(struct link *l)
 			"closed by the replica" : ctl_chan_why(l->ch));
 		return -1;
 	}
-	/*
-	 * A heartbeat when nothing else went out for a period, and also when
-	 * nothing came in for one: the replica speaks only to answer, so
-	 * under a steady load the COMMITs going out would otherwise keep it
-	 * silent until it is taken for dead.
-	 */
+	return 0;
+}
+
+/*
+ * A heartbeat when nothing else went out for a period, and also when
+ * nothing came in for one: the replica speaks only to answer, so under a
+ * steady load the COMMITs going out would otherwise keep it silent until
+ * it is taken for dead.  Then: is the replica silent too long?
+ */
+static int
+stream_heartbeat(struct link *l, uint64_t t)
+{
+	struct cluster *c = l->c;
+
 	if (t - l->last_send_ms >= (uint64_t)c->cfg.heartbeat_ms ||
 	    (t > l->last_recv_ms &&
 	     t - l->last_recv_ms >= (uint64_t)c->cfg.heartbeat_ms &&
@@ -722,88 +661,151 @@ stream(struct link *l)
 		link_fail(l, "silent for %d ms", c->cfg.down_timeout_ms);
 		return -1;
 	}
-	if (t - l->last_report_ms >= 2000) {
-		/* a long catch-up or resync: say how far it has come */
-		uint64_t flushed;
+	return 0;
+}
 
-		pthread_mutex_lock(&c->lock);
-		flushed = l->flushed_lsn;
-		pthread_mutex_unlock(&c->lock);
-		/* flushed may be past this pub: appenders post too */
-		if (pub.lsn > flushed && pub.lsn - flushed > 10000)
-			REPL_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
-				"%llu, %llu records behind", l->host, l->ctl_port,
-				(unsigned long long)flushed - 1,
-				(unsigned long long)(pub.lsn - flushed));
-		l->last_report_ms = t;
+/* a long catch-up or resync: say how far it has come */
+static void
+stream_report(struct link *l, uint64_t t, const struct log_pos *pub)
+{
+	uint64_t flushed;
+
+	if (t - l->last_report_ms < 2000)
+		return;
+	cluster_lock(l->c);
+	flushed = l->flushed_lsn;
+	cluster_unlock(l->c);
+	/* flushed may be past this pub: appenders post too */
+	if (pub->lsn > flushed && pub->lsn - flushed > 10000)
+		REPL_LOG_NOTICE("replica %s:%s catching up: flushed up to LSN "
+			"%llu, %llu records behind", l->host, l->ctl_port,
+			(unsigned long long)flushed - 1,
+			(unsigned long long)(pub->lsn - flushed));
+	l->last_report_ms = t;
+}
+
+/*
+ * Batches in flight: poll the completion queue a little first.  Polling
+ * makes progress in this thread, so a flush that completes soon costs no
+ * hand-off through the core's progress thread and no wake-up.
+ */
+static int
+stream_spin(struct link *l, bool *progress)
+{
+	uint64_t until = clock_now_ns() + l->c->spin_ns;
+
+	link_count(&l->n.spins, 1);
+	do {
+		char why[sizeof(l->io_why)];
+		int ret;
+
+		link_io_lock(l);
+		ret = link_data_path(l, false, progress);
+		if (ret)
+			memcpy(why, l->io_why, sizeof(why));
+		link_io_unlock(l);
+		if (ret) {
+			link_fail(l, "%s", why);
+			return -1;
+		}
+		if (*progress)
+			return 0;
+	} while (clock_now_ns() < until);
+	return 0;
+}
+
+/* nothing to do: sleep until a completion, a message or a kick */
+static void
+stream_sleep(struct link *l)
+{
+	struct cluster *c = l->c;
+	struct pollfd pfd[3] = {
+		{ .fd = ctl_chan_fd(l->ch), .events = POLLIN },
+		{ .fd = l->kick_fd, .events = POLLIN },
+		{ .fd = l->cq_fd, .events = POLLIN },
+	};
+	struct log_pos pub;
+	uint64_t v;
+	bool idle, unsent;
+
+	atomic_store(&l->sleeping, true);
+	/* a publish or a head request between the check and the flag */
+	wal_positions(c->wal, NULL, &pub, NULL);
+	link_io_lock(l);
+	idle = !link_busy(l);
+	unsent = !pos_equal(&pub, &l->sent);
+	link_io_unlock(l);
+	if ((unsent && idle) || head_request_waiting(l) || link_verify_waiting(l)) {
+		atomic_store(&l->sleeping, false);
+		return;
 	}
-	if (l->force_down) {
+	link_count(&l->n.sleeps, 1);
+	(void)poll(pfd, idle ? 2 : 3, c->cfg.heartbeat_ms);
+	atomic_store(&l->sleeping, false);
+	if (pfd[1].revents)
+		(void)!read(l->kick_fd, &v, sizeof(v));
+	if (pfd[2].revents)
+		(void)!read(l->cq_fd, &v, sizeof(v));
+}
+
+static bool
+forced_down(struct link *l)
+{
+	bool f;
+
+	cluster_lock(l->c);
+	f = l->force_down;
+	cluster_unlock(l->c);
+	return f;
+}
+
+/* one round of a streaming link: 0 to go on, -1 once it failed */
+static int
+stream(struct link *l)
+{
+	struct log_pos pub;
+	uint64_t t;
+	bool progress = false, busy;
+
+	if (stream_data(l, &progress, &busy))
+		return -1;
+	wal_positions(l->c->wal, NULL, &pub, NULL);
+	if (stream_requests(l))
+		return -1;
+	t = clock_now_ms();
+	if (stream_commit(l, t, busy) || stream_recv(l) || stream_heartbeat(l, t))
+		return -1;
+	stream_report(l, t, &pub);
+	if (forced_down(l)) {
 		link_fail(l, "did not move its checkpoint in time");
 		return -1;
 	}
 	if (progress)
 		return 0;
-
-	/*
-	 * Batches in flight: poll the completion queue a little first.  Polling
-	 * makes progress in this thread, so a flush that completes soon costs
-	 * no hand-off through the core's progress thread and no wake-up.
-	 */
-	if (l->next_seq != l->oldest_seq && c->spin_ns) {
-		uint64_t until = clock_now_ns() + c->spin_ns;
-
-		do {
-			pthread_mutex_lock(&l->io_lock);
-			ret = data_path(l, false, &progress);
-			pthread_mutex_unlock(&l->io_lock);
-			if (ret)
-				return -1;
-			if (progress)
-				return 0;
-		} while (clock_now_ns() < until);
-	}
-
-	/* nothing to do: sleep until a completion, a message or a kick */
-	{
-		struct pollfd pfd[3] = {
-			{ .fd = ctl_chan_fd(l->ch), .events = POLLIN },
-			{ .fd = l->kick_fd, .events = POLLIN },
-			{ .fd = l->cq_fd, .events = POLLIN },
-		};
-		uint64_t v;
-		bool idle, unsent;
-
-		atomic_store(&l->sleeping, true);
-		/* a publish or a head request between the check and the flag */
-		wal_positions(c->wal, NULL, &pub, NULL);
-		pthread_mutex_lock(&l->io_lock);
-		idle = l->next_seq == l->oldest_seq;
-		unsent = !pos_equal(&pub, &l->sent);
-		pthread_mutex_unlock(&l->io_lock);
-		if ((unsent && idle) || l->head_req_seq != l->head_done_seq ||
-		    link_verify_waiting(l)) {
-			atomic_store(&l->sleeping, false);
+	if (busy && l->c->spin_ns) {
+		if (stream_spin(l, &progress))
+			return -1;
+		if (progress)
 			return 0;
-		}
-		(void)poll(pfd, idle ? 2 : 3, c->cfg.heartbeat_ms);
-		atomic_store(&l->sleeping, false);
-		if (pfd[1].revents)
-			(void)!read(l->kick_fd, &v, sizeof(v));
-		if (pfd[2].revents)
-			(void)!read(l->cq_fd, &v, sizeof(v));
 	}
+	stream_sleep(l);
 	return 0;
 }
 
-/* a node the committed change removed: its link ends */
+/* ------------------------------------------------------------------ */
+/* the thread                                                         */
+
+/* why the link ends: the cluster stops, is fenced, or removed it */
 static bool
-retired(struct link *l)
+link_ends(struct link *l)
 {
 	bool r;
 
-	pthread_mutex_lock(&l->c->lock);
+	if (atomic_load(&l->c->stopping) || atomic_load(&l->c->fenced))
+		return true;
+	cluster_lock(l->c);
 	r = l->retired;
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 	return r;
 }
 
@@ -814,20 +816,17 @@ link_main(void *arg)
 	struct cluster *c = l->c;
 	int backoff = 50;
 
-	while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced) &&
-	       !retired(l)) {
+	while (!link_ends(l)) {
 		if (link_connect(l) == 0) {
 			backoff = 50;
-			while (!atomic_load(&c->stopping) && !atomic_load(&c->fenced) &&
-			       !retired(l) && stream(l) == 0)
+			while (!link_ends(l) && stream(l) == 0)
 				;
 		}
 		link_close(l);
-		pthread_mutex_lock(&c->lock);
+		cluster_lock(c);
 		l->reconnects++;
-		pthread_mutex_unlock(&c->lock);
-		if (atomic_load(&c->stopping) || atomic_load(&c->fenced) ||
-		    retired(l))
+		cluster_unlock(c);
+		if (link_ends(l))
 			break;
 		{
 			struct pollfd pfd = { .fd = l->kick_fd, .events = POLLIN };
@@ -839,5 +838,12 @@ link_main(void *arg)
 			backoff = backoff < 1000 ? backoff * 2 : 1000;
 		}
 	}
+	/* its last state: why it ended (a stopping cluster leaves it down) */
+	cluster_lock(c);
+	if (atomic_load(&c->fenced))
+		link_set_state(l, REPL_LINK_FENCED);
+	else if (l->retired && !atomic_load(&c->stopping))
+		link_set_state(l, REPL_LINK_RETIRED);
+	cluster_unlock(c);
 	return NULL;
 }

@@ -18,23 +18,23 @@ link_verify_take(struct link *l, struct ctl_verify *q)
 	struct link_verify *v = &l->verify;
 	bool take;
 
-	pthread_mutex_lock(&l->c->lock);
+	cluster_lock(l->c);
 	take = !v->sent && v->answered < v->asked;
 	if (take) {
 		*q = v->q;
 		v->sent = true;
 		v->sent_req = v->asked;
 	}
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 	return take;
 }
 
 void
 link_verify_sent(struct link *l, uint32_t msg_seq)
 {
-	pthread_mutex_lock(&l->c->lock);
+	cluster_lock(l->c);
 	l->verify.msg_seq = msg_seq;
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 }
 
 bool
@@ -42,9 +42,9 @@ link_verify_waiting(struct link *l)
 {
 	bool waiting;
 
-	pthread_mutex_lock(&l->c->lock);
+	cluster_lock(l->c);
 	waiting = !l->verify.sent && l->verify.answered < l->verify.asked;
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 	return waiting;
 }
 
@@ -55,7 +55,7 @@ link_verify_reply(struct link *l, const struct ctl_msg *m)
 	const struct ctl_verify_reply *r = &m->u.verify_reply;
 	int ret = 0;
 
-	pthread_mutex_lock(&l->c->lock);
+	cluster_lock(l->c);
 	if (!v->sent || m->seq != v->msg_seq) {
 		ret = -1;	/* nothing of the kind was asked */
 	} else {
@@ -72,15 +72,15 @@ link_verify_reply(struct link *l, const struct ctl_msg *m)
 			}
 		}
 	}
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 	return ret;
 }
 
 void
 link_verify_reset(struct link *l)
 {
-	pthread_mutex_lock(&l->c->lock);
+	cluster_lock(l->c);
 	l->verify.sent = false;
 	pthread_cond_broadcast(&l->c->cond);
-	pthread_mutex_unlock(&l->c->lock);
+	cluster_unlock(l->c);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/lock_rank.h"
 #include "primary/cluster.h"
 #include "ctl/ctl_msg.h"
 #include "common/membership.h"
@@ -63,7 +64,8 @@ struct link {
 	atomic_bool sleeping;
 
 	/* shared, under c->lock */
-	enum cluster_link_state state;
+	enum repl_link_state state;	/* link_set_state (link.c) writes it */
+	uint64_t state_since_ms;	/* when it entered it */
 	uint64_t flushed_lsn;		/* next LSN not yet flushed on it */
 	struct log_pos flushed_pos;	/* the same as a position: its tail hint */
 	uint64_t reconnects;
@@ -105,13 +107,34 @@ struct link {
 	struct link_verify verify;
 
 	/*
-	 * The data path (conn, cq, sent, batches) is under io_lock: the link
-	 * thread and an appender waiting for durability both post and reap,
-	 * so a lone client needs no hand-off to another thread.  io_ready says
-	 * the connection is up (set after catch-up, cleared before teardown).
+	 * The data path (link_io.c) is under io_lock: the link thread and an
+	 * appender waiting for durability both post and reap, so a lone
+	 * client needs no hand-off to another thread.  io_ready says the
+	 * connection is up (set after catch-up, cleared before teardown);
+	 * conn, dst and cq are the link thread's, written only while io_ready
+	 * is false and used by the others only while it is true.  Everything
+	 * else here is read and written under io_lock only, by the link
+	 * thread too.
 	 */
 	pthread_mutex_t io_lock;
 	bool io_ready;
+	struct log_pos sent;
+	uint64_t unsent_since_ms;	/* published bytes after sent seen (0: none) */
+	struct batch inflight[LINK_DEPTH];
+	uint64_t next_seq, oldest_seq;
+	char io_why[160];		/* why the data path closed */
+
+	/*
+	 * What it did, for status: relaxed atomics, so a reader on another
+	 * thread needs no lock.  Each has one writer at a time: batches and
+	 * flushes whoever holds io_lock, the states' link_set_state under
+	 * c->lock, the rest the link thread.
+	 */
+	struct {
+		_Atomic uint64_t state_ms[REPL_LINK_STATES], entered[REPL_LINK_STATES];
+		_Atomic uint64_t batches, flushes, spins, sleeps;
+		_Atomic uint64_t catch_ups, full_resyncs;
+	} n;
 
 	/* the link thread's own */
 	struct ctl_chan *ch;
@@ -119,10 +142,6 @@ struct link {
 	struct rpma_mr_remote *dst;
 	struct rpma_cq *cq;
 	int cq_fd;
-	struct log_pos sent;
-	uint64_t unsent_since_ms;	/* published bytes after sent seen (0: none) */
-	struct batch inflight[LINK_DEPTH];
-	uint64_t next_seq, oldest_seq;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
 	uint64_t last_hb_ms;		/* the last HEARTBEAT sent */
 	uint64_t last_report_ms;	/* progress of a long catch-up */
@@ -227,6 +246,53 @@ struct cluster {
 };
 
 
+/*
+ * The locks, outermost first (common/lock_rank.h checks it in debug
+ * builds): c->verify_lock > c->release_lock > l->io_lock > c->lock >
+ * c->floor_lock > wal->lock.  So catch-up (under release_lock) shapes the
+ * data path and then reports under c->lock; a completion reaped under
+ * io_lock reports under c->lock; the quorum reads the log's positions
+ * under c->lock.
+ */
+static inline void
+cluster_lock(struct cluster *c)
+{
+	rank_lock(&c->lock, LOCK_RANK_CLUSTER);
+}
+
+static inline void
+cluster_unlock(struct cluster *c)
+{
+	rank_unlock(&c->lock, LOCK_RANK_CLUSTER);
+}
+
+static inline void
+link_io_lock(struct link *l)
+{
+	rank_lock(&l->io_lock, LOCK_RANK_IO);
+}
+
+/* 0 if taken */
+static inline int
+link_io_trylock(struct link *l)
+{
+	return rank_trylock(&l->io_lock, LOCK_RANK_IO);
+}
+
+static inline void
+link_io_unlock(struct link *l)
+{
+	rank_unlock(&l->io_lock, LOCK_RANK_IO);
+}
+
+/* one more (a counter's single writer: no read-modify-write needed) */
+static inline void
+link_count(_Atomic uint64_t *v, uint64_t by)
+{
+	atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + by,
+		memory_order_relaxed);
+}
+
 /* cluster_ms.c */
 /* the membership of a start: what to promote under, and the peers */
 int cluster_ms_choose(struct cluster *c);
@@ -268,6 +334,18 @@ int fence_listen_start(struct cluster *c);
 void fence_listen_stop(struct cluster *c);
 
 /* link.c */
+/*
+ * The one writer of l->state (the link thread's, under c->lock): a change
+ * the table in cluster.h does not list aborts a debug build, naming both.
+ */
+void link_set_state(struct link *l, enum repl_link_state to);
+const char *link_state_name(enum repl_link_state s);
+/* the replica is live in the sense of a checkpoint move: it answers */
+static inline bool
+link_answers(enum repl_link_state s)
+{
+	return s == REPL_LINK_CATCHING_UP || s == REPL_LINK_STREAMING;
+}
 void link_fenced(struct link *l, const char *why);
 int link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
@@ -304,7 +382,6 @@ bool link_verify_waiting(struct link *l);
 int link_verify_reply(struct link *l, const struct ctl_msg *m);
 /* the link went down: nothing is in flight any more */
 void link_verify_reset(struct link *l);
-void link_help(struct link *l, bool post);
 /*
  * A range of ring bytes cut into the pieces one write-and-flush covers:
  * `len` bytes from offset `off` (wrapping past ring_size to offset 0; len
@@ -319,5 +396,25 @@ void link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
 /* the next piece: true with *off and *len (not 0); false when none is left */
 bool link_split_next(struct link_split *s, uint64_t *off, uint64_t *len);
 void *link_main(void *arg);
+
+/*
+ * link_io.c: the data path, under io_lock (the link thread's and the
+ * appenders' waiting for durability)
+ */
+/* publish since when the oldest unflushed bytes wait */
+void link_note_waiting(struct link *l);
+/*
+ * Reap completions and, with post, send what was published since the
+ * last batch: 0, or -1 with the link failed
+ */
+int link_data_path(struct link *l, bool post, bool *progress);
+/* are batches in flight? */
+static inline bool
+link_busy(const struct link *l)
+{
+	return l->next_seq != l->oldest_seq;
+}
+/* an appender's turn at a link's data path, if nobody else has it */
+void link_help(struct link *l, bool post);
 
 #endif

@@ -34,7 +34,7 @@ durable_in(struct cluster *c, uint16_t flag, uint32_t k, uint64_t d)
 	for (int i = 0; i < c->n_links; i++) {
 		const struct link *l = &c->links[i];
 
-		if (l->state == LINK_STREAMING && l->member &&
+		if (l->state == REPL_LINK_STREAMING && l->member &&
 		    ((flag == MEMBER_F_NEW && l->in_new) ||
 		     (flag == MEMBER_F_OLD && l->in_old)))
 			flushed[n++] = l->flushed_lsn;

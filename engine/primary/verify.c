@@ -36,19 +36,19 @@ ask_replica(struct cluster *c, struct link *l, const struct ctl_verify *q,
 	uint64_t want;
 	int ret = 0;
 
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	l->verify.q = *q;
 	want = ++l->verify.asked;
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	link_kick(l);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	while (l->verify.answered < want) {
 		if (atomic_load(&c->fenced)) {
 			snprintf(why, n, "this primary is fenced: %.100s", c->fenced_why);
 			ret = REPL_E_FENCED;
 			break;
 		}
-		if (l->state != LINK_STREAMING || l->reconnects != reconnects) {
+		if (l->state != REPL_LINK_STREAMING || l->reconnects != reconnects) {
 			snprintf(why, n, "replica %d went down: %.100s", l->idx, l->why);
 			ret = REPL_E_TIMEDOUT;
 			break;
@@ -68,7 +68,7 @@ ask_replica(struct cluster *c, struct link *l, const struct ctl_verify *q,
 		*reply = l->verify.reply;
 	else
 		l->verify.answered = l->verify.asked;	/* given up: none comes */
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	return ret;
 }
 
@@ -132,7 +132,7 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 	struct link *l;
 	struct log_pos head;
 	uint64_t lo, hi, commit, flushed = 0, reconnects;
-	enum cluster_link_state state;
+	enum repl_link_state state;
 	bool stopped = false;
 	int ret = 0;
 
@@ -140,24 +140,24 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 		return REPL_E_INVAL;
 	memset(res, 0, sizeof(*res));
 	l = &c->links[i];
-	pthread_mutex_lock(&c->verify_lock);
+	rank_lock(&c->verify_lock, LOCK_RANK_VERIFY);
 	wal_positions(c->wal, &head, NULL, NULL);
 	commit = cluster_durable_lsn(c);
-	pthread_mutex_lock(&c->lock);
+	cluster_lock(c);
 	state = l->state;
-	if (state == LINK_STREAMING)
+	if (state == REPL_LINK_STREAMING)
 		flushed = l->flushed_lsn - 1;
 	reconnects = l->reconnects;
 	if (atomic_load(&c->fenced)) {
 		snprintf(res->why, sizeof(res->why), "this primary is fenced: %.100s",
 			c->fenced_why);
 		ret = REPL_E_FENCED;
-	} else if (state != LINK_STREAMING) {
+	} else if (state != REPL_LINK_STREAMING) {
 		snprintf(res->why, sizeof(res->why), "replica %d is not streaming%s%.100s",
 			i, l->why[0] ? ": " : "", l->why);
 		ret = REPL_E_TIMEDOUT;
 	}
-	pthread_mutex_unlock(&c->lock);
+	cluster_unlock(c);
 	if (ret)
 		goto out;
 
@@ -186,6 +186,6 @@ cluster_verify(struct cluster *c, int i, uint64_t from, uint64_t to,
 			break;
 	}
 out:
-	pthread_mutex_unlock(&c->verify_lock);
+	rank_unlock(&c->verify_lock, LOCK_RANK_VERIFY);
 	return ret;
 }

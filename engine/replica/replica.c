@@ -81,7 +81,57 @@ struct replica {
 	uint64_t ring_size;
 	struct wal_identity id;
 	struct session s;
+	/* this thread's own; publish_state copies them for readers */
+	enum replica_session_state state;
+	uint64_t state_since_ms;
+	struct replica_counters n;
 };
+
+/* ------------------------------------------------------------------ */
+/* the replica's state                                                */
+
+static const char *const state_names[REPLICA_STATES] = {
+	[REPLICA_S_IDLE] = "idle",
+	[REPLICA_S_FLOOR] = "floor",
+	[REPLICA_S_FOLLOWING] = "following",
+	[REPLICA_S_FENCED_FOR] = "fenced_for",
+	[REPLICA_S_STOPPED] = "stopped",
+};
+
+/* replica.h draws them */
+static const bool allowed[REPLICA_STATES][REPLICA_STATES] = {
+	[REPLICA_S_IDLE] = { [REPLICA_S_FLOOR] = true, [REPLICA_S_FOLLOWING] = true,
+		[REPLICA_S_FENCED_FOR] = true, [REPLICA_S_STOPPED] = true },
+	[REPLICA_S_FLOOR] = { [REPLICA_S_IDLE] = true, [REPLICA_S_STOPPED] = true },
+	[REPLICA_S_FOLLOWING] = { [REPLICA_S_IDLE] = true },
+	[REPLICA_S_FENCED_FOR] = { [REPLICA_S_IDLE] = true },
+};
+
+const char *
+replica_session_state_name(enum replica_session_state s)
+{
+	return (unsigned)s < REPLICA_STATES ? state_names[s] : "?";
+}
+
+static void
+session_state(struct replica *r, enum replica_session_state to)
+{
+	uint64_t now = clock_now_ms();
+
+#ifndef NDEBUG
+	if ((unsigned)to >= REPLICA_STATES || !allowed[r->state][to]) {
+		fprintf(stderr, "replica: no change from %s to %s\n",
+			replica_session_state_name(r->state),
+			replica_session_state_name(to));
+		abort();
+	}
+#endif
+	if (now > r->state_since_ms)
+		r->n.state_ms[r->state] += now - r->state_since_ms;
+	r->n.entered[to]++;
+	r->state_since_ms = now;
+	r->state = to;
+}
 
 static int
 send_error(struct ctl_chan *ch, int code, const char *text)
@@ -488,6 +538,7 @@ publish_state(struct replica *r)
 	enum rpma_ext_mem_backend b;
 	struct membership ms;
 	struct wal_status ws;
+	uint64_t now = clock_now_ms();
 
 	if (st == NULL || r->wal == NULL)
 		return;
@@ -509,6 +560,10 @@ publish_state(struct replica *r)
 	s.size_bytes = ws.size;
 	if (rpma_ext_mem_get_backend(r->mem, &b) == 0)
 		snprintf(s.backend, sizeof(s.backend), "%s", fabric_backend_name(b));
+	s.session = r->state;
+	s.n = r->n;
+	if (now > r->state_since_ms)
+		s.n.state_ms[r->state] += now - r->state_since_ms;
 	if (r->floor) {
 		s.floor_pending = 1;
 		s.floor_needed = promise_floor_needed(r->floor);
@@ -580,6 +635,8 @@ end_session(struct replica *r, const char *why_fenced)
 		snprintf(m.u.error.text, sizeof(m.u.error.text), "%s", why_fenced);
 		(void)ctl_chan_send(s->ch, &m, 200);
 	}
+	if (s->ch)
+		session_state(r, REPLICA_S_IDLE);
 	drop_conn(&s->conn);
 	ctl_chan_close(&s->ch);
 	*s = (struct session){ 0 };
@@ -616,6 +673,7 @@ fence(struct replica *r, uint64_t epoch, uint32_t from, uint64_t from_inc)
 			(unsigned long long)r->s.epoch);
 	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
 		return ret;
+	r->n.fences++;
 	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
 	if ((ret = new_region(r)))
 		return ret;
@@ -817,6 +875,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
 	r->s = (struct session){ .ch = ch, .conn = conn, .epoch = m.u.hello.epoch,
 		.primary = m.u.hello.node_id, .last_heard = clock_now_ms() };
+	session_state(r, fence_only ? REPLICA_S_FENCED_FOR : REPLICA_S_FOLLOWING);
+	r->n.sessions++;
 	return;
 close:
 	ctl_chan_close(&ch);
@@ -836,6 +896,10 @@ serve(struct replica *r)
 
 	while ((ret = ctl_chan_recv(s->ch, &m, 0)) == 0) {
 		s->last_heard = clock_now_ms();
+		r->n.queries += m.type == CTL_QUERY;
+		r->n.truncates += m.type == CTL_TRUNCATE;
+		r->n.head_moves += m.type == CTL_SET_HEAD;
+		r->n.commits += m.type == CTL_COMMIT;
 		if (answer(r, s->ch, &m) != 0) {
 			end_session(r, NULL);
 			return;
@@ -851,6 +915,7 @@ serve(struct replica *r)
 	if (clock_now_ms() - s->last_heard > (uint64_t)r->cfg->timeout_ms) {
 		REPL_LOG_WARNING("replica: the primary at %s is silent: dropped",
 			ctl_chan_peer(s->ch));
+		r->n.silent_drops++;
 		end_session(r, NULL);
 	}
 }
@@ -978,6 +1043,7 @@ floor_begin(struct replica *r)
 		REPL_LOG_ERROR("replica: cannot ask for its promise floor (%d)", ret);
 		return ret;
 	}
+	session_state(r, REPLICA_S_FLOOR);
 	REPL_LOG_NOTICE("replica: its log was made anew and promised nothing: "
 		"before it serves a primary it takes the highest promise among %d "
 		"of the %d other nodes of its configuration (k + 1, k = %d) as its "
@@ -1012,12 +1078,14 @@ floor_step(struct replica *r)
 		(unsigned long long)r->id.epoch);
 	promise_floor_delete(&r->floor);
 	ctl_tls_delete(&r->floor_tls);
+	session_state(r, REPLICA_S_IDLE);
 }
 
 int
 replica_run(const struct replica_cfg *cfg)
 {
-	struct replica r = { .cfg = cfg, .lock_fd = -1 };
+	struct replica r = { .cfg = cfg, .lock_fd = -1,
+		.state_since_ms = clock_now_ms(), .n.entered[REPLICA_S_IDLE] = 1 };
 	struct pending pend[PENDING_MAX];
 	int npend = 0;
 	int ret;
@@ -1065,6 +1133,7 @@ replica_run(const struct replica_cfg *cfg)
 	while (npend > 0)
 		pending_drop(pend, &npend, 0, NULL);
 	end_session(&r, NULL);
+	session_state(&r, REPLICA_S_STOPPED);
 	publish_state(&r);
 	close_all(&r);
 	return 0;

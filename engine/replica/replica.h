@@ -17,6 +17,40 @@
 
 #include "rpma.h"
 
+/*
+ * Where the replica stands with the primaries (replica.c's session_state
+ * is its one writer, the replica's thread; a change not listed here aborts
+ * a debug build):
+ *   IDLE -> FLOOR -> IDLE         made anew: its promise floor first
+ *   IDLE -> FOLLOWING -> IDLE     a primary's session, with its data
+ *   IDLE -> FENCED_FOR -> IDLE    a promotion's fence-only session
+ *   IDLE | FLOOR -> STOPPED
+ * A HELLO that fences the session served ends it first (IDLE).
+ */
+enum replica_session_state {
+	REPLICA_S_IDLE,		/* serves no primary: waits for a HELLO */
+	REPLICA_S_FLOOR,	/* taking its promise floor: serves none yet */
+	REPLICA_S_FOLLOWING,	/* a primary's session and data connection */
+	REPLICA_S_FENCED_FOR,	/* a promotion fenced it: no data connection */
+	REPLICA_S_STOPPED,
+	REPLICA_STATES
+};
+
+/* what the replica did since it started (replica_state_snapshot.n) */
+struct replica_counters {
+	uint64_t state_ms[REPLICA_STATES];	/* time in each (current: to now) */
+	uint64_t entered[REPLICA_STATES];	/* times it entered each */
+	uint64_t sessions;	/* sessions begun (following or fenced for) */
+	uint64_t fences;	/* times a HELLO fenced it (a new registration) */
+	uint64_t silent_drops;	/* sessions dropped: the primary fell silent */
+	uint64_t queries;	/* catch-up QUERYs answered */
+	uint64_t truncates;	/* TRUNCATEs */
+	uint64_t head_moves;	/* checkpoint moves (SET_HEAD) */
+	uint64_t commits;	/* COMMITs: the commit point and tail hint */
+};
+
+const char *replica_session_state_name(enum replica_session_state s);
+
 /* what a replica's daemon can show of it: one consistent copy */
 struct replica_state_snapshot {
 	uint64_t epoch;			/* the epoch it follows (its log's) */
@@ -35,6 +69,8 @@ struct replica_state_snapshot {
 	int floor_pending;
 	int floor_needed;		/* answers it needs (0: not pending) */
 	int floor_answered;		/* answers in its last round */
+	enum replica_session_state session;
+	struct replica_counters n;
 };
 
 /*

@@ -175,6 +175,13 @@ TESTS += tests/engine/link_split
 tests_engine_link_split_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_link_split_LDADD = engine/librepl_internal.la $(LDADD)
 
+# a link's state changes only as its table says; a forbidden one aborts
+check_PROGRAMS += tests/engine/link_states
+TESTS += tests/engine/link_states
+tests_engine_link_states_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_link_states_LDADD = engine/librepl_internal.la $(LDADD)
+
 # engine/'s wings stay layered and its files form no loop (includes and nm)
 TESTS += tests/engine/engine_layering.sh
 EXTRA_DIST += tests/engine/engine_layering.sh

@@ -5,7 +5,9 @@
  * lags (records, bytes, milliseconds).  Replica 0 runs in a child process
  * so that it can be frozen (SIGSTOP): its lag then grows by exactly what
  * is appended, and its age, while replica 1 keeps the quorum; thawed, it
- * catches up and the lag is gone.
+ * catches up and the lag is gone.  The links' states and counters: a
+ * batch moves them, and a replica restarted makes its link drain,
+ * reconnect and catch up again.
  */
 #define TEST_NAME "repl_replica_status"
 #include "repl_inproc.h"
@@ -64,6 +66,14 @@ main(void)
 	CHECK(inproc_wait_flushed(r, 1, lsn, 10000) == 0);
 	check_caught_up(r, 0);
 	check_caught_up(r, 1);
+	/* the link's own state and what it did to get there */
+	CHECK(repl_replica_status(r, 0, &rs) == 0);
+	CHECK(rs.link_state == REPL_LINK_STREAMING);
+	CHECK(rs.batches > 0 && rs.flushes > 0 && rs.flushes <= rs.batches);
+	CHECK(rs.catch_ups == 1 && rs.full_resyncs <= 1);
+	CHECK(rs.state_entries[REPL_LINK_CONNECTING] >= 1);
+	CHECK(rs.state_entries[REPL_LINK_STREAMING] == 1);
+	CHECK(rs.state_ms[REPL_LINK_STREAMING] > 0);
 
 	/* frozen: replica 1 alone makes records durable; 0 falls behind */
 	kill(inproc_reps[0].pid, SIGSTOP);
@@ -90,6 +100,37 @@ main(void)
 	kill(inproc_reps[0].pid, SIGCONT);
 	CHECK(inproc_wait_flushed(r, 0, lsn, 10000) == 0);
 	check_caught_up(r, 0);
+	{
+		/* restarted: the link drains, reconnects and catches up again */
+		uint64_t batches;
+
+		CHECK(repl_replica_status(r, 1, &rs) == 0);
+		batches = rs.batches;
+		/* its log kept: stopped, then run again on it */
+		inproc_reps[1].stop = 1;
+		pthread_join(inproc_reps[1].thread, NULL);
+		for (int t = 0; t < 100; t++) {
+			CHECK(repl_replica_status(r, 1, &rs) == 0);
+			if (rs.link_state != REPL_LINK_STREAMING)
+				break;
+			usleep(50000);
+		}
+		CHECK(rs.link_state != REPL_LINK_STREAMING);
+		inproc_rep_thread(1, base, NULL);
+		lsn = append_n(r, 10);
+		CHECK(repl_wait_durable(r, lsn, 10000) == 0);
+		CHECK(inproc_wait_flushed(r, 1, lsn, 20000) == 0);
+		CHECK(repl_replica_status(r, 1, &rs) == 0);
+		printf(TEST_NAME ": restarted replica: %llu reconnects, %llu "
+			"catch-ups, %llu batches, %llu sleeps\n",
+			(unsigned long long)rs.reconnects,
+			(unsigned long long)rs.catch_ups,
+			(unsigned long long)rs.batches, (unsigned long long)rs.sleeps);
+		CHECK(rs.reconnects >= 1 && rs.catch_ups >= 2);
+		CHECK(rs.state_entries[REPL_LINK_DRAINING] >= 1);
+		CHECK(rs.state_entries[REPL_LINK_STREAMING] >= 2);
+		CHECK(rs.batches > batches);
+	}
 	printf(TEST_NAME ": tcp/gpspm/crash reported; a frozen replica lagged "
 		"50 records, %d bytes\n", 50 * REC_BYTES);
 	CHECK(repl_close(&r) == 0);

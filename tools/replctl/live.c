@@ -87,6 +87,33 @@ print_replicas(const json_t *d, bool full)
 	}
 }
 
+/* what each link did: its state and its counters */
+static void
+print_link_counters(const json_t *d)
+{
+	const json_t *arr = json_object_get(d, "replicas");
+
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return;
+	printf("\n%-21s %-11s %10s %10s %8s %8s %9s %7s %10s\n", "REPLICA",
+		"LINK", "BATCHES", "FLUSHES", "SPINS", "SLEEPS", "CATCH-UPS",
+		"RESYNCS", "RECONNECTS");
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *r = json_array_get(arr, i);
+		char n[7][24];
+
+		printf("%-21s %-11s %10s %10s %8s %8s %9s %7s %10s\n",
+			text(r, "address"), text(r, "link_state"),
+			num(r, "batches", n[0], sizeof(n[0])),
+			num(r, "flushes", n[1], sizeof(n[1])),
+			num(r, "spins", n[2], sizeof(n[2])),
+			num(r, "sleeps", n[3], sizeof(n[3])),
+			num(r, "catch_ups", n[4], sizeof(n[4])),
+			num(r, "full_resyncs", n[5], sizeof(n[5])),
+			num(r, "reconnects", n[6], sizeof(n[6])));
+	}
+}
+
 static void
 print_status(const json_t *d)
 {
@@ -132,10 +159,26 @@ print_status(const json_t *d)
 				text(d, "primary_address"));
 		else
 			printf("following no primary now\n");
+		if (json_object_get(d, "session_state") != NULL) {
+			char n7[24];
+
+			printf("session   %s: %s sessions, %s fences, %s dropped "
+				"silent; %s queries, %s truncates, %s checkpoint "
+				"moves, %s commits\n",
+				text(d, "session_state"),
+				num(d, "sessions", n[0], sizeof(n[0])),
+				num(d, "fences", n[1], sizeof(n[1])),
+				num(d, "silent_drops", n[2], sizeof(n[2])),
+				num(d, "queries", n[3], sizeof(n[3])),
+				num(d, "truncates", n[4], sizeof(n[4])),
+				num(d, "head_moves", n[5], sizeof(n[5])),
+				num(d, "commits", n7, sizeof(n7)));
+		}
 		return;
 	}
 	printf("\n");
 	print_replicas(d, true);
+	print_link_counters(d);
 }
 
 /* one request whose reply is printed as a table or passed on as JSON */

@@ -28,6 +28,49 @@ state_name(enum repl_replica_state s)
 		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
 }
 
+/* as keys too: the states' time and entries are objects by state */
+static const char *const link_states[REPL_LINK_STATES] = {
+	[REPL_LINK_DOWN] = "down",
+	[REPL_LINK_CONNECTING] = "connecting",
+	[REPL_LINK_CATCHING_UP] = "catching_up",
+	[REPL_LINK_STREAMING] = "streaming",
+	[REPL_LINK_DRAINING] = "draining",
+	[REPL_LINK_FENCED] = "fenced",
+	[REPL_LINK_RETIRED] = "retired",
+};
+
+static const char *
+link_state_name(enum repl_link_state s)
+{
+	return (unsigned)s < REPL_LINK_STATES ? link_states[s] : "unknown";
+}
+
+static const char *
+link_state_key(int s)
+{
+	return link_state_name((enum repl_link_state)s);
+}
+
+static const char *
+replica_state_key(int s)
+{
+	return replica_session_state_name(s);
+}
+
+/* {"state": value, ...} of n states; NULL when it cannot be made */
+static json_t *
+by_state(int n, const char *(*key)(int), const uint64_t *v)
+{
+	json_t *o = json_object();
+
+	for (int s = 0; o != NULL && s < n; s++)
+		if (json_object_set_new(o, key(s), jo_u64(v[s])) != 0) {
+			json_decref(o);
+			o = NULL;
+		}
+	return o;
+}
+
 static const struct {
 	int code;
 	const char *name;
@@ -115,11 +158,13 @@ replica_entry(struct repl *repl, int i, const char *address)
 {
 	struct repl_replica_status rs;
 	char tr[24];
+	json_t *o;
+	int bad = 0;
 
 	if (repl_replica_status(repl, i, &rs) != 0)
 		return json_pack("{s:o, s:s}", "address", jo_str(address),
 			"state", "unknown");
-	return json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+	o = json_pack("{s:o, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
 			"s:o, s:o}",
 		"address", jo_str(address),
 		"state", state_name(rs.state),
@@ -134,6 +179,25 @@ replica_entry(struct repl *repl, int i, const char *address)
 		"reconnects", jo_u64(rs.reconnects),
 		"why", jo_str(rs.state == REPL_REPLICA_STREAMING ? "" : rs.why),
 		"config_epoch", jo_u64(rs.config_epoch));
+	if (o == NULL)
+		return NULL;
+	bad |= json_object_set_new(o, "link_state",
+		jo_str(link_state_name(rs.link_state)));
+	bad |= json_object_set_new(o, "state_ms", by_state(REPL_LINK_STATES,
+		link_state_key, rs.state_ms));
+	bad |= json_object_set_new(o, "state_entries", by_state(REPL_LINK_STATES,
+		link_state_key, rs.state_entries));
+	bad |= json_object_set_new(o, "batches", jo_u64(rs.batches));
+	bad |= json_object_set_new(o, "flushes", jo_u64(rs.flushes));
+	bad |= json_object_set_new(o, "spins", jo_u64(rs.spins));
+	bad |= json_object_set_new(o, "sleeps", jo_u64(rs.sleeps));
+	bad |= json_object_set_new(o, "catch_ups", jo_u64(rs.catch_ups));
+	bad |= json_object_set_new(o, "full_resyncs", jo_u64(rs.full_resyncs));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* the primary's fields after the common ones; -1 when one cannot be made */
@@ -195,6 +259,19 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "floor_pending", json_boolean(rs.floor_pending));
 	bad |= json_object_set_new(o, "floor_needed", json_integer(rs.floor_needed));
 	bad |= json_object_set_new(o, "floor_answered", json_integer(rs.floor_answered));
+	bad |= json_object_set_new(o, "session_state",
+		jo_str(replica_session_state_name(rs.session)));
+	bad |= json_object_set_new(o, "state_ms", by_state(REPLICA_STATES,
+		replica_state_key, rs.n.state_ms));
+	bad |= json_object_set_new(o, "state_entries", by_state(REPLICA_STATES,
+		replica_state_key, rs.n.entered));
+	bad |= json_object_set_new(o, "sessions", jo_u64(rs.n.sessions));
+	bad |= json_object_set_new(o, "fences", jo_u64(rs.n.fences));
+	bad |= json_object_set_new(o, "silent_drops", jo_u64(rs.n.silent_drops));
+	bad |= json_object_set_new(o, "queries", jo_u64(rs.n.queries));
+	bad |= json_object_set_new(o, "truncates", jo_u64(rs.n.truncates));
+	bad |= json_object_set_new(o, "head_moves", jo_u64(rs.n.head_moves));
+	bad |= json_object_set_new(o, "commits", jo_u64(rs.n.commits));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "peers", list);
 	return bad;

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * link_io.c -- a link's data path, under its io_lock: posting batches of
+ * ring bytes (rpma_write, then rpma_flush over the same range) and reaping
+ * their completions.  The link thread runs it (link.c), and so does an
+ * appender waiting for durability (cluster.c), so a lone client needs no
+ * hand-off to another thread.
+ *
+ * Below link.c: a failure here only closes the data path (io_ready false,
+ * io_why says why) and wakes the link's thread, which takes the link down;
+ * the link's state has that one writer.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "primary/primary.h"
+
+void
+link_note_waiting(struct link *l)
+{
+	uint64_t since = link_busy(l) ?
+		l->inflight[l->oldest_seq % LINK_DEPTH].seen_ms : l->unsent_since_ms;
+
+	atomic_store_explicit(&l->waiting_since_ms, since, memory_order_relaxed);
+}
+
+static void
+io_fail(struct link *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* the data path is closed: its thread takes the link down */
+static void
+io_fail(struct link *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(l->io_why, sizeof(l->io_why), fmt, ap);
+	va_end(ap);
+	l->io_ready = false;
+	link_kick(l);
+}
+
+void
+link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
+		uint64_t len, uint64_t max)
+{
+	*s = (struct link_split){ .ring_size = ring_size, .max = max,
+		.off = off, .left = len };
+}
+
+bool
+link_split_next(struct link_split *s, uint64_t *off, uint64_t *len)
+{
+	uint64_t n = s->left;
+
+	if (n == 0 || s->max == 0 || s->off >= s->ring_size)
+		return false;
+	if (n > s->ring_size - s->off)
+		n = s->ring_size - s->off;	/* the rest starts at offset 0 */
+	if (n > s->max)
+		n = s->max;
+	*off = s->off;
+	*len = n;
+	s->left -= n;
+	s->off = s->off + n == s->ring_size ? 0 : s->off + n;
+	return true;
+}
+
+/* write ring bytes [from, from + len) (no wrap inside), then flush them */
+static int
+post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
+		uint64_t seq)
+{
+	for (uint64_t done = 0; done < len;) {
+		uint64_t n = len - done < LINK_WRITE_MAX ? len - done : LINK_WRITE_MAX;
+		size_t off = (size_t)(WAL_RING_OFF + from + done);
+
+		if (rpma_write(l->conn, l->dst, off, l->c->src, off, (size_t)n,
+				RPMA_F_COMPLETION_ON_ERROR, NULL))
+			return -1;
+		done += n;
+	}
+	return rpma_flush(l->conn, l->dst, (size_t)(WAL_RING_OFF + from), (size_t)len,
+		RPMA_FLUSH_TYPE_PERSISTENT,
+		signal ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
+		signal ? (void *)(uintptr_t)(seq + 1) : NULL) ? -1 : 0;
+}
+
+/*
+ * Post one batch: everything published since the last one, in pieces
+ * that neither wrap nor pass LINK_FLUSH_MAX; only the last flush is
+ * signalled (its completion means the earlier ones completed too).
+ */
+static int
+post_batch(struct link *l, const struct log_pos *pub)
+{
+	struct batch *b = &l->inflight[l->next_seq % LINK_DEPTH];
+	const struct log_pos *from = &l->sent;
+	uint64_t ring = l->c->ring_size, off, len;
+	struct link_split sp;
+	bool more;
+	int ret = 0;
+
+	link_split_init(&sp, ring, from->off, from->lap == pub->lap ?
+		pub->off - from->off : ring - from->off + pub->off,
+		LINK_FLUSH_MAX);
+	if (!(more = link_split_next(&sp, &off, &len)))
+		ret = post_piece(l, from->off, 0, true, l->next_seq);
+	while (more && ret == 0) {
+		uint64_t o = off, n = len;
+
+		more = link_split_next(&sp, &off, &len);
+		ret = post_piece(l, o, n, !more, l->next_seq);
+	}
+	if (ret) {
+		io_fail(l, "cannot post a write: %s", rpma_ext_errormsg());
+		return -1;
+	}
+	*b = (struct batch){ .seq = l->next_seq, .end = *pub,
+		.seen_ms = l->unsent_since_ms };
+	l->next_seq++;
+	l->sent = *pub;
+	l->unsent_since_ms = 0;
+	link_count(&l->n.batches, 1);
+	return 0;
+}
+
+/* completions: a batch's flush finished; move flushed over the done prefix */
+static int
+reap(struct link *l, bool *progress)
+{
+	struct ibv_wc wc[16];
+	int n = 0, ret;
+	uint64_t flushed = 0, done = 0;
+	struct log_pos end;
+
+	ret = rpma_cq_get_wc(l->cq, 16, wc, &n);
+	if (ret == RPMA_E_NO_COMPLETION)
+		return 0;
+	if (ret) {
+		io_fail(l, "completion queue: %s", rpma_ext_errormsg());
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t seq = (uint64_t)(uintptr_t)wc[i].wr_id;
+
+		if (wc[i].status != IBV_WC_SUCCESS || seq == 0 ||
+		    seq - 1 < l->oldest_seq || seq - 1 >= l->next_seq) {
+			io_fail(l, "a write or flush failed: %s",
+				ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		l->inflight[(seq - 1) % LINK_DEPTH].done = true;
+	}
+	while (link_busy(l) && l->inflight[l->oldest_seq % LINK_DEPTH].done) {
+		end = l->inflight[l->oldest_seq % LINK_DEPTH].end;
+		flushed = end.lsn;
+		l->oldest_seq++;
+		done++;
+	}
+	if (flushed) {
+		link_count(&l->n.flushes, done);
+		cluster_lock(l->c);
+		l->flushed_lsn = flushed;
+		l->flushed_pos = end;
+		cluster_quorum_update(l->c);
+		if (l->c->waiters)	/* a clean close waits for every replica */
+			pthread_cond_broadcast(&l->c->cond);
+		cluster_unlock(l->c);
+		link_note_waiting(l);
+		*progress = true;
+	}
+	return 0;
+}
+
+int
+link_data_path(struct link *l, bool post, bool *progress)
+{
+	struct log_pos pub;
+
+	if (!l->io_ready)
+		return -1;
+	if (reap(l, progress))
+		return -1;
+	if (!post)
+		return 0;
+	wal_positions(l->c->wal, NULL, &pub, NULL);
+	if (pos_equal(&pub, &l->sent))
+		return 0;
+	if (l->unsent_since_ms == 0) {
+		/* new bytes to send: one clock read per batch, not per record */
+		l->unsent_since_ms = clock_now_ms();
+		link_note_waiting(l);
+	}
+	if (l->next_seq - l->oldest_seq >= LINK_DEPTH)
+		return 0;
+	if (post_batch(l, &pub))
+		return -1;
+	link_note_waiting(l);
+	*progress = true;
+	return 0;
+}
+
+void
+link_help(struct link *l, bool post)
+{
+	bool progress = false;
+
+	if (link_io_trylock(l) != 0)
+		return;		/* its thread (or another appender) is at it */
+	if (l->io_ready)
+		(void)link_data_path(l, post, &progress);
+	link_io_unlock(l);
+}
