@@ -3,6 +3,11 @@
  * crc32c.c -- CRC-32C: SSE4.2's crc32 instruction, on three chains at once,
  * where the CPU has it, otherwise slicing-by-8 tables.  The choice is made
  * once, on first use.
+ *
+ * Written here because no library kept in Debian 12 offers CRC-32C (the
+ * Castagnoli polynomial) to user space: zlib's crc32 is the IEEE one, and
+ * the formats (the core's descriptor format 1, the log's records and
+ * headers, the membership) are defined on CRC-32C.
  */
 #include "config.h"
 

@@ -5,46 +5,10 @@
  *
  * WIRE FORMAT (little-endian; version 2; docs/replication.md has the tables)
  *
- * Header (16 bytes):
- *
- *   off size field
- *     0    4 magic       "RPLC"
- *     4    2 version     2
- *     6    2 type        enum ctl_type
- *     8    4 body_len    bytes after the header
- *    12    4 seq         the sender's sequence number
- *
- * A position (24 bytes): lsn u64, off u64, lap u32, crc u32.  A valid one
- * has lsn != 0, lap != 0, off a multiple of 8 (and below ring_size where
- * the message carries one).
- *
- * Bodies:
- *
- *   HELLO (80)        0 uuid[16], 16 node_id u32, 20 flags u32,
- *                     24 epoch u64, 32 ring_size u64, 40 head pos,
- *                     64 incarnation u64, 72 head_epoch u64
- *   HELLO_REPLY       0 uuid[16], 16 node_id u32, 20 flags u32,
- *    (152 + desc_len) 24 epoch u64, 32 ring_size u64, 40 head pos,
- *                     64 tail pos, 88 data_port u16, 90 desc_len u16,
- *                     92 backend u8, 93 reserved[3], 96 tail_epoch u64,
- *                     104 config_epoch u64, 112 incarnation u64,
- *                     120 head_epoch u64, 128 prior_epoch u64,
- *                     136 epoch_inc u64, 144 config_crc u32,
- *                     148 reserved u32, 152 desc[desc_len]
- *   QUERY (8)         0 lsn u64
- *   QUERY_REPLY (40)  0 lsn u64, 8 found u32, 12 reserved u32, 16 after pos
- *   TRUNCATE (32)     0 pos, 24 epoch u64 (of record pos.lsn - 1)
- *   SET_HEAD (32)     0 pos, 24 epoch u64 (of record pos.lsn - 1)
- *   ACK (56)          0 status i32, 4 reserved u32, 8 head pos, 32 tail pos
- *   COMMIT (40)       0 epoch u64, 8 commit_lsn u64, 16 flushed pos
- *   HEARTBEAT (8)     0 time_ns u64
- *   ERROR             0 code i32, 4 text_len u16, 6 text[text_len]
- *     (6 + text_len)
- *   MEMBERSHIP (808)  the encoding in membership.h (answered by ACK)
- *   VERIFY (24)       0 from u64, 8 to u64, 16 per_range u32,
- *                     20 reserved u32
- *   VERIFY_REPLY      0 from u64, 8 to u64, 16 per_range u32, 20 n u32,
- *    (24 + 8 n)       24 n times { crc u32, flags u32 }
+ * A 16-byte header (magic "RPLC", version u16, type u16, body_len u32,
+ * seq u32), then the body: its fixed fields are the tables f_* below, in
+ * body offsets; a position is 24 bytes (lsn u64, off u64, lap u32, crc
+ * u32).  docs/replication.md has each table with what every field means.
  *
  * Every field of a decoded message is determined by the frame's bytes (the
  * rest of *m is zeroed), and the encoder refuses what the decoder would
@@ -297,225 +261,6 @@ static const struct field f_verify_reply[] = {
 	FLD(20, K_U32, verify_reply.n, "n"),
 };
 
-/* the rules of each type: what its fields mean, and its variable part */
-static const char *check_hello(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_hello_reply(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_query_reply(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_cut(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_ack(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_commit(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_error(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_membership(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_verify(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-static const char *check_verify_reply(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-/* the variable part into b: its length after the fixed fields, or -1 */
-static int tail_hello_reply(const struct ctl_msg *m, uint8_t *b, const char **why);
-static int tail_error(const struct ctl_msg *m, uint8_t *b, const char **why);
-static int tail_membership(const struct ctl_msg *m, uint8_t *b, const char **why);
-static int tail_verify_reply(const struct ctl_msg *m, uint8_t *b, const char **why);
-
-struct msg_type {
-	const char *name;
-	uint32_t min, max;	/* the body lengths it may have */
-	const char *bad_len;
-	uint32_t fixed;		/* the bytes before its variable part */
-	const struct field *f;
-	uint8_t nf;
-	const char *bad_rsv;	/* a reserved field is not 0 */
-	const char *(*check)(const uint8_t *b, uint32_t len, struct ctl_msg *m);
-	int (*tail)(const struct ctl_msg *m, uint8_t *b, const char **why);
-};
-
-#define FIELDS(a) (a), (uint8_t)(sizeof(a) / sizeof((a)[0]))
-
-static const struct msg_type msg_types[] = {
-	[CTL_HELLO] = { "HELLO", 80, 80, "HELLO: body length is not 80",
-		80,
-		FIELDS(f_hello), NULL, check_hello, NULL },
-	[CTL_HELLO_REPLY] = { "HELLO_REPLY", HELLO_REPLY_FIXED,
-		HELLO_REPLY_FIXED + CTL_DESC_MAX,
-		"HELLO_REPLY: body length is not 152 to 216",
-		HELLO_REPLY_FIXED,
-		FIELDS(f_hello_reply), "HELLO_REPLY: reserved field is not 0",
-		check_hello_reply, tail_hello_reply },
-	[CTL_QUERY] = { "QUERY", 8, 8, "QUERY: body length is not 8",
-		8,
-		FIELDS(f_query), NULL, NULL, NULL },
-	[CTL_QUERY_REPLY] = { "QUERY_REPLY", 40, 40,
-		"QUERY_REPLY: body length is not 40", 40,
-		FIELDS(f_query_reply),
-		"QUERY_REPLY: reserved field is not 0", check_query_reply, NULL },
-	[CTL_TRUNCATE] = { "TRUNCATE", 32, 32, "TRUNCATE: body length is not 32",
-		32,
-		FIELDS(f_cut), NULL, check_cut, NULL },
-	[CTL_SET_HEAD] = { "SET_HEAD", 32, 32, "SET_HEAD: body length is not 32",
-		32,
-		FIELDS(f_cut), NULL, check_cut, NULL },
-	[CTL_ACK] = { "ACK", 56, 56, "ACK: body length is not 56",
-		56,
-		FIELDS(f_ack), "ACK: reserved field is not 0", check_ack, NULL },
-	[CTL_COMMIT] = { "COMMIT", 40, 40, "COMMIT: body length is not 40",
-		40,
-		FIELDS(f_commit), NULL, check_commit, NULL },
-	[CTL_HEARTBEAT] = { "HEARTBEAT", 8, 8, "HEARTBEAT: body length is not 8",
-		8,
-		FIELDS(f_heartbeat), NULL, NULL, NULL },
-	[CTL_ERROR] = { "ERROR", ERROR_FIXED, ERROR_FIXED + CTL_TEXT_MAX,
-		"ERROR: body length is not 6 to 206", ERROR_FIXED,
-		FIELDS(f_error), NULL,
-		check_error, tail_error },
-	[CTL_MEMBERSHIP] = { "MEMBERSHIP", MEMBERSHIP_SIZE, MEMBERSHIP_SIZE,
-		"MEMBERSHIP: body length is not 808", MEMBERSHIP_SIZE,
-		NULL, 0, NULL,
-		check_membership, tail_membership },
-	[CTL_VERIFY] = { "VERIFY", 24, 24, "VERIFY: body length is not 24",
-		24,
-		FIELDS(f_verify), "VERIFY: reserved field is not 0", check_verify,
-		NULL },
-	[CTL_VERIFY_REPLY] = { "VERIFY_REPLY", VERIFY_REPLY_FIXED + VERIFY_ENTRY,
-		VERIFY_REPLY_FIXED + VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX,
-		"VERIFY_REPLY: body length is not 32 to 536",
-		VERIFY_REPLY_FIXED,
-		FIELDS(f_verify_reply), NULL, check_verify_reply,
-		tail_verify_reply },
-};
-
-_Static_assert(CTL_HDR_SIZE + MEMBERSHIP_SIZE <= CTL_FRAME_MAX,
-	"a MEMBERSHIP fits a frame");
-_Static_assert(CTL_HDR_SIZE + VERIFY_REPLY_FIXED +
-	VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX <= CTL_FRAME_MAX,
-	"a VERIFY_REPLY fits a frame");
-
-#define NTYPES (sizeof(msg_types) / sizeof(msg_types[0]))
-
-static int
-type_known(uint32_t type)
-{
-	return type < NTYPES && msg_types[type].name != NULL;
-}
-
-const char *
-ctl_msg_type_name(int type)
-{
-	return type >= 0 && type_known((uint32_t)type) ? msg_types[type].name :
-		"unknown";
-}
-
-int
-ctl_msg_layout(int type, int i, char *row, size_t size)
-{
-	const struct field *f;
-
-	if (type < 0 || !type_known((uint32_t)type) || i < 0 ||
-	    i >= msg_types[type].nf)
-		return -1;
-	f = &msg_types[type].f[i];
-	snprintf(row, size, "| %u | %u | %s | `%s` |", (unsigned)f->at,
-		(unsigned)f->size, f->kind == K_RSV ?
-		(f->size == 4 ? "u32" : "bytes") : kind_name[f->kind], f->name);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* the fields, both ways                                              */
-
-static void
-get_fields(const struct msg_type *t, const uint8_t *b, struct ctl_msg *m)
-{
-	uint8_t *base = (uint8_t *)m;
-
-	for (int i = 0; i < t->nf; i++) {
-		const struct field *f = &t->f[i];
-		const uint8_t *w = b + f->at;
-		uint8_t *p = base + f->mem;
-		uint16_t v16;
-		uint32_t v32;
-		uint64_t v64;
-		struct log_pos pos;
-
-		switch (f->kind) {
-		case K_U8:
-			*p = w[0];
-			break;
-		case K_U16:
-			v16 = get16(w);
-			memcpy(p, &v16, sizeof(v16));
-			break;
-		case K_U32:
-		case K_I32:
-			v32 = get32(w);
-			memcpy(p, &v32, sizeof(v32));
-			break;
-		case K_U64:
-			v64 = get64(w);
-			memcpy(p, &v64, sizeof(v64));
-			break;
-		case K_POS:
-			get_pos(w, &pos);
-			memcpy(p, &pos, sizeof(pos));
-			break;
-		case K_UUID:
-			memcpy(p, w, 16);
-			break;
-		}
-	}
-}
-
-static int
-reserved_zero(const struct msg_type *t, const uint8_t *b)
-{
-	for (int i = 0; i < t->nf; i++)
-		if (t->f[i].kind == K_RSV)
-			for (int j = 0; j < t->f[i].size; j++)
-				if (b[t->f[i].at + j] != 0)
-					return 0;
-	return 1;
-}
-
-static void
-put_fields(const struct msg_type *t, const struct ctl_msg *m, uint8_t *b)
-{
-	const uint8_t *base = (const uint8_t *)m;
-
-	for (int i = 0; i < t->nf; i++) {
-		const struct field *f = &t->f[i];
-		uint8_t *w = b + f->at;
-		const uint8_t *p = base + f->mem;
-		uint16_t v16;
-		uint32_t v32;
-		uint64_t v64;
-		struct log_pos pos;
-
-		switch (f->kind) {
-		case K_U8:
-			w[0] = *p;
-			break;
-		case K_U16:
-			memcpy(&v16, p, sizeof(v16));
-			put16(w, v16);
-			break;
-		case K_U32:
-		case K_I32:
-			memcpy(&v32, p, sizeof(v32));
-			put32(w, v32);
-			break;
-		case K_U64:
-			memcpy(&v64, p, sizeof(v64));
-			put64(w, v64);
-			break;
-		case K_POS:
-			memcpy(&pos, p, sizeof(pos));
-			put_pos(w, &pos);
-			break;
-		case K_UUID:
-			memcpy(w, p, 16);
-			break;
-		case K_RSV:
-			break;	/* the frame was zeroed */
-		}
-	}
-}
-
 /* ------------------------------------------------------------------ */
 /* the rules of each type                                             */
 
@@ -742,6 +487,211 @@ tail_verify_reply(const struct ctl_msg *m, uint8_t *b, const char **why)
 		put32(e + 4, v->flags[i]);
 	}
 	return (int)(VERIFY_ENTRY * v->n);
+}
+
+/* ------------------------------------------------------------------ */
+/* the types                                                          */
+
+struct msg_type {
+	const char *name;
+	uint32_t min, max;	/* the body lengths it may have */
+	const char *bad_len;
+	uint32_t fixed;		/* the bytes before its variable part */
+	const struct field *f;
+	uint8_t nf;
+	const char *bad_rsv;	/* a reserved field is not 0 */
+	const char *(*check)(const uint8_t *b, uint32_t len, struct ctl_msg *m);
+	int (*tail)(const struct ctl_msg *m, uint8_t *b, const char **why);
+};
+
+#define FIELDS(a) (a), (uint8_t)(sizeof(a) / sizeof((a)[0]))
+
+static const struct msg_type msg_types[] = {
+	[CTL_HELLO] = { "HELLO", 80, 80, "HELLO: body length is not 80",
+		80,
+		FIELDS(f_hello), NULL, check_hello, NULL },
+	[CTL_HELLO_REPLY] = { "HELLO_REPLY", HELLO_REPLY_FIXED,
+		HELLO_REPLY_FIXED + CTL_DESC_MAX,
+		"HELLO_REPLY: body length is not 152 to 216",
+		HELLO_REPLY_FIXED,
+		FIELDS(f_hello_reply), "HELLO_REPLY: reserved field is not 0",
+		check_hello_reply, tail_hello_reply },
+	[CTL_QUERY] = { "QUERY", 8, 8, "QUERY: body length is not 8",
+		8,
+		FIELDS(f_query), NULL, NULL, NULL },
+	[CTL_QUERY_REPLY] = { "QUERY_REPLY", 40, 40,
+		"QUERY_REPLY: body length is not 40", 40,
+		FIELDS(f_query_reply),
+		"QUERY_REPLY: reserved field is not 0", check_query_reply, NULL },
+	[CTL_TRUNCATE] = { "TRUNCATE", 32, 32, "TRUNCATE: body length is not 32",
+		32,
+		FIELDS(f_cut), NULL, check_cut, NULL },
+	[CTL_SET_HEAD] = { "SET_HEAD", 32, 32, "SET_HEAD: body length is not 32",
+		32,
+		FIELDS(f_cut), NULL, check_cut, NULL },
+	[CTL_ACK] = { "ACK", 56, 56, "ACK: body length is not 56",
+		56,
+		FIELDS(f_ack), "ACK: reserved field is not 0", check_ack, NULL },
+	[CTL_COMMIT] = { "COMMIT", 40, 40, "COMMIT: body length is not 40",
+		40,
+		FIELDS(f_commit), NULL, check_commit, NULL },
+	[CTL_HEARTBEAT] = { "HEARTBEAT", 8, 8, "HEARTBEAT: body length is not 8",
+		8,
+		FIELDS(f_heartbeat), NULL, NULL, NULL },
+	[CTL_ERROR] = { "ERROR", ERROR_FIXED, ERROR_FIXED + CTL_TEXT_MAX,
+		"ERROR: body length is not 6 to 206", ERROR_FIXED,
+		FIELDS(f_error), NULL,
+		check_error, tail_error },
+	[CTL_MEMBERSHIP] = { "MEMBERSHIP", MEMBERSHIP_SIZE, MEMBERSHIP_SIZE,
+		"MEMBERSHIP: body length is not 808", MEMBERSHIP_SIZE,
+		NULL, 0, NULL,
+		check_membership, tail_membership },
+	[CTL_VERIFY] = { "VERIFY", 24, 24, "VERIFY: body length is not 24",
+		24,
+		FIELDS(f_verify), "VERIFY: reserved field is not 0", check_verify,
+		NULL },
+	[CTL_VERIFY_REPLY] = { "VERIFY_REPLY", VERIFY_REPLY_FIXED + VERIFY_ENTRY,
+		VERIFY_REPLY_FIXED + VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX,
+		"VERIFY_REPLY: body length is not 32 to 536",
+		VERIFY_REPLY_FIXED,
+		FIELDS(f_verify_reply), NULL, check_verify_reply,
+		tail_verify_reply },
+};
+
+_Static_assert(CTL_HDR_SIZE + MEMBERSHIP_SIZE <= CTL_FRAME_MAX,
+	"a MEMBERSHIP fits a frame");
+_Static_assert(CTL_HDR_SIZE + VERIFY_REPLY_FIXED +
+	VERIFY_ENTRY * CTL_VERIFY_RANGES_MAX <= CTL_FRAME_MAX,
+	"a VERIFY_REPLY fits a frame");
+
+#define NTYPES (sizeof(msg_types) / sizeof(msg_types[0]))
+
+static int
+type_known(uint32_t type)
+{
+	return type < NTYPES && msg_types[type].name != NULL;
+}
+
+const char *
+ctl_msg_type_name(int type)
+{
+	return type >= 0 && type_known((uint32_t)type) ? msg_types[type].name :
+		"unknown";
+}
+
+int
+ctl_msg_layout(int type, int i, char *row, size_t size)
+{
+	const struct field *f;
+
+	if (type < 0 || !type_known((uint32_t)type) || i < 0 ||
+	    i >= msg_types[type].nf)
+		return -1;
+	f = &msg_types[type].f[i];
+	snprintf(row, size, "| %u | %u | %s | `%s` |", (unsigned)f->at,
+		(unsigned)f->size, f->kind == K_RSV ?
+		(f->size == 4 ? "u32" : "bytes") : kind_name[f->kind], f->name);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the fields, both ways                                              */
+
+static void
+get_fields(const struct msg_type *t, const uint8_t *b, struct ctl_msg *m)
+{
+	uint8_t *base = (uint8_t *)m;
+
+	for (int i = 0; i < t->nf; i++) {
+		const struct field *f = &t->f[i];
+		const uint8_t *w = b + f->at;
+		uint8_t *p = base + f->mem;
+		uint16_t v16;
+		uint32_t v32;
+		uint64_t v64;
+		struct log_pos pos;
+
+		switch (f->kind) {
+		case K_U8:
+			*p = w[0];
+			break;
+		case K_U16:
+			v16 = get16(w);
+			memcpy(p, &v16, sizeof(v16));
+			break;
+		case K_U32:
+		case K_I32:
+			v32 = get32(w);
+			memcpy(p, &v32, sizeof(v32));
+			break;
+		case K_U64:
+			v64 = get64(w);
+			memcpy(p, &v64, sizeof(v64));
+			break;
+		case K_POS:
+			get_pos(w, &pos);
+			memcpy(p, &pos, sizeof(pos));
+			break;
+		case K_UUID:
+			memcpy(p, w, 16);
+			break;
+		}
+	}
+}
+
+static int
+reserved_zero(const struct msg_type *t, const uint8_t *b)
+{
+	for (int i = 0; i < t->nf; i++)
+		if (t->f[i].kind == K_RSV)
+			for (int j = 0; j < t->f[i].size; j++)
+				if (b[t->f[i].at + j] != 0)
+					return 0;
+	return 1;
+}
+
+static void
+put_fields(const struct msg_type *t, const struct ctl_msg *m, uint8_t *b)
+{
+	const uint8_t *base = (const uint8_t *)m;
+
+	for (int i = 0; i < t->nf; i++) {
+		const struct field *f = &t->f[i];
+		uint8_t *w = b + f->at;
+		const uint8_t *p = base + f->mem;
+		uint16_t v16;
+		uint32_t v32;
+		uint64_t v64;
+		struct log_pos pos;
+
+		switch (f->kind) {
+		case K_U8:
+			w[0] = *p;
+			break;
+		case K_U16:
+			memcpy(&v16, p, sizeof(v16));
+			put16(w, v16);
+			break;
+		case K_U32:
+		case K_I32:
+			memcpy(&v32, p, sizeof(v32));
+			put32(w, v32);
+			break;
+		case K_U64:
+			memcpy(&v64, p, sizeof(v64));
+			put64(w, v64);
+			break;
+		case K_POS:
+			memcpy(&pos, p, sizeof(pos));
+			put_pos(w, &pos);
+			break;
+		case K_UUID:
+			memcpy(w, p, 16);
+			break;
+		case K_RSV:
+			break;	/* the frame was zeroed */
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ */

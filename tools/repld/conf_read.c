@@ -422,10 +422,13 @@ conf_check_readable(struct conf_ctx *c, const config_setting_t *s, const char *w
 }
 
 /*
- * libconfig 1.5 reads an integer into 32 bits without a word: 5000000000
- * becomes 705032704, so a node id or a size could silently be another one.
- * Any integer literal without the L suffix that does not fit in 32 bits is
- * refused here, before any value is looked at.
+ * libconfig before 1.7 (Debian 12 has 1.5) reads an integer into 32 bits
+ * without a word: 5000000000 becomes 705032704, so a node id or a size
+ * could silently be another one.  No reader of libconfig's can tell, so
+ * any integer literal without the L suffix that does not fit in 32 bits is
+ * refused here, before any value is looked at: a scan of the file's own
+ * text, as libconfig's grammar has it (comments, strings, names).  Only
+ * for those versions (CONF_LIBCONFIG_WRAPS_WIDE_INTS).
  */
 int
 conf_scan_wide_ints(struct conf_ctx *c, const char *file)

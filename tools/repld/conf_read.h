@@ -86,6 +86,15 @@ int conf_check_readable(struct conf_ctx *c, const config_setting_t *s,
 
 /* refuse integer literals too wide for libconfig's 32 bits in file */
 int conf_scan_wide_ints(struct conf_ctx *c, const char *file);
+/*
+ * Whether the libconfig built against needs that scan: before 1.7 it reads
+ * an integer literal without the L suffix into 32 bits, wrapping it; from
+ * 1.7 on one that does not fit is read as a 64-bit integer, which the
+ * typed readers' ranges then judge.
+ */
+#define CONF_LIBCONFIG_WRAPS_WIDE_INTS \
+	(LIBCONFIG_VER_MAJOR < 1 || \
+	 (LIBCONFIG_VER_MAJOR == 1 && LIBCONFIG_VER_MINOR < 7))
 /* the files settings came from (the main one and any @include'd) */
 void conf_collect_sources(const config_setting_t *s, const char **files,
 		int *n);

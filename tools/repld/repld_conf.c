@@ -487,9 +487,10 @@ repld_conf_load(const char *path, struct repld_conf *out, char *err, size_t errl
 		goto out;
 	}
 	conf_collect_sources(config_root_setting(&cf), files, &n);
-	for (int i = 0; i < n; i++)
-		if (conf_scan_wide_ints(&c, files[i]))
-			goto out;
+	if (CONF_LIBCONFIG_WRAPS_WIDE_INTS)
+		for (int i = 0; i < n; i++)
+			if (conf_scan_wide_ints(&c, files[i]))
+				goto out;
 	ret = load(&c, config_root_setting(&cf), out);
 out:
 	config_destroy(&cf);
