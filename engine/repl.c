@@ -12,8 +12,9 @@
 #include "primary/cluster.h"
 #include "common/fabric.h"
 #include "common/elog.h"
+#include "facade.h"
 #include "log/log_lock.h"
-#include "repl.h"
+#include "replica/replica.h"
 #include "log/wal.h"
 
 /* the log's health bits are librepl's, one for one */
@@ -37,8 +38,8 @@ struct repl {
 	int lock_fd;			/* holds the log's lock (log_lock.h) */
 };
 
-static int
-err_of(int ret)
+int
+facade_err(int ret)
 {
 	switch (ret) {
 	case 0:			return 0;
@@ -55,7 +56,20 @@ err_of(int ret)
 	case LOG_E_LOCKED:	return REPL_E_LOCKED;
 	case CLUSTER_E_NOT_MEMBER: return REPL_E_NOT_MEMBER;
 	case CLUSTER_E_SUPERSEDED: return REPL_E_SUPERSEDED;
+	case REPLICA_E_BLANK:	return REPL_E_BLANK;
+	case REPLICA_E_NO_PEERS: return REPL_E_NO_PEERS;
 	default:		return REPL_E_IO;
+	}
+}
+
+int
+facade_backend(enum repl_backend b, enum rpma_ext_mem_backend *out)
+{
+	switch (b) {
+	case REPL_BACKEND_PMEM:		*out = RPMA_EXT_MEM_PMEM; return 0;
+	case REPL_BACKEND_FILE:		*out = RPMA_EXT_MEM_FILE; return 0;
+	case REPL_BACKEND_CRASH:	*out = RPMA_EXT_MEM_CRASH; return 0;
+	default:			return RPMA_E_INVAL;
 	}
 }
 
@@ -79,6 +93,8 @@ repl_strerror(int err)
 	case REPL_E_LOCKED:	return "The log is in use: another process holds its lock";
 	case REPL_E_NOT_MEMBER:	return "This node's log holds no membership: it is not a member of a cluster (bootstrap a new cluster, or let a primary catch it up)";
 	case REPL_E_SUPERSEDED:	return "A newer primary took over while this node was down: it must not lead again on its own (serve as a replica, or promote explicitly)";
+	case REPL_E_BLANK:	return "The medium holds no log (it is made only for a new cluster, or for a replica made anew)";
+	case REPL_E_NO_PEERS:	return "The log is made anew and takes its promise floor from other nodes of its configuration, and none is given";
 	default:		return "Unknown error";
 	}
 }
@@ -86,11 +102,12 @@ repl_strerror(int err)
 int
 repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 {
+	enum rpma_ext_mem_backend backend;
 	struct repl *repl;
 	int ret;
 
 	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
-	    cfg->backend < REPL_BACKEND_PMEM || cfg->backend > REPL_BACKEND_CRASH ||
+	    facade_backend(cfg->backend, &backend) != 0 ||
 	    (cfg->create && cfg->size == 0) || cfg->n_replicas < 0 ||
 	    (cfg->n_replicas && cfg->replicas == NULL) || cfg->quorum < 0)
 		return REPL_E_INVAL;
@@ -119,7 +136,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	/* before anything reads or formats it: a second opener changes nothing */
 	if ((ret = log_lock(cfg->path, cfg->create, &repl->lock_fd)))
 		goto err_free;
-	ret = rpma_ext_mem_open((enum rpma_ext_mem_backend)cfg->backend, cfg->path,
+	ret = rpma_ext_mem_open(backend, cfg->path,
 		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
 		&repl->mem);
 	if (ret)
@@ -158,6 +175,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.listen_addr = cfg->listen_addr,
 			.listen_port = cfg->listen_port,
 			.flush_method = cfg->flush_method,
+			.link_spin_us = cfg->link_spin_us,
 		};
 
 		if (cfg->n_replicas > 64) {
@@ -187,7 +205,7 @@ err_lock:
 	log_unlock(&repl->lock_fd);
 err_free:
 	free(repl);
-	return err_of(ret);
+	return facade_err(ret);
 }
 
 int
@@ -222,7 +240,7 @@ repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
 		return REPL_E_INVAL;
 	if (repl->cluster && cluster_fenced(repl->cluster))
 		return REPL_E_FENCED;
-	return err_of(wal_append(repl->wal, iov, iovcnt, client_id,
+	return facade_err(wal_append(repl->wal, iov, iovcnt, client_id,
 		repl->full_timeout_ms, lsn));
 }
 
@@ -232,8 +250,8 @@ repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms)
 	if (repl == NULL)
 		return REPL_E_INVAL;
 	if (repl->cluster)
-		return err_of(cluster_wait_durable(repl->cluster, lsn, timeout_ms));
-	return err_of(wal_sync(repl->wal, lsn));
+		return facade_err(cluster_wait_durable(repl->cluster, lsn, timeout_ms));
+	return facade_err(wal_sync(repl->wal, lsn));
 }
 
 int
@@ -241,7 +259,7 @@ repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size, size_t *len)
 {
 	if (repl == NULL)
 		return REPL_E_INVAL;
-	return err_of(wal_read(repl->wal, lsn, buf, size, len));
+	return facade_err(wal_read(repl->wal, lsn, buf, size, len));
 }
 
 int
@@ -249,7 +267,7 @@ repl_record_info(struct repl *repl, uint64_t lsn, struct repl_record_info *info)
 {
 	if (repl == NULL || info == NULL)
 		return REPL_E_INVAL;
-	return err_of(wal_record_info(repl->wal, lsn, &info->client_id,
+	return facade_err(wal_record_info(repl->wal, lsn, &info->client_id,
 		&info->epoch, &info->len));
 }
 
@@ -270,8 +288,8 @@ repl_release(struct repl *repl, uint64_t lsn)
 	if (repl == NULL)
 		return REPL_E_INVAL;
 	if (repl->cluster)
-		return err_of(cluster_release(repl->cluster, lsn));
-	return err_of(wal_release(repl->wal, lsn));
+		return facade_err(cluster_release(repl->cluster, lsn));
+	return facade_err(wal_release(repl->wal, lsn));
 }
 
 int
@@ -307,7 +325,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	if (repl == NULL || st == NULL || repl->cluster == NULL)
 		return REPL_E_INVAL;
 	if ((ret = cluster_link_status(repl->cluster, i, &ls)))
-		return err_of(ret);
+		return facade_err(ret);
 	st->state = (enum repl_replica_state)ls.state;
 	st->flushed_lsn = ls.flushed_lsn;
 	st->lag_records = ls.lag_records;
@@ -347,5 +365,5 @@ repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
 		res->bad[k] = (struct repl_verify_range){ cr.bad[k].from, cr.bad[k].to };
 	memcpy(res->why, cr.why, sizeof(res->why));
 	/* a fenced primary is told so, not that an append's fate is unknown */
-	return ret == CLUSTER_E_FENCED ? REPL_E_FENCED : err_of(ret);
+	return ret == CLUSTER_E_FENCED ? REPL_E_FENCED : facade_err(ret);
 }

@@ -293,12 +293,8 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
 	uint8_t token[CTL_TOKEN_SIZE];
 	bool need_token = ctl_chan_admission_token(ch, token) == 0;
-	/*
-	 * For tests only: REPL_TEST_REFUSE_DATA set in a replica's
-	 * environment makes it refuse every data connection, as it refuses
-	 * one without the session's admission token.
-	 */
-	bool refuse_all = getenv("REPL_TEST_REFUSE_DATA") != NULL;
+	/* for tests only (replica_cfg.test_refuse_data) */
+	bool refuse_all = r->cfg->test_refuse_data != 0;
 	uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
 	struct pollfd pfd[2] = {
 		{ .events = POLLIN },
@@ -334,7 +330,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 			return ret;
 		if (refuse_all) {
 			REPL_LOG_WARNING("replica: refused a data connection from the "
-				"session with %s (REPL_TEST_REFUSE_DATA)",
+				"session with %s (test_refuse_data)",
 				ctl_chan_peer(ch));
 			rpma_conn_req_delete(&req);
 			continue;
@@ -1032,28 +1028,40 @@ floor_step(struct replica *r)
 }
 
 int
-replica_run(const struct replica_cfg *cfg)
+replica_open(const struct replica_cfg *cfg, struct replica **rp)
 {
-	struct replica r = { .cfg = cfg, .lock_fd = -1 };
-	struct pending pend[PENDING_MAX];
-	int npend = 0;
+	struct replica *r;
 	int ret;
 
-	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
+	if (cfg == NULL || rp == NULL || cfg->path == NULL || cfg->addr == NULL ||
 	    cfg->ctl_port == NULL || cfg->data_port == NULL || cfg->stop == NULL)
 		return RPMA_E_INVAL;
-	if ((ret = open_log(&r)) || (ret = open_endpoints(&r)) ||
-	    ((r.id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(&r)))) {
-		close_all(&r);
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return RPMA_E_NOMEM;
+	r->cfg = cfg;
+	r->lock_fd = -1;
+	if ((ret = open_log(r)) || (ret = open_endpoints(r)) ||
+	    ((r->id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(r)))) {
+		close_all(r);
+		free(r);
 		return ret;
 	}
-	publish_state(&r);
-	if (cfg->ready)
-		cfg->ready(cfg->ready_arg);
+	publish_state(r);
+	*rp = r;
+	return 0;
+}
+
+int
+replica_serve(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	struct pending pend[PENDING_MAX];
+	int npend = 0;
+
 	while (!*cfg->stop) {
 		struct pollfd p[2 + PENDING_MAX] = {
-			{ .fd = ctl_listener_fd(r.listener), .events = POLLIN },
-			{ .fd = r.s.ch ? ctl_chan_fd(r.s.ch) : -1, .events = POLLIN },
+			{ .fd = ctl_listener_fd(r->listener), .events = POLLIN },
+			{ .fd = r->s.ch ? ctl_chan_fd(r->s.ch) : -1, .events = POLLIN },
 		};
 		int wait = 100;
 
@@ -1069,20 +1077,46 @@ replica_run(const struct replica_cfg *cfg)
 		}
 		/* wait here (checking stop) */
 		(void)poll(p, (nfds_t)(2 + npend), wait);
-		if (r.floor)
-			floor_step(&r);
-		if (r.s.ch)
-			serve(&r);
-		publish_state(&r);
+		if (r->floor)
+			floor_step(r);
+		if (r->s.ch)
+			serve(r);
+		publish_state(r);
 		/* a new primary may come while one is served: it may fence it */
 		if (p[0].revents & POLLIN)
-			pending_accept(&r, pend, &npend);
-		pending_serve(&r, pend, &npend);
+			pending_accept(r, pend, &npend);
+		pending_serve(r, pend, &npend);
 	}
 	while (npend > 0)
 		pending_drop(pend, &npend, 0, NULL);
-	end_session(&r, NULL);
-	publish_state(&r);
-	close_all(&r);
+	end_session(r, NULL);
+	publish_state(r);
 	return 0;
+}
+
+void
+replica_close(struct replica **rp)
+{
+	if (*rp == NULL)
+		return;
+	if ((*rp)->s.ch)	/* closed without replica_serve's own end */
+		end_session(*rp, NULL);
+	close_all(*rp);
+	free(*rp);
+	*rp = NULL;
+}
+
+int
+replica_run(const struct replica_cfg *cfg)
+{
+	struct replica *r = NULL;
+	int ret;
+
+	if ((ret = replica_open(cfg, &r)))
+		return ret;
+	if (cfg->ready)
+		cfg->ready(cfg->ready_arg);
+	ret = replica_serve(r);
+	replica_close(&r);
+	return ret;
 }

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,13 +117,29 @@ struct replica_cfg {
 	void (*ready)(void *arg);
 	void *ready_arg;
 	struct replica_state *state;	/* optional: kept current (see above) */
+	/*
+	 * For tests only: refuse every data connection, as one without the
+	 * session's admission token is (a link failure after a good HELLO).
+	 */
+	bool test_refuse_data;
 };
 
 /*
  * Serve primaries, one at a time, until *cfg->stop is set.  Returns 0 after
  * a stop, or a negative error (with a message logged) if the log or the
- * endpoints cannot be set up.
+ * endpoints cannot be set up.  replica_open + ready + replica_serve +
+ * replica_close.
  */
 int replica_run(const struct replica_cfg *cfg);
+
+/*
+ * The same in steps: replica_open locks and opens the log and listens
+ * (cfg must outlive the replica); replica_serve serves until *cfg->stop;
+ * replica_close closes it all.
+ */
+struct replica;
+int replica_open(const struct replica_cfg *cfg, struct replica **r);
+int replica_serve(struct replica *r);
+void replica_close(struct replica **r);
 
 #endif

@@ -159,11 +159,11 @@ primary_json(struct node *n, struct repl *repl, struct json_out *j)
 static void
 replica_json(struct node *n, struct json_out *j)
 {
-	struct replica_state_snapshot rs;
+	struct repl_replica_info rs;
 	struct members m;
 
 	members_get(n, &m);
-	replica_state_get(&n->replica_state, &rs);
+	node_replica_info(n, &rs);
 	jo_u64(j, "epoch", rs.epoch);
 	jo_u64(j, "config_epoch", rs.config_epoch);
 	jo_bool(j, "config_joint", rs.config_joint != 0);

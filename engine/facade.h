@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * facade.h -- what librepl's top-level files (repl.c, repl_replica.c,
+ * repl_reader.c, repl_log.c) share: the layers' errors and the backends
+ * as repl.h names them.  Not repl_*: nothing here is exported.
+ */
+#ifndef REPL_FACADE_H
+#define REPL_FACADE_H
+
+#include "repl.h"
+#include "rpma.h"
+
+/* an error of the layers below (RPMA_E_*, WAL_E_*, ...) as a REPL_E_* */
+int facade_err(int ret);
+
+/* repl.h's backend as the core's; RPMA_E_INVAL for an unknown one */
+int facade_backend(enum repl_backend b, enum rpma_ext_mem_backend *out);
+
+#endif
