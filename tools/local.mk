@@ -20,10 +20,12 @@ tools_bench_rpma_bench_LDADD = tools/bench/libbenchutil.la rpma/librpmacore_inte
 # the engine's benchmark: append+durable, alone or replicated, against
 # copy+persist (+ a TCP round trip), same run
 noinst_PROGRAMS += tools/bench/repl-bench
+# on librepl's public API (tests/api/check-public-symbols.sh); its floor
+# takes the core's public memory API from librpmacore
 tools_bench_repl_bench_SOURCES = tools/bench/repl_bench.c $(BENCH_FLOOR)
-tools_bench_repl_bench_CPPFLAGS = $(ENGINE_CPPFLAGS)
-tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl_internal.la \
-	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
+tools_bench_repl_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS)
+tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl.la \
+	rpma/librpmacore.la $(AX_PTHREAD_LIBS)
 
 # runs repl-bench over a matrix of configurations: one markdown table
 EXTRA_DIST += tools/bench/repl-bench-matrix tools/bench/repl-bench-ab
