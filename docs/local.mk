@@ -120,19 +120,34 @@ EXTRA_DIST += tests/man/check-man-pages.sh tests/man/man_lib.sh
 EXTRA_DIST += docs/replication.md
 
 # librepl, the replication engine's library for databases: one page per
-# exported function (repl_appendv.3 and repl_replica_status.3 are .so
-# redirects to the page they share), and the overview librepl.3
+# exported function (repl_appendv.3, repl_replica_status.3 and the pages
+# of the functions a page documents with its first are .so redirects to
+# the page they share), and the overview librepl.3
 dist_man_MANS += \
 	docs/man/librepl.3 \
 	docs/man/repl_append.3 \
 	docs/man/repl_appendv.3 \
 	docs/man/repl_close.3 \
 	docs/man/repl_iterate.3 \
+	docs/man/repl_lock_holder.3 \
+	docs/man/repl_log_set_function.3 \
+	docs/man/repl_log_set_threshold.3 \
 	docs/man/repl_open.3 \
+	docs/man/repl_rdma_available.3 \
 	docs/man/repl_read.3 \
+	docs/man/repl_reader_close.3 \
+	docs/man/repl_reader_header.3 \
+	docs/man/repl_reader_open.3 \
+	docs/man/repl_reader_summary.3 \
+	docs/man/repl_reader_walk.3 \
 	docs/man/repl_record_info.3 \
 	docs/man/repl_release.3 \
+	docs/man/repl_replica_close.3 \
+	docs/man/repl_replica_info.3 \
+	docs/man/repl_replica_open.3 \
+	docs/man/repl_replica_run.3 \
 	docs/man/repl_replica_status.3 \
+	docs/man/repl_replica_stop.3 \
 	docs/man/repl_status.3 \
 	docs/man/repl_strerror.3 \
 	docs/man/repl_verify.3 \

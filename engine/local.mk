@@ -30,7 +30,9 @@ engine_librepl_internal_la_SOURCES += \
 engine_librepl_internal_la_SOURCES += \
 	engine/replica/replica.c engine/replica/replica.h \
 	engine/replica/promise_floor.c engine/replica/promise_floor.h
-engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h
+engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h \
+	engine/facade.h engine/repl_replica.c engine/repl_reader.c \
+	engine/repl_log.c engine/repl_host.c
 engine_librepl_internal_la_CPPFLAGS = $(ENGINE_CPPFLAGS)
 
 lib_LTLIBRARIES += engine/librepl.la

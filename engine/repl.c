@@ -12,8 +12,9 @@
 #include "primary/cluster.h"
 #include "common/fabric.h"
 #include "common/elog.h"
+#include "facade.h"
 #include "log/log_lock.h"
-#include "repl.h"
+#include "replica/replica.h"
 #include "log/wal.h"
 #include "common/errors.h"
 
@@ -30,10 +31,21 @@ struct repl {
  * the call was made (common/errors.h); what still arrives as a core code
  * comes from the transport, passed on unchanged from below.
  */
-static int
-err_of(int ret)
+int
+facade_err(int ret)
 {
 	return err_transport(ret);
+}
+
+int
+facade_backend(enum repl_backend b, enum rpma_ext_mem_backend *out)
+{
+	switch (b) {
+	case REPL_BACKEND_PMEM:		*out = RPMA_EXT_MEM_PMEM; return 0;
+	case REPL_BACKEND_FILE:		*out = RPMA_EXT_MEM_FILE; return 0;
+	case REPL_BACKEND_CRASH:	*out = RPMA_EXT_MEM_CRASH; return 0;
+	default:			return REPL_E_INVAL;
+	}
 }
 
 const char *
@@ -57,8 +69,8 @@ repl_strerror(int err)
 	case REPL_E_NOT_MEMBER:	return "This node's log holds no membership: it is not a member of a cluster (bootstrap a new cluster, or let a primary catch it up)";
 	case REPL_E_SUPERSEDED:	return "A newer primary took over while this node was down: it must not lead again on its own (serve as a replica, or promote explicitly)";
 	case REPL_E_TRANSPORT:	return "The network failed (an RDMA or libfabric connection, or no usable device or provider)";
-	case REPL_E_BLANK:	return "The replica's medium is blank (create a log, or reinit one)";
-	case REPL_E_NO_PEERS:	return "The replica's log was made anew, and no other node is listed to take its promise floor from";
+	case REPL_E_BLANK:	return "The medium holds no log (it is made only for a new cluster, or for a replica made anew)";
+	case REPL_E_NO_PEERS:	return "The log is made anew and takes its promise floor from other nodes of its configuration, and none is given";
 	default:		return "Unknown error";
 	}
 }
@@ -66,11 +78,12 @@ repl_strerror(int err)
 int
 repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 {
+	enum rpma_ext_mem_backend backend;
 	struct repl *repl;
 	int ret;
 
 	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
-	    cfg->backend < REPL_BACKEND_PMEM || cfg->backend > REPL_BACKEND_CRASH ||
+	    facade_backend(cfg->backend, &backend) != 0 ||
 	    (cfg->create && cfg->size == 0) || cfg->n_replicas < 0 ||
 	    (cfg->n_replicas && cfg->replicas == NULL) || cfg->quorum < 0)
 		return REPL_E_INVAL;
@@ -99,7 +112,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	/* before anything reads or formats it: a second opener changes nothing */
 	if ((ret = log_lock(cfg->path, cfg->create, &repl->lock_fd)))
 		goto err_free;
-	ret = rpma_ext_mem_open((enum rpma_ext_mem_backend)cfg->backend, cfg->path,
+	ret = rpma_ext_mem_open(backend, cfg->path,
 		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
 		&repl->mem);
 	if ((ret = err_medium(ret)))
@@ -138,6 +151,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.listen_addr = cfg->listen_addr,
 			.listen_port = cfg->listen_port,
 			.flush_method = cfg->flush_method,
+			.link_spin_us = cfg->link_spin_us,
 		};
 
 		if (cfg->n_replicas > 64) {
@@ -167,7 +181,7 @@ err_lock:
 	log_unlock(&repl->lock_fd);
 err_free:
 	free(repl);
-	return err_of(ret);
+	return facade_err(ret);
 }
 
 int
@@ -202,7 +216,7 @@ repl_appendv(struct repl *repl, const struct iovec *iov, int iovcnt,
 		return REPL_E_INVAL;
 	if (repl->cluster && cluster_fenced(repl->cluster))
 		return REPL_E_FENCED;
-	return err_of(wal_append(repl->wal, iov, iovcnt, client_id,
+	return facade_err(wal_append(repl->wal, iov, iovcnt, client_id,
 		repl->full_timeout_ms, lsn));
 }
 
@@ -212,8 +226,8 @@ repl_wait_durable(struct repl *repl, uint64_t lsn, int timeout_ms)
 	if (repl == NULL)
 		return REPL_E_INVAL;
 	if (repl->cluster)
-		return err_of(cluster_wait_durable(repl->cluster, lsn, timeout_ms));
-	return err_of(wal_sync(repl->wal, lsn));
+		return facade_err(cluster_wait_durable(repl->cluster, lsn, timeout_ms));
+	return facade_err(wal_sync(repl->wal, lsn));
 }
 
 int
@@ -221,7 +235,7 @@ repl_read(struct repl *repl, uint64_t lsn, void *buf, size_t size, size_t *len)
 {
 	if (repl == NULL)
 		return REPL_E_INVAL;
-	return err_of(wal_read(repl->wal, lsn, buf, size, len));
+	return facade_err(wal_read(repl->wal, lsn, buf, size, len));
 }
 
 int
@@ -229,7 +243,7 @@ repl_record_info(struct repl *repl, uint64_t lsn, struct repl_record_info *info)
 {
 	if (repl == NULL || info == NULL)
 		return REPL_E_INVAL;
-	return err_of(wal_record_info(repl->wal, lsn, &info->client_id,
+	return facade_err(wal_record_info(repl->wal, lsn, &info->client_id,
 		&info->epoch, &info->len));
 }
 
@@ -250,8 +264,8 @@ repl_release(struct repl *repl, uint64_t lsn)
 	if (repl == NULL)
 		return REPL_E_INVAL;
 	if (repl->cluster)
-		return err_of(cluster_release(repl->cluster, lsn));
-	return err_of(wal_release(repl->wal, lsn));
+		return facade_err(cluster_release(repl->cluster, lsn));
+	return facade_err(wal_release(repl->wal, lsn));
 }
 
 int
@@ -287,7 +301,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	if (repl == NULL || st == NULL || repl->cluster == NULL)
 		return REPL_E_INVAL;
 	if ((ret = cluster_link_status(repl->cluster, i, &ls)))
-		return err_of(ret);
+		return facade_err(ret);
 	st->state = ls.state == REPL_LINK_STREAMING ? REPL_REPLICA_STREAMING :
 		ls.state == REPL_LINK_CATCHING_UP ? REPL_REPLICA_CATCHING_UP :
 		REPL_REPLICA_DOWN;
@@ -337,5 +351,5 @@ repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
 		res->bad[k] = (struct repl_verify_range){ cr.bad[k].from, cr.bad[k].to };
 	memcpy(res->why, cr.why, sizeof(res->why));
 	/* a fenced primary is told so, not that an append's fate is unknown */
-	return err_of(ret);
+	return facade_err(ret);
 }

@@ -4,22 +4,28 @@ noinst_PROGRAMS += tools/descriptor_demo
 tools_descriptor_demo_SOURCES = tools/descriptor_demo.c
 tools_descriptor_demo_LDADD = rpma/librpmacore_internal.la
 
-# what the two benchmarks share: clock, percentiles, the floors
+# what the benchmarks share: clock, percentiles, the network floor; the
+# medium's floor is on the core (rpma.h), so only the two that link it
+# compile bench_floor.c
 noinst_LTLIBRARIES += tools/bench/libbenchutil.la
 tools_bench_libbenchutil_la_SOURCES = tools/bench/bench_util.c tools/bench/bench_util.h
+tools_bench_libbenchutil_la_CPPFLAGS = $(PUBLIC_CPPFLAGS)
+BENCH_FLOOR = tools/bench/bench_floor.c tools/bench/bench_floor.h
 
 # the core's micro-benchmark: write+flush against its floor, same run
 noinst_PROGRAMS += tools/bench/rpma-bench
-tools_bench_rpma_bench_SOURCES = tools/bench/rpma_bench.c
+tools_bench_rpma_bench_SOURCES = tools/bench/rpma_bench.c $(BENCH_FLOOR)
 tools_bench_rpma_bench_LDADD = tools/bench/libbenchutil.la rpma/librpmacore_internal.la
 
 # the engine's benchmark: append+durable, alone or replicated, against
 # copy+persist (+ a TCP round trip), same run
 noinst_PROGRAMS += tools/bench/repl-bench
-tools_bench_repl_bench_SOURCES = tools/bench/repl_bench.c
-tools_bench_repl_bench_CPPFLAGS = $(ENGINE_CPPFLAGS)
-tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl_internal.la \
-	rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
+# on librepl's public API (tests/api/check-public-symbols.sh); its floor
+# takes the core's public memory API from librpmacore
+tools_bench_repl_bench_SOURCES = tools/bench/repl_bench.c $(BENCH_FLOOR)
+tools_bench_repl_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS)
+tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl.la \
+	rpma/librpmacore.la $(AX_PTHREAD_LIBS)
 
 # runs repl-bench over a matrix of configurations: one markdown table
 EXTRA_DIST += tools/bench/repl-bench-matrix tools/bench/repl-bench-ab

@@ -10,10 +10,11 @@
  *	serve primaries until SIGTERM; prints "ready" once listening.  A new
  *	log gets node id REPL_NODE_NODE_ID, else CTL_PORT.  With
  *	REPL_NODE_REINIT=1 the log is made anew whatever it holds
- *	(replica_cfg.reinit) and takes its promise floor from the nodes of
+ *	(repl_replica_cfg.reinit) and takes its promise floor from the nodes of
  *	REPL_NODE_PEERS (HOST:PORT,...), k REPL_NODE_QUORUM (0), before it
  *	serves a primary; so does a log still marked promise pending.  Exits 5 when such a log has no peers
- *	(REPL_E_NO_PEERS), 1 on other failures.
+ *	(REPL_E_NO_PEERS), 1 on other failures.  REPL_TEST_REFUSE_DATA
+ *	set: it refuses every data connection (repl_replica_cfg's test hook).
  *
  *   repl-node primary PATH SIZE SEED UNTIL QUORUM ACKED_FILE HOST:PORT...
  *	promote this node (every start is a promotion) and append records
@@ -66,6 +67,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +77,6 @@
 
 #include "repl.h"
 #include "repl_node.h"
-#include "replica/replica.h"
 #include "log/wal.h"
 #include "wal_common.h"
 
@@ -85,13 +86,18 @@
 #define EXIT_SUPERSEDED 6
 static const uint8_t uuid[16] = "repl-node-test!";
 
-static atomic_int stop;	/* replica_cfg.stop; set by the signal handler */
+static atomic_int stop;	/* set by the signal handler */
+static struct repl_replica_node *_Atomic replica_node;	/* the replica mode's */
 
 static void
 on_signal(int sig)
 {
+	struct repl_replica_node *node = atomic_load(&replica_node);
+
 	(void)sig;
 	stop = 1;
+	if (node)
+		repl_replica_stop(node);
 }
 
 static void
@@ -166,7 +172,7 @@ tls_files(const char *dflt_name, const char **ca, const char **cert,
 }
 
 /* REPL_NODE_PEERS: HOST:PORT,... (at most 8) */
-static struct replica_peer floor_peers[8];
+static struct repl_replica floor_peers[8];
 static char floor_spec[8][128];
 
 static int
@@ -182,7 +188,7 @@ env_peers(void)
 		snprintf(floor_spec[n], sizeof(floor_spec[n]), "%.*s", (int)len, v);
 		if ((colon = strrchr(floor_spec[n], ':')) != NULL) {
 			*colon = '\0';
-			floor_peers[n] = (struct replica_peer){ floor_spec[n], colon + 1 };
+			floor_peers[n] = (struct repl_replica){ floor_spec[n], colon + 1 };
 			n++;
 		}
 		v += len + (v[len] == ',');
@@ -193,12 +199,12 @@ env_peers(void)
 static int
 run_replica(int argc, char *argv[])
 {
-	struct replica_cfg cfg = {
-		.backend = RPMA_EXT_MEM_CRASH, .create = 1, .provider = "tcp",
-		.addr = "127.0.0.1", .stop = &stop, .ready = say_ready,
-		.peers = floor_peers,
+	struct repl_replica_cfg cfg = {
+		.backend = REPL_BACKEND_CRASH, .create = 1, .provider = "tcp",
+		.addr = "127.0.0.1", .peers = floor_peers,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct repl_replica_node *node = NULL;
 	int ret;
 
 	if (argc != 6)
@@ -217,15 +223,25 @@ run_replica(int argc, char *argv[])
 		cfg.provider = getenv("REPL_NODE_PROVIDER");
 	if (getenv("REPL_NODE_ADDR"))
 		cfg.addr = getenv("REPL_NODE_ADDR");
+	/* for tests only: a link failure after a good HELLO */
+	cfg.test_refuse_data = getenv("REPL_TEST_REFUSE_DATA") != NULL;
 	tls_files("replica1", &cfg.tls_ca, &cfg.tls_cert, &cfg.tls_key);
 	memcpy(cfg.cluster_uuid, uuid, 16);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if ((ret = replica_run(&cfg)) != 0) {
-		fprintf(stderr, "repl-node: the replica could not start (%d)\n", ret);
+	if ((ret = repl_replica_open(&cfg, &node)) != 0) {
+		fprintf(stderr, "repl-node: the replica could not start: %s\n",
+			repl_strerror(ret));
 		return ret == REPL_E_NO_PEERS ? EXIT_NOT_MEMBER : 1;
 	}
-	return 0;
+	atomic_store(&replica_node, node);
+	if (stop)	/* a signal before the handle was there */
+		repl_replica_stop(node);
+	say_ready(NULL);
+	ret = repl_replica_run(node);
+	atomic_store(&replica_node, NULL);
+	repl_replica_close(&node);
+	return ret ? 1 : 0;
 }
 
 /* a newer primary took over: nothing more is acknowledged here */
@@ -631,12 +647,12 @@ int
 main(int argc, char *argv[])
 {
 	/* the engine's notices (links up, resyncs, truncations) on stderr */
-	enum rpma_log_level level = env_int("REPL_NODE_DEBUG", 0) ?
-		RPMA_LOG_LEVEL_DEBUG : RPMA_LOG_LEVEL_NOTICE;
+	enum repl_log_level level = env_int("REPL_NODE_DEBUG", 0) ?
+		REPL_LOG_LEVEL_DEBUG : REPL_LOG_LEVEL_NOTICE;
 	const char *mode = argc >= 2 ? argv[1] : "";
 
-	rpma_log_set_threshold(RPMA_LOG_THRESHOLD, level);
-	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, level);
+	repl_log_set_threshold(REPL_LOG_THRESHOLD, level);
+	repl_log_set_threshold(REPL_LOG_THRESHOLD_STDERR, level);
 	if (strcmp(mode, "replica") == 0)
 		return run_replica(argc, argv);
 	if (strcmp(mode, "primary") == 0)

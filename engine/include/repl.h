@@ -50,11 +50,12 @@ extern "C" {
 #define REPL_E_TRANSPORT (-300016)	/* the network failed: an RDMA or
 					   libfabric connection, or no usable
 					   device or provider */
-#define REPL_E_BLANK	(-300017)	/* a replica's medium is blank and it
-					   was not asked to create one */
-#define REPL_E_NO_PEERS	(-300018)	/* a replica's log made anew, and no
-					   other node listed to take its
-					   promise floor from */
+#define REPL_E_BLANK	(-300017)	/* a replica: the medium holds no log
+					   (every header byte zero), and
+					   neither create nor reinit is set */
+#define REPL_E_NO_PEERS	(-300018)	/* a replica: its log is made anew (or
+					   waits for its promise floor) and
+					   its configuration lists no peers */
 
 const char *repl_strerror(int err);
 
@@ -164,6 +165,13 @@ struct repl_cfg {
 	 */
 	const char *listen_addr;
 	const char *listen_port;
+
+	/*
+	 * How long a waiter for durability polls the replicas' completions
+	 * before it sleeps, in microseconds: lower latency for a core spent.
+	 * 0: the default, 50; < 0: no polling (every wait sleeps).
+	 */
+	int link_spin_us;
 };
 
 #define REPL_FLUSH_AUTO		0	/* the transport's default */
@@ -346,6 +354,265 @@ struct repl_verify_result {
 
 int repl_verify(struct repl *repl, int i, uint64_t from, uint64_t to,
 		struct repl_verify_result *res);
+
+/* ---- serving as a replica ---------------------------------------- */
+
+/*
+ * A replica keeps a copy of a primary's log: the primary writes records
+ * into its ring with one-sided RDMA (or the libfabric provider's
+ * emulation) and asks it to persist them; the replica answers the
+ * primary's control channel.  One primary is served at a time; a newer
+ * one (a promotion) fences the one being served.
+ *
+ * repl_replica_open() locks and opens the log and listens on both ports;
+ * repl_replica_run() serves until repl_replica_stop(); then
+ * repl_replica_close().  The peers of cfg are another node's addresses,
+ * as struct repl_replica gives them (host and control port).
+ */
+struct repl_replica_cfg {
+	const char *path;		/* its log: a file or a device */
+	enum repl_backend backend;
+	size_t size;			/* bytes: the size of a log it makes */
+	/*
+	 * create: make the file if it is missing and format a medium that is
+	 * blank (every header byte zero), never one that holds something;
+	 * without it (nor reinit) a blank medium is REPL_E_BLANK.  reinit:
+	 * format the log anew whatever it holds (a replaced disk): it holds
+	 * no membership and has promised nothing, so it serves no primary
+	 * before it took its promise floor from peers (below).
+	 */
+	int create;
+	int reinit;
+	/*
+	 * The other nodes of its configuration and its quorum k: a log made
+	 * anew asks them for the highest promise among k + 1 answers before
+	 * it serves a primary.  Without peers such a log is REPL_E_NO_PEERS.
+	 */
+	const struct repl_replica *peers;
+	int n_peers;
+	int quorum;
+	uint8_t cluster_uuid[16];	/* the cluster's; the log must match */
+	uint32_t node_id;		/* of a log it makes */
+	const char *provider;		/* "verbs", or a libfabric provider;
+					   NULL: "tcp" */
+	const char *addr;		/* where it listens (both ports) */
+	const char *ctl_port;		/* the control channel's port */
+	const char *data_port;		/* the RDMA endpoint's port */
+	int timeout_ms;			/* a primary silent this long is
+					   dropped; 0: 2000 */
+	/* the control channel's TLS, as in repl_cfg; all NULL: plain TCP */
+	const char *tls_ca, *tls_cert, *tls_key;
+	/*
+	 * For tests only: refuse every data connection (as one without the
+	 * session's admission token is), so a primary sees a link failure
+	 * after a good HELLO.
+	 */
+	int test_refuse_data;
+};
+
+/* what a replica is doing: one consistent copy (repl_replica_info) */
+/*
+ * Where a replica stands with the primaries:
+ *   IDLE -> FLOOR -> IDLE         a log made anew takes its promise floor
+ *   IDLE -> FOLLOWING -> IDLE     a primary's session, with its data
+ *   IDLE -> FENCED_FOR -> IDLE    a promotion's fence-only session
+ *   IDLE | FLOOR -> STOPPED       repl_replica_stop
+ */
+enum repl_session_state {
+	REPL_SESSION_IDLE = 0,		/* serves no primary: waits for a HELLO */
+	REPL_SESSION_FLOOR = 1,		/* taking its promise floor */
+	REPL_SESSION_FOLLOWING = 2,	/* a primary's session and data
+					   connection */
+	REPL_SESSION_FENCED_FOR = 3,	/* a promotion fenced it: no data */
+	REPL_SESSION_STOPPED = 4,
+	REPL_SESSION_STATES = 5
+};
+
+struct repl_replica_info {
+	uint64_t epoch;			/* the epoch it follows (its log's) */
+	uint64_t config_epoch;		/* of its stored membership (0: none) */
+	int config_joint;		/* a change of the membership in
+					   progress */
+	int following;			/* a primary's session is up */
+	uint32_t primary_id;		/* that primary's node id (0: none) */
+	char primary_addr[64];		/* its control address "host:port" */
+	uint64_t first_lsn;		/* oldest record kept (0: none) */
+	uint64_t last_lsn;		/* newest in its ring (0: none) */
+	uint64_t durable_lsn;		/* newest persisted */
+	uint64_t used_bytes;
+	uint64_t size_bytes;
+	char backend[8];		/* "pmem", "file", "crash" */
+	int floor_pending;		/* made anew, no promise floor yet */
+	int floor_needed;		/* answers it needs (0: not pending) */
+	int floor_answered;		/* answers in its last round */
+	enum repl_session_state session;	/* where it stands now */
+	uint64_t state_ms[REPL_SESSION_STATES];	/* ms in each state (the
+						   current one: up to now) */
+	uint64_t state_entries[REPL_SESSION_STATES];	/* times it entered
+							   each */
+	uint64_t sessions;		/* sessions begun (following or fenced
+					   for) */
+	uint64_t fences;		/* times a HELLO fenced it */
+	uint64_t silent_drops;		/* sessions dropped: the primary fell
+					   silent */
+	uint64_t queries;		/* catch-up QUERYs answered */
+	uint64_t truncates;		/* TRUNCATEs done */
+	uint64_t head_moves;		/* checkpoint moves (SET_HEAD) */
+	uint64_t commits;		/* COMMITs: commit point and tail hint */
+};
+
+struct repl_replica_node;
+
+int repl_replica_open(const struct repl_replica_cfg *cfg,
+		struct repl_replica_node **node_ptr);
+/* serve primaries until repl_replica_stop(); 0 after a stop */
+int repl_replica_run(struct repl_replica_node *node);
+/* from any thread, or a signal handler (async-signal-safe) */
+int repl_replica_stop(struct repl_replica_node *node);
+int repl_replica_info(struct repl_replica_node *node,
+		struct repl_replica_info *info);
+int repl_replica_close(struct repl_replica_node **node_ptr);
+
+/* ---- reading a log offline --------------------------------------- */
+
+/*
+ * A log read with pread only, as its file holds it: nothing is mapped
+ * writable, nothing is written and the log's lock is not taken, so it can
+ * be read while stopped -- or while a process has it open, then as a
+ * snapshot that may trail what that process writes.  Total: a short
+ * file, garbage or a damaged record only ends what it reports.
+ */
+#define REPL_MEMBERS_MAX	12
+#define REPL_MEMBER_HOST_MAX	47
+
+#define REPL_MEMBER_NEW		(1u << 0)	/* of the (new) configuration */
+#define REPL_MEMBER_OLD		(1u << 1)	/* of the old one (joint only) */
+
+struct repl_member {
+	uint32_t node_id;		/* 0: not known yet */
+	char host[REPL_MEMBER_HOST_MAX + 1];	/* "": no control address */
+	uint16_t port;			/* its control port; 0: none */
+	uint64_t incarnation;		/* of its log; 0: not known */
+	unsigned flags;			/* REPL_MEMBER_* */
+};
+
+#define REPL_MEMBERSHIP_JOINT		(1u << 0) /* a change in progress */
+#define REPL_MEMBERSHIP_FROM_JOINT	(1u << 1) /* it ended a change */
+
+struct repl_membership {
+	uint64_t config_epoch;		/* 0: none stored (all else zero) */
+	int version;			/* its format: 2, or 1 (no node ids:
+					   the writer's k of count replicas) */
+	uint32_t k;			/* replicas that must hold a record */
+	uint32_t k_old;			/* the same of the old configuration */
+	unsigned flags;			/* REPL_MEMBERSHIP_* */
+	uint32_t n_new, n_old;		/* nodes flagged NEW, OLD */
+	uint32_t count;			/* entries of nodes */
+	struct repl_member nodes[REPL_MEMBERS_MAX];
+};
+
+struct repl_log_header {
+	uint8_t cluster_uuid[16];
+	uint32_t node_id;
+	uint64_t epoch;			/* the epoch it follows */
+	uint64_t ring_size;		/* bytes of the ring */
+	uint64_t file_size;
+	int header_copy;		/* the copy read: 0 (A) or 1 (B) */
+	uint64_t seq;			/* its header updates */
+	uint64_t incarnation;		/* made anew: another one */
+	uint64_t checkpoint_lsn;	/* the oldest record kept */
+	uint64_t checkpoint_off;	/* ... its offset in the ring */
+	uint32_t checkpoint_lap;
+	uint64_t checkpoint_epoch;
+	int clean;			/* its last user closed it */
+	int promise_pending;		/* made anew, no promise floor yet */
+	struct repl_membership membership;	/* the stored one */
+};
+
+struct repl_log_record {
+	uint64_t lsn;
+	uint64_t epoch;			/* of the primary that wrote it */
+	uint64_t client_id;
+	size_t len;
+	const void *data;		/* len bytes, valid in the callback */
+	uint64_t off;			/* in the ring */
+	uint32_t lap;
+	int epoch_start;		/* a new primary's first record, not
+					   the database's */
+};
+
+/* where and why a walk ended */
+struct repl_log_end {
+	uint64_t lsn;			/* the slot that holds no valid record */
+	uint64_t off;
+	uint32_t lap;
+	int damaged;			/* it claims this LSN and lap but fails */
+	int stopped;			/* the callback stopped the walk */
+	char why[160];
+};
+
+struct repl_log_summary {
+	uint64_t first_lsn;		/* 0: no record */
+	uint64_t last_lsn;
+	uint64_t records;		/* epoch starts counting */
+	uint64_t tail_epoch;		/* of the last record */
+	uint64_t used_bytes;
+	uint64_t size_bytes;
+	struct repl_log_end end;
+};
+
+struct repl_reader;
+
+/* why (optional): a sentence naming path when it fails */
+int repl_reader_open(const char *path, struct repl_reader **reader_ptr,
+		char *why, size_t whylen);
+int repl_reader_close(struct repl_reader **reader_ptr);
+int repl_reader_header(struct repl_reader *reader, struct repl_log_header *hdr);
+/*
+ * Call cb for every record from the checkpoint on, by recovery's rule,
+ * until it returns non-zero (which repl_reader_walk then returns); end
+ * (optional) says where and why the walk ended.
+ */
+typedef int repl_reader_fn(void *arg, const struct repl_log_record *rec);
+int repl_reader_walk(struct repl_reader *reader, repl_reader_fn *cb,
+		void *arg, struct repl_log_end *end);
+int repl_reader_summary(struct repl_reader *reader, struct repl_log_summary *sum);
+
+/* who holds the lock of the log at path, for a REPL_E_LOCKED's message */
+int repl_lock_holder(const char *path, char *buf, size_t len);
+
+/* 1 if an RDMA device serves the local address addr (verbs), else 0 */
+int repl_rdma_available(const char *addr);
+
+/* ---- messages ---------------------------------------------------- */
+
+enum repl_log_level {
+	REPL_LOG_LEVEL_DISABLED = -1,	/* a threshold: nothing */
+	REPL_LOG_LEVEL_FATAL = 0,
+	REPL_LOG_LEVEL_ERROR = 1,
+	REPL_LOG_LEVEL_WARNING = 2,
+	REPL_LOG_LEVEL_NOTICE = 3,
+	REPL_LOG_LEVEL_INFO = 4,
+	REPL_LOG_LEVEL_DEBUG = 5,
+};
+
+enum repl_log_threshold {
+	REPL_LOG_THRESHOLD = 0,		/* what reaches the log function
+					   (default: WARNING) */
+	REPL_LOG_THRESHOLD_STDERR = 1,	/* what the default function also
+					   prints on stderr (default: none) */
+};
+
+/*
+ * A message of librepl (and of the RDMA core inside it): one line without
+ * a trailing newline; file, line and func name where it was raised.
+ */
+typedef void repl_log_fn(void *arg, enum repl_log_level level,
+		const char *file, int line, const char *func, const char *message);
+/* fn NULL: the default function (syslog, and stderr by the threshold) */
+int repl_log_set_function(repl_log_fn *fn, void *arg);
+int repl_log_set_threshold(enum repl_log_threshold threshold,
+		enum repl_log_level level);
 
 #ifdef __cplusplus
 }

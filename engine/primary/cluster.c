@@ -337,11 +337,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->cfg.promote_wait_ms = 2 * c->cfg.down_timeout_ms;
 	c->mem = mem;
 	c->wal = wal;
-	{
-		const char *spin = getenv("REPL_LINK_SPIN_US");
-
-		c->spin_ns = (spin ? strtoull(spin, NULL, 0) : LINK_SPIN_US) * 1000;
-	}
+	c->spin_ns = cfg->link_spin_us < 0 ? 0 : 1000 * (uint64_t)(cfg->link_spin_us ?
+		cfg->link_spin_us : LINK_SPIN_US);
 	wal_identity(wal, &c->id, &c->ring_size);
 	atomic_init(&c->stopping, false);
 	atomic_init(&c->spinning, false);

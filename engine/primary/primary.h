@@ -32,7 +32,7 @@ struct ctl_tls;
  */
 #define LINK_FLUSH_MAX ((uint64_t)UINT32_MAX)
 #define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
-#define LINK_SPIN_US 50			/* REPL_LINK_SPIN_US overrides it */
+#define LINK_SPIN_US 50			/* cluster_cfg.link_spin_us 0 */
 
 struct batch {
 	uint64_t seq;

@@ -82,7 +82,7 @@ struct replica {
 	struct wal_identity id;
 	struct session s;
 	/* this thread's own; publish_state copies them for readers */
-	enum replica_session_state state;
+	enum repl_session_state state;
 	uint64_t state_since_ms;
 	struct replica_counters n;
 };
@@ -90,36 +90,36 @@ struct replica {
 /* ------------------------------------------------------------------ */
 /* the replica's state                                                */
 
-static const char *const state_names[REPLICA_STATES] = {
-	[REPLICA_S_IDLE] = "idle",
-	[REPLICA_S_FLOOR] = "floor",
-	[REPLICA_S_FOLLOWING] = "following",
-	[REPLICA_S_FENCED_FOR] = "fenced_for",
-	[REPLICA_S_STOPPED] = "stopped",
+static const char *const state_names[REPL_SESSION_STATES] = {
+	[REPL_SESSION_IDLE] = "idle",
+	[REPL_SESSION_FLOOR] = "floor",
+	[REPL_SESSION_FOLLOWING] = "following",
+	[REPL_SESSION_FENCED_FOR] = "fenced_for",
+	[REPL_SESSION_STOPPED] = "stopped",
 };
 
 /* replica.h draws them */
-static const bool allowed[REPLICA_STATES][REPLICA_STATES] = {
-	[REPLICA_S_IDLE] = { [REPLICA_S_FLOOR] = true, [REPLICA_S_FOLLOWING] = true,
-		[REPLICA_S_FENCED_FOR] = true, [REPLICA_S_STOPPED] = true },
-	[REPLICA_S_FLOOR] = { [REPLICA_S_IDLE] = true, [REPLICA_S_STOPPED] = true },
-	[REPLICA_S_FOLLOWING] = { [REPLICA_S_IDLE] = true },
-	[REPLICA_S_FENCED_FOR] = { [REPLICA_S_IDLE] = true },
+static const bool allowed[REPL_SESSION_STATES][REPL_SESSION_STATES] = {
+	[REPL_SESSION_IDLE] = { [REPL_SESSION_FLOOR] = true, [REPL_SESSION_FOLLOWING] = true,
+		[REPL_SESSION_FENCED_FOR] = true, [REPL_SESSION_STOPPED] = true },
+	[REPL_SESSION_FLOOR] = { [REPL_SESSION_IDLE] = true, [REPL_SESSION_STOPPED] = true },
+	[REPL_SESSION_FOLLOWING] = { [REPL_SESSION_IDLE] = true },
+	[REPL_SESSION_FENCED_FOR] = { [REPL_SESSION_IDLE] = true },
 };
 
 const char *
-replica_session_state_name(enum replica_session_state s)
+replica_session_state_name(enum repl_session_state s)
 {
-	return (unsigned)s < REPLICA_STATES ? state_names[s] : "?";
+	return (unsigned)s < REPL_SESSION_STATES ? state_names[s] : "?";
 }
 
 static void
-session_state(struct replica *r, enum replica_session_state to)
+session_state(struct replica *r, enum repl_session_state to)
 {
 	uint64_t now = clock_now_ms();
 
 #ifndef NDEBUG
-	if ((unsigned)to >= REPLICA_STATES || !allowed[r->state][to]) {
+	if ((unsigned)to >= REPL_SESSION_STATES || !allowed[r->state][to]) {
 		fprintf(stderr, "replica: no change from %s to %s\n",
 			replica_session_state_name(r->state),
 			replica_session_state_name(to));
@@ -326,12 +326,8 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 {
 	uint8_t token[CTL_TOKEN_SIZE];
 	bool need_token = ctl_chan_admission_token(ch, token) == 0;
-	/*
-	 * For tests only: REPL_TEST_REFUSE_DATA set in a replica's
-	 * environment makes it refuse every data connection, as it refuses
-	 * one without the session's admission token.
-	 */
-	bool refuse_all = getenv("REPL_TEST_REFUSE_DATA") != NULL;
+	/* for tests only (replica_cfg.test_refuse_data) */
+	bool refuse_all = r->cfg->test_refuse_data != 0;
 	uint64_t until = clock_now_ms() + (uint64_t)r->cfg->timeout_ms;
 	struct pollfd pfd[2] = {
 		{ .events = POLLIN },
@@ -367,7 +363,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 			return ret;
 		if (refuse_all) {
 			REPL_LOG_WARNING("replica: refused a data connection from the "
-				"session with %s (REPL_TEST_REFUSE_DATA)",
+				"session with %s (test_refuse_data)",
 				ctl_chan_peer(ch));
 			rpma_conn_req_delete(&req);
 			continue;
@@ -636,7 +632,7 @@ end_session(struct replica *r, const char *why_fenced)
 		(void)ctl_chan_send(s->ch, &m, 200);
 	}
 	if (s->ch)
-		session_state(r, REPLICA_S_IDLE);
+		session_state(r, REPL_SESSION_IDLE);
 	drop_conn(&s->conn);
 	ctl_chan_close(&s->ch);
 	*s = (struct session){ 0 };
@@ -875,7 +871,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
 	r->s = (struct session){ .ch = ch, .conn = conn, .epoch = m.u.hello.epoch,
 		.primary = m.u.hello.node_id, .last_heard = clock_now_ms() };
-	session_state(r, fence_only ? REPLICA_S_FENCED_FOR : REPLICA_S_FOLLOWING);
+	session_state(r, fence_only ? REPL_SESSION_FENCED_FOR : REPL_SESSION_FOLLOWING);
 	r->n.sessions++;
 	return;
 close:
@@ -1043,7 +1039,7 @@ floor_begin(struct replica *r)
 		REPL_LOG_ERROR("replica: cannot ask for its promise floor (%d)", ret);
 		return ret;
 	}
-	session_state(r, REPLICA_S_FLOOR);
+	session_state(r, REPL_SESSION_FLOOR);
 	REPL_LOG_NOTICE("replica: its log was made anew and promised nothing: "
 		"before it serves a primary it takes the highest promise among %d "
 		"of the %d other nodes of its configuration (k + 1, k = %d) as its "
@@ -1078,33 +1074,46 @@ floor_step(struct replica *r)
 		(unsigned long long)r->id.epoch);
 	promise_floor_delete(&r->floor);
 	ctl_tls_delete(&r->floor_tls);
-	session_state(r, REPLICA_S_IDLE);
+	session_state(r, REPL_SESSION_IDLE);
 }
 
 int
-replica_run(const struct replica_cfg *cfg)
+replica_open(const struct replica_cfg *cfg, struct replica **rp)
 {
-	struct replica r = { .cfg = cfg, .lock_fd = -1,
-		.state_since_ms = clock_now_ms(), .n.entered[REPLICA_S_IDLE] = 1 };
-	struct pending pend[PENDING_MAX];
-	int npend = 0;
+	struct replica *r;
 	int ret;
 
-	if (cfg == NULL || cfg->path == NULL || cfg->addr == NULL ||
+	if (cfg == NULL || rp == NULL || cfg->path == NULL || cfg->addr == NULL ||
 	    cfg->ctl_port == NULL || cfg->data_port == NULL || cfg->stop == NULL)
 		return REPL_E_INVAL;
-	if ((ret = open_log(&r)) || (ret = open_endpoints(&r)) ||
-	    ((r.id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(&r)))) {
-		close_all(&r);
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return REPL_E_NOMEM;
+	r->cfg = cfg;
+	r->lock_fd = -1;
+	r->state_since_ms = clock_now_ms();
+	r->n.entered[REPL_SESSION_IDLE] = 1;
+	if ((ret = open_log(r)) || (ret = open_endpoints(r)) ||
+	    ((r->id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(r)))) {
+		close_all(r);
+		free(r);
 		return ret;
 	}
-	publish_state(&r);
-	if (cfg->ready)
-		cfg->ready(cfg->ready_arg);
+	publish_state(r);
+	*rp = r;
+	return 0;
+}
+
+int
+replica_serve(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	struct pending pend[PENDING_MAX];
+	int npend = 0;
+
 	while (!*cfg->stop) {
 		struct pollfd p[2 + PENDING_MAX] = {
-			{ .fd = ctl_listener_fd(r.listener), .events = POLLIN },
-			{ .fd = r.s.ch ? ctl_chan_fd(r.s.ch) : -1, .events = POLLIN },
+			{ .fd = ctl_listener_fd(r->listener), .events = POLLIN },
+			{ .fd = r->s.ch ? ctl_chan_fd(r->s.ch) : -1, .events = POLLIN },
 		};
 		int wait = 100;
 
@@ -1120,21 +1129,47 @@ replica_run(const struct replica_cfg *cfg)
 		}
 		/* wait here (checking stop) */
 		(void)poll(p, (nfds_t)(2 + npend), wait);
-		if (r.floor)
-			floor_step(&r);
-		if (r.s.ch)
-			serve(&r);
-		publish_state(&r);
+		if (r->floor)
+			floor_step(r);
+		if (r->s.ch)
+			serve(r);
+		publish_state(r);
 		/* a new primary may come while one is served: it may fence it */
 		if (p[0].revents & POLLIN)
-			pending_accept(&r, pend, &npend);
-		pending_serve(&r, pend, &npend);
+			pending_accept(r, pend, &npend);
+		pending_serve(r, pend, &npend);
 	}
 	while (npend > 0)
 		pending_drop(pend, &npend, 0, NULL);
-	end_session(&r, NULL);
-	session_state(&r, REPLICA_S_STOPPED);
-	publish_state(&r);
-	close_all(&r);
+	end_session(r, NULL);
+	session_state(r, REPL_SESSION_STOPPED);
+	publish_state(r);
 	return 0;
+}
+
+void
+replica_close(struct replica **rp)
+{
+	if (*rp == NULL)
+		return;
+	if ((*rp)->s.ch)	/* closed without replica_serve's own end */
+		end_session(*rp, NULL);
+	close_all(*rp);
+	free(*rp);
+	*rp = NULL;
+}
+
+int
+replica_run(const struct replica_cfg *cfg)
+{
+	struct replica *r = NULL;
+	int ret;
+
+	if ((ret = replica_open(cfg, &r)))
+		return ret;
+	if (cfg->ready)
+		cfg->ready(cfg->ready_arg);
+	ret = replica_serve(r);
+	replica_close(&r);
+	return ret;
 }

@@ -12,9 +12,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "repl.h"
 #include "rpma.h"
 
 /*
@@ -27,19 +29,12 @@
  *   IDLE | FLOOR -> STOPPED
  * A HELLO that fences the session served ends it first (IDLE).
  */
-enum replica_session_state {
-	REPLICA_S_IDLE,		/* serves no primary: waits for a HELLO */
-	REPLICA_S_FLOOR,	/* taking its promise floor: serves none yet */
-	REPLICA_S_FOLLOWING,	/* a primary's session and data connection */
-	REPLICA_S_FENCED_FOR,	/* a promotion fenced it: no data connection */
-	REPLICA_S_STOPPED,
-	REPLICA_STATES
-};
+/* the states are repl.h's enum repl_session_state */
 
 /* what the replica did since it started (replica_state_snapshot.n) */
 struct replica_counters {
-	uint64_t state_ms[REPLICA_STATES];	/* time in each (current: to now) */
-	uint64_t entered[REPLICA_STATES];	/* times it entered each */
+	uint64_t state_ms[REPL_SESSION_STATES];	/* time in each (current: to now) */
+	uint64_t entered[REPL_SESSION_STATES];	/* times it entered each */
 	uint64_t sessions;	/* sessions begun (following or fenced for) */
 	uint64_t fences;	/* times a HELLO fenced it (a new registration) */
 	uint64_t silent_drops;	/* sessions dropped: the primary fell silent */
@@ -49,7 +44,7 @@ struct replica_counters {
 	uint64_t commits;	/* COMMITs: the commit point and tail hint */
 };
 
-const char *replica_session_state_name(enum replica_session_state s);
+const char *replica_session_state_name(enum repl_session_state s);
 
 /* what a replica's daemon can show of it: one consistent copy */
 struct replica_state_snapshot {
@@ -69,7 +64,7 @@ struct replica_state_snapshot {
 	int floor_pending;
 	int floor_needed;		/* answers it needs (0: not pending) */
 	int floor_answered;		/* answers in its last round */
-	enum replica_session_state session;
+	enum repl_session_state session;
 	struct replica_counters n;
 };
 
@@ -144,13 +139,29 @@ struct replica_cfg {
 	void (*ready)(void *arg);
 	void *ready_arg;
 	struct replica_state *state;	/* optional: kept current (see above) */
+	/*
+	 * For tests only: refuse every data connection, as one without the
+	 * session's admission token is (a link failure after a good HELLO).
+	 */
+	bool test_refuse_data;
 };
 
 /*
  * Serve primaries, one at a time, until *cfg->stop is set.  Returns 0 after
  * a stop, or a negative error (with a message logged) if the log or the
- * endpoints cannot be set up.
+ * endpoints cannot be set up.  replica_open + ready + replica_serve +
+ * replica_close.
  */
 int replica_run(const struct replica_cfg *cfg);
+
+/*
+ * The same in steps: replica_open locks and opens the log and listens
+ * (cfg must outlive the replica); replica_serve serves until *cfg->stop;
+ * replica_close closes it all.
+ */
+struct replica;
+int replica_open(const struct replica_cfg *cfg, struct replica **r);
+int replica_serve(struct replica *r);
+void replica_close(struct replica **r);
 
 #endif

@@ -16,8 +16,8 @@
 
 #include "bench_util.h"
 
-static void __attribute__((format(printf, 1, 2)))
-say(const char *fmt, ...)
+void
+bench_say(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -95,18 +95,18 @@ tcp_connect_pair(int port, int *server_fd)
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	*server_fd = -1;
 	if ((l = socket(AF_INET, SOCK_STREAM, 0)) < 0) {
-		say("tcp socket: %s", strerror(errno));
+		bench_say("tcp socket: %s", strerror(errno));
 		return -1;
 	}
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1)) {
-		say("tcp listen on %d: %s", port, strerror(errno));
+		bench_say("tcp listen on %d: %s", port, strerror(errno));
 		goto out;
 	}
 	if ((c = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
 	    connect(c, (struct sockaddr *)&a, sizeof(a)) ||
 	    (*server_fd = accept(l, NULL, NULL)) < 0) {
-		say("tcp connect to %d: %s", port, strerror(errno));
+		bench_say("tcp connect to %d: %s", port, strerror(errno));
 		if (c >= 0)
 			close(c);
 		c = -1;
@@ -150,7 +150,7 @@ bench_tcp_round_trips(int port, size_t size, long ops, uint64_t *lat,
 	pid_t pid;
 
 	if (buf == NULL) {
-		say("out of memory");
+		bench_say("out of memory");
 		return -1;
 	}
 	memset(buf, 0x5a, size);
@@ -169,7 +169,7 @@ bench_tcp_round_trips(int port, size_t size, long ops, uint64_t *lat,
 	}
 	close(s);
 	if (pid < 0) {
-		say("fork: %s", strerror(errno));
+		bench_say("fork: %s", strerror(errno));
 		close(c);
 		free(buf);
 		return -1;
@@ -179,7 +179,7 @@ bench_tcp_round_trips(int port, size_t size, long ops, uint64_t *lat,
 		uint64_t t = bench_now_ns();
 
 		if (full_io(c, buf, size, 1) || full_io(c, ack, sizeof(ack), 0)) {
-			say("tcp round trip %ld: %s", i, errno ? strerror(errno) : "closed");
+			bench_say("tcp round trip %ld: %s", i, errno ? strerror(errno) : "closed");
 			ret = -1;
 			break;
 		}
@@ -190,55 +190,9 @@ bench_tcp_round_trips(int port, size_t size, long ops, uint64_t *lat,
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {
 		if (ret == 0)
-			say("the tcp echo process failed");
+			bench_say("the tcp echo process failed");
 		ret = -1;
 	}
-	free(buf);
-	return ret;
-}
-
-/* ---------------------------------------------------------------- */
-/* copy + persist                                                   */
-
-int
-bench_copy_persist(enum rpma_ext_mem_backend backend, const char *path,
-		size_t region_size, size_t size, long slots, long ops,
-		uint64_t *lat, uint64_t *total_ns, bool *durable)
-{
-	struct rpma_ext_mem *mem = NULL;
-	char *buf = malloc(size), *ptr;
-	uint64_t t0;
-	int ret = 0;
-
-	if (buf == NULL) {
-		say("out of memory");
-		return -1;
-	}
-	memset(buf, 0x5a, size);
-	if (rpma_ext_mem_open(backend, path, region_size, RPMA_EXT_MEM_CREATE, &mem)) {
-		say("%s: %s", path, rpma_ext_errormsg());
-		unlink(path);
-		free(buf);
-		return -1;
-	}
-	rpma_ext_mem_get_ptr(mem, (void **)&ptr);
-	rpma_ext_mem_is_durable(mem, durable);
-	t0 = bench_now_ns();
-	for (long i = 0; i < ops; i++) {
-		size_t off = (size_t)(i % slots) * size;
-		uint64_t t = bench_now_ns();
-
-		memcpy(ptr + off, buf, size);
-		if (rpma_ext_mem_persist(mem, off, size)) {
-			say("persist: %s", rpma_ext_errormsg());
-			ret = -1;
-			break;
-		}
-		lat[i] = bench_now_ns() - t;
-	}
-	*total_ns = bench_now_ns() - t0;
-	rpma_ext_mem_close(&mem);
-	unlink(path);
 	free(buf);
 	return ret;
 }

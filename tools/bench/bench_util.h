@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bench_util.h -- what rpma-bench and repl-bench share: the clock,
- * percentiles, the medium's name, and the two floors every result is set
- * against (a TCP round trip carrying the payload, a copy + persist).
+ * bench_util.h -- what rpma-bench, repl-bench and replctl bench share:
+ * the clock, percentiles, the medium's name, and the network floor (a TCP
+ * round trip carrying the payload); the medium's is bench_floor.h.
  *
  * Latencies are in nanoseconds; percentiles come back in microseconds.
  * The floors return 0, or -1 after saying why on stderr.
@@ -13,8 +13,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "rpma.h"
 
 struct bench_stats {
 	double p50, p99, p999;	/* microseconds */
@@ -28,6 +26,8 @@ double bench_pct(const uint64_t *v, long n, double p);
 struct bench_stats bench_summarize(uint64_t *lat, long n);
 /* the filesystem holding dir: "tmpfs", "ext4", ... */
 const char *bench_fs_name(const char *dir);
+/* "PROGRAM: message" on stderr */
+void bench_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * The network floor: ops round trips over a loopback TCP pair on port,
@@ -36,14 +36,5 @@ const char *bench_fs_name(const char *dir);
  */
 int bench_tcp_round_trips(int port, size_t size, long ops, uint64_t *lat,
 		uint64_t *total_ns);
-
-/*
- * The medium's floor: ops times a memcpy of `size` bytes into a region of
- * region_size bytes at path, then one persist of that range; op i uses
- * slot i % slots.  The region is removed after; *durable tells the medium.
- */
-int bench_copy_persist(enum rpma_ext_mem_backend backend, const char *path,
-		size_t region_size, size_t size, long slots, long ops,
-		uint64_t *lat, uint64_t *total_ns, bool *durable);
 
 #endif

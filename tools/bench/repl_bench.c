@@ -34,10 +34,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_floor.h"
 #include "bench_util.h"
 #include "repl.h"
-#include "replica/replica.h"
-#include "rpma.h"
 
 #define MAX_REPLICAS 3
 #define MAX_THREADS 64
@@ -74,7 +73,9 @@ static struct {
 	pid_t pid[MAX_REPLICAS];
 } live;
 
-static atomic_int replica_stop;	/* replica_cfg.stop */
+/* a forked replica's: its signal handler stops it */
+static struct repl_replica_node *_Atomic replica_node;
+static volatile sig_atomic_t replica_stop;
 
 /* returns how many did not exit cleanly */
 static int
@@ -155,16 +156,12 @@ fail(const char *fmt, ...)
 static void
 on_replica_stop(int sig)
 {
+	struct repl_replica_node *node = atomic_load(&replica_node);
+
 	(void)sig;
 	replica_stop = 1;
-}
-
-static void
-replica_ready(void *arg)
-{
-	ssize_t n = write(*(int *)arg, "R", 1);
-
-	(void)n;	/* the bench notices a missing byte */
+	if (node)
+		repl_replica_stop(node);
 }
 
 static void __attribute__((noreturn))
@@ -172,13 +169,14 @@ replica_main(const struct opts *o, int i, size_t size, int ready_fd)
 {
 	struct sigaction sa = { .sa_handler = on_replica_stop };
 	char ctl[16], data[16];
-	struct replica_cfg cfg = {
-		.path = live.rep[i], .backend = (enum rpma_ext_mem_backend)o->backend,
+	struct repl_replica_cfg cfg = {
+		.path = live.rep[i], .backend = o->backend,
 		.size = size, .create = 1, .node_id = 2 + (uint32_t)i,
 		.provider = "tcp", .addr = "127.0.0.1", .ctl_port = ctl,
-		.data_port = data, .timeout_ms = 3000, .stop = &replica_stop,
-		.ready = replica_ready, .ready_arg = &ready_fd,
+		.data_port = data, .timeout_ms = 3000,
 	};
+	struct repl_replica_node *node = NULL;
+	ssize_t n;
 	int ret;
 
 	sigaction(SIGTERM, &sa, NULL);
@@ -191,9 +189,31 @@ replica_main(const struct opts *o, int i, size_t size, int ready_fd)
 	snprintf(ctl, sizeof(ctl), "%d", o->port + 2 * i);
 	snprintf(data, sizeof(data), "%d", o->port + 2 * i + 1);
 	memcpy(cfg.cluster_uuid, cluster_uuid, sizeof(cfg.cluster_uuid));
-	ret = replica_run(&cfg);
+	if ((ret = repl_replica_open(&cfg, &node)) == 0) {
+		atomic_store(&replica_node, node);
+		if (replica_stop)	/* a signal before the handle was there */
+			repl_replica_stop(node);
+		/* listening: the bench notices a missing byte */
+		n = write(ready_fd, "R", 1);
+		(void)n;
+		ret = repl_replica_run(node);
+		atomic_store(&replica_node, NULL);
+		repl_replica_close(&node);
+	}
 	unlink(cfg.path);
 	_exit(ret ? 1 : 0);
+}
+
+/* the floor's medium: the core's name of the log's backend */
+static enum rpma_ext_mem_backend
+floor_backend(enum repl_backend b)
+{
+	switch (b) {
+	case REPL_BACKEND_PMEM:		return RPMA_EXT_MEM_PMEM;
+	case REPL_BACKEND_CRASH:	return RPMA_EXT_MEM_CRASH;
+	case REPL_BACKEND_FILE:
+	default:			return RPMA_EXT_MEM_FILE;
+	}
 }
 
 /* forked before any thread exists: fork() copies only the caller */
@@ -485,7 +505,7 @@ main(int argc, char *argv[])
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* the engine's errors and warnings (a replica down) on stderr */
-	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_WARNING);
+	repl_log_set_threshold(REPL_LOG_THRESHOLD_STDERR, REPL_LOG_LEVEL_WARNING);
 
 	lat = calloc((size_t)(o.ops * o.threads), sizeof(*lat));
 	plat = calloc((size_t)o.ops, sizeof(*plat));
@@ -501,7 +521,7 @@ main(int argc, char *argv[])
 	if (o.replicas &&
 	    bench_tcp_round_trips(o.port + 2 * o.replicas, o.size, o.ops, tlat, &total))
 		fail("the tcp floor failed");
-	if (bench_copy_persist((enum rpma_ext_mem_backend)o.backend, live.floor,
+	if (bench_copy_persist(floor_backend(o.backend), live.floor,
 			o.size * 64 + (1 << 20), o.size, 64, o.ops, plat, &total, &durable))
 		fail("the copy+persist floor failed");
 

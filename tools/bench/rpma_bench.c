@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_floor.h"
 #include "bench_util.h"
 #include "rpma.h"
 

@@ -30,10 +30,9 @@ hex(char *out, const uint8_t *p, size_t n)
 }
 
 static void
-print_header(const struct logimg *img, bool json)
+print_header(const struct repl_log_header *h, bool json)
 {
-	const struct wal_hdr *h = &img->hdr;
-	const struct membership *ms = &img->ms;
+	const struct repl_membership *ms = &h->membership;
 	char u[37];
 
 	uuid_str(h->cluster_uuid, u);
@@ -44,21 +43,23 @@ print_header(const struct logimg *img, bool json)
 			"\"checkpoint\":{\"lsn\":%" PRIu64 ",\"off\":%" PRIu64
 			",\"lap\":%" PRIu32 ",\"epoch\":%" PRIu64 "},\"health\":\"%s\","
 			"\"promise_pending\":%s,\"membership\":", h->node_id, u, h->epoch,
-			h->ring_size, 'A' + img->hdr_copy, h->seq, h->incarnation, h->ck_lsn,
-			h->ck_off, h->ck_lap, h->ck_epoch, health_str(h),
-			(h->flags & WAL_F_PROMISE_PENDING) ? "true" : "false");
+			h->ring_size, 'A' + h->header_copy, h->seq, h->incarnation,
+			h->checkpoint_lsn, h->checkpoint_off, h->checkpoint_lap,
+			h->checkpoint_epoch, health_str(h),
+			h->promise_pending ? "true" : "false");
 		ms_json(stdout, ms);
 		printf("}\n");
 		return;
 	}
 	printf("log: node %" PRIu32 "  cluster %s  epoch %" PRIu64 "  ring %" PRIu64
 		" bytes  header copy %c seq %" PRIu64 "  incarnation %016" PRIx64 "%s\n",
-		h->node_id, u, h->epoch, h->ring_size, 'A' + img->hdr_copy, h->seq,
-		h->incarnation, (h->flags & WAL_F_PROMISE_PENDING) ?
+		h->node_id, u, h->epoch, h->ring_size, 'A' + h->header_copy, h->seq,
+		h->incarnation, h->promise_pending ?
 		"  PROMISE PENDING (made anew: no promise floor taken yet)" : "");
 	printf("checkpoint: LSN %" PRIu64 " at ring offset %" PRIu64 " lap %" PRIu32
-		" epoch %" PRIu64 "  health %s\n", h->ck_lsn, h->ck_off, h->ck_lap,
-		h->ck_epoch, health_str(h));
+		" epoch %" PRIu64 "  health %s\n", h->checkpoint_lsn,
+		h->checkpoint_off, h->checkpoint_lap, h->checkpoint_epoch,
+		health_str(h));
 	{
 		char sum[200];
 
@@ -70,41 +71,43 @@ print_header(const struct logimg *img, bool json)
 		"LEN", "OFFSET", "LAP", "CRC", "PAYLOAD");
 }
 
+#define HEAD 32	/* the payload's bytes shown */
+
 static int
-dump_rec(void *arg, const struct logrec *r)
+dump_rec(void *arg, const struct repl_log_record *r)
 {
 	struct dump_arg *a = arg;
-	const struct rec_hdr *h = &r->h;
-	char pl[2 * sizeof(r->head) + 4];
-	bool more = h->len > r->head_len;
+	size_t head_len = r->len < HEAD ? r->len : HEAD;
+	char pl[2 * HEAD + 4];
+	bool more = r->len > head_len;
 
-	if (h->lsn < a->from)
+	if (r->lsn < a->from)
 		return 0;
-	if (h->lsn > a->to)
+	if (r->lsn > a->to)
 		return 1;
 	a->listed++;
-	hex(pl, r->head, r->head_len);
+	hex(pl, r->data, head_len);
 	if (a->json) {
-		printf("{\"type\":\"record\",\"lsn\":%" PRIu64 ",\"epoch\":%" PRIu32
-			",\"client_id\":%" PRIu64 ",\"len\":%" PRIu32 ",\"off\":%" PRIu64
-			",\"lap\":%" PRIu32 ",\"crc_ok\":true,\"epoch_start\":%s", h->lsn,
-			h->epoch, h->client_id, h->len, r->off, h->lap,
-			(h->flags & FLAG_EPOCH_START) ? "true" : "false");
+		printf("{\"type\":\"record\",\"lsn\":%" PRIu64 ",\"epoch\":%" PRIu64
+			",\"client_id\":%" PRIu64 ",\"len\":%zu,\"off\":%" PRIu64
+			",\"lap\":%" PRIu32 ",\"crc_ok\":true,\"epoch_start\":%s", r->lsn,
+			r->epoch, r->client_id, r->len, r->off, r->lap,
+			r->epoch_start ? "true" : "false");
 		if (a->payload == PAYLOAD_HEX)
 			printf(",\"payload\":\"%s\",\"payload_truncated\":%s", pl,
 				more ? "true" : "false");
 		printf("}\n");
 		return 0;
 	}
-	if (h->flags & FLAG_EPOCH_START)
+	if (r->epoch_start)
 		strcpy(pl, "(epoch start)");
 	else if (a->payload == PAYLOAD_NONE)
 		strcpy(pl, "-");
 	else if (more)
 		strcat(pl, "...");
-	printf("%12" PRIu64 " %10" PRIu32 " %20" PRIu64 " %8" PRIu32 " %12" PRIu64
-		" %6" PRIu32 " %4s  %s\n", h->lsn, h->epoch, h->client_id, h->len,
-		r->off, h->lap, "ok", pl);
+	printf("%12" PRIu64 " %10" PRIu64 " %20" PRIu64 " %8zu %12" PRIu64
+		" %6" PRIu32 " %4s  %s\n", r->lsn, r->epoch, r->client_id, r->len,
+		r->off, r->lap, "ok", pl);
 	return 0;
 }
 
@@ -128,10 +131,11 @@ cmd_dump(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump_arg a = { .from = 0, .to = UINT64_MAX };
-	struct logimg img;
-	struct logend end;
+	struct repl_reader *rd = NULL;
+	struct repl_log_header hdr;
+	struct repl_log_end end;
 	char err[512];
-	int c, ret;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -179,26 +183,27 @@ cmd_dump(int argc, char *argv[])
 		usage();
 		return EXIT_USAGE;
 	}
-	if ((ret = logimg_open(argv[optind], &img, err, sizeof(err)))) {
+	if (repl_reader_open(argv[optind], &rd, err, sizeof(err))) {
 		fprintf(stderr, "replctl dump: %s\n", err);
-		return ret;
+		return EXIT_NO_LOG;
 	}
-	print_header(&img, a.json);
-	logimg_walk(&img, dump_rec, &a, &end);
+	repl_reader_header(rd, &hdr);
+	print_header(&hdr, a.json);
+	repl_reader_walk(rd, dump_rec, &a, &end);
 	if (a.json) {
 		printf("{\"type\":\"end\",\"records\":%" PRIu64 ",\"lsn\":%" PRIu64
 			",\"off\":%" PRIu64 ",\"lap\":%" PRIu32 ",\"damaged\":%s,\"why\":",
-			a.listed, end.at.lsn, end.at.off, end.at.lap,
+			a.listed, end.lsn, end.off, end.lap,
 			end.damaged ? "true" : "false");
 		json_str(stdout, end.why);
 		printf("}\n");
-	} else if (strcmp(end.why, "stopped") == 0) {
+	} else if (end.stopped) {
 		printf("end: %" PRIu64 " records listed, --to reached\n", a.listed);
 	} else {
 		printf("end: %" PRIu64 " records listed; LSN %" PRIu64 " at ring offset %"
-			PRIu64 " lap %" PRIu32 ": %s\n", a.listed, end.at.lsn, end.at.off,
-			end.at.lap, end.why);
+			PRIu64 " lap %" PRIu32 ": %s\n", a.listed, end.lsn, end.off,
+			end.lap, end.why);
 	}
-	logimg_close(&img);
+	repl_reader_close(&rd);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
 }

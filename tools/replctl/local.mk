@@ -8,8 +8,8 @@ tools_replctl_replctl_SOURCES = tools/replctl/replctl.c tools/replctl/replctl.h 
 	tools/replctl/client.c tools/replctl/client.h \
 	tools/replctl/json_in.c tools/replctl/json_in.h \
 	tools/replctl/live.c tools/replctl/append.c tools/replctl/bench.c
-tools_replctl_replctl_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tools/repld \
+# on librepl's public API only (tests/api/check-public-symbols.sh)
+tools_replctl_replctl_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
 	-I$(top_srcdir)/tools/bench $(JANSSON_CFLAGS)
 tools_replctl_replctl_LDADD = tools/repld/librepld_conf.la tools/bench/libbenchutil.la \
-	engine/librepl_internal.la rpma/librpmacore_internal.la $(JANSSON_LIBS) \
-	$(AX_PTHREAD_LIBS)
+	engine/librepl.la $(JANSSON_LIBS) $(AX_PTHREAD_LIBS)

@@ -12,32 +12,32 @@
 #include "replctl.h"
 
 void
-ms_summary(const struct membership *ms, char *buf, size_t len)
+ms_summary(const struct repl_membership *ms, char *buf, size_t len)
 {
-	uint32_t n = membership_nodes(ms, MEMBER_F_NEW);
+	uint32_t n = ms->n_new;
 
 	if (ms->config_epoch == 0)
 		snprintf(buf, len, "none stored");
-	else if (ms->v1)
+	else if (ms->version == 1)
 		snprintf(buf, len, "config epoch %" PRIu64 ", version 1 (no node "
 			"ids): k %" PRIu32 " of %" PRIu32 " replicas of the node that "
 			"wrote it", ms->config_epoch, ms->k, ms->count);
-	else if (ms->flags & MEMBERSHIP_F_JOINT)
+	else if (ms->flags & REPL_MEMBERSHIP_JOINT)
 		snprintf(buf, len, "config epoch %" PRIu64 ", joint (a change in "
 			"progress): new k %" PRIu32 " of %" PRIu32 " nodes, old k %"
 			PRIu32 " of %" PRIu32 " nodes", ms->config_epoch, ms->k, n,
-			ms->k_old, membership_nodes(ms, MEMBER_F_OLD));
+			ms->k_old, ms->n_old);
 	else
 		snprintf(buf, len, "config epoch %" PRIu64 ", k %" PRIu32 " of %"
 			PRIu32 " nodes%s", ms->config_epoch, ms->k, n,
-			(ms->flags & MEMBERSHIP_F_FROM_JOINT) ? " (ended a change)" : "");
+			(ms->flags & REPL_MEMBERSHIP_FROM_JOINT) ? " (ended a change)" : "");
 }
 
 void
-ms_nodes_text(FILE *f, const struct membership *ms, const char *indent)
+ms_nodes_text(FILE *f, const struct repl_membership *ms, const char *indent)
 {
-	for (uint32_t i = 0; i < ms->count && i < MEMBERSHIP_NODES_MAX; i++) {
-		const struct member *m = &ms->m[i];
+	for (uint32_t i = 0; i < ms->count && i < REPL_MEMBERS_MAX; i++) {
+		const struct repl_member *m = &ms->nodes[i];
 		char addr[64];
 
 		if (m->port)
@@ -46,30 +46,30 @@ ms_nodes_text(FILE *f, const struct membership *ms, const char *indent)
 			snprintf(addr, sizeof(addr), "(no address)");
 		fprintf(f, "%snode %-5" PRIu32 " %-24s incarnation %016" PRIx64 " %s%s\n",
 			indent, m->node_id, addr, m->incarnation,
-			(m->flags & MEMBER_F_NEW) ? "new" : "",
-			(m->flags & MEMBER_F_OLD) ?
-				((m->flags & MEMBER_F_NEW) ? ",old" : "old") : "");
+			(m->flags & REPL_MEMBER_NEW) ? "new" : "",
+			(m->flags & REPL_MEMBER_OLD) ?
+				((m->flags & REPL_MEMBER_NEW) ? ",old" : "old") : "");
 	}
 }
 
 void
-ms_json(FILE *f, const struct membership *ms)
+ms_json(FILE *f, const struct repl_membership *ms)
 {
 	fprintf(f, "{\"config_epoch\":%" PRIu64 ",\"version\":%d,\"k\":%" PRIu32
 		",\"k_old\":%" PRIu32 ",\"joint\":%s,\"from_joint\":%s,\"nodes\":[",
-		ms->config_epoch, ms->config_epoch == 0 ? 0 : ms->v1 ? 1 : 2, ms->k,
-		ms->k_old, (ms->flags & MEMBERSHIP_F_JOINT) ? "true" : "false",
-		(ms->flags & MEMBERSHIP_F_FROM_JOINT) ? "true" : "false");
-	for (uint32_t i = 0; i < ms->count && i < MEMBERSHIP_NODES_MAX; i++) {
-		const struct member *m = &ms->m[i];
+		ms->config_epoch, ms->version, ms->k,
+		ms->k_old, (ms->flags & REPL_MEMBERSHIP_JOINT) ? "true" : "false",
+		(ms->flags & REPL_MEMBERSHIP_FROM_JOINT) ? "true" : "false");
+	for (uint32_t i = 0; i < ms->count && i < REPL_MEMBERS_MAX; i++) {
+		const struct repl_member *m = &ms->nodes[i];
 
 		fprintf(f, "%s{\"node_id\":%" PRIu32 ",\"host\":", i ? "," : "",
 			m->node_id);
 		json_str(f, m->host);
 		fprintf(f, ",\"port\":%u,\"incarnation\":\"%016" PRIx64 "\","
 			"\"new\":%s,\"old\":%s}", m->port, m->incarnation,
-			(m->flags & MEMBER_F_NEW) ? "true" : "false",
-			(m->flags & MEMBER_F_OLD) ? "true" : "false");
+			(m->flags & REPL_MEMBER_NEW) ? "true" : "false",
+			(m->flags & REPL_MEMBER_OLD) ? "true" : "false");
 	}
 	fprintf(f, "]}");
 }

@@ -17,12 +17,13 @@ cmd_status(int argc, char *argv[])
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct logimg img;
-	struct logsum s;
+	struct repl_reader *rd = NULL;
+	struct repl_log_header hdr;
+	struct repl_log_summary s;
 	const char *path;
 	bool json = false, bad = false;
 	char err[512];
-	int c, ret;
+	int c;
 
 	optind = 0;
 	opterr = 0;
@@ -41,42 +42,43 @@ cmd_status(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	path = argv[optind];
-	if ((ret = logimg_open(path, &img, err, sizeof(err)))) {
+	if (repl_reader_open(path, &rd, err, sizeof(err))) {
 		fprintf(stderr, "replctl status: %s\n", err);
-		return ret;
+		return EXIT_NO_LOG;
 	}
-	logimg_summary(&img, &s);
+	repl_reader_header(rd, &hdr);
+	repl_reader_summary(rd, &s);
 	if (json) {
 		printf("{\"first_lsn\":%" PRIu64 ",\"last_lsn\":%" PRIu64 ",\"records\":%"
 			PRIu64 ",\"epoch\":%" PRIu64 ",\"tail_epoch\":%" PRIu64 ",\"used\":%"
 			PRIu64 ",\"size\":%" PRIu64 ",\"health\":\"%s\",\"tail_damaged\":%s,"
 			"\"promise_pending\":%s,\"membership\":", s.first_lsn, s.last_lsn,
-			s.records, img.hdr.epoch, s.tail_epoch, s.used, img.hdr.ring_size,
-			health_str(&img.hdr), s.end.damaged ? "true" : "false",
-			(img.hdr.flags & WAL_F_PROMISE_PENDING) ? "true" : "false");
-		ms_json(stdout, &img.ms);
+			s.records, hdr.epoch, s.tail_epoch, s.used_bytes, s.size_bytes,
+			health_str(&hdr), s.end.damaged ? "true" : "false",
+			hdr.promise_pending ? "true" : "false");
+		ms_json(stdout, &hdr.membership);
 		printf("}\n");
 	} else {
 		printf("%-12s %" PRIu64 "\n", "first LSN", s.first_lsn);
 		printf("%-12s %" PRIu64 "\n", "last LSN", s.last_lsn);
-		printf("%-12s %" PRIu64 "%s\n", "epoch", img.hdr.epoch,
-			(img.hdr.flags & WAL_F_PROMISE_PENDING) ? " (promise pending: "
+		printf("%-12s %" PRIu64 "%s\n", "epoch", hdr.epoch,
+			hdr.promise_pending ? " (promise pending: "
 			"made anew, it has not taken its promise floor yet)" : "");
 		printf("%-12s %" PRIu64 "\n", "tail epoch", s.tail_epoch);
-		printf("%-12s %" PRIu64 " / %" PRIu64 " bytes\n", "used", s.used,
-			img.hdr.ring_size);
-		printf("%-12s %s\n", "health", health_str(&img.hdr));
+		printf("%-12s %" PRIu64 " / %" PRIu64 " bytes\n", "used", s.used_bytes,
+			s.size_bytes);
+		printf("%-12s %s\n", "health", health_str(&hdr));
 		{
 			char sum[200];
 
-			ms_summary(&img.ms, sum, sizeof(sum));
+			ms_summary(&hdr.membership, sum, sizeof(sum));
 			printf("%-12s %s\n", "membership", sum);
-			ms_nodes_text(stdout, &img.ms, "             ");
+			ms_nodes_text(stdout, &hdr.membership, "             ");
 		}
 		if (s.end.damaged)
 			printf("%-12s LSN %" PRIu64 " at ring offset %" PRIu64 ": %s\n",
-				"tail", s.end.at.lsn, s.end.at.off, s.end.why);
+				"tail", s.end.lsn, s.end.off, s.end.why);
 	}
-	logimg_close(&img);
+	repl_reader_close(&rd);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
 }

@@ -51,10 +51,18 @@ link_state_key(int s)
 	return link_state_name((enum repl_link_state)s);
 }
 
+static const char *const session_states[REPL_SESSION_STATES] = {
+	[REPL_SESSION_IDLE] = "idle",
+	[REPL_SESSION_FLOOR] = "floor",
+	[REPL_SESSION_FOLLOWING] = "following",
+	[REPL_SESSION_FENCED_FOR] = "fenced_for",
+	[REPL_SESSION_STOPPED] = "stopped",
+};
+
 static const char *
 replica_state_key(int s)
 {
-	return replica_session_state_name(s);
+	return (unsigned)s < REPL_SESSION_STATES ? session_states[s] : "unknown";
 }
 
 /* {"state": value, ...} of n states; NULL when it cannot be made */
@@ -234,13 +242,13 @@ primary_json(struct node *n, struct repl *repl, json_t *o)
 static int
 replica_json(struct node *n, json_t *o)
 {
-	struct replica_state_snapshot rs;
+	struct repl_replica_info rs;
 	struct members m;
 	json_t *list = json_array();
 	int bad = 0;
 
 	members_get(n, &m);
-	replica_state_get(&n->replica_state, &rs);
+	node_replica_info(n, &rs);
 	for (int i = 0; i < m.n; i++)
 		bad |= json_array_append_new(list, json_pack("{s:o}", "address",
 			jo_str(m.peer[i].address)));
@@ -260,18 +268,18 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "floor_needed", json_integer(rs.floor_needed));
 	bad |= json_object_set_new(o, "floor_answered", json_integer(rs.floor_answered));
 	bad |= json_object_set_new(o, "session_state",
-		jo_str(replica_session_state_name(rs.session)));
-	bad |= json_object_set_new(o, "state_ms", by_state(REPLICA_STATES,
-		replica_state_key, rs.n.state_ms));
-	bad |= json_object_set_new(o, "state_entries", by_state(REPLICA_STATES,
-		replica_state_key, rs.n.entered));
-	bad |= json_object_set_new(o, "sessions", jo_u64(rs.n.sessions));
-	bad |= json_object_set_new(o, "fences", jo_u64(rs.n.fences));
-	bad |= json_object_set_new(o, "silent_drops", jo_u64(rs.n.silent_drops));
-	bad |= json_object_set_new(o, "queries", jo_u64(rs.n.queries));
-	bad |= json_object_set_new(o, "truncates", jo_u64(rs.n.truncates));
-	bad |= json_object_set_new(o, "head_moves", jo_u64(rs.n.head_moves));
-	bad |= json_object_set_new(o, "commits", jo_u64(rs.n.commits));
+		jo_str(replica_state_key(rs.session)));
+	bad |= json_object_set_new(o, "state_ms", by_state(REPL_SESSION_STATES,
+		replica_state_key, rs.state_ms));
+	bad |= json_object_set_new(o, "state_entries", by_state(REPL_SESSION_STATES,
+		replica_state_key, rs.state_entries));
+	bad |= json_object_set_new(o, "sessions", jo_u64(rs.sessions));
+	bad |= json_object_set_new(o, "fences", jo_u64(rs.fences));
+	bad |= json_object_set_new(o, "silent_drops", jo_u64(rs.silent_drops));
+	bad |= json_object_set_new(o, "queries", jo_u64(rs.queries));
+	bad |= json_object_set_new(o, "truncates", jo_u64(rs.truncates));
+	bad |= json_object_set_new(o, "head_moves", jo_u64(rs.head_moves));
+	bad |= json_object_set_new(o, "commits", jo_u64(rs.commits));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "peers", list);
 	return bad;

@@ -48,9 +48,10 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/json_out.c tools/repld/json_out.h
-tools_repld_repld_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS)
-tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl_internal.la \
-	rpma/librpmacore_internal.la $(JANSSON_LIBS) $(AX_PTHREAD_LIBS)
+# on librepl's public API only (tests/api/check-public-symbols.sh)
+tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS)
+tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
+	$(JANSSON_LIBS) $(AX_PTHREAD_LIBS)
 
 # the admin socket's text, both ends: requests, replies, replctl's reader
 check_PROGRAMS += tests/tools/admin_proto_test

@@ -11,9 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log/log_lock.h"
 #include "node.h"
-#include "rpma.h"
 
 #define say(...) fprintf(stderr, "repld: " __VA_ARGS__)
 
@@ -38,8 +36,6 @@ node_role(struct node *n)
 static const char *
 provider_of(const struct repld_conf *conf)
 {
-	struct ibv_context *ctx = NULL;
-
 	switch (conf->transport) {
 	case REPLD_TRANSPORT_VERBS:
 		return "verbs";
@@ -50,8 +46,7 @@ provider_of(const struct repld_conf *conf)
 	case REPLD_TRANSPORT_AUTO:
 	default:
 		/* an RDMA device serving the listen address: use it */
-		if (rpma_utils_get_ibv_context(conf->listen.address,
-				RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx) == 0)
+		if (repl_rdma_available(conf->listen.address))
 			return "verbs";
 		return "tcp";
 	}
@@ -136,11 +131,18 @@ set_role(struct node *n, enum node_role role, struct repl *repl)
 
 /* ---- the replica ---- */
 
-static void
-say_listening(void *arg)
+void
+node_replica_info(struct node *n, struct repl_replica_info *info)
 {
-	const struct node *n = arg;
+	pthread_mutex_lock(&n->lock);
+	if (n->replica == NULL || repl_replica_info(n->replica, info) != 0)
+		*info = n->replica_last;
+	pthread_mutex_unlock(&n->lock);
+}
 
+static void
+say_listening(const struct node *n)
+{
 	say("node %u (replica) listening on %s, control port %u, data port %u\n",
 		n->conf.node_id, n->conf.listen.address,
 		n->conf.listen.control_port, n->conf.listen.data_port);
@@ -151,14 +153,32 @@ replica_main(void *arg)
 {
 	struct node *n = arg;
 
-	n->replica_ret = replica_run(&n->replica_cfg);
+	n->replica_ret = repl_replica_run(n->replica);
 	return NULL;
 }
 
+static enum repl_backend
+backend_of(enum repld_backend b)
+{
+	switch (b) {
+	case REPLD_BACKEND_PMEM:	return REPL_BACKEND_PMEM;
+	case REPLD_BACKEND_CRASH:	return REPL_BACKEND_CRASH;
+	case REPLD_BACKEND_FILE:
+	default:			return REPL_BACKEND_FILE;
+	}
+}
+
+/*
+ * Open the log as a replica and serve it in a thread.  An open that fails
+ * leaves the node a replica with replica_ret set: node_tick says why.
+ */
 static int
 replica_start(struct node *n)
 {
 	const struct repld_conf *conf = &n->conf;
+	struct repl_replica_node *replica = NULL;
+	struct repl_replica_cfg cfg;
+	int ret;
 
 	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
 	snprintf(n->data_port, sizeof(n->data_port), "%u", conf->listen.data_port);
@@ -169,13 +189,12 @@ replica_start(struct node *n)
 			conf->peers[i].address);
 		snprintf(n->floor_ports[i], sizeof(n->floor_ports[i]), "%u",
 			conf->peers[i].control_port);
-		n->floor_peers[i] = (struct replica_peer){ n->floor_hosts[i],
+		n->floor_peers[i] = (struct repl_replica){ n->floor_hosts[i],
 			n->floor_ports[i] };
 	}
-	n->replica_cfg = (struct replica_cfg){
+	cfg = (struct repl_replica_cfg){
 		.path = conf->log.path,
-		/* repld_backend has rpma_ext_mem_backend's values */
-		.backend = (enum rpma_ext_mem_backend)conf->log.backend,
+		.backend = backend_of(conf->log.backend),
 		.size = conf->log.size,
 		/*
 		 * Formats a blank medium only for a new cluster; made anew
@@ -196,22 +215,32 @@ replica_start(struct node *n)
 		.tls_ca = conf->tls.ca,
 		.tls_cert = conf->tls.cert,
 		.tls_key = conf->tls.key,
-		.stop = &n->replica_stop,
-		.ready = say_listening,
-		.ready_arg = n,
-		.state = &n->replica_state,
+		/* for tests only (repld_data_refused.sh): a link failure after HELLO */
+		.test_refuse_data = getenv("REPL_TEST_REFUSE_DATA") != NULL,
 	};
-	memcpy(n->replica_cfg.cluster_uuid, conf->cluster_uuid, 16);
+	memcpy(cfg.cluster_uuid, conf->cluster_uuid, 16);
 	/*
 	 * The start that asked for it makes the log, once: a later start of
 	 * the replica (after a refused promotion, a step-down) opens what the
 	 * log holds by then.
 	 */
 	n->bootstrap = n->reinit = false;
-	n->replica_stop = 0;
 	n->replica_ret = 0;
+	if ((ret = repl_replica_open(&cfg, &replica)) != 0) {
+		n->replica_ret = ret;
+		set_role(n, NODE_REPLICA, NULL);
+		return 0;
+	}
+	say_listening(n);
+	pthread_mutex_lock(&n->lock);
+	n->replica = replica;
+	pthread_mutex_unlock(&n->lock);
 	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
 		say("cannot start the replica's thread\n");
+		pthread_mutex_lock(&n->lock);
+		n->replica = NULL;
+		pthread_mutex_unlock(&n->lock);
+		repl_replica_close(&replica);
 		return -1;
 	}
 	n->replica_running = true;
@@ -223,11 +252,19 @@ replica_start(struct node *n)
 static int
 replica_stop(struct node *n)
 {
+	struct repl_replica_node *replica;
+
 	if (!n->replica_running)
-		return 0;
-	n->replica_stop = 1;
+		return n->replica_ret;	/* an open that failed, or none */
+	repl_replica_stop(n->replica);
 	pthread_join(n->replica_thread, NULL);
 	n->replica_running = false;
+	pthread_mutex_lock(&n->lock);
+	replica = n->replica;
+	(void)repl_replica_info(replica, &n->replica_last);
+	n->replica = NULL;
+	pthread_mutex_unlock(&n->lock);
+	repl_replica_close(&replica);
 	set_role(n, NODE_DOWN, NULL);
 	return n->replica_ret;
 }
@@ -248,7 +285,7 @@ refused_locked(const char *path, char *msg, size_t msglen)
 {
 	char holder[96];
 
-	log_lock_holder(path, holder, sizeof(holder));
+	(void)repl_lock_holder(path, holder, sizeof(holder));
 	snprintf(msg, msglen, "refused to start: the log %s is locked by %s: "
 		"another repld or librepl program has it open", path, holder);
 }
@@ -267,7 +304,7 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	char ports[REPLD_PEERS_MAX][8];
 	struct repl_cfg cfg = {
 		.path = conf->log.path,
-		.backend = (enum repl_backend)conf->log.backend,
+		.backend = backend_of(conf->log.backend),
 		.size = conf->log.size,
 		.node_id = conf->node_id,
 		.full_timeout_ms = conf->full_timeout_ms,
@@ -391,7 +428,6 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	pthread_mutex_init(&n->change, NULL);
-	(void)replica_state_init(&n->replica_state);
 	snprintf(n->provider, sizeof(n->provider), "%s", provider_of(&n->conf));
 }
 
@@ -818,7 +854,6 @@ void
 node_free(struct node *n)
 {
 	repld_conf_free(&n->conf);
-	replica_state_destroy(&n->replica_state);
 	pthread_mutex_destroy(&n->change);
 	pthread_cond_destroy(&n->cond);
 	pthread_mutex_destroy(&n->lock);

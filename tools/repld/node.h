@@ -22,7 +22,6 @@
 #include <stddef.h>
 
 #include "repl.h"
-#include "replica/replica.h"
 #include "repld_conf.h"
 
 enum node_role {
@@ -53,7 +52,7 @@ struct node {
 
 	pthread_mutex_t change;		/* one change of state at a time */
 
-	/* NODE_REPLICA: replica_run in its own thread */
+	/* NODE_REPLICA: repl_replica_run in its own thread */
 	pthread_t replica_thread;
 	bool replica_running;
 	/*
@@ -63,13 +62,13 @@ struct node {
 	 */
 	bool bootstrap;
 	bool reinit;
-	atomic_int replica_stop;	/* replica_cfg.stop */
-	atomic_int replica_ret;		/* replica_run's result, once it returned */
-	struct replica_cfg replica_cfg;
-	struct replica_state replica_state;	/* what it serves, for STATUS */
+	struct repl_replica_node *replica;	/* under lock: STATUS reads it */
+	/* the replica's open or run result (REPL_E_*), once it failed or returned */
+	atomic_int replica_ret;
+	struct repl_replica_info replica_last;	/* what it served last */
 	char ctl_port[8], data_port[8];
-	/* replica_cfg.peers: the file's peers as they were at replica_start */
-	struct replica_peer floor_peers[REPLD_PEERS_MAX];
+	/* the replica's peers: the file's peers as they were at replica_start */
+	struct repl_replica floor_peers[REPLD_PEERS_MAX];
 	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
 	char floor_ports[REPLD_PEERS_MAX][8];
 };
@@ -117,6 +116,8 @@ int node_stop(struct node *n);
 void node_free(struct node *n);
 
 enum node_role node_role(struct node *n);
+/* what the replica serves (or served last), for STATUS */
+void node_replica_info(struct node *n, struct repl_replica_info *info);
 const char *node_role_name(enum node_role r);
 
 #endif

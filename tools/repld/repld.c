@@ -48,7 +48,6 @@
 #include "node.h"
 #include "repl.h"
 #include "repld_conf.h"
-#include "rpma.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -135,6 +134,19 @@ log_status(struct node *n)
 		(unsigned long long)st.durable_lsn,
 		(unsigned long long)st.commit_lsn, st.replicas_up, n->conf.quorum);
 	node_leave(n);
+}
+
+static enum repl_log_level
+log_level_of(enum repld_log_level l)
+{
+	switch (l) {
+	case REPLD_LOG_ERROR:	return REPL_LOG_LEVEL_ERROR;
+	case REPLD_LOG_WARNING:	return REPL_LOG_LEVEL_WARNING;
+	case REPLD_LOG_NOTICE:	return REPL_LOG_LEVEL_NOTICE;
+	case REPLD_LOG_INFO:	return REPL_LOG_LEVEL_INFO;
+	case REPLD_LOG_DEBUG:	return REPL_LOG_LEVEL_DEBUG;
+	default:		return REPL_LOG_LEVEL_WARNING;
+	}
 }
 
 /* serve until a signal, a fence or a failure ends it; the exit code */
@@ -256,10 +268,10 @@ main(int argc, char *argv[])
 		repld_conf_free(&conf);
 		return 0;
 	}
-	/* the engine logs through the core: both to the sink and to stderr */
-	rpma_log_set_threshold(RPMA_LOG_THRESHOLD, (enum rpma_log_level)conf.log_level);
-	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
-		(enum rpma_log_level)conf.log_level);
+	/* librepl's messages: both to the sink and to stderr */
+	repl_log_set_threshold(REPL_LOG_THRESHOLD, log_level_of(conf.log_level));
+	repl_log_set_threshold(REPL_LOG_THRESHOLD_STDERR,
+		log_level_of(conf.log_level));
 	/* line by line, as a service manager reads it */
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	catch_signals();

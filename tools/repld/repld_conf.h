@@ -35,7 +35,7 @@ enum repld_transport {
 	REPLD_TRANSPORT_OFI_NET = 3,
 };
 
-/* the values of enum repl_backend (repl.h) and rpma_ext_mem_backend */
+/* the log's medium (repl.h: enum repl_backend, mapped by node.c) */
 enum repld_backend {
 	REPLD_BACKEND_PMEM = 1,
 	REPLD_BACKEND_FILE = 2,
@@ -49,7 +49,7 @@ enum repld_flush_method {
 	REPLD_FLUSH_NATIVE = 3,		/* only where rdma-core has ibv_wr_flush */
 };
 
-/* the values of enum rpma_log_level (rpma.h) */
+/* the levels of log_level (repl.h: enum repl_log_level, mapped by repld.c) */
 enum repld_log_level {
 	REPLD_LOG_ERROR = 1,
 	REPLD_LOG_WARNING = 2,
