@@ -185,3 +185,10 @@ tests_engine_link_states_LDADD = engine/librepl_internal.la $(LDADD)
 # engine/'s wings stay layered and its files form no loop (includes and nm)
 TESTS += tests/engine/engine_layering.sh
 EXTRA_DIST += tests/engine/engine_layering.sh
+
+# the engine's locks: every inverted pair aborts a debug build
+check_PROGRAMS += tests/engine/lock_order
+TESTS += tests/engine/lock_order
+tests_engine_lock_order_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_lock_order_LDADD = engine/librepl_internal.la $(LDADD)
