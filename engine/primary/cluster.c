@@ -436,8 +436,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	}
 	/* not fatal: without it a promotion elsewhere cannot fence this one */
 	(void)fence_listen_start(c);
-	if ((c->ms.flags & MEMBERSHIP_F_JOINT) &&
-	    !cluster_ms_wait_final(c, c->cfg.promote_wait_ms))
+	/* the links run: c->ms is read under c->lock from here on */
+	if (!cluster_ms_wait_final(c, c->cfg.promote_wait_ms))
 		REPL_LOG_WARNING("membership: the change is not committed within "
 			"%d ms: too few nodes of the old configuration hold it; "
 			"nothing is acknowledged without both configurations' "
