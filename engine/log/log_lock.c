@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/elog.h"
+#include "common/fault.h"
 #include "log/log_lock.h"
 
 /* the whole file, for writing; an OFD lock needs l_pid 0 */
@@ -34,6 +35,7 @@ log_lock(const char *path, bool create, int *fd)
 	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 	if (*fd < 0)
 		return 0;	/* the log's own open names the reason */
+	REPL_FAULT(LOG_E_LOCKED, log_unlock(fd));
 	if (try_lock(*fd) == 0)
 		return 0;
 	e = errno;

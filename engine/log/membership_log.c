@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/elog.h"
+#include "common/fault.h"
 #include "common/membership.h"
 
 #define COPY_SIZE 4096
@@ -59,6 +60,7 @@ membership_store(struct rpma_ext_mem *mem, const struct membership *ms)
 	load_copy(mem, 1, &b);
 	/* keep the newer copy: a torn write leaves it in place */
 	k = a.config_epoch > b.config_epoch ? 1 : 0;
+	REPL_FAULT(RPMA_E_INVAL, {});
 	return rpma_ext_mem_memcpy(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF, buf,
 			MEMBERSHIP_SIZE) ? RPMA_E_INVAL :
 		rpma_ext_mem_persist(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,

@@ -27,6 +27,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/elog.h"
+#include "common/fault.h"
 
 #define POLL_MS 100	/* how soon a stop is seen */
 
@@ -128,7 +129,8 @@ fence_listen_start(struct cluster *c)
 			c->cfg.listen_port, ctl_last_error());
 		return ret;
 	}
-	if (pthread_create(&c->fence_thread, NULL, fence_listen_main, c) != 0) {
+	if (REPL_FAULTED() ||
+	    pthread_create(&c->fence_thread, NULL, fence_listen_main, c) != 0) {
 		ctl_listener_close(&c->fence_listener);
 		return RPMA_E_NOMEM;
 	}

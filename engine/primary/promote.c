@@ -54,6 +54,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/elog.h"
+#include "common/fault.h"
 
 #define TERM_SHIFT 16
 #define ROUNDS_MAX 8		/* STALE answers before giving up */
@@ -115,7 +116,8 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 	m.u.hello.incarnation = c->id.incarnation;
 	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
 	m.seq = ++f->seq;
-	if (ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
+	if (REPL_FAULTED() ||
+	    ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
 	    ctl_chan_recv(f->ch, &m, c->cfg.down_timeout_ms) != 0) {
 		snprintf(f->why, sizeof(f->why), "no answer: %s", ctl_chan_why(f->ch));
 		goto fail;
@@ -196,7 +198,8 @@ pull_range(struct cluster *c, struct rpma_conn *conn, struct rpma_mr_remote *src
 		uint64_t n = len - done < PULL_PIECE ? len - done : PULL_PIECE;
 		size_t at = (size_t)(WAL_RING_OFF + off + done);
 
-		if (rpma_read(conn, c->src, at, src, at, (size_t)n,
+		if (REPL_FAULTED() ||
+		    rpma_read(conn, c->src, at, src, at, (size_t)n,
 				RPMA_F_COMPLETION_ALWAYS, NULL) ||
 		    wait_reads(conn, 1, c->cfg.down_timeout_ms))
 			return -1;
@@ -267,7 +270,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 		goto out;
 	}
 	/* the records check themselves; what they pass is persisted */
-	if (wal_refresh_persist(c->wal)) {
+	if (REPL_FAULTED() || wal_refresh_persist(c->wal)) {
 		snprintf(f->why, sizeof(f->why), "cannot persist the copy");
 		ret = -1;
 		goto out;
@@ -629,6 +632,7 @@ cluster_promote(struct cluster *c)
 	    followed_another(c))
 		return CLUSTER_E_SUPERSEDED;
 	probe = c->cfg.refuse_if_superseded && c->id.epoch != 0;
+	REPL_FAULT(RPMA_E_NOMEM, {});
 	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
 		return RPMA_E_NOMEM;
@@ -825,6 +829,7 @@ cluster_promote(struct cluster *c)
 	 * The commit rule: the epoch's first record.  Records of older epochs
 	 * become committed only once it is durable by the rule (cluster.c).
 	 */
+	REPL_FAULT_GOTO(ret, WAL_E_FULL, out);
 	if ((ret = wal_append_epoch_start(c->wal, 0, &c->epoch_start_lsn)) ||
 	    (ret = wal_sync(c->wal, c->epoch_start_lsn))) {
 		REPL_LOG_ERROR("promotion: cannot write the epoch's first record (%d)",

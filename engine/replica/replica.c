@@ -34,6 +34,7 @@
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
 #include "common/elog.h"
+#include "common/fault.h"
 #include "log/log_lock.h"
 #include "common/membership.h"
 
@@ -196,6 +197,7 @@ open_endpoints(struct replica *r)
 	}
 	if ((ret = new_region(r)))
 		return ret;
+	REPL_FAULT(RPMA_E_PROVIDER, {});
 	ret = rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep);
 	if (ret) {
 		REPL_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
@@ -288,7 +290,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 	};
 	int ret;
 
-	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
+	if (REPL_FAULTED() || rpma_ep_get_fd(r->ep, &pfd[0].fd))
 		return RPMA_E_PROVIDER;
 	/* readable may mean no request (libfabric's wait fd): never block on it */
 	{
@@ -538,7 +540,7 @@ new_region(struct replica *r)
 		RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr);
 	if (ret == 0)
 		ret = rpma_mr_get_descriptor_size(mr, &len);
-	if (ret == 0 && len > sizeof(desc))
+	if (ret == 0 && (REPL_FAULTED() || len > sizeof(desc)))
 		ret = RPMA_E_INVAL;
 	if (ret == 0)
 		ret = rpma_mr_get_descriptor(mr, desc);
@@ -613,6 +615,7 @@ fence(struct replica *r, uint64_t epoch, uint32_t from, uint64_t from_inc)
 		REPL_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
 			"%llu)", why, ctl_chan_peer(r->s.ch),
 			(unsigned long long)r->s.epoch);
+	REPL_FAULT(RPMA_E_PROVIDER, {});
 	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
 		return ret;
 	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
@@ -802,7 +805,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	}
 	hr->desc_len = (uint16_t)r->desc_len;
 	memcpy(hr->desc, r->desc, r->desc_len);
-	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
+	if (REPL_FAULTED() || ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
 		goto close;
 	if (!fence_only && (ret = accept_data(r, ch, &conn))) {
 		REPL_LOG_WARNING("replica: the primary at %s did not open its data "
