@@ -312,8 +312,15 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : RPMA_E_NOMEM;
 		rpma_conn_cfg_delete(&ccfg);
-		if (ret == RPMA_E_NO_EVENT)
+		if (ret == RPMA_E_NO_EVENT) {
+			/*
+			 * Readable without an event: the provider's progress
+			 * (a request still arriving) wakes the fd too, so a
+			 * retry at once would spin until it is complete.
+			 */
+			(void)poll(NULL, 0, 1);
 			continue;
+		}
 		if (ret)
 			return ret;
 		if (refuse_all) {
