@@ -496,6 +496,21 @@ followed_another(const struct cluster *c)
 }
 
 /*
+ * An epoch above this log's that this node chose in this incarnation:
+ * its own promotion, cut short after it fenced and before it wrote the
+ * epoch (an error or a crash before step 5).  A node that follows it has
+ * seen no newer primary since (a promotion would have gone above it), so
+ * it shows no failover; without this, one failed write would refuse
+ * every later restart.
+ */
+static bool
+own_unfinished(const struct cluster *c, const struct ctl_hello_reply *hr)
+{
+	return (hr->epoch & 0xffff) == (c->id.node_id & 0xffff) &&
+		hr->epoch_inc == c->id.incarnation;
+}
+
+/*
  * A restart of the node that led before: does a replica (or a running
  * primary) it reaches follow a newer epoch than its log's (a failover
  * while it was down)?  Asked with PROBE at the log's own epoch, so
@@ -517,7 +532,8 @@ superseded(struct cluster *c, struct fenced *f, int n)
 		int ret = hello_one(c, i, c->id.epoch, CTL_HELLO_F_PROBE, &f[i]);
 
 		f[i].probed = ret >= 0;
-		if (ret >= 0 && f[i].hr.epoch > c->id.epoch) {
+		if (ret >= 0 && f[i].hr.epoch > c->id.epoch &&
+		    !own_unfinished(c, &f[i].hr)) {
 			REPL_LOG_ERROR("restart as the primary refused: replica %s:%s "
 				"follows epoch %llu of node %llu, newer than this "
 				"log's %llu: a failover happened while this node was "
