@@ -183,3 +183,12 @@ tests_engine_link_split_LDADD = engine/librepl_internal.la $(LDADD)
 # engine/'s wings stay layered and its files form no loop (includes and nm)
 TESTS += tests/engine/engine_layering.sh
 EXTRA_DIST += tests/engine/engine_layering.sh
+
+# every engine fault point of a primary/replica pair, failed one at a time
+# (debug builds; each run a process, so LeakSanitizer checks each)
+check_PROGRAMS += tests/engine/fault_sweep
+TESTS += tests/engine/fault_sweep
+tests_engine_fault_sweep_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_fault_sweep_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
