@@ -12,6 +12,7 @@
 #include "common/fabric.h"
 #include "common/elog.h"
 #include "common/errors.h"
+#include "common/fault.h"
 
 static bool
 is_verbs(const char *provider)
@@ -28,6 +29,7 @@ fabric_peer_new(const char *provider, const char *addr, bool local,
 
 	if (provider == NULL)
 		return REPL_E_INVAL;
+	REPL_FAULT(REPL_E_TRANSPORT, {});
 	if (!is_verbs(provider))
 		return rpma_ext_peer_new_ofi(provider, peer_ptr);
 	ret = rpma_utils_get_ibv_context(addr, local ?
@@ -45,6 +47,7 @@ fabric_conn_cfg(const char *provider, int depth, int timeout_ms)
 {
 	struct rpma_conn_cfg *cfg = NULL;
 
+	REPL_FAULT(NULL, {});
 	if (rpma_conn_cfg_new(&cfg))
 		return NULL;
 	if (rpma_conn_cfg_set_sq_size(cfg, (uint32_t)depth) ||
@@ -108,7 +111,8 @@ fabric_conn_established(struct rpma_conn *conn, int timeout_ms)
 {
 	enum rpma_conn_event ev;
 
-	if (next_event(conn, clock_now_ms() + (uint64_t)timeout_ms, &ev))
+	if (REPL_FAULTED() ||
+	    next_event(conn, clock_now_ms() + (uint64_t)timeout_ms, &ev))
 		return REPL_E_TRANSPORT;
 	return ev == RPMA_CONN_ESTABLISHED ? 0 : REPL_E_TRANSPORT;
 }

@@ -37,6 +37,7 @@
 #include <openssl/x509.h>
 
 #include "common/clock.h"
+#include "common/fault.h"
 #include "ctl/ctl_chan.h"
 
 #include "ctl/ctl_stream.h"
@@ -110,7 +111,7 @@ chan_new(int fd, const struct sockaddr *sa, socklen_t salen, SSL_CTX *ctx,
 		close(fd);
 		return ret;
 	}
-	if ((ch = calloc(1, sizeof(*ch))) == NULL) {
+	if (REPL_FAULTED() || (ch = calloc(1, sizeof(*ch))) == NULL) {
 		ctl_set_error("%s", strerror(ENOMEM));
 		close(fd);
 		return -ENOMEM;
@@ -150,6 +151,8 @@ ctl_listen(const char *addr, const char *port, struct ctl_tls *tls,
 			"a NULL argument" : "a client TLS context");
 		return -EINVAL;
 	}
+	REPL_FAULT(-ENOMEM, ctl_set_error("listen on %s:%s: %s", addr ? addr :
+		"*", port, gai_strerror(EAI_MEMORY)));
 	if ((ret = getaddrinfo(addr, port, &hints, &res)) != 0) {
 		ctl_set_error("listen on %s:%s: %s", addr ? addr : "*", port,
 			gai_strerror(ret));
@@ -181,7 +184,7 @@ ctl_listen(const char *addr, const char *port, struct ctl_tls *tls,
 		close(fd);
 		goto fail;
 	}
-	if ((l = malloc(sizeof(*l))) == NULL) {
+	if (REPL_FAULTED() || (l = malloc(sizeof(*l))) == NULL) {
 		close(fd);
 		ret = -ENOMEM;
 		goto fail;
@@ -233,6 +236,7 @@ accept_one(struct ctl_listener *l, bool handshake, int64_t deadline,
 		return -EINVAL;
 	}
 	for (;;) {
+		REPL_FAULT(-EMFILE, ctl_set_error("accept: %s", strerror(EMFILE)));
 		sslen = sizeof(ss);
 		fd = accept4(l->fd, (struct sockaddr *)&ss, &sslen,
 			SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -305,6 +309,7 @@ connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out)
 	int fd, ret, err = 0;
 	socklen_t errlen = sizeof(err);
 
+	REPL_FAULT(-EMFILE, {});
 	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
 		SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0)
@@ -353,6 +358,8 @@ ctl_connect(const char *host, const char *port, int timeout_ms,
 			"a server TLS context" : "a NULL argument");
 		return -EINVAL;
 	}
+	REPL_FAULT(-ENOMEM, ctl_set_error("connect to %s:%s: %s", host, port,
+		gai_strerror(EAI_MEMORY)));
 	if ((ret = getaddrinfo(host, port, &hints, &res)) != 0) {
 		ctl_set_error("connect to %s:%s: %s", host, port,
 			gai_strerror(ret));

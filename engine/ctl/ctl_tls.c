@@ -19,6 +19,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "common/fault.h"
 #include "ctl/ctl_stream.h"
 
 /*
@@ -156,6 +157,7 @@ ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
 		return -EINVAL;
 	}
 	ERR_clear_error();
+	REPL_FAULT(-ENOMEM, ctl_set_error("TLS: no context: %s", strerror(ENOMEM)));
 	ctx = SSL_CTX_new(is_server ? TLS_server_method() :
 		TLS_client_method());
 	if (ctx == NULL) {
@@ -203,7 +205,7 @@ ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
 			ssl_reason(reason, sizeof(reason)));
 		goto fail;
 	}
-	if ((tls = malloc(sizeof(*tls))) == NULL) {
+	if (REPL_FAULTED() || (tls = malloc(sizeof(*tls))) == NULL) {
 		ctl_set_error("TLS: %s", strerror(ENOMEM));
 		ret = -ENOMEM;
 		goto fail;
@@ -357,7 +359,8 @@ ctl_tls_start(struct ctl_chan *ch, SSL_CTX *ctx, bool handshake,
 	ERR_clear_error();
 	/* the stream is TLS from here on: its close frees what was made */
 	ch->ops = &ctl_tls_stream;
-	if (sock_method == NULL || (ch->ssl = SSL_new(ctx)) == NULL ||
+	if (REPL_FAULTED() ||
+	    sock_method == NULL || (ch->ssl = SSL_new(ctx)) == NULL ||
 	    (bio = BIO_new(sock_method)) == NULL) {
 		ctl_set_error("TLS with %s: cannot set up: %s", ch->peer,
 			ssl_reason(reason, sizeof(reason)));

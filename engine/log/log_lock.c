@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/elog.h"
+#include "common/fault.h"
 #include "log/log_lock.h"
 #include "repl.h"
 
@@ -35,6 +36,7 @@ log_lock(const char *path, bool create, int *fd)
 	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 	if (*fd < 0)
 		return 0;	/* the log's own open names the reason */
+	REPL_FAULT(REPL_E_LOCKED, log_unlock(fd));
 	if (try_lock(*fd) == 0)
 		return 0;
 	e = errno;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/elog.h"
+#include "common/fault.h"
 #include "common/membership.h"
 #include "common/errors.h"
 
@@ -60,8 +61,9 @@ membership_store(struct rpma_ext_mem *mem, const struct membership *ms)
 	load_copy(mem, 1, &b);
 	/* keep the newer copy: a torn write leaves it in place */
 	k = a.config_epoch > b.config_epoch ? 1 : 0;
+	REPL_FAULT(REPL_E_IO, {});
 	return rpma_ext_mem_memcpy(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF, buf,
 			MEMBERSHIP_SIZE) ? REPL_E_INVAL :
-		rpma_ext_mem_persist(mem, (size_t)k * COPY_SIZE + MEMBERSHIP_OFF,
-			MEMBERSHIP_SIZE);
+		err_medium(rpma_ext_mem_persist(mem,
+			(size_t)k * COPY_SIZE + MEMBERSHIP_OFF, MEMBERSHIP_SIZE));
 }

@@ -11,6 +11,7 @@
 
 #include "crc32c.h"
 #include "common/elog.h"
+#include "common/fault.h"
 #include "log/peer_floor.h"
 #include "common/errors.h"
 
@@ -183,7 +184,8 @@ peer_floors_store(struct rpma_ext_mem *mem, struct peer_floors *t)
 		}
 	}
 	at = (size_t)k * COPY_SIZE + PEER_FLOORS_OFF;
-	if (rpma_ext_mem_memcpy(mem, at, buf, PEER_FLOORS_SIZE) ||
+	if (REPL_FAULTED() ||
+	    rpma_ext_mem_memcpy(mem, at, buf, PEER_FLOORS_SIZE) ||
 	    rpma_ext_mem_persist(mem, at, PEER_FLOORS_SIZE))
 		return REPL_E_INVAL;
 	t->gen = gen;

@@ -125,6 +125,7 @@
 #include "common/clock.h"
 #include "crc32c.h"
 #include "common/elog.h"
+#include "common/fault.h"
 #include "log/wal_internal.h"
 #include "common/errors.h"
 
@@ -143,6 +144,7 @@ hdr_write(struct rpma_ext_mem *mem, char *base, int k, struct wal_hdr *h)
 {
 	h->crc = wal_hdr_crc(h);
 	memcpy(base + (size_t)k * HDR_COPY_SIZE, h, sizeof(*h));
+	REPL_FAULT(REPL_E_IO, {});
 	return err_medium(rpma_ext_mem_persist(mem, (size_t)k * HDR_COPY_SIZE, sizeof(*h)));
 }
 
@@ -187,17 +189,20 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	h.flags = id->flags;
 	/* an empty ring: no stale record may look like LSN 1 of lap 1 */
 	memset(base + RING_OFF, 0, REC_HDR);
+	REPL_FAULT(REPL_E_IO, {});
 	if ((ret = err_medium(rpma_ext_mem_persist(mem, RING_OFF, REC_HDR))))
 		return ret;
 	/* the rest of both copies is reserved (membership.h): none yet */
 	memset(base + sizeof(h), 0, HDR_COPY_SIZE - sizeof(h));
 	memset(base + HDR_COPY_SIZE + sizeof(h), 0, HDR_COPY_SIZE - sizeof(h));
+	REPL_FAULT(REPL_E_IO, {});
 	if ((ret = err_medium(rpma_ext_mem_persist(mem, 0, RING_OFF))))
 		return ret;
 	h.seq = 1;
 	if ((ret = hdr_write(mem, base, 0, &h)))
 		return ret;
 	memset(base + HDR_COPY_SIZE, 0, sizeof(h));	/* copy B: invalid */
+	REPL_FAULT(REPL_E_IO, {});
 	return err_medium(rpma_ext_mem_persist(mem, HDR_COPY_SIZE, sizeof(h)));
 }
 
@@ -392,6 +397,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 		return REPL_E_CORRUPT;
 	upgrade = (va && a.version == 1) || (vb && b.version == 1);
 
+	REPL_FAULT(REPL_E_NOMEM, {});
 	wal = calloc(1, sizeof(*wal));
 	if (wal == NULL)
 		return REPL_E_NOMEM;
@@ -405,7 +411,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	wal->idx_cap = wal->ring_size / REC_HDR / IDX_STRIDE + 2;
 	wal->idx = calloc(wal->idx_cap, sizeof(*wal->idx));
 	wal->slots = calloc(PUB_SLOTS, sizeof(*wal->slots));
-	if (wal->idx == NULL || wal->slots == NULL) {
+	if (REPL_FAULTED() || wal->idx == NULL || wal->slots == NULL) {
 		free(wal->idx);
 		free(wal->slots);
 		free(wal);
@@ -652,6 +658,7 @@ persist_range(struct wal *wal, const struct log_pos *from, const struct log_pos 
 {
 	int ret;
 
+	REPL_FAULT(REPL_E_IO, {});
 	if (from->lap == to->lap)
 		return to->off > from->off ?
 			wal_persist(wal, RING_OFF + from->off, to->off - from->off) : 0;

@@ -28,6 +28,7 @@
 #include "common/fabric.h"
 #include "common/elog.h"
 #include "common/errors.h"
+#include "common/fault.h"
 
 int
 cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
@@ -286,6 +287,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	    cfg->n_replicas < 0 || cfg->n_replicas > 64 || cfg->quorum < 0 ||
 	    cfg->quorum > cfg->n_replicas || cfg->provider == NULL)
 		return REPL_E_INVAL;
+	REPL_FAULT(REPL_E_NOMEM, {});
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return REPL_E_NOMEM;
@@ -294,7 +296,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		sizeof(*c->replicas));
 	c->names = calloc((size_t)(cfg->n_replicas ? cfg->n_replicas : 1),
 		sizeof(*c->names));
-	if (c->replicas == NULL || c->names == NULL) {
+	if (REPL_FAULTED() || c->replicas == NULL || c->names == NULL) {
 		free(c->replicas);
 		free(c->names);
 		free(c);
@@ -391,7 +393,7 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	if ((ret = cluster_ms_choose(c)))
 		goto err;
 	c->links = calloc((size_t)(c->n_links ? c->n_links : 1), sizeof(*c->links));
-	if (c->links == NULL) {
+	if (REPL_FAULTED() || c->links == NULL) {
 		ret = REPL_E_NOMEM;
 		goto err;
 	}
@@ -425,7 +427,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		snprintf(l->why, sizeof(l->why), "not connected yet");
 		l->state_since_ms = clock_now_ms();
 		atomic_store(&l->n.entered[REPL_LINK_DOWN], 1);
-		if (l->kick_fd < 0 || pthread_create(&l->thread, NULL, link_main, l)) {
+		if (l->kick_fd < 0 || REPL_FAULTED() ||
+		    pthread_create(&l->thread, NULL, link_main, l)) {
 			if (l->kick_fd >= 0)
 				close(l->kick_fd);
 			pthread_mutex_destroy(&l->io_lock);

@@ -28,6 +28,7 @@
 #include "ctl/ctl_chan.h"
 #include "common/elog.h"
 #include "common/errors.h"
+#include "common/fault.h"
 
 #define POLL_MS 100	/* how soon a stop is seen */
 
@@ -129,7 +130,8 @@ fence_listen_start(struct cluster *c)
 			c->cfg.listen_port, ctl_last_error());
 		return ret;
 	}
-	if (pthread_create(&c->fence_thread, NULL, fence_listen_main, c) != 0) {
+	if (REPL_FAULTED() ||
+	    pthread_create(&c->fence_thread, NULL, fence_listen_main, c) != 0) {
 		ctl_listener_close(&c->fence_listener);
 		return REPL_E_NOMEM;
 	}

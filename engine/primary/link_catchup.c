@@ -15,6 +15,7 @@
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
 #include "common/errors.h"
+#include "common/fault.h"
 
 /* does the replica's chain hold the same position after lsn as ours? */
 static int
@@ -99,7 +100,8 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		snprintf(why, n, "its log belongs to another cluster or has another size");
 		return -1;
 	}
-	if (rpma_mr_remote_from_descriptor(hr->desc, hr->desc_len, dst) ||
+	if (REPL_FAULTED() ||
+	    rpma_mr_remote_from_descriptor(hr->desc, hr->desc_len, dst) ||
 	    rpma_mr_remote_get_size(*dst, &size) ||
 	    rpma_mr_remote_get_flush_type(*dst, &ft) ||
 	    rpma_ext_mr_remote_get_usage(*dst, &usage)) {

@@ -55,6 +55,7 @@
 #include "ctl/ctl_chan.h"
 #include "common/elog.h"
 #include "common/errors.h"
+#include "common/fault.h"
 
 #define TERM_SHIFT 16
 #define ROUNDS_MAX 8		/* STALE answers before giving up */
@@ -116,7 +117,8 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 	m.u.hello.incarnation = c->id.incarnation;
 	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
 	m.seq = ++f->seq;
-	if (ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
+	if (REPL_FAULTED() ||
+	    ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
 	    ctl_chan_recv(f->ch, &m, c->cfg.down_timeout_ms) != 0) {
 		snprintf(f->why, sizeof(f->why), "no answer: %s", ctl_chan_why(f->ch));
 		goto fail;
@@ -197,7 +199,8 @@ pull_range(struct cluster *c, struct rpma_conn *conn, struct rpma_mr_remote *src
 		uint64_t n = len - done < PULL_PIECE ? len - done : PULL_PIECE;
 		size_t at = (size_t)(WAL_RING_OFF + off + done);
 
-		if (rpma_read(conn, c->src, at, src, at, (size_t)n,
+		if (REPL_FAULTED() ||
+		    rpma_read(conn, c->src, at, src, at, (size_t)n,
 				RPMA_F_COMPLETION_ALWAYS, NULL) ||
 		    wait_reads(conn, 1, c->cfg.down_timeout_ms))
 			return -1;
@@ -268,7 +271,7 @@ pull_tail(struct cluster *c, int i, struct fenced *f, uint64_t epoch)
 		goto out;
 	}
 	/* the records check themselves; what they pass is persisted */
-	if (wal_refresh_persist(c->wal)) {
+	if (REPL_FAULTED() || wal_refresh_persist(c->wal)) {
 		snprintf(f->why, sizeof(f->why), "cannot persist the copy");
 		ret = -1;
 		goto out;
@@ -494,6 +497,21 @@ followed_another(const struct cluster *c)
 }
 
 /*
+ * An epoch above this log's that this node chose in this incarnation:
+ * its own promotion, cut short after it fenced and before it wrote the
+ * epoch (an error or a crash before step 5).  A node that follows it has
+ * seen no newer primary since (a promotion would have gone above it), so
+ * it shows no failover; without this, one failed write would refuse
+ * every later restart.
+ */
+static bool
+own_unfinished(const struct cluster *c, const struct ctl_hello_reply *hr)
+{
+	return (hr->epoch & 0xffff) == (c->id.node_id & 0xffff) &&
+		hr->epoch_inc == c->id.incarnation;
+}
+
+/*
  * A restart of the node that led before: does a replica (or a running
  * primary) it reaches follow a newer epoch than its log's (a failover
  * while it was down)?  Asked with PROBE at the log's own epoch, so
@@ -515,7 +533,8 @@ superseded(struct cluster *c, struct fenced *f, int n)
 		int ret = hello_one(c, i, c->id.epoch, CTL_HELLO_F_PROBE, &f[i]);
 
 		f[i].probed = ret >= 0;
-		if (ret >= 0 && f[i].hr.epoch > c->id.epoch) {
+		if (ret >= 0 && f[i].hr.epoch > c->id.epoch &&
+		    !own_unfinished(c, &f[i].hr)) {
 			REPL_LOG_ERROR("restart as the primary refused: replica %s:%s "
 				"follows epoch %llu of node %llu, newer than this "
 				"log's %llu: a failover happened while this node was "
@@ -630,6 +649,7 @@ cluster_promote(struct cluster *c)
 	    followed_another(c))
 		return REPL_E_SUPERSEDED;
 	probe = c->cfg.refuse_if_superseded && c->id.epoch != 0;
+	REPL_FAULT(REPL_E_NOMEM, {});
 	f = calloc((size_t)(n ? n : 1), sizeof(*f));
 	if (f == NULL)
 		return REPL_E_NOMEM;
@@ -826,6 +846,7 @@ cluster_promote(struct cluster *c)
 	 * The commit rule: the epoch's first record.  Records of older epochs
 	 * become committed only once it is durable by the rule (cluster.c).
 	 */
+	REPL_FAULT_GOTO(ret, REPL_E_FULL, out);
 	if ((ret = wal_append_epoch_start(c->wal, 0, &c->epoch_start_lsn)) ||
 	    (ret = wal_sync(c->wal, c->epoch_start_lsn))) {
 		REPL_LOG_ERROR("promotion: cannot write the epoch's first record (%d)",

@@ -34,6 +34,7 @@
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
 #include "common/elog.h"
+#include "common/fault.h"
 #include "log/log_lock.h"
 #include "common/membership.h"
 
@@ -247,7 +248,8 @@ open_endpoints(struct replica *r)
 	}
 	if ((ret = new_region(r)))
 		return ret;
-	ret = rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep);
+	REPL_FAULT(REPL_E_TRANSPORT, {});
+	ret = err_transport(rpma_ep_listen(r->peer, cfg->addr, cfg->data_port, &r->ep));
 	if (ret) {
 		REPL_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
 			cfg->data_port);
@@ -335,7 +337,7 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 	};
 	int ret;
 
-	if (rpma_ep_get_fd(r->ep, &pfd[0].fd))
+	if (REPL_FAULTED() || rpma_ep_get_fd(r->ep, &pfd[0].fd))
 		return REPL_E_TRANSPORT;
 	/* readable may mean no request (libfabric's wait fd): never block on it */
 	{
@@ -357,8 +359,15 @@ accept_data(struct replica *r, struct ctl_chan *ch, struct rpma_conn **conn)
 
 		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : REPL_E_NOMEM;
 		rpma_conn_cfg_delete(&ccfg);
-		if (ret == RPMA_E_NO_EVENT)
+		if (ret == RPMA_E_NO_EVENT) {
+			/*
+			 * Readable without an event: the provider's progress
+			 * (a request still arriving) wakes the fd too, so a
+			 * retry at once would spin until it is complete.
+			 */
+			(void)poll(NULL, 0, 1);
 			continue;
+		}
 		if (ret)
 			return ret;
 		if (refuse_all) {
@@ -590,7 +599,7 @@ new_region(struct replica *r)
 		RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr);
 	if (ret == 0)
 		ret = rpma_mr_get_descriptor_size(mr, &len);
-	if (ret == 0 && len > sizeof(desc))
+	if (ret == 0 && (REPL_FAULTED() || len > sizeof(desc)))
 		ret = REPL_E_INVAL;
 	if (ret == 0)
 		ret = rpma_mr_get_descriptor(mr, desc);
@@ -667,7 +676,8 @@ fence(struct replica *r, uint64_t epoch, uint32_t from, uint64_t from_inc)
 		REPL_LOG_NOTICE("replica: %s; dropping the session with %s (epoch "
 			"%llu)", why, ctl_chan_peer(r->s.ch),
 			(unsigned long long)r->s.epoch);
-	if ((ret = rpma_ext_peer_fence(r->peer, epoch)))
+	REPL_FAULT(REPL_E_TRANSPORT, {});
+	if ((ret = err_transport(rpma_ext_peer_fence(r->peer, epoch))))
 		return ret;
 	r->n.fences++;
 	end_session(r, r->s.ch && r->s.epoch < epoch ? why : NULL);
@@ -857,7 +867,7 @@ greet(struct replica *r, struct ctl_chan *ch)
 	}
 	hr->desc_len = (uint16_t)r->desc_len;
 	memcpy(hr->desc, r->desc, r->desc_len);
-	if (ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
+	if (REPL_FAULTED() || ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
 		goto close;
 	if (!fence_only && (ret = accept_data(r, ch, &conn))) {
 		REPL_LOG_WARNING("replica: the primary at %s did not open its data "

@@ -81,11 +81,50 @@ err_free:
 	return ret;
 }
 
+/*
+ * Requests nobody took: the provider frees a request's handle only when
+ * it is rejected or accepted, not when its endpoint closes.  One still
+ * arriving becomes an event only after a few reads more (each read drives
+ * the provider's progress once), so this reads until a few come empty.
+ */
+static void
+reject_pending(struct ofi_ep *ep)
+{
+	struct {
+		struct fi_eq_cm_entry entry;
+		unsigned char data[512];
+	} ev;
+	uint32_t event;
+	int empty = 0;
+
+	for (int i = 0; i < 64 && empty < 4; i++) {
+		ssize_t n = fi_eq_read(ep->eq, &event, &ev, sizeof(ev), 0);
+
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry err;
+
+			memset(&err, 0, sizeof(err));
+			fi_eq_readerr(ep->eq, &err, 0);
+			continue;
+		}
+		if (n < 0) {
+			empty++;
+			continue;
+		}
+		empty = 0;
+		if (event == FI_CONNREQ && (size_t)n >= sizeof(ev.entry)) {
+			fi_reject(ep->pep, ev.entry.info->handle, NULL, 0);
+			fi_freeinfo(ev.entry.info);
+		}
+	}
+}
+
 void
 rpma_ofi_ep_put(struct ofi_ep *ep)
 {
 	if (atomic_fetch_sub(&ep->refs, 1) != 1)
 		return;
+	reject_pending(ep);
 	fi_close(&ep->pep->fid);
 	fi_close(&ep->eq->fid);
 	fi_freeinfo(ep->info);

@@ -192,3 +192,12 @@ TESTS += tests/engine/lock_order
 tests_engine_lock_order_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
 tests_engine_lock_order_LDADD = engine/librepl_internal.la $(LDADD)
+
+# every engine fault point of a primary/replica pair, failed one at a time
+# (debug builds; each run a process, so LeakSanitizer checks each)
+check_PROGRAMS += tests/engine/fault_sweep
+TESTS += tests/engine/fault_sweep
+tests_engine_fault_sweep_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include \
+	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
+tests_engine_fault_sweep_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
