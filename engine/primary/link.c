@@ -74,13 +74,19 @@ link_set_state(struct link *l, enum repl_link_state to)
 	enum repl_link_state from = l->state;
 	uint64_t now = clock_now_ms();
 
-#ifndef NDEBUG
+	/* a change the table does not draw is a bug: a debug build stops
+	 * there, a release build says so and goes on */
 	if ((unsigned)to >= REPL_LINK_STATES || !allowed[from][to]) {
+		REPL_LOG_ERROR("link %s:%s: no change from %s to %s", l->host,
+			l->ctl_port, link_state_name(from), link_state_name(to));
+#ifndef NDEBUG
 		fprintf(stderr, "link %s:%s: no change from %s to %s\n", l->host,
 			l->ctl_port, link_state_name(from), link_state_name(to));
 		abort();
-	}
 #endif
+		if ((unsigned)to >= REPL_LINK_STATES)
+			return;
+	}
 	if (from == to)
 		return;
 	if (from == REPL_LINK_STREAMING)

@@ -119,14 +119,21 @@ session_state(struct replica *r, enum repl_session_state to)
 {
 	uint64_t now = clock_now_ms();
 
-#ifndef NDEBUG
+	/* as a link's: a debug build stops at a change not drawn, a release
+	 * build says so and goes on */
 	if ((unsigned)to >= REPL_SESSION_STATES || !allowed[r->state][to]) {
+		REPL_LOG_ERROR("replica: no change from %s to %s",
+			replica_session_state_name(r->state),
+			replica_session_state_name(to));
+#ifndef NDEBUG
 		fprintf(stderr, "replica: no change from %s to %s\n",
 			replica_session_state_name(r->state),
 			replica_session_state_name(to));
 		abort();
-	}
 #endif
+		if ((unsigned)to >= REPL_SESSION_STATES)
+			return;
+	}
 	if (now > r->state_since_ms)
 		r->n.state_ms[r->state] += now - r->state_since_ms;
 	r->n.entered[to]++;
