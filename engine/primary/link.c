@@ -436,12 +436,14 @@ serve_head_request(struct link *l)
 	uint64_t seq;
 	int ret;
 
+	/* head_done_seq is this thread's own: no lock to see nothing asked */
+	if (atomic_load_explicit(&l->head_req_seq, memory_order_relaxed) ==
+	    l->head_done_seq)
+		return 0;
 	cluster_lock(c);
 	seq = l->head_req_seq;
 	want = l->head_req;
 	cluster_unlock(c);
-	if (seq == l->head_done_seq)
-		return 0;
 	ret = shape_replica(l, CTL_SET_HEAD, &want, &ack);
 	cluster_lock(c);
 	l->head_done_seq = seq;
@@ -539,12 +541,8 @@ give_membership(struct link *l)
 static bool
 head_request_waiting(struct link *l)
 {
-	bool waiting;
-
-	cluster_lock(l->c);
-	waiting = l->head_req_seq != l->head_done_seq;
-	cluster_unlock(l->c);
-	return waiting;
+	return atomic_load_explicit(&l->head_req_seq, memory_order_relaxed) !=
+		l->head_done_seq;
 }
 
 /*
@@ -757,12 +755,7 @@ stream_sleep(struct link *l)
 static bool
 forced_down(struct link *l)
 {
-	bool f;
-
-	cluster_lock(l->c);
-	f = l->force_down;
-	cluster_unlock(l->c);
-	return f;
+	return atomic_load_explicit(&l->force_down, memory_order_relaxed);
 }
 
 /* one round of a streaming link: 0 to go on, -1 once it failed */

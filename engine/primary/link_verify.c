@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "primary/primary.h"
@@ -18,7 +19,10 @@ link_verify_take(struct link *l, struct ctl_verify *q)
 	struct link_verify *v = &l->verify;
 	bool take;
 
+	if (atomic_load_explicit(&v->asked, memory_order_relaxed) == v->seen)
+		return false;	/* nothing asked since it last looked */
 	cluster_lock(l->c);
+	v->seen = v->asked;
 	take = !v->sent && v->answered < v->asked;
 	if (take) {
 		*q = v->q;
@@ -42,6 +46,9 @@ link_verify_waiting(struct link *l)
 {
 	bool waiting;
 
+	if (atomic_load_explicit(&l->verify.asked, memory_order_relaxed) ==
+	    l->verify.seen)
+		return false;
 	cluster_lock(l->c);
 	waiting = !l->verify.sent && l->verify.answered < l->verify.asked;
 	cluster_unlock(l->c);
@@ -60,6 +67,7 @@ link_verify_reply(struct link *l, const struct ctl_msg *m)
 		ret = -1;	/* nothing of the kind was asked */
 	} else {
 		v->sent = false;
+		v->seen = 0;	/* one asked meanwhile can go now: look again */
 		/* a request the caller gave up on gets no answer */
 		if (v->sent_req == v->asked && v->answered < v->asked) {
 			if (r->from != v->q.from || r->to != v->q.to ||
@@ -81,6 +89,7 @@ link_verify_reset(struct link *l)
 {
 	cluster_lock(l->c);
 	l->verify.sent = false;
+	l->verify.seen = 0;
 	pthread_cond_broadcast(&l->c->cond);
 	cluster_unlock(l->c);
 }

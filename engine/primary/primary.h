@@ -47,7 +47,13 @@ struct batch {
  * sent_req) and hands back the replica's answer (answered = sent_req).
  */
 struct link_verify {
-	uint64_t asked, answered, sent_req;
+	/*
+	 * Under c->lock; asked is also an atomic, and seen (the link
+	 * thread's own: asked as it last looked under the lock) lets the
+	 * link see that nothing new was asked without taking c->lock.
+	 */
+	_Atomic uint64_t asked;
+	uint64_t answered, sent_req, seen;
 	struct ctl_verify q;
 	bool sent;
 	uint32_t msg_seq;
@@ -90,9 +96,16 @@ struct link {
 	bool retired;
 	char why[160];
 	struct log_pos head_req;	/* a checkpoint move asked by release */
-	uint64_t head_req_seq, head_done_seq;
+	/*
+	 * Written under c->lock (head_done_seq by the link thread only);
+	 * head_req_seq and force_down are atomics so that the link thread
+	 * looks at them each round without taking c->lock, which the
+	 * appenders contend for.
+	 */
+	_Atomic uint64_t head_req_seq;
+	uint64_t head_done_seq;
 	int head_status;
-	bool force_down;
+	atomic_bool force_down;
 	/* the last connection's: "" before the first */
 	char transport[16];		/* "verbs" or the libfabric provider */
 	char flush_method[8];		/* "apm", "gpspm" */
