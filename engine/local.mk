@@ -29,7 +29,8 @@ engine_librepl_internal_la_SOURCES += \
 	engine/primary/verify.c engine/primary/promote.c engine/primary/fence_listen.c \
 	engine/primary/cluster.c engine/primary/cluster.h
 engine_librepl_internal_la_SOURCES += \
-	engine/replica/replica.c engine/replica/replica.h \
+	engine/replica/replica_state.c engine/replica/replica_open.c \
+	engine/replica/replica.c engine/replica/replica.h engine/replica/replica_internal.h \
 	engine/replica/promise_floor.c engine/replica/promise_floor.h
 engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h \
 	engine/facade.h engine/repl_replica.c engine/repl_reader.c \

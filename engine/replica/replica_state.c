@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * replica_state.c -- where a replica stands with the primaries (replica.h
+ * draws the changes; session_state is their one writer, the replica's
+ * thread), and the copy of it a daemon shows.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/elog.h"
+#include "common/errors.h"
+#include "common/fabric.h"
+#include "common/membership.h"
+#include "replica/replica_internal.h"
+
+static const char *const state_names[REPL_SESSION_STATES] = {
+	[REPL_SESSION_IDLE] = "idle",
+	[REPL_SESSION_FLOOR] = "floor",
+	[REPL_SESSION_FOLLOWING] = "following",
+	[REPL_SESSION_FENCED_FOR] = "fenced_for",
+	[REPL_SESSION_STOPPED] = "stopped",
+};
+
+/* replica.h draws them */
+static const bool allowed[REPL_SESSION_STATES][REPL_SESSION_STATES] = {
+	[REPL_SESSION_IDLE] = { [REPL_SESSION_FLOOR] = true, [REPL_SESSION_FOLLOWING] = true,
+		[REPL_SESSION_FENCED_FOR] = true, [REPL_SESSION_STOPPED] = true },
+	[REPL_SESSION_FLOOR] = { [REPL_SESSION_IDLE] = true, [REPL_SESSION_STOPPED] = true },
+	[REPL_SESSION_FOLLOWING] = { [REPL_SESSION_IDLE] = true },
+	[REPL_SESSION_FENCED_FOR] = { [REPL_SESSION_IDLE] = true },
+};
+
+const char *
+replica_session_state_name(enum repl_session_state s)
+{
+	return (unsigned)s < REPL_SESSION_STATES ? state_names[s] : "?";
+}
+
+void
+session_state(struct replica *r, enum repl_session_state to)
+{
+	uint64_t now = clock_now_ms();
+
+	/* as a link's: a debug build stops at a change not drawn, a release
+	 * build says so and goes on */
+	if ((unsigned)to >= REPL_SESSION_STATES || !allowed[r->state][to]) {
+		REPL_LOG_ERROR("replica: no change from %s to %s",
+			replica_session_state_name(r->state),
+			replica_session_state_name(to));
+#ifndef NDEBUG
+		fprintf(stderr, "replica: no change from %s to %s\n",
+			replica_session_state_name(r->state),
+			replica_session_state_name(to));
+		abort();
+#endif
+		if ((unsigned)to >= REPL_SESSION_STATES)
+			return;
+	}
+	if (now > r->state_since_ms)
+		r->n.state_ms[r->state] += now - r->state_since_ms;
+	r->n.entered[to]++;
+	r->state_since_ms = now;
+	r->state = to;
+}
+
+int
+replica_state_init(struct replica_state *st)
+{
+	if (st == NULL)
+		return REPL_E_INVAL;
+	memset(&st->snap, 0, sizeof(st->snap));
+	return pthread_mutex_init(&st->lock, NULL) ? REPL_E_NOMEM : 0;
+}
+
+void
+replica_state_destroy(struct replica_state *st)
+{
+	if (st)
+		pthread_mutex_destroy(&st->lock);
+}
+
+void
+replica_state_get(struct replica_state *st, struct replica_state_snapshot *out)
+{
+	pthread_mutex_lock(&st->lock);
+	*out = st->snap;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* take a fresh copy, outside the state's lock, then swap it in */
+void
+publish_state(struct replica *r)
+{
+	struct replica_state *st = r->cfg->state;
+	struct replica_state_snapshot s = { 0 };
+	enum rpma_ext_mem_backend b;
+	struct membership ms;
+	struct wal_status ws;
+	uint64_t now = clock_now_ms();
+
+	if (st == NULL || r->wal == NULL)
+		return;
+	wal_status(r->wal, &ws);
+	membership_load(r->mem, &ms);
+	s.epoch = r->id.epoch;
+	s.config_epoch = ms.config_epoch;
+	s.config_joint = (ms.flags & MEMBERSHIP_F_JOINT) != 0;
+	if (r->s.ch) {
+		s.following = 1;
+		s.primary_id = r->s.primary;
+		snprintf(s.primary_addr, sizeof(s.primary_addr), "%s",
+			ctl_chan_peer(r->s.ch));
+	}
+	s.first_lsn = ws.first_lsn;
+	s.last_lsn = ws.last_lsn;
+	s.durable_lsn = ws.durable_lsn;
+	s.used_bytes = ws.used;
+	s.size_bytes = ws.size;
+	if (rpma_ext_mem_get_backend(r->mem, &b) == 0)
+		snprintf(s.backend, sizeof(s.backend), "%s", fabric_backend_name(b));
+	s.session = r->state;
+	s.n = r->n;
+	if (now > r->state_since_ms)
+		s.n.state_ms[r->state] += now - r->state_since_ms;
+	if (r->floor) {
+		s.floor_pending = 1;
+		s.floor_needed = promise_floor_needed(r->floor);
+		s.floor_answered = promise_floor_answered(r->floor);
+	}
+	pthread_mutex_lock(&st->lock);
+	st->snap = s;
+	pthread_mutex_unlock(&st->lock);
+}
