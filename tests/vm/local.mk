@@ -61,11 +61,19 @@ RUN_GUEST = $(top_srcdir)/tests/vm/run-guest
 RUN_GUEST_FLAGS =
 
 # $(call rdma_vm_files,LIST): shell code that makes $$files, a temporary
-# directory of symlinks to the files of LIST, removed when the shell exits
+# directory of symlinks to the files of LIST, removed when the shell exits.
+# A program libtool linked to the project's shared libraries (repld,
+# replctl: on librepl.so) is a wrapper script in place: its real ELF in
+# .libs/ goes instead, and LD_LIBRARY_PATH names the build's .libs so that
+# run-guest's ldd finds the libraries to take along.
 rdma_vm_files = files=$$(mktemp -d "$${TMPDIR:-/tmp}/check-rdma.XXXXXX") || exit 1; \
 	trap 'rm -rf "$$files"' EXIT; \
+	LD_LIBRARY_PATH=$(abs_builddir)/engine/.libs:$(abs_builddir)/rpma/.libs$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}; \
+	export LD_LIBRARY_PATH; \
 	for f in $(1); do \
 	  case $$f in /*) src=$$f ;; *) src=$(abs_builddir)/$$f ;; esac; \
+	  real=$$(dirname "$$src")/.libs/$$(basename "$$src"); \
+	  if test -f "$$real" && head -c 4 "$$src" | grep -q '^#!'; then src=$$real; fi; \
 	  ln -s "$$src" "$$files/$$(basename "$$f")" || exit 1; \
 	done
 
