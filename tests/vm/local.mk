@@ -73,7 +73,7 @@ rdma_vm_files = files=$$(mktemp -d "$${TMPDIR:-/tmp}/check-rdma.XXXXXX") || exit
 	for f in $(1); do \
 	  case $$f in /*) src=$$f ;; *) src=$(abs_builddir)/$$f ;; esac; \
 	  real=$$(dirname "$$src")/.libs/$$(basename "$$src"); \
-	  if test -f "$$real" && head -c 4 "$$src" | grep -q '^#!'; then src=$$real; fi; \
+	  if test -f "$$real" && ! head -c 4 "$$src" | grep -q ELF; then src=$$real; fi; \
 	  ln -s "$$src" "$$files/$$(basename "$$f")" || exit 1; \
 	done
 
