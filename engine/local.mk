@@ -7,7 +7,7 @@ noinst_LTLIBRARIES += engine/librepl_internal.la
 engine_librepl_internal_la_SOURCES = \
 	engine/common/clock.h engine/common/pos.h engine/common/elog.h engine/common/errors.h \
 	engine/common/lock_rank.c engine/common/lock_rank.h \
-	engine/common/fault.c engine/common/fault.h \
+	engine/common/fault.c engine/common/fault.h engine/common/tsan.h \
 	engine/common/fabric.c engine/common/fabric.h \
 	engine/common/membership.c engine/common/membership.h \
 	engine/common/membership_change.c

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "common/tsan.h"
 #include "log/wal_internal.h"
 #include "common/errors.h"
 
@@ -74,6 +75,8 @@ scan_forward(struct wal *wal)
 	struct rec_hdr h;
 	int kind;
 
+	/* the ring's bytes, as the transport writes them (common/tsan.h) */
+	RING_READS_BEGIN();
 	while ((kind = wal_rec_at(wal, &wal->pub, &h)) != 0) {
 		if (kind == 1)
 			wal_idx_note(wal, &wal->pub);
@@ -81,6 +84,7 @@ scan_forward(struct wal *wal)
 		if (wal_distance(wal, &wal->head, &wal->pub) >= wal->ring_size)
 			break;
 	}
+	RING_READS_END();
 	wal->tail = wal->pub;
 	/*
 	 * What the scan found is in memory, not necessarily persistent: a

@@ -133,7 +133,15 @@ cluster_release(struct cluster *c, uint64_t lsn)
 	for (int i = 0; i < c->n_links; i++) {
 		struct link *l = &c->links[i];
 
-		while (want[i] && link_answers(l->state) && l->head_done_seq < want[i]) {
+		/*
+		 * Only a streaming link serves the request.  One that left
+		 * streaming meanwhile and came back to catch up waits for
+		 * release_lock (held here) and then moves its replica's
+		 * checkpoint to the new one itself: waiting for it would
+		 * deadlock.
+		 */
+		while (want[i] && l->state == REPL_LINK_STREAMING &&
+		       l->head_done_seq < want[i]) {
 			c->waiters++;
 			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
 			c->waiters--;

@@ -353,12 +353,6 @@ void fence_listen_stop(struct cluster *c);
  */
 void link_set_state(struct link *l, enum repl_link_state to);
 const char *link_state_name(enum repl_link_state s);
-/* the replica is live in the sense of a checkpoint move: it answers */
-static inline bool
-link_answers(enum repl_link_state s)
-{
-	return s == REPL_LINK_CATCHING_UP || s == REPL_LINK_STREAMING;
-}
 void link_fenced(struct link *l, const char *why);
 int link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
