@@ -96,9 +96,11 @@ void cluster_stop(struct cluster **c_ptr);
 int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
 
 /*
- * The database released records up to lsn: move every live replica's
- * checkpoint (it must not point at space about to be overwritten), then
- * the local one.  Records not yet on every live replica are kept.
+ * The database released records up to lsn: move every streaming
+ * replica's checkpoint (it must not point at space about to be
+ * overwritten), then the local one.  Records not yet on every streaming
+ * replica are kept.  A link catching up meanwhile waits for the release
+ * (release_lock) and then sets its replica's checkpoint to the new one.
  */
 int cluster_release(struct cluster *c, uint64_t lsn);
 
