@@ -141,42 +141,9 @@ repl_replica_stop(struct repl_replica_node *node)
 int
 repl_replica_info(struct repl_replica_node *node, struct repl_replica_info *info)
 {
-	struct replica_state_snapshot s;
-
 	if (node == NULL || info == NULL)
 		return REPL_E_INVAL;
-	replica_state_get(&node->state, &s);
-	*info = (struct repl_replica_info){
-		.epoch = s.epoch,
-		.config_epoch = s.config_epoch,
-		.config_joint = s.config_joint,
-		.following = s.following,
-		.primary_id = s.primary_id,
-		.first_lsn = s.first_lsn,
-		.last_lsn = s.last_lsn,
-		.durable_lsn = s.durable_lsn,
-		.used_bytes = s.used_bytes,
-		.size_bytes = s.size_bytes,
-		.floor_pending = s.floor_pending,
-		.floor_needed = s.floor_needed,
-		.floor_answered = s.floor_answered,
-		.session = s.session,
-		.sessions = s.n.sessions,
-		.fences = s.n.fences,
-		.silent_drops = s.n.silent_drops,
-		.queries = s.n.queries,
-		.truncates = s.n.truncates,
-		.head_moves = s.n.head_moves,
-		.commits = s.n.commits,
-	};
-	for (int i = 0; i < REPL_SESSION_STATES; i++) {
-		info->state_ms[i] = s.n.state_ms[i];
-		info->state_entries[i] = s.n.entered[i];
-	}
-	_Static_assert(sizeof(info->primary_addr) == sizeof(s.primary_addr) &&
-		sizeof(info->backend) == sizeof(s.backend), "string sizes differ");
-	memcpy(info->primary_addr, s.primary_addr, sizeof(info->primary_addr));
-	memcpy(info->backend, s.backend, sizeof(info->backend));
+	replica_state_get(&node->state, info);
 	return 0;
 }
 

@@ -31,7 +31,7 @@
  */
 /* the states are repl.h's enum repl_session_state */
 
-/* what the replica did since it started (replica_state_snapshot.n) */
+/* what the replica did since it started (publish_state copies it out) */
 struct replica_counters {
 	uint64_t state_ms[REPL_SESSION_STATES];	/* time in each (current: to now) */
 	uint64_t entered[REPL_SESSION_STATES];	/* times it entered each */
@@ -46,27 +46,7 @@ struct replica_counters {
 
 const char *replica_session_state_name(enum repl_session_state s);
 
-/* what a replica's daemon can show of it: one consistent copy */
-struct replica_state_snapshot {
-	uint64_t epoch;			/* the epoch it follows (its log's) */
-	uint64_t config_epoch;		/* of its stored membership (0: none) */
-	int config_joint;		/* it is joint: a change in progress */
-	int following;			/* a primary's session is up */
-	uint32_t primary_id;		/* that primary's node id (0: none) */
-	char primary_addr[64];		/* its control address "host:port" */
-	uint64_t first_lsn;		/* oldest record kept (0: none) */
-	uint64_t last_lsn;		/* newest in its ring (0: none) */
-	uint64_t durable_lsn;		/* newest persisted */
-	uint64_t used_bytes;
-	uint64_t size_bytes;
-	char backend[8];		/* "pmem", "file", "crash" */
-	/* its log was made anew and has not taken its promise floor yet */
-	int floor_pending;
-	int floor_needed;		/* answers it needs (0: not pending) */
-	int floor_answered;		/* answers in its last round */
-	enum repl_session_state session;
-	struct replica_counters n;
-};
+/* what a daemon shows of a replica is repl.h's struct repl_replica_info */
 
 /*
  * Kept current by replica_run for readers in other threads of the
@@ -75,14 +55,13 @@ struct replica_state_snapshot {
  */
 struct replica_state {
 	pthread_mutex_t lock;
-	struct replica_state_snapshot snap;	/* under lock */
+	struct repl_replica_info snap;	/* under lock */
 };
 
 int replica_state_init(struct replica_state *st);
 void replica_state_destroy(struct replica_state *st);
 /* a copy of the latest state (all zero before replica_run opened its log) */
-void replica_state_get(struct replica_state *st,
-		struct replica_state_snapshot *out);
+void replica_state_get(struct replica_state *st, struct repl_replica_info *out);
 
 /* another node of the replica's configuration (replica_cfg.peers) */
 struct replica_peer {

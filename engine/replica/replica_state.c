@@ -85,7 +85,7 @@ replica_state_destroy(struct replica_state *st)
 }
 
 void
-replica_state_get(struct replica_state *st, struct replica_state_snapshot *out)
+replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 {
 	pthread_mutex_lock(&st->lock);
 	*out = st->snap;
@@ -97,7 +97,7 @@ void
 publish_state(struct replica *r)
 {
 	struct replica_state *st = r->cfg->state;
-	struct replica_state_snapshot s = { 0 };
+	struct repl_replica_info s = { 0 };
 	enum rpma_ext_mem_backend b;
 	struct membership ms;
 	struct wal_status ws;
@@ -124,9 +124,19 @@ publish_state(struct replica *r)
 	if (rpma_ext_mem_get_backend(r->mem, &b) == 0)
 		snprintf(s.backend, sizeof(s.backend), "%s", fabric_backend_name(b));
 	s.session = r->state;
-	s.n = r->n;
+	for (int i = 0; i < REPL_SESSION_STATES; i++) {
+		s.state_ms[i] = r->n.state_ms[i];
+		s.state_entries[i] = r->n.entered[i];
+	}
 	if (now > r->state_since_ms)
-		s.n.state_ms[r->state] += now - r->state_since_ms;
+		s.state_ms[r->state] += now - r->state_since_ms;
+	s.sessions = r->n.sessions;
+	s.fences = r->n.fences;
+	s.silent_drops = r->n.silent_drops;
+	s.queries = r->n.queries;
+	s.truncates = r->n.truncates;
+	s.head_moves = r->n.head_moves;
+	s.commits = r->n.commits;
 	if (r->floor) {
 		s.floor_pending = 1;
 		s.floor_needed = promise_floor_needed(r->floor);

@@ -22,7 +22,7 @@ static unsigned long reads, inconsistent;
 static void *
 reader(void *arg)
 {
-	struct replica_state_snapshot s;
+	struct repl_replica_info s;
 
 	(void)arg;
 	while (atomic_load(&reading)) {
@@ -49,7 +49,7 @@ int
 main(void)
 {
 	int base = 28000 + (int)(getpid() % 1000) * 8;
-	struct replica_state_snapshot s;
+	struct repl_replica_info s;
 	struct repl_status ps;
 	struct repl *r = NULL;
 	pthread_t rd;
