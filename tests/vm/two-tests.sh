@@ -124,7 +124,10 @@ visit() {
 
 # step 4 (repl-node): its rendezvous are 41 (replicas listen), 42 (the old
 # primary streams), 43 (the old primary is done), 44 (the server is done:
-# the client guest must stay up until then, its "ready 43" with it)
+# the client guest must stay up until then, its "ready 43" with it) and 45
+# (the client saw 44).  A guest powers off as soon as its tests end, and its
+# ready port with it, so the server waits up to 30 s for 45 before it ends;
+# without that, a client that polled a moment late waited for 44 in vain.
 fence_size=$((8 << 20))
 
 wait_lines() {	# FILE N SECONDS: until FILE has N lines
@@ -141,6 +144,7 @@ fence_server() {
 	if ! need repl-node; then
 		vm-peer ready 41
 		vm-peer ready 44
+		linger_for_client
 		return
 	fi
 	export REPL_NODE_PROVIDER=verbs REPL_NODE_ADDR=$ip REPL_NODE_TIMEOUT_MS=3000
@@ -154,6 +158,7 @@ fence_server() {
 		vm-peer ready 41
 		kill "$r1" "$r2" 2>/dev/null
 		vm-peer ready 44
+		linger_for_client
 		return
 	fi
 	vm-peer ready 41
@@ -162,6 +167,7 @@ fence_server() {
 		show r1 "$log/r1.err"
 		kill "$r1" "$r2" 2>/dev/null
 		vm-peer ready 44
+		linger_for_client
 		return
 	fi
 	# replica 2 becomes the primary while the old one writes on
@@ -195,6 +201,14 @@ fence_server() {
 	kill -TERM "$r1"
 	wait "$r1"
 	vm-peer ready 44
+	linger_for_client
+}
+
+# linger_for_client: keep port 44 up until the client said 45 (30 s at most;
+# the client may have powered off first, which is no failure)
+linger_for_client() {
+	vm-peer wait 30 45 2>/dev/null ||
+		echo "two-tests: the client did not say it saw step 4's end (45) within 30 s"
 }
 
 fence_client() {
@@ -203,6 +217,7 @@ fence_client() {
 		fail "$what: not run (no program, or the replicas never listened)"
 		vm-peer ready 43
 		vm-peer wait 300 44
+		vm-peer ready 45
 		return
 	fi
 	export REPL_NODE_PROVIDER=verbs REPL_NODE_TIMEOUT_MS=3000
@@ -231,6 +246,8 @@ fence_client() {
 	grep -i 'failed\|error\|down' "$log/p1.err" | tail -n 4 | sed 's/^/    p1| /'
 	vm-peer ready 43
 	vm-peer wait 300 44 || fail "$what: the server guest never finished step 4"
+	vm-peer ready 45
+	sleep 2	# for the server's poll, which runs once a second
 }
 
 server() {
