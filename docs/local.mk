@@ -55,6 +55,7 @@ dist_man_MANS += \
 	docs/man/rpma_ext_mem_close.3 \
 	docs/man/rpma_ext_mem_get_backend.3 \
 	docs/man/rpma_ext_mem_get_health.3 \
+	docs/man/rpma_ext_mem_get_stats.3 \
 	docs/man/rpma_ext_mem_get_ptr.3 \
 	docs/man/rpma_ext_mem_get_size.3 \
 	docs/man/rpma_ext_mem_is_durable.3 \

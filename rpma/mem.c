@@ -128,7 +128,44 @@ rpma_ext_mem_persist(struct rpma_ext_mem *mem, size_t offset, size_t len)
 			offset, len, mem->size);
 	if (len == 0)
 		return 0;
+	atomic_fetch_add_explicit(&mem->ranges, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&mem->barriers, 1, memory_order_relaxed);
 	return mem->ops->persist(mem, mem->addr + offset, len);
+}
+
+int
+rpma_mem_write_back(struct rpma_ext_mem *mem, char *addr, size_t len)
+{
+	if (len == 0)
+		return 0;
+	atomic_fetch_add_explicit(&mem->ranges, 1, memory_order_relaxed);
+	if (mem->ops->write_back)
+		return mem->ops->write_back(mem, addr, len);
+	atomic_fetch_add_explicit(&mem->barriers, 1, memory_order_relaxed);
+	return mem->ops->persist(mem, addr, len);
+}
+
+int
+rpma_mem_sync(struct rpma_ext_mem *mem)
+{
+	if (!mem->ops->sync)
+		return 0;
+	atomic_fetch_add_explicit(&mem->barriers, 1, memory_order_relaxed);
+	return mem->ops->sync(mem);
+}
+
+int
+rpma_ext_mem_get_stats(const struct rpma_ext_mem *mem,
+		struct rpma_ext_mem_stats *stats)
+{
+	if (mem == NULL || stats == NULL)
+		return RPMA_E_INVAL;
+	memset(stats, 0, sizeof(*stats));
+	stats->ranges = atomic_load_explicit(&((struct rpma_ext_mem *)mem)->ranges,
+		memory_order_relaxed);
+	stats->barriers = atomic_load_explicit(&((struct rpma_ext_mem *)mem)->barriers,
+		memory_order_relaxed);
+	return 0;
 }
 
 int

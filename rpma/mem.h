@@ -18,6 +18,13 @@ struct rpma_ext_mem;
 struct rpma_mem_ops {
 	/* make [addr, addr + len) durable; addr lies inside the region */
 	int (*persist)(struct rpma_ext_mem *mem, char *addr, size_t len);
+	/*
+	 * Optional, for a backend whose persist ends in a costly barrier (a
+	 * file's fdatasync): persist without the barrier, then the barrier
+	 * once for several ranges.  Without them, write_back is persist.
+	 */
+	int (*write_back)(struct rpma_ext_mem *mem, char *addr, size_t len);
+	int (*sync)(struct rpma_ext_mem *mem);
 	/* copy into [dst, dst + len) without making it durable; hot path:
 	 * no allocation, syscall or lock */
 	void (*memcpy)(struct rpma_ext_mem *mem, char *dst, const void *src,
@@ -38,12 +45,21 @@ struct rpma_ext_mem {
 	atomic_int registrations;
 	/* read once at open (PMEM only); zero: nothing known */
 	struct rpma_ext_mem_health health;
+	/* rpma_ext_mem_get_stats: relaxed counters, any thread may persist */
+	_Atomic uint64_t ranges, barriers;
 };
 
 int rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,
 		unsigned flags);
 int rpma_mem_open_file(struct rpma_ext_mem *mem, const char *path, size_t size,
 		unsigned flags);
+
+/*
+ * persist in two halves, for several ranges under one barrier: each range
+ * written back, then one sync; [addr, addr + len) lies inside the region
+ */
+int rpma_mem_write_back(struct rpma_ext_mem *mem, char *addr, size_t len);
+int rpma_mem_sync(struct rpma_ext_mem *mem);
 
 /* whether the filesystem holding fd keeps data across power loss */
 bool rpma_mem_fd_is_durable(int fd);

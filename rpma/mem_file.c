@@ -50,8 +50,9 @@ splitmix64(atomic_uint_fast64_t *state)
 	return z ^ (z >> 31);
 }
 
+/* the range into the file, not yet durable */
 static int
-file_persist(struct rpma_ext_mem *mem, char *addr, size_t len)
+file_write_back(struct rpma_ext_mem *mem, char *addr, size_t len)
 {
 	struct file_data *fd = mem->backend_data;
 	off_t off = addr - mem->addr;
@@ -68,10 +69,26 @@ file_persist(struct rpma_ext_mem *mem, char *addr, size_t len)
 		off += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+static int
+file_sync(struct rpma_ext_mem *mem)
+{
+	struct file_data *fd = mem->backend_data;
+
 	if (fdatasync(fd->fd) != 0)
 		return rpma_fail(RPMA_E_PROVIDER, "persist: fdatasync failed: %s",
 			strerror(errno));
 	return 0;
+}
+
+static int
+file_persist(struct rpma_ext_mem *mem, char *addr, size_t len)
+{
+	int ret = file_write_back(mem, addr, len);
+
+	return ret ? ret : file_sync(mem);
 }
 
 static int
@@ -112,12 +129,24 @@ file_close(struct rpma_ext_mem *mem)
 
 static const struct rpma_mem_ops file_ops = {
 	.persist = file_persist,
+	.write_back = file_write_back,
+	.sync = file_sync,
 	.memcpy = file_memcpy,
 	.close = file_close,
 };
 
+/* nothing to wait for: counted where FILE would fdatasync */
+static int
+crash_sync(struct rpma_ext_mem *mem)
+{
+	(void)mem;
+	return 0;
+}
+
 static const struct rpma_mem_ops crash_ops = {
 	.persist = crash_persist,
+	.write_back = crash_persist,
+	.sync = crash_sync,
 	.memcpy = file_memcpy,
 	.close = file_close,
 };

@@ -208,6 +208,21 @@ cache_flush(const char *ptr, size_t len)
 }
 
 int
+rpma_mr_write_back(struct rpma_mr_local *mr, char *ptr, size_t len)
+{
+	if (mr->mem)
+		return rpma_mem_write_back(mr->mem, ptr, len);
+	cache_flush(ptr, len);
+	return 0;
+}
+
+int
+rpma_mr_sync(struct rpma_mr_local *mr)
+{
+	return mr->mem ? rpma_mem_sync(mr->mem) : 0;
+}
+
+int
 rpma_mr_persist(struct rpma_mr_local *mr, char *ptr, size_t len)
 {
 	if (mr->mem)

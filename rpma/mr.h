@@ -40,5 +40,11 @@ rpma_mr_release(const struct rpma_mr_local *mr)
 
 /* make [ptr, ptr + len) of mr persistent, by its backend or a cache flush */
 int rpma_mr_persist(struct rpma_mr_local *mr, char *ptr, size_t len);
+/*
+ * The same in two halves, so that several ranges share one barrier: each
+ * range written back, then one rpma_mr_sync (of each region's backend)
+ */
+int rpma_mr_write_back(struct rpma_mr_local *mr, char *ptr, size_t len);
+int rpma_mr_sync(struct rpma_mr_local *mr);
 
 #endif

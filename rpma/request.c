@@ -108,6 +108,132 @@ log:
 	return status;
 }
 
+/*
+ * A run of PERSISTENT flushes under one fence_lock read side: each range
+ * checked and written back (adjacent ones in one write), then one sync per
+ * region; the run's flushes are OK only if their region's sync was.
+ */
+struct flush_run {
+	struct rpma_mr_local *mr[RPMA_REQ_GROUP];	/* each flush's, or NULL */
+	int n;
+	/* the range not yet written back: ptr, len of region pend_mr */
+	struct rpma_mr_local *pend_mr;
+	char *pend_ptr;
+	uint64_t pend_len;
+	int pend_first;		/* its first request */
+};
+
+static void
+run_write_back(struct flush_run *fr, unsigned *status)
+{
+	if (fr->pend_mr && rpma_mr_write_back(fr->pend_mr, fr->pend_ptr,
+			(size_t)fr->pend_len) != 0)
+		for (int i = fr->pend_first; i < fr->n; i++)
+			if (fr->mr[i] == fr->pend_mr && status[i] == RPMA_REQ_OK)
+				status[i] = RPMA_REQ_PERSIST;
+	fr->pend_mr = NULL;
+}
+
+/* request i of the run: checked, then it joins the pending range or starts one */
+static void
+run_add(struct rpma_peer *peer, struct flush_run *fr, const struct rpma_req *r,
+		unsigned *status, int i)
+{
+	uint64_t addr = le64toh(r->addr), len = le32toh(r->len), off;
+	struct rpma_mr_local *mr = rpma_peer_mr_get(peer, le64toh(r->key));
+	char *ptr;
+
+	fr->mr[i] = NULL;
+	fr->n = i + 1;
+	if (mr == NULL) {
+		status[i] = RPMA_REQ_NO_REGION;
+		return;
+	}
+	off = addr - mr->raddr;
+	if (addr < mr->raddr || off > mr->size || len > mr->size - off) {
+		status[i] = RPMA_REQ_RANGE;
+	} else if (le64toh(r->value) < peer->epoch_floor) {
+		status[i] = RPMA_REQ_FENCED;
+	} else if (!(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+		status[i] = RPMA_REQ_USAGE;
+	} else {
+		status[i] = RPMA_REQ_OK;
+		fr->mr[i] = mr;
+		ptr = mr->ptr + off;
+		if (fr->pend_mr == mr && ptr >= fr->pend_ptr &&
+		    ptr <= fr->pend_ptr + fr->pend_len) {
+			/* overlaps or extends the pending range */
+			uint64_t end = (uint64_t)(ptr - fr->pend_ptr) + len;
+
+			if (end > fr->pend_len)
+				fr->pend_len = end;
+		} else {
+			run_write_back(fr, status);
+			fr->pend_mr = mr;
+			fr->pend_ptr = ptr;
+			fr->pend_len = len;
+			fr->pend_first = i;
+		}
+		return;		/* its reference goes with the run */
+	}
+	rpma_peer_mr_put(mr);
+}
+
+/* the run's one barrier per region, then its references go */
+static void
+run_finish(struct flush_run *fr, unsigned *status, int from)
+{
+	run_write_back(fr, status);
+	for (int i = from; i < fr->n; i++) {
+		struct rpma_mr_local *mr = fr->mr[i];
+		bool first = true;
+
+		if (mr == NULL)
+			continue;
+		for (int j = from; j < i && first; j++)
+			first = fr->mr[j] != mr;
+		if (first && rpma_mr_sync(mr) != 0)
+			for (int j = i; j < fr->n; j++)
+				if (fr->mr[j] == mr && status[j] == RPMA_REQ_OK)
+					status[j] = RPMA_REQ_PERSIST;
+	}
+	for (int i = from; i < fr->n; i++)
+		if (fr->mr[i])
+			rpma_peer_mr_put(fr->mr[i]);
+}
+
+void
+rpma_req_serve_group(struct rpma_peer *peer, const struct rpma_req *r,
+		unsigned *status, int n)
+{
+	struct flush_run fr = { .n = 0 };
+
+	if (n > RPMA_REQ_GROUP)
+		n = RPMA_REQ_GROUP;
+	for (int i = 0; i < n;) {
+		int from = i;
+
+		if (r[i].op != RPMA_REQ_FLUSH_PERSISTENT) {
+			status[i] = rpma_req_serve(peer, &r[i]);
+			i++;
+			continue;
+		}
+		/* a fence waits for the whole run: none of it is acknowledged
+		 * under an epoch fenced off before its barrier */
+		pthread_rwlock_rdlock(&peer->fence_lock);
+		fr.pend_mr = NULL;
+		for (; i < n && r[i].op == RPMA_REQ_FLUSH_PERSISTENT; i++)
+			run_add(peer, &fr, &r[i], status, i);
+		run_finish(&fr, status, from);
+		pthread_rwlock_unlock(&peer->fence_lock);
+		for (int j = from; j < i; j++)
+			if (status[j] != RPMA_REQ_OK)
+				RPMA_LOG_WARNING("refused request op %u on key 0x%llx: status %u",
+					r[j].op, (unsigned long long)le64toh(r[j].key),
+					status[j]);
+	}
+}
+
 enum ibv_wc_status
 rpma_req_wc_status(unsigned status)
 {

@@ -68,6 +68,16 @@ void rpma_req_fill(struct rpma_req *r, enum rpma_req_op op,
 /* carry out a request against peer's regions; returns its status */
 unsigned rpma_req_serve(struct rpma_peer *peer, const struct rpma_req *r);
 
+/*
+ * The same for n requests that arrived together (at most RPMA_REQ_GROUP),
+ * in order, status[i] for r[i]: consecutive PERSISTENT flushes share one
+ * barrier of their regions' backends (a file's fdatasync), each answered
+ * OK only once all of the group's ranges are durable.
+ */
+#define RPMA_REQ_GROUP 16
+void rpma_req_serve_group(struct rpma_peer *peer, const struct rpma_req *r,
+		unsigned *status, int n);
+
 /* the completion status an answered request gives the application */
 enum ibv_wc_status rpma_req_wc_status(unsigned status);
 

@@ -415,6 +415,23 @@ struct rpma_ext_mem_health {
 int rpma_ext_mem_get_health(const struct rpma_ext_mem *mem,
 		struct rpma_ext_mem_health *health);
 
+/*
+ * What was made durable since the open: ranges (rpma_ext_mem_persist
+ * calls, and the ranges of PERSISTENT flushes served into it, adjacent
+ * ones of one batch counted once) and barriers (the backend's costly
+ * step: a FILE's fdatasync; CRASH counts where FILE would sync; PMEM one
+ * per range).  Flushes that arrive together share one barrier, so
+ * barriers below ranges show that they did.
+ */
+struct rpma_ext_mem_stats {
+	uint64_t ranges;
+	uint64_t barriers;
+	uint64_t reserved[6];
+};
+
+int rpma_ext_mem_get_stats(const struct rpma_ext_mem *mem,
+		struct rpma_ext_mem_stats *stats);
+
 /* ------------------------------------------------------------------ */
 /* extension: the libfabric provider and registering backend memory    */
 

@@ -214,7 +214,9 @@ int rpma_ofi_progress_wait_fd(void *conn);
 /* requests (ofi_request.c) */
 int rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		enum rpma_req_op rop);
-void rpma_ofi_request_serve(struct ofi_conn *conn, uint64_t slot);
+/* serve the requests in slots[0..n) (n <= RPMA_REQ_GROUP), which arrived
+ * together, and answer each */
+void rpma_ofi_request_serve(struct ofi_conn *conn, const uint64_t *slots, int n);
 void rpma_ofi_request_answered(struct ofi_conn *conn, uint64_t slot,
 		unsigned status);
 

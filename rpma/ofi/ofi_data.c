@@ -21,6 +21,7 @@
 #include "mr.h"
 #include "mr_remote.h"
 #include "ofi.h"
+#include "request.h"
 
 #define POST_RETRIES 1000	/* yields while a provider queue is full */
 
@@ -310,9 +311,6 @@ remote_data(struct ofi_conn *conn, const struct fi_cq_data_entry *e)
 	struct ibv_wc wc;
 
 	switch (OFI_DATA_TAG(d)) {
-	case OFI_TAG_REQ:
-		rpma_ofi_request_serve(conn, OFI_DATA_SLOT(d));
-		return;
 	case OFI_TAG_RESP:
 		rpma_ofi_request_answered(conn, OFI_DATA_SLOT(d), OFI_DATA_STATUS(d));
 		return;
@@ -333,20 +331,44 @@ remote_data(struct ofi_conn *conn, const struct fi_cq_data_entry *e)
 	}
 }
 
-/* handle what the CQ holds; returns how many entries */
+static bool
+is_request(const struct fi_cq_data_entry *e)
+{
+	return (e->flags & FI_REMOTE_CQ_DATA) && !(e->flags & FI_RECV) &&
+		OFI_DATA_TAG(e->data) == OFI_TAG_REQ;
+}
+
+/*
+ * Handle what the CQ holds; returns how many entries.  The requests read
+ * together are served together (what arrived while the last persist ran
+ * shares the next one), up to the next entry of another peer-visible
+ * kind, so that what the initiator sees keeps its order.
+ */
 int
 rpma_ofi_conn_progress(struct ofi_conn *conn)
 {
-	struct fi_cq_data_entry e[16];
-	ssize_t n = fi_cq_read(conn->cq, e, 16);
+	struct fi_cq_data_entry e[RPMA_REQ_GROUP];
+	ssize_t n = fi_cq_read(conn->cq, e, RPMA_REQ_GROUP);
+	uint64_t slots[RPMA_REQ_GROUP];
+	int k = 0;
 
 	if (n > 0) {
 		for (ssize_t i = 0; i < n; i++) {
-			if ((e[i].flags & FI_REMOTE_CQ_DATA) && !(e[i].flags & FI_RECV))
+			if (is_request(&e[i])) {
+				slots[k++] = OFI_DATA_SLOT(e[i].data);
+				continue;
+			}
+			if ((e[i].flags & FI_REMOTE_CQ_DATA) && !(e[i].flags & FI_RECV)) {
+				if (k)
+					rpma_ofi_request_serve(conn, slots, k);
+				k = 0;
 				remote_data(conn, &e[i]);
-			else if (e[i].op_context)
+			} else if (e[i].op_context) {
 				complete_op(conn, e[i].op_context, &e[i], IBV_WC_SUCCESS, 0);
+			}
 		}
+		if (k)
+			rpma_ofi_request_serve(conn, slots, k);
 		return (int)n;
 	}
 	if (n == -FI_EAVAIL) {

@@ -100,20 +100,26 @@ respond(struct ofi_conn *conn, uint64_t slot, unsigned status)
 }
 
 void
-rpma_ofi_request_serve(struct ofi_conn *conn, uint64_t slot)
+rpma_ofi_request_serve(struct ofi_conn *conn, const uint64_t *slots, int n)
 {
-	struct rpma_req r;
-	unsigned status;
+	struct rpma_req r[RPMA_REQ_GROUP] = { { 0 } };
+	unsigned status[RPMA_REQ_GROUP] = { 0 };
+	int k = 0;
 
-	if (slot >= conn->nslots) {
-		RPMA_LOG_WARNING("request names slot %llu of %u",
-			(unsigned long long)slot, conn->nslots);
-		respond(conn, slot, RPMA_REQ_BAD);
-		return;
+	/* the requests that arrived together share one persist barrier */
+	for (int i = 0; i < n && i < RPMA_REQ_GROUP; i++) {
+		if (slots[i] >= conn->nslots) {
+			RPMA_LOG_WARNING("request names slot %llu of %u",
+				(unsigned long long)slots[i], conn->nslots);
+			continue;
+		}
+		memcpy(&r[k++], &conn->req_area[slots[i]], sizeof(r[0]));
 	}
-	memcpy(&r, &conn->req_area[slot], sizeof(r));
-	status = rpma_req_serve(&conn->peer->base, &r);
-	respond(conn, slot, status);
+	rpma_req_serve_group(&conn->peer->base, r, status, k);
+	k = 0;
+	for (int i = 0; i < n && i < RPMA_REQ_GROUP; i++)
+		respond(conn, slots[i], slots[i] >= conn->nslots ? RPMA_REQ_BAD :
+			status[k++]);
 }
 
 static void

@@ -9,7 +9,8 @@ OFI_PROGS = \
 	tests/ofi/ofi_send_recv \
 	tests/ofi/ofi_checks \
 	tests/ofi/ofi_peer_gone \
-	tests/ofi/ofi_flush_refused
+	tests/ofi/ofi_flush_refused \
+	tests/ofi/ofi_flush_group
 
 OFI_TESTS = $(OFI_PROGS) \
 	tests/ofi/ofi_flush_crash_control.sh
