@@ -151,7 +151,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.listen_addr = cfg->listen_addr,
 			.listen_port = cfg->listen_port,
 			.flush_method = cfg->flush_method,
-			.link_spin_us = cfg->link_spin_us,
+			.busy_poll_us = cfg->busy_poll_us,
 		};
 
 		if (cfg->n_replicas > 64) {
@@ -289,6 +289,14 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->fenced = repl->cluster ? cluster_fenced(repl->cluster) : 0;
 	st->config_epoch = repl->cluster ? cluster_config_epoch(repl->cluster) : 0;
 	st->config_joint = repl->cluster ? cluster_config_joint(repl->cluster) : 0;
+	{
+		struct rpma_ext_mem_stats ms;
+
+		if (rpma_ext_mem_get_stats(repl->mem, &ms) != 0)
+			memset(&ms, 0, sizeof(ms));
+		st->persist_ranges = ms.ranges;
+		st->persist_barriers = ms.barriers;
+	}
 	return 0;
 }
 

@@ -85,8 +85,9 @@ rpma_cq_push(struct rpma_cq *cq, const struct ibv_wc *wc, int n)
 		cq->ring[t & cq->mask] = wc[i];
 		atomic_store_explicit(&cq->tail, t + 1, memory_order_relaxed);
 	}
-	wake = cq->waiter || cq->fd_exported;
+	wake = cq->waiter || cq->armed;
 	cq->waiter = false;
+	cq->armed = false;
 	pthread_mutex_unlock(&cq->lock);
 
 	if (wake) {
@@ -106,9 +107,21 @@ rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 		return cq->ops->get_fd(cq, fd);
 	pthread_mutex_lock(&((struct rpma_cq *)cq)->lock);
 	((struct rpma_cq *)cq)->fd_exported = true;
+	((struct rpma_cq *)cq)->armed = true;
 	pthread_mutex_unlock(&((struct rpma_cq *)cq)->lock);
 	*fd = cq->efd;
 	return 0;
+}
+
+/* after a wait's read of efd: the next completion signals it again */
+static void
+rearm(struct rpma_cq *const *cqs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_lock(&cqs[i]->lock);
+		cqs[i]->armed = cqs[i]->fd_exported;
+		pthread_mutex_unlock(&cqs[i]->lock);
+	}
 }
 
 int
@@ -133,6 +146,7 @@ rpma_cq_block(struct rpma_cq *const *cqs, int n)
 			pthread_mutex_unlock(&cqs[i]->lock);
 			/* consume a pending wake-up so the fd reflects the rings */
 			(void)!read(pfd[0].fd, &v, sizeof(v));
+			rearm(cqs, n);
 			return 0;
 		}
 		cqs[i]->waiter = true;
@@ -141,8 +155,10 @@ rpma_cq_block(struct rpma_cq *const *cqs, int n)
 	/* wake on the provider's own fd too: no hand-off to a thread */
 	if (cqs[0]->drive_fd) {
 		pfd[1].fd = cqs[0]->drive_fd(cqs[0]->drive_arg);
-		if (pfd[1].fd < 0)
+		if (pfd[1].fd < 0) {
+			rearm(cqs, n);
 			return 0;	/* progress pending: let the caller poll */
+		}
 	}
 	while (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, -1) < 0) {
 		if (errno != EINTR)
@@ -150,6 +166,7 @@ rpma_cq_block(struct rpma_cq *const *cqs, int n)
 	}
 	if (pfd[0].revents)
 		(void)!read(pfd[0].fd, &v, sizeof(v));
+	rearm(cqs, n);
 	return 0;
 }
 

@@ -38,6 +38,12 @@ struct rpma_cq {
 	bool efd_owned;		/* false: efd belongs to the cq it shares with */
 	bool waiter;		/* someone blocks on efd: signal pushes */
 	bool fd_exported;	/* the application polls efd itself */
+	/*
+	 * fd_exported: the next push signals efd, once, as a completion
+	 * channel's notification; rpma_cq_wait re-arms it.  So completions
+	 * taken while nobody sleeps on the fd cost no write.
+	 */
+	bool armed;
 	bool overrun;
 	bool shared_channel;	/* the conn's cq and rcq share one fd */
 	/*

@@ -167,12 +167,19 @@ struct repl_cfg {
 	const char *listen_port;
 
 	/*
-	 * How long a waiter for durability polls the replicas' completions
-	 * before it sleeps, in microseconds: lower latency for a core spent.
-	 * 0: the default, 50; < 0: no polling (every wait sleeps).
+	 * Busy polling: how long, in microseconds, a waiter for durability
+	 * (and a link's thread) polls the replicas' completions before it
+	 * sleeps, trading a core for a wake-up.  0: never (every wait
+	 * sleeps at once); REPL_BUSY_POLL_AUTO: adaptive (at most twice the
+	 * measured round trip of a flush, at most 100, and not at all while
+	 * the round trip is longer or the waiters are as many as the CPUs);
+	 * N > 0: up to N.
 	 */
-	int link_spin_us;
+	int busy_poll_us;
 };
+
+#define REPL_BUSY_POLL_AUTO	(-1)
+#define REPL_BUSY_POLL_MAX	1000000
 
 #define REPL_FLUSH_AUTO		0	/* the transport's default */
 #define REPL_FLUSH_APM		1	/* RDMA READ after the writes: the
@@ -260,6 +267,9 @@ struct repl_status {
 	int config_joint;	/* 1 while a change of the membership is in
 				   progress: the membership is joint, and a
 				   record needs both configurations' quorums */
+	uint64_t persist_ranges;	/* ranges of the log made durable */
+	uint64_t persist_barriers;	/* the medium's barriers they took
+					   (file: fdatasyncs) */
 };
 
 int repl_status(struct repl *repl, struct repl_status *st);
@@ -459,6 +469,11 @@ struct repl_replica_info {
 	uint64_t truncates;		/* TRUNCATEs done */
 	uint64_t head_moves;		/* checkpoint moves (SET_HEAD) */
 	uint64_t commits;		/* COMMITs: commit point and tail hint */
+	uint64_t persist_ranges;	/* ranges of its log made durable
+					   (flushes served, adjacent ones of a
+					   batch once) */
+	uint64_t persist_barriers;	/* the medium's barriers they took
+					   (file: fdatasyncs) */
 };
 
 struct repl_replica_node;

@@ -402,6 +402,12 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	if (wal == NULL)
 		return REPL_E_NOMEM;
 	wal->mem = mem;
+	{
+		enum rpma_ext_mem_backend be;
+
+		wal->slow_persist = rpma_ext_mem_get_backend(mem, &be) == 0 &&
+			be == RPMA_EXT_MEM_FILE;
+	}
 	wal->base = base;
 	wal->hdr_copy = (va && (!vb || a.seq >= b.seq)) ? 0 : 1;
 	wal->hdr = wal->hdr_copy == 0 ? a : b;
@@ -675,10 +681,11 @@ persist_range(struct wal *wal, const struct log_pos *from, const struct log_pos 
  */
 static void
 wait_past(struct wal *wal, _Atomic uint64_t *watched, uint64_t lsn,
-		pthread_cond_t *cond, unsigned *waiters, const bool *busy)
+		pthread_cond_t *cond, unsigned *waiters, const bool *busy,
+		bool spin)
 {
 	wal_unlock(wal);
-	for (int i = 0; i < SPIN_ROUNDS; i++) {
+	for (int i = 0; spin && i < SPIN_ROUNDS; i++) {
 		if (atomic_load_explicit(watched, memory_order_acquire) > lsn)
 			break;
 		sched_yield();
@@ -709,13 +716,14 @@ wal_sync(struct wal *wal, uint64_t lsn)
 		if (wal->pub.lsn <= lsn) {
 			/* reserved, still being copied */
 			wait_past(wal, &wal->pub_lsn, lsn, &wal->published,
-				&wal->pub_waiters, NULL);
+				&wal->pub_waiters, NULL, true);
 			continue;
 		}
 		if (wal->syncing) {
 			/* another caller persists: its range may cover ours */
 			wait_past(wal, &wal->durable_lsn, lsn, &wal->synced,
-				&wal->sync_waiters, &wal->syncing);
+				&wal->sync_waiters, &wal->syncing,
+				!wal->slow_persist);
 			continue;
 		}
 		wal->syncing = true;

@@ -86,6 +86,12 @@ struct wal {
 	uint64_t used;		/* ring bytes from head to tail */
 	struct log_pos durable;	/* everything before is persistent */
 	bool syncing;
+	/*
+	 * A persist takes a disk's flush (the FILE backend): waiting for
+	 * another's sleeps at once, as yielding through it only takes the CPU
+	 * from the threads doing the work
+	 */
+	bool slow_persist;
 	uint64_t read_limit;	/* readers see LSNs below it (a replica's commit) */
 
 	unsigned health;	/* REPL_HEALTH_* found at open */

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <semaphore.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -30,14 +31,74 @@
 #include "common/errors.h"
 #include "common/fault.h"
 
+/*
+ * Asleep in c->durable_q until lsn is durable: woken once, by whoever
+ * moves the commit point past it (or by a fence), never for another's.
+ */
+static int
+sleep_until_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
+{
+	struct durable_waiter w = { .lsn = lsn };
+	struct timespec until;
+	bool timed_out = false;
+	int ret;
+
+	if (timeout_ms >= 0)
+		until = clock_deadline(timeout_ms);
+	sem_init(&w.wake, 0, 0);
+	cluster_lock(c);
+	cluster_quorum_update(c);
+	for (;;) {
+		if (c->durable_lsn > lsn) {
+			ret = 0;
+			break;
+		}
+		if (atomic_load(&c->fenced)) {
+			ret = REPL_E_UNKNOWN;
+			break;
+		}
+		if (timed_out) {
+			ret = REPL_E_TIMEDOUT;
+			break;
+		}
+		quorum_enqueue(c, &w);
+		cluster_unlock(c);
+		do {
+			ret = timeout_ms < 0 ? sem_wait(&w.wake) :
+				sem_clockwait(&w.wake, CLOCK_MONOTONIC, &until);
+		} while (ret != 0 && errno == EINTR);
+		timed_out = ret != 0;
+		cluster_lock(c);
+		quorum_dequeue(c, &w);	/* still queued only if it timed out */
+	}
+	cluster_unlock(c);
+	/* a post that crossed a time-out may remain: nobody touches w now */
+	sem_destroy(&w.wake);
+	return ret;
+}
+
+static int wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
+
 int
 cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
-	struct timespec until;
 	int ret;
 
 	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
 		return 0;
+	/* counted: busy polling stops when waiters are as many as CPUs */
+	atomic_fetch_add_explicit(&c->n_waiting, 1, memory_order_relaxed);
+	ret = wait_durable(c, lsn, timeout_ms);
+	atomic_fetch_sub_explicit(&c->n_waiting, 1, memory_order_relaxed);
+	return ret;
+}
+
+static int
+wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
+{
+	uint64_t budget;
+	int ret;
+
 	/* post our batch ourselves where the link is free: no hand-off */
 	for (int i = 0; i < c->n_links; i++)
 		link_help(&c->links[i], true);
@@ -47,13 +108,14 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	cluster_lock(c);
 	cluster_quorum_update(c);
 	cluster_unlock(c);
-	if (!atomic_exchange(&c->spinning, true)) {
+	budget = cluster_poll_budget_ns(c);
+	if (budget && !atomic_exchange(&c->spinning, true)) {
 		/*
 		 * Reap the completions ourselves for a while: no wake-up.  One
 		 * waiter at a time: more would only take the CPU from the
 		 * threads doing the work.
 		 */
-		uint64_t spin_until = clock_now_ns() + c->spin_ns;
+		uint64_t spin_until = clock_now_ns() + budget;
 
 		while (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) <= lsn &&
 		       clock_now_ns() < spin_until)
@@ -68,28 +130,7 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	/* then leave it to the links, asleep until they are done */
 	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
-	if (timeout_ms >= 0)
-		until = clock_deadline(timeout_ms);
-	cluster_lock(c);
-	cluster_quorum_update(c);
-	while (c->durable_lsn <= lsn) {
-		c->waiters++;
-		if (timeout_ms < 0)
-			ret = pthread_cond_wait(&c->cond, &c->lock);
-		else
-			ret = pthread_cond_timedwait(&c->cond, &c->lock, &until);
-		c->waiters--;
-		if (c->durable_lsn <= lsn && atomic_load(&c->fenced)) {
-			cluster_unlock(c);
-			return REPL_E_UNKNOWN;
-		}
-		if (ret == ETIMEDOUT && c->durable_lsn <= lsn) {
-			cluster_unlock(c);
-			return REPL_E_TIMEDOUT;
-		}
-	}
-	cluster_unlock(c);
-	return 0;
+	return sleep_until_durable(c, lsn, timeout_ms);
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,8 +388,15 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		c->cfg.promote_wait_ms = 2 * c->cfg.down_timeout_ms;
 	c->mem = mem;
 	c->wal = wal;
-	c->spin_ns = cfg->link_spin_us < 0 ? 0 : 1000 * (uint64_t)(cfg->link_spin_us ?
-		cfg->link_spin_us : LINK_SPIN_US);
+	c->poll_auto = cfg->busy_poll_us < 0;
+	c->poll_cap_ns = 1000 * (uint64_t)(cfg->busy_poll_us < 0 ? POLL_AUTO_CAP_US :
+		cfg->busy_poll_us);
+	{
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		c->ncpu = n > 0 ? (unsigned)n : 1;
+	}
+	atomic_init(&c->n_waiting, 0);
 	wal_identity(wal, &c->id, &c->ring_size);
 	atomic_init(&c->stopping, false);
 	atomic_init(&c->spinning, false);

@@ -62,9 +62,8 @@ struct cluster_cfg {
 	const char *listen_addr, *listen_port;
 	/* REPL_FLUSH_*: how a flush persists on the replicas */
 	int flush_method;
-	/* how long a waiter polls the links, microseconds (0: LINK_SPIN_US,
-	 * < 0: not at all) */
-	int link_spin_us;
+	/* repl_cfg.busy_poll_us: 0 never, < 0 adaptive, else at most that */
+	int busy_poll_us;
 };
 
 /*

@@ -61,6 +61,7 @@ answer_hello(struct cluster *c, struct ctl_chan *ch, const struct ctl_msg *m)
 				(unsigned long long)c->id.epoch);
 		}
 		pthread_cond_broadcast(&c->cond);
+		quorum_wake_all(c);
 		cluster_unlock(c);
 		for (int i = 0; i < c->n_links; i++)
 			link_kick(&c->links[i]);

@@ -140,6 +140,7 @@ link_fenced(struct link *l, const char *why)
 			"acknowledges nothing more", l->host, l->ctl_port, why);
 	}
 	pthread_cond_broadcast(&c->cond);
+	quorum_wake_all(c);
 	cluster_unlock(c);
 	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
@@ -158,7 +159,6 @@ drain(struct link *l)
 
 	while (busy && clock_now_ms() < until) {
 		struct pollfd pfd = { .fd = l->cq_fd, .events = POLLIN };
-		uint64_t v;
 
 		progress = false;
 		link_io_lock(l);
@@ -166,7 +166,7 @@ drain(struct link *l)
 			link_data_path(l, false, &progress) == 0 && link_busy(l);
 		link_io_unlock(l);
 		if (busy && !progress && poll(&pfd, 1, 10) > 0)
-			(void)!read(l->cq_fd, &v, sizeof(v));
+			(void)rpma_cq_wait(l->cq);	/* takes the event, re-arms */
 	}
 }
 
@@ -578,17 +578,20 @@ stream_requests(struct link *l)
 	return 0;
 }
 
-/* the commit point, at most every COMMIT_EVERY_MS (or once idle) */
+/*
+ * The commit point, at most every COMMIT_EVERY_MS, also when the link is
+ * idle (its sleep ends when one is due): not a message per append to a
+ * lone client, whose link goes idle after each.
+ */
 static int
-stream_commit(struct link *l, uint64_t t, bool busy)
+stream_commit(struct link *l, uint64_t t)
 {
 	struct cluster *c = l->c;
 	struct ctl_msg cm = { .type = CTL_COMMIT };
 	uint64_t durable = atomic_load_explicit(&c->durable_atomic,
 		memory_order_acquire);
 
-	if (durable <= l->commit_sent ||
-	    (t - l->last_commit_ms < COMMIT_EVERY_MS && busy))
+	if (durable <= l->commit_sent || t - l->last_commit_ms < COMMIT_EVERY_MS)
 		return 0;
 	cm.u.commit.epoch = c->id.epoch;
 	cm.u.commit.commit_lsn = durable - 1;
@@ -696,7 +699,7 @@ stream_report(struct link *l, uint64_t t, const struct log_pos *pub)
 static int
 stream_spin(struct link *l, bool *progress)
 {
-	uint64_t until = clock_now_ns() + l->c->spin_ns;
+	uint64_t until = clock_now_ns() + cluster_poll_budget_ns(l->c);
 
 	link_count(&l->n.spins, 1);
 	do {
@@ -729,7 +732,8 @@ stream_sleep(struct link *l)
 		{ .fd = l->cq_fd, .events = POLLIN },
 	};
 	struct log_pos pub;
-	uint64_t v;
+	uint64_t v, now;
+	int timeout = c->cfg.heartbeat_ms;
 	bool idle, unsent;
 
 	atomic_store(&l->sleeping, true);
@@ -744,12 +748,24 @@ stream_sleep(struct link *l)
 		return;
 	}
 	link_count(&l->n.sleeps, 1);
-	(void)poll(pfd, idle ? 2 : 3, c->cfg.heartbeat_ms);
+	/* a commit point not yet sent: up when it is due */
+	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) >
+	    l->commit_sent) {
+		now = clock_now_ms();
+		timeout = now - l->last_commit_ms >= COMMIT_EVERY_MS ? 0 :
+			(int)(COMMIT_EVERY_MS - (now - l->last_commit_ms));
+	}
+	/*
+	 * The completions matter only with batches in flight, and not while
+	 * an appender polls for them (it kicks us when it stops): then its
+	 * reaping wakes nobody.
+	 */
+	(void)poll(pfd, idle || atomic_load(&c->spinning) ? 2 : 3, timeout);
 	atomic_store(&l->sleeping, false);
 	if (pfd[1].revents)
 		(void)!read(l->kick_fd, &v, sizeof(v));
 	if (pfd[2].revents)
-		(void)!read(l->cq_fd, &v, sizeof(v));
+		(void)rpma_cq_wait(l->cq);	/* takes the event, re-arms */
 }
 
 static bool
@@ -772,7 +788,7 @@ stream(struct link *l)
 	if (stream_requests(l))
 		return -1;
 	t = clock_now_ms();
-	if (stream_commit(l, t, busy) || stream_recv(l) || stream_heartbeat(l, t))
+	if (stream_commit(l, t) || stream_recv(l) || stream_heartbeat(l, t))
 		return -1;
 	stream_report(l, t, &pub);
 	if (forced_down(l)) {
@@ -781,7 +797,7 @@ stream(struct link *l)
 	}
 	if (progress)
 		return 0;
-	if (busy && l->c->spin_ns) {
+	if (busy && cluster_poll_budget_ns(l->c)) {
 		if (stream_spin(l, &progress))
 			return -1;
 		if (progress)

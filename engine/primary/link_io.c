@@ -119,7 +119,7 @@ post_batch(struct link *l, const struct log_pos *pub)
 		return -1;
 	}
 	*b = (struct batch){ .seq = l->next_seq, .end = *pub,
-		.seen_ms = l->unsent_since_ms };
+		.seen_ms = l->unsent_since_ms, .posted_ns = clock_now_ns() };
 	l->next_seq++;
 	l->sent = *pub;
 	l->unsent_since_ms = 0;
@@ -133,7 +133,7 @@ reap(struct link *l, bool *progress)
 {
 	struct ibv_wc wc[16];
 	int n = 0, ret;
-	uint64_t flushed = 0, done = 0;
+	uint64_t flushed = 0, done = 0, posted = 0;
 	struct log_pos end;
 
 	ret = rpma_cq_get_wc(l->cq, 16, wc, &n);
@@ -156,11 +156,18 @@ reap(struct link *l, bool *progress)
 	}
 	while (link_busy(l) && l->inflight[l->oldest_seq % LINK_DEPTH].done) {
 		end = l->inflight[l->oldest_seq % LINK_DEPTH].end;
+		posted = l->inflight[l->oldest_seq % LINK_DEPTH].posted_ns;
 		flushed = end.lsn;
 		l->oldest_seq++;
 		done++;
 	}
 	if (flushed) {
+		uint64_t now = clock_now_ns(), rtt = now > posted ? now - posted : 0;
+		uint64_t avg = atomic_load_explicit(&l->rtt_ns, memory_order_relaxed);
+
+		/* one clock read per reap that moved: busy polling's yardstick */
+		atomic_store_explicit(&l->rtt_ns, avg ? avg - avg / 8 + rtt / 8 : rtt,
+			memory_order_relaxed);
 		link_count(&l->n.flushes, done);
 		cluster_lock(l->c);
 		l->flushed_lsn = flushed;
@@ -194,13 +201,42 @@ link_data_path(struct link *l, bool post, bool *progress)
 		l->unsent_since_ms = clock_now_ms();
 		link_note_waiting(l);
 	}
-	if (l->next_seq - l->oldest_seq >= LINK_DEPTH)
+	/*
+	 * Group commit: while LINK_FLIGHT batches travel, what is published
+	 * meanwhile waits to ride the next one, posted by whoever reaps.
+	 */
+	if (l->next_seq - l->oldest_seq >= LINK_FLIGHT)
 		return 0;
 	if (post_batch(l, &pub))
 		return -1;
 	link_note_waiting(l);
 	*progress = true;
 	return 0;
+}
+
+uint64_t
+cluster_poll_budget_ns(struct cluster *c)
+{
+	uint64_t rtt = 0;
+
+	if (c->poll_cap_ns == 0 || !c->poll_auto)
+		return c->poll_cap_ns;
+	/* more waiters than CPUs: polling takes the CPU from the work */
+	if (atomic_load_explicit(&c->n_waiting, memory_order_relaxed) >= c->ncpu)
+		return 0;
+	for (int i = 0; i < c->n_links; i++) {
+		uint64_t r = atomic_load_explicit(&c->links[i].rtt_ns,
+			memory_order_relaxed);
+
+		if (r && (rtt == 0 || r < rtt))
+			rtt = r;
+	}
+	if (rtt == 0)
+		return c->poll_cap_ns;	/* nothing measured yet */
+	/* a round trip longer than the bound would mostly end in a sleep */
+	if (rtt > c->poll_cap_ns)
+		return 0;
+	return 2 * rtt < c->poll_cap_ns ? 2 * rtt : c->poll_cap_ns;
 }
 
 void

@@ -7,6 +7,7 @@
 #define REPL_CLUSTER_INTERNAL_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,7 +25,10 @@ struct ctl_chan;
 struct ctl_listener;
 struct ctl_tls;
 
-#define LINK_DEPTH 8			/* batches in flight per replica */
+#define LINK_DEPTH 8			/* batches in flight per replica, at most */
+#ifndef LINK_FLIGHT
+#define LINK_FLIGHT 1			/* ... the ones that are posted */
+#endif
 #define LINK_WRITE_MAX (4u << 20)	/* the largest single rpma_write */
 /*
  * The most one rpma_flush covers: a flush request carries its length in
@@ -32,12 +36,13 @@ struct ctl_tls;
  */
 #define LINK_FLUSH_MAX ((uint64_t)UINT32_MAX)
 #define COMMIT_EVERY_MS 2		/* commit point to replicas, at most */
-#define LINK_SPIN_US 50			/* cluster_cfg.link_spin_us 0 */
+#define POLL_AUTO_CAP_US 100		/* busy polling's bound when adaptive */
 
 struct batch {
 	uint64_t seq;
 	struct log_pos end;
 	uint64_t seen_ms;	/* when its first bytes were found unsent */
+	uint64_t posted_ns;	/* when it was posted: its round trip */
 	bool done;
 };
 
@@ -135,6 +140,9 @@ struct link {
 	uint64_t unsent_since_ms;	/* published bytes after sent seen (0: none) */
 	struct batch inflight[LINK_DEPTH];
 	uint64_t next_seq, oldest_seq;
+	/* a flush's round trip, smoothed (1/8 per batch); 0: none yet.
+	 * Written under io_lock, read by anyone deciding to poll */
+	_Atomic uint64_t rtt_ns;
 	char io_why[160];		/* why the data path closed */
 
 	/*
@@ -182,6 +190,19 @@ enum {
 	CLUSTER_PLAN_FINISH,	/* the stored one is J: commit it */
 };
 
+/*
+ * An appender asleep until its LSN is durable (quorum.c): on its own
+ * stack, in c->durable_q (ascending LSN, under c->lock).  The one who moves
+ * the commit point past lsn unlinks it and posts wake: one wake-up per
+ * waiter whose record became durable, none for the others.
+ */
+struct durable_waiter {
+	uint64_t lsn;
+	sem_t wake;
+	bool queued;
+	struct durable_waiter *next;
+};
+
 struct cluster {
 	struct cluster_cfg cfg;
 	struct rpma_ext_mem *mem;
@@ -203,10 +224,15 @@ struct cluster {
 	 */
 	uint64_t epoch_start_lsn;
 	_Atomic uint64_t durable_atomic;
-	unsigned waiters;
+	struct durable_waiter *durable_q;	/* asleep for durability */
+	unsigned waiters;		/* asleep on cond (not durable_q) */
 	atomic_bool stopping;
 	pthread_mutex_t release_lock;	/* release vs. a link's catch-up */
-	uint64_t spin_ns;		/* a link polls its CQ this long */
+	/* busy polling (cluster_poll_budget_ns): the bound, 0 never */
+	uint64_t poll_cap_ns;
+	bool poll_auto;			/* adaptive, within poll_cap_ns */
+	unsigned ncpu;			/* online CPUs, at the start */
+	_Atomic unsigned n_waiting;	/* appenders in cluster_wait_durable */
 	atomic_bool spinning;		/* a waiter polls the links */
 	pthread_mutex_t verify_lock;	/* one verification at a time */
 
@@ -337,9 +363,18 @@ void cluster_floor_stored(struct cluster *c, uint32_t node_id,
 uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);
 int cluster_promote(struct cluster *c);
 
-/* quorum.c: the commit rule */
-/* recompute durable_lsn (under c->lock); wake waiters if it moved */
+/* quorum.c: the commit rule, and who sleeps until it moves */
+/*
+ * Recompute durable_lsn (under c->lock); if it moved, wake the durable
+ * waiters it passed
+ */
 void cluster_quorum_update(struct cluster *c);
+/* under c->lock: w sleeps until lsn is durable (quorum_update wakes it) */
+void quorum_enqueue(struct cluster *c, struct durable_waiter *w);
+/* under c->lock: w gave up (timed out): out of the queue if still in it */
+void quorum_dequeue(struct cluster *c, struct durable_waiter *w);
+/* under c->lock: wake every durable waiter (the primary was fenced) */
+void quorum_wake_all(struct cluster *c);
 
 /* fence_listen.c: 0 (also when no port is configured), or an error */
 int fence_listen_start(struct cluster *c);
@@ -423,5 +458,11 @@ link_busy(const struct link *l)
 }
 /* an appender's turn at a link's data path, if nobody else has it */
 void link_help(struct link *l, bool post);
+/*
+ * How long to busy-poll now, in ns (0: sleep at once): the fixed bound,
+ * or adaptive: twice the fastest link's round trip, none while that is
+ * longer than the bound or the waiters are as many as the CPUs
+ */
+uint64_t cluster_poll_budget_ns(struct cluster *c);
 
 #endif

@@ -173,11 +173,8 @@ wait_reads(struct rpma_conn *conn, int n, int timeout_ms)
 			if (left <= 0)
 				return -1;
 			(void)poll(&p, 1, left < 100 ? left : 100);
-			if (p.revents) {
-				uint64_t v;
-
-				(void)!read(fd, &v, sizeof(v));
-			}
+			if (p.revents)
+				(void)rpma_cq_wait(cq);	/* takes the event, re-arms */
 			continue;
 		}
 		if (ret)

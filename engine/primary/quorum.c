@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "primary/primary.h"
@@ -83,8 +84,55 @@ cluster_quorum_update(struct cluster *c)
 	if (d > c->durable_lsn) {
 		c->durable_lsn = d;
 		atomic_store_explicit(&c->durable_atomic, d, memory_order_release);
+		/* only those whose record it passed: no thundering herd */
+		while (c->durable_q && c->durable_q->lsn < d) {
+			struct durable_waiter *w = c->durable_q;
+
+			c->durable_q = w->next;
+			w->queued = false;
+			sem_post(&w->wake);	/* the last touch: w may go now */
+		}
+		/* the rarer waits on cond (a membership change, a verification) */
 		if (c->waiters)
 			pthread_cond_broadcast(&c->cond);
+	}
+}
+
+void
+quorum_enqueue(struct cluster *c, struct durable_waiter *w)
+{
+	struct durable_waiter **p = &c->durable_q;
+
+	/* ascending LSN: a walk as long as the queue, one entry per client */
+	while (*p && (*p)->lsn <= w->lsn)
+		p = &(*p)->next;
+	w->next = *p;
+	w->queued = true;
+	*p = w;
+}
+
+void
+quorum_dequeue(struct cluster *c, struct durable_waiter *w)
+{
+	if (!w->queued)
+		return;
+	for (struct durable_waiter **p = &c->durable_q; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	w->queued = false;
+}
+
+void
+quorum_wake_all(struct cluster *c)
+{
+	while (c->durable_q) {
+		struct durable_waiter *w = c->durable_q;
+
+		c->durable_q = w->next;
+		w->queued = false;
+		sem_post(&w->wake);
 	}
 }
 

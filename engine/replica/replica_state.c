@@ -137,6 +137,14 @@ publish_state(struct replica *r)
 	s.truncates = r->n.truncates;
 	s.head_moves = r->n.head_moves;
 	s.commits = r->n.commits;
+	{
+		struct rpma_ext_mem_stats mst;
+
+		if (rpma_ext_mem_get_stats(r->mem, &mst) == 0) {
+			s.persist_ranges = mst.ranges;
+			s.persist_barriers = mst.barriers;
+		}
+	}
 	if (r->floor) {
 		s.floor_pending = 1;
 		s.floor_needed = promise_floor_needed(r->floor);

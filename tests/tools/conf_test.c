@@ -291,6 +291,7 @@ defaults(void)
 	CU_ASSERT_EQUAL(conf.log.backend, REPLD_BACKEND_PMEM);
 	CU_ASSERT_EQUAL(conf.log.size, 256u << 20);
 	CU_ASSERT_EQUAL(conf.full_timeout_ms, 1000);
+	CU_ASSERT_EQUAL(conf.busy_poll_us, -1);	/* adaptive */
 	CU_ASSERT_EQUAL(conf.n_peers, 0);
 	CU_ASSERT_EQUAL(conf.quorum, 0);
 	CU_ASSERT_PTR_NULL(conf.tls.ca);

@@ -19,6 +19,7 @@ CONF_BAD = \
 	tests/tools/conf-bad/flush-bad.conf \
 	tests/tools/conf-bad/flush-native.conf \
 	tests/tools/conf-bad/full-timeout.conf \
+	tests/tools/conf-bad/busy-poll.conf \
 	tests/tools/conf-bad/heartbeat-default-down.conf \
 	tests/tools/conf-bad/heartbeat-down.conf \
 	tests/tools/conf-bad/heartbeat-range.conf \

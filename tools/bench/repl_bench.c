@@ -12,14 +12,16 @@
  *          measured alone (the floor's percentiles are the sums of theirs).
  *
  *   repl-bench [-b file|crash|pmem] [-d DIR] [-s SIZE] [-t THREADS] [-n OPS]
- *              [-r REPLICAS] [-q QUORUM] [-p PORT] [-T]
+ *              [-r REPLICAS] [-q QUORUM] [-p PORT] [-P BUSY_POLL_US] [-T]
  *
  * OPS is per thread.  REPLICAS (0..3) are forked processes on the same
  * backend and directory, listening on PORT + 2i (control) and PORT + 2i + 1
  * (data), over libfabric "tcp" on loopback; the floor's TCP pair uses
  * PORT + 2 * REPLICAS (default PORT: 20000 + 8 * (pid % 1500)).  QUORUM
- * defaults to REPLICAS.  -T prints the result as one row of
- * repl-bench-matrix's markdown table.
+ * defaults to REPLICAS.  -P sets repl_cfg.busy_poll_us (default -1,
+ * adaptive; 0 never).  -T prints the result as one row of
+ * repl-bench-matrix's markdown table.  The CPU time this process and the
+ * replicas spent over the timed phase is printed per append.
  */
 #include <errno.h>
 #include <poll.h>
@@ -54,6 +56,7 @@ struct opts {
 	int replicas;
 	int quorum;
 	int port;
+	int busy_poll_us;
 	int table;
 };
 
@@ -387,11 +390,32 @@ run_threads(const struct opts *o, uint64_t *lat)
 
 /* ---------------------------------------------------------------- */
 
+/* user + system CPU time of process pid so far, in us (clock ticks) */
+static int64_t
+cpu_us(pid_t pid)
+{
+	char path[64], line[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* after the name: state, then fields 4..13, then utime and stime */
+	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			&ut, &st) != 2)
+		return 0;
+	return (int64_t)((ut + st) * 1000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: repl-bench [-b file|crash|pmem] [-d DIR] [-s SIZE] "
-		"[-t THREADS] [-n OPS] [-r REPLICAS] [-q QUORUM] [-p PORT] [-T]\n");
+		"[-t THREADS] [-n OPS] [-r REPLICAS] [-q QUORUM] [-p PORT] "
+		"[-P BUSY_POLL_US] [-T]\n");
 	exit(2);
 }
 
@@ -400,7 +424,7 @@ parse(int argc, char *argv[], struct opts *o)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "b:d:s:t:n:r:q:p:Th")) != -1) {
+	while ((opt = getopt(argc, argv, "b:d:s:t:n:r:q:p:P:Th")) != -1) {
 		switch (opt) {
 		case 'b':
 			o->backend_name = optarg;
@@ -420,13 +444,15 @@ parse(int argc, char *argv[], struct opts *o)
 		case 'r': o->replicas = atoi(optarg); break;
 		case 'q': o->quorum = atoi(optarg); break;
 		case 'p': o->port = atoi(optarg); break;
+		case 'P': o->busy_poll_us = atoi(optarg); break;
 		case 'T': o->table = 1; break;
 		default: usage();
 		}
 	}
 	if (optind != argc || o->size == 0 || o->threads < 1 ||
 	    o->threads > MAX_THREADS || o->ops < 1 || o->replicas < 0 ||
-	    o->replicas > MAX_REPLICAS || o->port < 0 || o->port > 65535 - 8)
+	    o->replicas > MAX_REPLICAS || o->port < 0 || o->port > 65535 - 8 ||
+	    o->busy_poll_us < REPL_BUSY_POLL_AUTO || o->busy_poll_us > REPL_BUSY_POLL_MAX)
 		usage();
 	if (o->quorum < 0)
 		o->quorum = o->replicas;
@@ -487,7 +513,8 @@ int
 main(int argc, char *argv[])
 {
 	struct opts o = { .backend = REPL_BACKEND_FILE, .backend_name = "file",
-		.dir = "/tmp", .size = 64, .threads = 1, .ops = 2000, .quorum = -1 };
+		.dir = "/tmp", .size = 64, .threads = 1, .ops = 2000, .quorum = -1,
+		.busy_poll_us = REPL_BUSY_POLL_AUTO };
 	struct repl_cfg cfg = { .create = 1, .bootstrap = 1, .node_id = 1, .epoch = 1,
 		.full_timeout_ms = 1000, .provider = "tcp" };
 	struct repl_replica reps[MAX_REPLICAS];
@@ -495,6 +522,7 @@ main(int argc, char *argv[])
 	uint64_t reconnects[MAX_REPLICAS] = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t *lat, *plat, *tlat, total;
+	int64_t cpu_self, cpu_reps = 0;
 	bool durable = false;
 	char *buf;
 
@@ -542,6 +570,7 @@ main(int argc, char *argv[])
 	cfg.replicas = reps;
 	cfg.n_replicas = o.replicas;
 	cfg.quorum = o.quorum;
+	cfg.busy_poll_us = o.busy_poll_us;
 	if (repl_open(&cfg, &live.repl))
 		fail("cannot create the log %s", live.log);
 	wait_replicas_up(&o);
@@ -552,7 +581,13 @@ main(int argc, char *argv[])
 		repl_replica_status(live.repl, i, &rs);
 		reconnects[i] = rs.reconnects;
 	}
+	cpu_self = cpu_us(getpid());
+	for (int i = 0; i < o.replicas; i++)
+		cpu_reps -= cpu_us(live.pid[i]);
 	total = run_threads(&o, lat);
+	cpu_self = cpu_us(getpid()) - cpu_self;
+	for (int i = 0; i < o.replicas; i++)
+		cpu_reps += cpu_us(live.pid[i]);
 	/* a replica that left midway makes this another measurement */
 	for (int i = 0; i < o.replicas; i++) {
 		struct repl_replica_status rs = { 0 };
@@ -568,6 +603,14 @@ main(int argc, char *argv[])
 	if (cleanup())
 		fail("a replica did not exit cleanly");
 	report(&o, durable, lat, total, tlat, plat);
+	if (!o.table) {
+		double n = (double)o.ops * o.threads;
+
+		printf("cpu: %.1f us per append here, %.1f in the replica%s "
+			"(%.0f%% of a core in all over the run)\n", (double)cpu_self / n,
+			(double)cpu_reps / n, o.replicas == 1 ? "" : "s",
+			100.0 * (double)(cpu_self + cpu_reps) / ((double)total / 1000.0));
+	}
 	free(lat);
 	free(plat);
 	free(tlat);

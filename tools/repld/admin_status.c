@@ -233,6 +233,8 @@ primary_json(struct node *n, struct repl *repl, json_t *o)
 	bad |= json_object_set_new(o, "used_bytes", jo_u64(st.used_bytes));
 	bad |= json_object_set_new(o, "size_bytes", jo_u64(st.size_bytes));
 	bad |= json_object_set_new(o, "health", jo_u64(st.health));
+	bad |= json_object_set_new(o, "persist_ranges", jo_u64(st.persist_ranges));
+	bad |= json_object_set_new(o, "persist_barriers", jo_u64(st.persist_barriers));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "replicas_up", json_integer(st.replicas_up));
 	bad |= json_object_set_new(o, "replicas", list);
@@ -280,6 +282,8 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "truncates", jo_u64(rs.truncates));
 	bad |= json_object_set_new(o, "head_moves", jo_u64(rs.head_moves));
 	bad |= json_object_set_new(o, "commits", jo_u64(rs.commits));
+	bad |= json_object_set_new(o, "persist_ranges", jo_u64(rs.persist_ranges));
+	bad |= json_object_set_new(o, "persist_barriers", jo_u64(rs.persist_barriers));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "peers", list);
 	return bad;

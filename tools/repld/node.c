@@ -13,6 +13,9 @@
 
 #include "node.h"
 
+_Static_assert(REPL_BUSY_POLL_AUTO == -1 && REPL_BUSY_POLL_MAX == 1000000,
+	"repld_conf.c reads busy_poll_us with repl.h's values");
+
 #define say(...) fprintf(stderr, "repld: " __VA_ARGS__)
 
 const char *
@@ -308,6 +311,7 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		.size = conf->log.size,
 		.node_id = conf->node_id,
 		.full_timeout_ms = conf->full_timeout_ms,
+		.busy_poll_us = conf->busy_poll_us,	/* -1: REPL_BUSY_POLL_AUTO */
 		.replicas = reps,
 		.n_replicas = conf->n_peers,
 		.quorum = conf->quorum,

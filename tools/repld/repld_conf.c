@@ -47,11 +47,13 @@
 #define PROMOTE_WAIT_MAX 3600000	/* default: twice down_ms, the engine's */
 #define FULL_TIMEOUT_MAX 3600000
 #define FULL_TIMEOUT_DEFAULT 1000
+#define BUSY_POLL_AUTO (-1)		/* repl.h's REPL_BUSY_POLL_AUTO */
+#define BUSY_POLL_MAX 1000000		/* and REPL_BUSY_POLL_MAX */
 
 static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
-	"log", "full_timeout_ms", "peers", "quorum", "tls", "timeouts",
-	"admin_socket", "log_level", NULL
+	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
+	"timeouts", "admin_socket", "log_level", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -439,6 +441,8 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 	if (load_log(c, root, o) ||
 	    conf_opt_int(c, root, "full_timeout_ms", "full_timeout_ms", 0, FULL_TIMEOUT_MAX,
 			FULL_TIMEOUT_DEFAULT, &o->full_timeout_ms) ||
+	    conf_opt_int(c, root, "busy_poll_us", "busy_poll_us", BUSY_POLL_AUTO,
+			BUSY_POLL_MAX, BUSY_POLL_AUTO, &o->busy_poll_us) ||
 	    load_peers(c, root, o) || load_quorum(c, root, o) ||
 	    load_tls(c, root, o) || load_timeouts(c, root, o) ||
 	    load_admin_socket(c, root, o))

@@ -87,6 +87,8 @@ struct repld_conf {
 	} log;
 	int full_timeout_ms;			/* an append waits this long for
 						   log space (0: fails at once) */
+	int busy_poll_us;			/* repl_cfg's: -1 adaptive (the
+						   default), 0 never, else at most */
 
 	struct repld_peer peers[REPLD_PEERS_MAX];
 	int n_peers;
