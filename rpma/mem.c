@@ -2,16 +2,22 @@
 /* mem.c -- rpma_ext_mem: argument checks and dispatch to a backend */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "errormsg.h"
 #include "fault_injection.h"
+#include "log.h"
 #include "mem.h"
 
 #define KNOWN_FLAGS (RPMA_EXT_MEM_CREATE | RPMA_EXT_MEM_EVICTION_NOISE)
+#define ZERO_CHUNK ((size_t)1 << 20)	/* bytes a write of a new file's zeros */
 
 bool
 rpma_mem_fd_is_durable(int fd)
@@ -21,6 +27,106 @@ rpma_mem_fd_is_durable(int fd)
 	if (fstatfs(fd, &st) != 0)
 		return false;
 	return st.f_type != TMPFS_MAGIC && st.f_type != RAMFS_MAGIC;
+}
+
+int
+rpma_mem_file_open(const char *path, unsigned flags, bool *created)
+{
+	int fd;
+
+	*created = false;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && (flags & RPMA_EXT_MEM_CREATE)) {
+		/* O_EXCL: only a file this call made is this call's to remove */
+		fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0)
+			*created = true;
+		else if (errno == EEXIST)
+			/* made meanwhile, or a dangling symbolic link (O_EXCL
+			 * does not follow it): opened, not removed on failure */
+			fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0600);
+	}
+	if (fd < 0)
+		return rpma_fail(RPMA_E_INVAL, "cannot open %s: %s", path,
+			strerror(errno));
+	return fd;
+}
+
+static int
+extend(int fd, const char *path, size_t from, size_t to)
+{
+	const size_t chunk = ZERO_CHUNK;
+	bool in_memory = !rpma_mem_fd_is_durable(fd);
+	char *zeros;
+	size_t off;
+
+	/*
+	 * Reserve first: contiguous blocks, and ENOSPC before a byte is
+	 * written.  KEEP_SIZE leaves the size where the zeros have reached,
+	 * so a creation killed half-way is finished by the next one.  A
+	 * filesystem that cannot reserve gets its blocks from the writes.
+	 * Memory (tmpfs) has no unwritten state: its reserved pages are
+	 * zeroed pages, and writing them again would only cost the time.
+	 */
+	if (fallocate(fd, in_memory ? 0 : FALLOC_FL_KEEP_SIZE, (off_t)from,
+			(off_t)(to - from)) == 0) {
+		if (in_memory)
+			return 0;
+	} else if (errno != EOPNOTSUPP && errno != ENOSYS) {
+		return rpma_fail(RPMA_E_PROVIDER, "cannot allocate %zu bytes for %s: %s",
+			to - from, path, strerror(errno));
+	}
+	zeros = calloc(1, chunk);
+	if (zeros == NULL)
+		return rpma_fail(RPMA_E_NOMEM, "cannot allocate a buffer to write %s",
+			path);
+	/*
+	 * Blocks only reserved are unwritten extents (ext4, XFS): the first
+	 * write to each converts it, and that conversion is a journal commit
+	 * inside the fdatasync of every append until the ring has lapped.
+	 * Written once here, the log's appends overwrite written blocks.
+	 */
+	for (off = from; off < to;) {
+		size_t len = to - off < chunk ? to - off : chunk;
+		ssize_t n = pwrite(fd, zeros, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : ENOSPC;
+
+			free(zeros);
+			return rpma_fail(RPMA_E_PROVIDER, "cannot write %s at byte %zu "
+				"of %zu: %s", path, off, to, strerror(e));
+		}
+		off += (size_t)n;
+	}
+	free(zeros);
+	if (fdatasync(fd) != 0)
+		return rpma_fail(RPMA_E_PROVIDER, "cannot write %s: fdatasync failed: %s",
+			path, strerror(errno));
+	return 0;
+}
+
+int
+rpma_mem_file_extend(int fd, const char *path, size_t from, size_t to)
+{
+	int ret = extend(fd, path, from, to);
+
+	/* the file system's reason, where the caller may only say "failed" */
+	if (ret)
+		RPMA_LOG_ERROR("%s", rpma_ext_errormsg());
+	return ret;
+}
+
+void
+rpma_mem_file_undo(int fd, const char *path, bool created, size_t size)
+{
+	if (created)
+		(void) unlink(path);
+	else if (ftruncate(fd, (off_t)size) != 0)
+		RPMA_LOG_WARNING("%s: cannot cut it back to its %zu bytes: %s",
+			path, size, strerror(errno));
 }
 
 int

@@ -61,6 +61,26 @@ int rpma_mem_open_file(struct rpma_ext_mem *mem, const char *path, size_t size,
 int rpma_mem_write_back(struct rpma_ext_mem *mem, char *addr, size_t len);
 int rpma_mem_sync(struct rpma_ext_mem *mem);
 
+/*
+ * Open path read-write; with RPMA_EXT_MEM_CREATE, create it (mode 0600) if
+ * it does not exist, and tell whether this call did.  The descriptor, or
+ * a negative RPMA_E_* code with the error message set.
+ */
+int rpma_mem_file_open(const char *path, unsigned flags, bool *created);
+
+/*
+ * Extend the regular file fd (path names it in messages) from its size
+ * `from` to `to` bytes: reserve the blocks, write zeros over them, and
+ * fdatasync, so that every block of a new log is allocated and written
+ * before the log is used.  Bytes below `from` are not touched.  0, or a
+ * negative RPMA_E_* code with the error message set (the file may then be
+ * longer than `from`: rpma_mem_file_undo() cuts it back).
+ */
+int rpma_mem_file_extend(int fd, const char *path, size_t from, size_t to);
+
+/* a failed open: remove the file it created, or cut it back to size */
+void rpma_mem_file_undo(int fd, const char *path, bool created, size_t size);
+
 /* whether the filesystem holding fd keeps data across power loss */
 bool rpma_mem_fd_is_durable(int fd);
 

@@ -188,39 +188,41 @@ rpma_mem_open_file(struct rpma_ext_mem *mem, const char *path, size_t size,
 	bool crash = mem->backend == RPMA_EXT_MEM_CRASH;
 	struct file_data *fd;
 	struct stat st;
+	bool created, touched;
+	size_t old_size;	/* the file's size before: what a failure leaves */
 	int memfd = -1;
 	int ret;
 
 	fd = calloc(1, sizeof(*fd));
 	if (fd == NULL)
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate file backend state");
-	fd->fd = open(path, O_RDWR | O_CLOEXEC |
-			((flags & RPMA_EXT_MEM_CREATE) ? O_CREAT : 0), 0600);
+	fd->fd = rpma_mem_file_open(path, flags, &created);
 	if (fd->fd < 0) {
-		ret = rpma_fail(RPMA_E_INVAL, "cannot open %s: %s", path, strerror(errno));
+		ret = fd->fd;
 		goto err_free;
 	}
+	touched = created;
 	if (fstat(fd->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		ret = rpma_fail(RPMA_E_INVAL, "%s is not a regular file", path);
 		goto err_close;
 	}
+	old_size = (size_t)st.st_size;
 	if (size == 0)
-		size = (size_t)st.st_size;
+		size = old_size;
 	if (size == 0) {
 		ret = rpma_fail(RPMA_E_INVAL, "%s is empty and no size was given", path);
-		goto err_close;
+		goto err_undo;
 	}
-	if ((size_t)st.st_size < size) {
+	if (old_size < size) {
 		if (!(flags & RPMA_EXT_MEM_CREATE)) {
 			ret = rpma_fail(RPMA_E_INVAL, "%s holds %lld bytes, %zu needed",
 				path, (long long)st.st_size, size);
 			goto err_close;
 		}
-		if ((errno = posix_fallocate(fd->fd, 0, (off_t)size)) != 0) {
-			ret = rpma_fail(RPMA_E_PROVIDER, "cannot size %s to %zu bytes: %s",
-				path, size, strerror(errno));
-			goto err_close;
-		}
+		touched = true;
+		ret = rpma_mem_file_extend(fd->fd, path, old_size, size);
+		if (ret)
+			goto err_undo;
 	}
 
 	memfd = memfd_create("rpma-mem", MFD_CLOEXEC);
@@ -239,7 +241,8 @@ rpma_mem_open_file(struct rpma_ext_mem *mem, const char *path, size_t size,
 	memfd = -1;
 	mem->size = size;
 
-	ret = load(fd->fd, mem->addr, size, path);
+	/* what the file was extended by is zeros, as the new memory is */
+	ret = load(fd->fd, mem->addr, old_size < size ? old_size : size, path);
 	if (ret)
 		goto err_unmap;
 
@@ -268,6 +271,10 @@ err_unmap:
 err_memfd:
 	if (memfd >= 0)
 		close(memfd);
+err_undo:
+	/* a failed open leaves no file it made, and none it extended */
+	if (touched)
+		rpma_mem_file_undo(fd->fd, path, created, old_size);
 err_close:
 	close(fd->fd);
 err_free:

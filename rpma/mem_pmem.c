@@ -150,36 +150,39 @@ rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,
 	struct pmem2_config *cfg = NULL;
 	struct pmem_data *pd;
 	struct stat st;
+	bool created, touched;
+	size_t old_size = 0;	/* the file's size before: what a failure leaves */
 	int ret = RPMA_E_PROVIDER;
 
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL)
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate pmem backend state");
-	pd->fd = open(path, O_RDWR | O_CLOEXEC |
-			((flags & RPMA_EXT_MEM_CREATE) ? O_CREAT : 0), 0600);
+	pd->fd = rpma_mem_file_open(path, flags, &created);
 	if (pd->fd < 0) {
-		ret = rpma_fail(RPMA_E_INVAL, "cannot open %s: %s", path, strerror(errno));
+		ret = pd->fd;
 		goto err_free;
 	}
+	touched = created;
 	if (fstat(pd->fd, &st) != 0) {
 		ret = rpma_fail(RPMA_E_PROVIDER, "cannot stat %s: %s", path, strerror(errno));
-		goto err_close;
+		goto err_undo;
 	}
+	old_size = (size_t)st.st_size;
 	if (S_ISREG(st.st_mode) && size == 0 && st.st_size == 0) {
 		ret = rpma_fail(RPMA_E_INVAL, "%s is empty and no size was given", path);
-		goto err_close;
+		goto err_undo;
 	}
-	if (S_ISREG(st.st_mode) && size != 0 && (size_t)st.st_size < size) {
+	if (S_ISREG(st.st_mode) && size != 0 && old_size < size) {
 		if (!(flags & RPMA_EXT_MEM_CREATE)) {
 			ret = rpma_fail(RPMA_E_INVAL, "%s holds %lld bytes, %zu needed",
 				path, (long long)st.st_size, size);
 			goto err_close;
 		}
-		if ((errno = posix_fallocate(pd->fd, 0, (off_t)size)) != 0) {
-			ret = rpma_fail(RPMA_E_PROVIDER, "cannot size %s to %zu bytes: %s",
-				path, size, strerror(errno));
-			goto err_close;
-		}
+		/* a DAX mapping's first store to an unwritten block converts it */
+		touched = true;
+		ret = rpma_mem_file_extend(pd->fd, path, old_size, size);
+		if (ret)
+			goto err_undo;
 	}
 	if (pmem2_source_from_fd(&src, pd->fd) || pmem2_config_new(&cfg) ||
 	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) ||
@@ -205,6 +208,10 @@ rpma_mem_open_pmem(struct rpma_ext_mem *mem, const char *path, size_t size,
 err_pmem2:
 	pmem2_config_delete(&cfg);
 	pmem2_source_delete(&src);
+err_undo:
+	/* a failed open leaves no file it made, and none it extended */
+	if (touched)
+		rpma_mem_file_undo(pd->fd, path, created, old_size);
 err_close:
 	close(pd->fd);
 err_free:

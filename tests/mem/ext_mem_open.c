@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ext_mem_open.c -- rpma_ext_mem_open/close and the getters, every backend */
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/magic.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include <unistd.h>
@@ -62,6 +67,90 @@ open__empty_file_without_size(void)
 	CU_ASSERT_EQUAL(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, path("empty"), 0,
 		RPMA_EXT_MEM_CREATE, &mem), RPMA_E_INVAL);
 	CU_ASSERT_PTR_EQUAL(mem, UNIT_SENTINEL);
+	/* the file the failed open created is gone again */
+	CU_ASSERT(access(path("empty"), F_OK) != 0 && errno == ENOENT);
+}
+
+/* a symbolic link to a file not made yet: the file is made, as O_CREAT does */
+static void
+open__create_through_a_dangling_link(void)
+{
+	struct rpma_ext_mem *mem = NULL;
+	char target[300];
+	struct stat st;
+
+	snprintf(target, sizeof(target), "%s", path("target"));
+	CU_ASSERT_FATAL(symlink(target, path("link")) == 0);
+	CU_ASSERT_EQUAL_FATAL(rpma_ext_mem_open(RPMA_EXT_MEM_FILE, path("link"),
+		8192, RPMA_EXT_MEM_CREATE, &mem), 0);
+	CU_ASSERT_EQUAL(rpma_ext_mem_close(&mem), 0);
+	CU_ASSERT(stat(target, &st) == 0 && st.st_size == 8192);
+}
+
+static const enum rpma_ext_mem_backend file_backends[] = {
+	RPMA_EXT_MEM_FILE, RPMA_EXT_MEM_CRASH, RPMA_EXT_MEM_PMEM };
+
+/*
+ * Open with create under a file size limit that stops writing the new
+ * blocks part-way (EFBIG, as ENOSPC or EIO would): RPMA_E_PROVIDER, the
+ * message naming the file, nothing of the failed creation left.
+ */
+static int
+open_limited(enum rpma_ext_mem_backend backend, const char *name, size_t size,
+		rlim_t limit)
+{
+	struct rpma_ext_mem *mem = UNIT_SENTINEL;
+	struct rlimit old, lim;
+	int ret;
+
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	lim = (struct rlimit){ .rlim_cur = limit, .rlim_max = old.rlim_max };
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	ret = rpma_ext_mem_open(backend, path(name), size, RPMA_EXT_MEM_CREATE, &mem);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	CU_ASSERT_PTR_EQUAL(mem, UNIT_SENTINEL);
+	if (ret == 0)
+		rpma_ext_mem_close(&mem);
+	return ret;
+}
+
+static void
+open__failed_creation_leaves_no_file(void)
+{
+	for (unsigned b = 0; b < 3; b++) {
+		CU_ASSERT_EQUAL(open_limited(file_backends[b], "limited",
+			4u << 20, (3u << 20) / 2), RPMA_E_PROVIDER);
+		CU_ASSERT_PTR_NOT_NULL(strstr(rpma_ext_errormsg(), path("limited")));
+		CU_ASSERT_PTR_NOT_NULL(strstr(rpma_ext_errormsg(),
+			strerror(EFBIG)));
+		CU_ASSERT(access(path("limited"), F_OK) != 0 && errno == ENOENT);
+	}
+}
+
+static void
+open__failed_extension_leaves_the_file_as_it_was(void)
+{
+	static unsigned char old[8192], got[8192 + 1];
+
+	memset(old, 0x3C, sizeof(old));
+	for (unsigned b = 0; b < 3; b++) {
+		struct stat st;
+		int fd = open(path("short"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0600);
+
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_FATAL(pwrite(fd, old, sizeof(old), 0) == (ssize_t)sizeof(old));
+		CU_ASSERT_EQUAL(open_limited(file_backends[b], "short", 4u << 20,
+			(3u << 20) / 2), RPMA_E_PROVIDER);
+		CU_ASSERT_PTR_NOT_NULL(strstr(rpma_ext_errormsg(), path("short")));
+		CU_ASSERT_FATAL(fstat(fd, &st) == 0);
+		CU_ASSERT_EQUAL(st.st_size, (off_t)sizeof(old));
+		/* and no block reserved past its end stays allocated */
+		CU_ASSERT(st.st_blocks * 512 <= 2 * (off_t)sizeof(old));
+		CU_ASSERT_EQUAL(pread(fd, got, sizeof(got), 0), (ssize_t)sizeof(old));
+		CU_ASSERT(memcmp(got, old, sizeof(old)) == 0);
+		close(fd);
+	}
 }
 
 static void
@@ -162,6 +251,9 @@ run(void)
 		UNIT_CASE(open__bad_flags_and_backend),
 		UNIT_CASE(open__missing_file_without_create),
 		UNIT_CASE(open__empty_file_without_size),
+		UNIT_CASE(open__create_through_a_dangling_link),
+		UNIT_CASE(open__failed_creation_leaves_no_file),
+		UNIT_CASE(open__failed_extension_leaves_the_file_as_it_was),
 		UNIT_CASE(open__file_backend),
 		UNIT_CASE(open__crash_backend_is_not_durable),
 		UNIT_CASE(open__pmem_backend_on_ordinary_file),
@@ -179,9 +271,12 @@ main(void)
 
 	if (mkdtemp(dir) == NULL)
 		return 99;
+	/* a write past RLIMIT_FSIZE fails with EFBIG instead of killing */
+	signal(SIGXFSZ, SIG_IGN);
 	ret = run();
 	for (const char *const *n = (const char *const[]){ "file", "crash",
-			"pmem", "g", "empty", NULL }; *n; n++)
+			"pmem", "g", "empty", "limited", "short", "link", "target",
+			NULL }; *n; n++)
 		unlink(path(*n));
 	rmdir(dir);
 	return ret;

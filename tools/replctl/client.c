@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -295,19 +296,23 @@ client_close(struct client *c)
 	c->in = NULL;
 }
 
+/*
+ * Send what iov[0..n) holds, as few sends as the socket takes: one, unless
+ * it is full.  A partial send resumes inside the vector.
+ */
 static int
-write_all(struct client *c, const void *buf, size_t len)
+send_all(struct client *c, struct iovec *iov, int n)
 {
 	int64_t end = wait_end(c);
-	const char *p = buf;
 
-	while (len) {
-		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+	while (n > 0) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+		ssize_t k = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 		int r;
 
-		if (n < 0 && errno == EINTR)
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if ((r = wait_fd(c->fd, POLLOUT, end)) > 0)
 				continue;
 			snprintf(c->why, sizeof(c->why), "repld at %s: sending: %s",
@@ -315,13 +320,18 @@ write_all(struct client *c, const void *buf, size_t len)
 				strerror(errno));
 			return -1;
 		}
-		if (n <= 0) {
+		if (k <= 0) {
 			snprintf(c->why, sizeof(c->why), "repld at %s: sending: %s",
-				c->path, n < 0 ? strerror(errno) : "closed");
+				c->path, k < 0 ? strerror(errno) : "closed");
 			return -1;
 		}
-		p += n;
-		len -= (size_t)n;
+		/* past what went: whole buffers, then into the first one left */
+		for (; n > 0 && (size_t)k >= iov->iov_len; iov++, n--)
+			k -= (ssize_t)iov->iov_len;
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
 	}
 	return 0;
 }
@@ -331,6 +341,8 @@ client_send(struct client *c, const char *line, const void *data, size_t len)
 {
 	size_t n = strlen(line);
 	char buf[ADMIN_LINE_MAX];
+	/* the line and its record in one send: one segment, one wake-up */
+	struct iovec iov[2] = { { buf, n + 1 }, { (void *)data, len } };
 
 	if (n + 1 > sizeof(buf)) {
 		snprintf(c->why, sizeof(c->why), "a request longer than %d bytes",
@@ -338,10 +350,8 @@ client_send(struct client *c, const char *line, const void *data, size_t len)
 		return -1;
 	}
 	memcpy(buf, line, n);
-	buf[n++] = '\n';
-	if (write_all(c, buf, n) != 0)
-		return -1;
-	return len ? write_all(c, data, len) : 0;
+	buf[n] = '\n';
+	return send_all(c, iov, len ? 2 : 1);
 }
 
 const char *
