@@ -142,6 +142,10 @@ print_status(const json_t *d)
 	if (primary)
 		printf(", commit %s", num(d, "commit_lsn", n[3], sizeof(n[3])));
 	printf("\n");
+	if (json_object_get(d, "persist_barriers"))
+		printf("persists  %s ranges under %s barriers of the medium\n",
+			num(d, "persist_ranges", n[0], sizeof(n[0])),
+			num(d, "persist_barriers", n[1], sizeof(n[1])));
 	printf("transport %s, flush method %s, quorum %s", text(d, "transport"),
 		text(d, "flush_method"), num(d, "quorum", n[4], sizeof(n[4])));
 	if (primary)
