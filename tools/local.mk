@@ -37,6 +37,10 @@ tools_bench_io_floor_SOURCES = tools/bench/io_floor.c
 tools_bench_io_floor_CPPFLAGS = $(PUBLIC_CPPFLAGS)
 tools_bench_io_floor_LDADD = tools/bench/libbenchutil.la
 
+# repld and librepl beside PostgreSQL 15 synchronous replication, one run
+# (docs/benchmarks.md)
+EXTRA_DIST += tools/bench/vs-postgres
+
 # a cluster node (replica, primary, verifier): the demo's and the
 # replication tests' processes
 noinst_PROGRAMS += tools/repl-node
