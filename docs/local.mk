@@ -113,6 +113,9 @@ dist_man_MANS += \
 
 EXTRA_DIST += docs/wire-format.md
 
+# the benchmarks under tools/bench/ and what vs-postgres reports
+EXTRA_DIST += docs/benchmarks.md
+
 # every exported function has a page; every page renders without warnings
 TESTS += tests/man/check-man-pages.sh
 EXTRA_DIST += tests/man/check-man-pages.sh tests/man/man_lib.sh

@@ -30,6 +30,17 @@ tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl.la \
 # runs repl-bench over a matrix of configurations: one markdown table
 EXTRA_DIST += tools/bench/repl-bench-matrix tools/bench/repl-bench-ab
 
+# the machine's own floors (TCP round trip, pwrite+fdatasync overwrite and
+# into a fallocated file) for vs-postgres, beside PostgreSQL and repld
+noinst_PROGRAMS += tools/bench/io-floor
+tools_bench_io_floor_SOURCES = tools/bench/io_floor.c
+tools_bench_io_floor_CPPFLAGS = $(PUBLIC_CPPFLAGS)
+tools_bench_io_floor_LDADD = tools/bench/libbenchutil.la
+
+# repld and librepl beside PostgreSQL 15 synchronous replication, one run
+# (docs/benchmarks.md)
+EXTRA_DIST += tools/bench/vs-postgres
+
 # a cluster node (replica, primary, verifier): the demo's and the
 # replication tests' processes
 noinst_PROGRAMS += tools/repl-node
