@@ -77,22 +77,6 @@ sleep_until_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	return ret;
 }
 
-static int wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
-
-int
-cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
-{
-	int ret;
-
-	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
-		return 0;
-	/* counted: busy polling stops when waiters are as many as CPUs */
-	atomic_fetch_add_explicit(&c->n_waiting, 1, memory_order_relaxed);
-	ret = wait_durable(c, lsn, timeout_ms);
-	atomic_fetch_sub_explicit(&c->n_waiting, 1, memory_order_relaxed);
-	return ret;
-}
-
 static int
 wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
@@ -131,6 +115,20 @@ wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
 	return sleep_until_durable(c, lsn, timeout_ms);
+}
+
+int
+cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
+{
+	int ret;
+
+	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
+		return 0;
+	/* counted: busy polling stops when waiters are as many as CPUs */
+	atomic_fetch_add_explicit(&c->n_waiting, 1, memory_order_relaxed);
+	ret = wait_durable(c, lsn, timeout_ms);
+	atomic_fetch_sub_explicit(&c->n_waiting, 1, memory_order_relaxed);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */

@@ -697,9 +697,9 @@ stream_report(struct link *l, uint64_t t, const struct log_pos *pub)
  * hand-off through the core's progress thread and no wake-up.
  */
 static int
-stream_spin(struct link *l, bool *progress)
+stream_spin(struct link *l, uint64_t budget_ns, bool *progress)
 {
-	uint64_t until = clock_now_ns() + cluster_poll_budget_ns(l->c);
+	uint64_t until = clock_now_ns() + budget_ns;
 
 	link_count(&l->n.spins, 1);
 	do {
@@ -779,7 +779,7 @@ static int
 stream(struct link *l)
 {
 	struct log_pos pub;
-	uint64_t t;
+	uint64_t t, budget;
 	bool progress = false, busy;
 
 	if (stream_data(l, &progress, &busy))
@@ -797,8 +797,8 @@ stream(struct link *l)
 	}
 	if (progress)
 		return 0;
-	if (busy && cluster_poll_budget_ns(l->c)) {
-		if (stream_spin(l, &progress))
+	if (busy && (budget = cluster_poll_budget_ns(l->c)) != 0) {
+		if (stream_spin(l, budget, &progress))
 			return -1;
 		if (progress)
 			return 0;

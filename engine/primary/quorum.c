@@ -62,6 +62,19 @@ membership_rule(struct cluster *c, uint64_t d)
 	return d;
 }
 
+/* under c->lock: post the durable waiters whose LSN is below d */
+static void
+wake_below(struct cluster *c, uint64_t d)
+{
+	while (c->durable_q && c->durable_q->lsn < d) {
+		struct durable_waiter *w = c->durable_q;
+
+		c->durable_q = w->next;
+		w->queued = false;
+		sem_post(&w->wake);	/* the last touch: w may go now */
+	}
+}
+
 /* recompute durable_lsn (under c->lock); wake waiters if it moved */
 void
 cluster_quorum_update(struct cluster *c)
@@ -85,13 +98,7 @@ cluster_quorum_update(struct cluster *c)
 		c->durable_lsn = d;
 		atomic_store_explicit(&c->durable_atomic, d, memory_order_release);
 		/* only those whose record it passed: no thundering herd */
-		while (c->durable_q && c->durable_q->lsn < d) {
-			struct durable_waiter *w = c->durable_q;
-
-			c->durable_q = w->next;
-			w->queued = false;
-			sem_post(&w->wake);	/* the last touch: w may go now */
-		}
+		wake_below(c, d);
 		/* the rarer waits on cond (a membership change, a verification) */
 		if (c->waiters)
 			pthread_cond_broadcast(&c->cond);
@@ -127,13 +134,7 @@ quorum_dequeue(struct cluster *c, struct durable_waiter *w)
 void
 quorum_wake_all(struct cluster *c)
 {
-	while (c->durable_q) {
-		struct durable_waiter *w = c->durable_q;
-
-		c->durable_q = w->next;
-		w->queued = false;
-		sem_post(&w->wake);
-	}
+	wake_below(c, UINT64_MAX);
 }
 
 bool
