@@ -40,7 +40,10 @@ export REPL_NODE_TLS_DIR=$D/tls
 
 # a 2 MiB ring: a lap is about 6,000 records of these sizes
 SIZE=$((8192 + 2 * 1024 * 1024))
-BASE=$((20000 + RANDOM % 12000))	# below the ephemeral ports (32768 and up): 18 used
+# ports no other test holds (tests/lib/test_ports.sh): about 20 used
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/test_ports.sh"
+test_ports 32 || exit 99
+BASE=$PORT_BASE
 CTL=($BASE $((BASE + 2)))
 DATA=($((BASE + 1)) $((BASE + 3)))
 export REPL_NODE_TIMEOUT_MS=${REPL_NODE_TIMEOUT_MS:-${TIMEOUT_MS:-1500}}

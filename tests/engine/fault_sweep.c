@@ -33,6 +33,7 @@
 #include "common/fault.h"
 #include "repl.h"
 #include "replica/replica.h"
+#include "../lib/test_ports.h"
 
 #define LOG_SIZE (128u << 10)
 #define RECORDS 4		/* per phase, waited for in pairs */
@@ -688,8 +689,8 @@ main(int argc, char *argv[])
 			"points are not reached\n");
 	/* only the provider the runs use: libfabric starts faster */
 	setenv("FI_PROVIDER", "tcp", 0);
-	/* below the ephemeral ports, apart for concurrent sweeps */
-	port_base = 10000 + (int)(getpid() % 20) * 1100;
+	/* a block no other test holds (tests/lib/test_ports.h) */
+	port_base = test_ports(1024);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	runs[0] = sweep("primary", dir, tls, &points[0], &bad);
 	runs[1] = sweep("replica", dir, tls, &points[1], &bad);

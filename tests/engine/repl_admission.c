@@ -13,6 +13,7 @@
 
 #define TEST_NAME "repl_admission"
 #include "repl_test_node.h"
+#include "../lib/test_ports.h"
 
 #define SIZE (8192 + 1024 * 1024)
 
@@ -29,7 +30,7 @@ main(void)
 	struct test_node node;
 	uint8_t token[CTL_TOKEN_SIZE], old_token[CTL_TOKEN_SIZE], zero[CTL_TOKEN_SIZE] = { 0 };
 	const char *why = "";
-	int ret, refusals, base = 20000 + (int)(getpid() % 1500) * 8;
+	int ret, refusals, base = test_ports(8);
 
 	if (access(exe, X_OK) != 0) {
 		fprintf(stderr, "repl_admission: %s not built\n", exe);

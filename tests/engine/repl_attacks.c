@@ -36,6 +36,7 @@
 #include "common/clock.h"
 #include "repl.h"
 #include "log/wal.h"
+#include "../lib/test_ports.h"
 
 #define SIZE (WAL_RING_OFF + 1024 * 1024)
 #define RING ((uint64_t)SIZE - WAL_RING_OFF)
@@ -570,7 +571,7 @@ main(void)
 	char ca[128], cert[128], key[128], path[4][64], port[8][16];
 	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
 	/* below the ephemeral ports, apart from the other tests' ranges */
-	int base = 10000 + (int)(getpid() % 1200) * 8, ret, refusals;
+	int base = test_ports(16), ret, refusals;
 	struct ctl_tls *cli = NULL, *srv = NULL;
 	struct rpma_peer *peer = NULL;
 	struct test_node node[3];

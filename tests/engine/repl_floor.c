@@ -30,6 +30,7 @@
 #define TEST_NAME "repl_floor"
 #include "repl_test_node.h"
 #include "log/wal.h"
+#include "../lib/test_ports.h"
 
 #define SIZE (8192 + 1024 * 1024)
 #define RING (SIZE - 8192)
@@ -202,7 +203,7 @@ main(void)
 	struct test_node node;
 	const char *why = "";
 	uint64_t inc = 0, before;
-	int ret, base = 22000 + (int)(getpid() % 500) * 4;
+	int ret, base = test_ports(4);
 
 	if (access(exe, X_OK) != 0) {
 		fprintf(stderr, TEST_NAME ": %s not built\n", exe);

@@ -26,6 +26,7 @@
 #include "repl.h"
 #include "repl_test_node.h"
 #include "log/wal.h"
+#include "../lib/test_ports.h"
 
 #define SIZE (8192 + 1024 * 1024)
 #define RING (SIZE - 8192)
@@ -127,7 +128,7 @@ main(void)
 	struct ctl_hello_reply hr;
 	struct test_node node;
 	const char *why = "";
-	int ret, base = 24000 + (int)(getpid() % 1500) * 4;
+	int ret, base = test_ports(4);
 
 	if (access(exe, X_OK) != 0) {
 		fprintf(stderr, TEST_NAME ": %s not built\n", exe);

@@ -35,6 +35,7 @@
 #include "common/membership.h"
 #include "repl.h"
 #include "replica/replica.h"
+#include "../lib/test_ports.h"
 
 #define SIZE (1u << 20)
 #define NREP 4
@@ -287,7 +288,7 @@ status(struct repl *r)
 int
 main(void)
 {
-	int base = 25000 + (int)(getpid() % 1000) * 12;
+	int base = test_ports(24);
 	struct repl *r = NULL;
 	struct repl_status st;
 	struct membership ms;

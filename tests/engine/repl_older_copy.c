@@ -26,6 +26,7 @@
 
 #include "common/membership.h"
 #include "log/peer_floor.h"
+#include "../lib/test_ports.h"
 
 /* replica i stops; its log stays */
 static void
@@ -178,7 +179,7 @@ floor_of(uint32_t node_id)
 int
 main(void)
 {
-	int base = 29000 + (int)(getpid() % 500) * 8;
+	int base = test_ports(8);
 	struct repl *r = NULL;
 	struct peer_floor f;
 	uint64_t inc;

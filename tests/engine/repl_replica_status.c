@@ -11,6 +11,7 @@
  */
 #define TEST_NAME "repl_replica_status"
 #include "repl_inproc.h"
+#include "../lib/test_ports.h"
 
 #define LEN 100
 #define REC_BYTES (40 + LEN + 4)	/* header, payload padded to 8 */
@@ -46,7 +47,7 @@ check_caught_up(struct repl *r, int i)
 int
 main(void)
 {
-	int base = 27000 + (int)(getpid() % 1000) * 8;
+	int base = test_ports(8);
 	struct repl_replica_status rs;
 	struct repl *r = NULL;
 	uint64_t lsn;

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 
 #include "repl_inproc.h"
+#include "../lib/test_ports.h"
 
 #define N 1000
 #define LAST (N + 1)		/* LSN 1 is the primary's epoch start */
@@ -65,7 +66,7 @@ expect_equal(struct repl *r, int i)
 int
 main(void)
 {
-	int base = 29000 + (int)(getpid() % 1000) * 8;
+	int base = test_ports(8);
 	struct repl_verify_result res;
 	struct repl *r = NULL;
 	uint64_t lsn = 0;

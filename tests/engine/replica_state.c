@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "repl_inproc.h"
+#include "../lib/test_ports.h"
 
 #define N 300
 
@@ -48,7 +49,7 @@ reader(void *arg)
 int
 main(void)
 {
-	int base = 28000 + (int)(getpid() % 1000) * 8;
+	int base = test_ports(8);
 	struct repl_replica_info s;
 	struct repl_status ps;
 	struct repl *r = NULL;

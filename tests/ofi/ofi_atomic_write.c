@@ -25,7 +25,6 @@ main(void)
 		.usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
 			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT,
-		.port_offset = 3,
 	};
 	struct h_target t;
 	struct rpma_peer *peer = NULL;

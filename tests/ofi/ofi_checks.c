@@ -54,7 +54,6 @@ main(void)
 		.size = REGION,
 		.usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-		.port_offset = 5,
 	};
 	static unsigned char lbuf[3][4096];
 	const int I = RPMA_E_INVAL, F = RPMA_F_COMPLETION_ALWAYS;

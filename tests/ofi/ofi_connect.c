@@ -39,7 +39,6 @@ main(void)
 	struct h_target_cfg tc = {
 		.size = REGION,
 		.usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-		.port_offset = 1,
 	};
 	struct h_target t;
 	struct rpma_peer *peer = NULL;

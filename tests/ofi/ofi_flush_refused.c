@@ -52,7 +52,6 @@ main(void)
 	struct h_target_cfg tc = {
 		.size = REGION,
 		.usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-		.port_offset = 8,
 	};
 	const int all = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
 		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "rpma.h"
+#include "../lib/test_ports.h"
 
 #define H_CHECK(cond, ...) \
 	do { \
@@ -44,7 +45,7 @@ h_timeout_ms(int base_ms)
 static inline void
 h_port(char *buf, size_t len)
 {
-	snprintf(buf, len, "%d", 20000 + (int)(getpid() % 20000));
+	snprintf(buf, len, "%d", test_ports(1));
 }
 
 /* wait for one completion on cq, with a timeout; returns the wc */

@@ -45,7 +45,6 @@ main(void)
 	struct h_target_cfg tc = {
 		.size = REGION,
 		.usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-		.port_offset = 6,
 	};
 	struct h_target t, t2;
 	struct rpma_peer *peer = NULL;
@@ -63,7 +62,6 @@ main(void)
 	rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_FATAL);
 	h_fill(src, REGION, seed);
 	h_target_start(&t, &tc);
-	tc.port_offset = 7;
 	h_target_start(&t2, &tc);
 	H_CHECK(rpma_ext_peer_new_ofi("tcp", &peer) == 0, "peer");
 	H_CHECK(rpma_mr_reg(peer, src, REGION, RPMA_MR_USAGE_WRITE_SRC, &mr) == 0, "reg");

@@ -94,7 +94,7 @@ target(int ready_fd)
 	H_CHECK(rpma_mr_get_descriptor(mr, desc) == 0, "descriptor");
 	H_CHECK(rpma_conn_cfg_new(&cfg) == 0 && rpma_conn_cfg_set_rcq_size(cfg, 16) == 0 &&
 		rpma_conn_cfg_set_rq_size(cfg, 16) == 0, "cfg");
-	port = h_listen(peer, 4, &ep);
+	port = h_listen(peer, &ep);
 	H_CHECK(write(ready_fd, &port, sizeof(port)) == sizeof(port), "ready");
 
 	/* 1. receives posted before accept, into the separate receive CQ */

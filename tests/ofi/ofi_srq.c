@@ -89,12 +89,8 @@ main(void)
 	H_CHECK(rpma_conn_cfg_new(&cfg) == 0 && rpma_conn_cfg_set_srq(cfg, srq) == 0,
 		"conn cfg");
 
-	for (p = 21000 + getpid() % 9000;; p++) {
-		snprintf(port, sizeof(port), "%d", p);
-		if (rpma_ep_listen(peer, "127.0.0.1", port, &ep) == 0)
-			break;
-		H_CHECK(p < 21000 + (int)(getpid() % 9000) + 50, "no free port");
-	}
+	p = h_listen(peer, &ep);
+	snprintf(port, sizeof(port), "%d", p);
 	for (int i = 0; i < 2; i++) {
 		struct rpma_conn_req *req = NULL;
 

@@ -68,7 +68,6 @@ struct h_target {
 struct h_target_cfg {
 	size_t size;		/* region size */
 	int usage;		/* region usage */
-	int port_offset;	/* per program: keeps parallel tests apart */
 	const struct rpma_conn_cfg *cfg;	/* for next_conn_req, or NULL */
 };
 
@@ -117,12 +116,15 @@ h_nonblock(int fd)
 	H_CHECK(fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0, "O_NONBLOCK");
 }
 
-/* listen on a port of our own: from the pid, skipping the taken ones */
+/*
+ * listen on a port of our own (tests/lib/test_ports.h); another block when
+ * one was bound in between by something that takes no block
+ */
 static inline int
-h_listen(struct rpma_peer *peer, int port_offset, struct rpma_ep **ep)
+h_listen(struct rpma_peer *peer, struct rpma_ep **ep)
 {
-	for (int i = 0; i < 200; i++) {
-		int port = 20000 + (int)((getpid() * 16 + port_offset * 997 + i) % 40000);
+	for (int i = 0; i < 8; i++) {
+		int port = test_ports(1);
 		char p[16];
 
 		snprintf(p, sizeof(p), "%d", port);
@@ -220,7 +222,7 @@ h_child_main(const struct h_target_cfg *tc, int cmd_fd, int rep_fd)
 	for (size_t i = 0; i < H_PDATA_EXTRA; i++)
 		pd[H_DESC_SIZE + i] = h_pdata_byte(i);
 
-	port = h_listen(peer, tc->port_offset, &ep);
+	port = h_listen(peer, &ep);
 	H_CHECK(rpma_ep_get_fd(ep, &ep_fd) == 0, "ep fd");
 	/* librpma's defect, fixed: nothing pending -> NO_EVENT, no block */
 	h_nonblock(ep_fd);

@@ -44,7 +44,6 @@ main(void)
 		.size = REGION,
 		.usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-		.port_offset = 2,
 	};
 	struct h_target t;
 	struct rpma_peer *peer = NULL;

@@ -52,8 +52,10 @@ clean_stderr() {	# FILE WHAT
 		fail "$2: sanitizer report or crash: $(grep -m 3 -A 4 "$SAN" "$1")"
 }
 
-# below the ephemeral ports (32768 and up), from the pid: parallel runs differ
-BASE=$((20000 + ($$ * 6) % 12000))
+# ports no other test holds (tests/lib/test_ports.sh)
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/test_ports.sh"
+test_ports 32 || exit 99
+BASE=$PORT_BASE
 cport() { echo $((BASE + 2 * ($1 - 1))); }
 sock() { echo "$D/node$1.sock"; }
 UUID=$(cat /proc/sys/kernel/random/uuid 2>/dev/null) ||

@@ -37,7 +37,9 @@ clean_stderr() {	# file what
 # a 256 KiB ring: about 750 records a lap; the primary releases all but
 # 400 when it is full, so at 1000 the log kept spans the lap's end
 SIZE=$((8192 + 256 * 1024))
-PORT=$((20000 + RANDOM % 12000))
+. "$(dirname "$0")/../lib/test_ports.sh"
+test_ports 2 || exit 99
+PORT=$PORT_BASE
 "$NODE" replica "$D/r" $SIZE $PORT $((PORT + 1)) > "$D/r.out" 2> "$D/r.err" &
 rpid=$!
 for ((t = 0; t < 100; t++)); do
