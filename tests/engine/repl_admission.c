@@ -21,7 +21,7 @@ int
 main(void)
 {
 	char dir[] = "/tmp/rpma-admission-XXXXXX", cmd[1024], path[600];
-	char ca[600], cert[600], key[600], ctl[8], data[8];
+	char ca[600], cert[600], key[600], ctl[16], data[16];
 	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
 	struct ctl_hello_reply hr;
 	struct ctl_tls *tls = NULL;

@@ -237,7 +237,7 @@ static void
 bit_flip(const char *tlsdir, const char *path, const char *replica_ctl)
 {
 	struct proxy px;
-	char port[8];
+	char port[16];
 	struct repl_replica rep = { "127.0.0.1", port };
 	struct repl_replica_status st;
 	struct repl *r;

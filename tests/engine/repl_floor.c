@@ -40,13 +40,13 @@ static const uint64_t E3 = (2ull << 16) | 3;	/* term 2 of node 3 */
 static const uint64_t INC1 = 0x1111, INC3 = 0x3333;
 
 static struct ctl_tls *tls;
-static char port[8];
+static char port[16];
 
 /* a node this test plays: answers PROBEs with its promise */
 struct fake_peer {
 	uint32_t node_id;
 	uint64_t epoch, inc;
-	char port[8];
+	char port[16];
 	struct ctl_listener *l;
 	pthread_t thread;
 	atomic_bool stop;
@@ -193,7 +193,7 @@ int
 main(void)
 {
 	char dir[] = "/tmp/rpma-floor-XXXXXX", path[600], peers[64];
-	char ca[600], cert[600], key[600], data[8];
+	char ca[600], cert[600], key[600], data[16];
 	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
 	struct fake_peer p1 = { .node_id = 1, .epoch = E1, .inc = INC1 };
 	struct fake_peer p3 = { .node_id = 3, .epoch = E3, .inc = INC3 };

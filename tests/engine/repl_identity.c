@@ -32,7 +32,7 @@
 #define RING (SIZE - 8192)
 
 static struct ctl_tls *tls;
-static char port[8];
+static char port[16];
 
 /* a fence HELLO to the replica under test (test_fence_hello) */
 static int
@@ -121,7 +121,7 @@ int
 main(void)
 {
 	char dir[] = "/tmp/rpma-identity-XXXXXX", path[600];
-	char ca[600], cert[600], key[600], data[8];
+	char ca[600], cert[600], key[600], data[16];
 	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
 	const uint64_t inc_a = 0xa11ce, inc_b = 0xb0b;
 	const uint64_t e1 = (1ull << 16) | 1;	/* term 1 of node 1 */

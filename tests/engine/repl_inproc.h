@@ -35,7 +35,7 @@ struct inproc_rep {
 	pthread_t thread;
 	pid_t pid;		/* a child process; 0: a thread */
 	atomic_int stop;	/* replica_cfg.stop */
-	char path[128], ctl[8], data[8];
+	char path[128], ctl[16], data[16];
 	int ret;
 };
 

@@ -50,13 +50,13 @@ struct rep {
 	struct replica_cfg cfg;
 	pthread_t thread;
 	atomic_int stop;	/* replica_cfg.stop, set by the test's thread */
-	char path[128], ctl[8], data[8];
+	char path[128], ctl[16], data[16];
 	bool running;
 	int ret;
 };
 
 static struct rep reps[NREP];
-static char ppath[128], pport[8];
+static char ppath[128], pport[16];
 
 static void *
 rep_main(void *arg)
