@@ -170,6 +170,107 @@ rpma_cq_block(struct rpma_cq *const *cqs, int n)
 	return 0;
 }
 
+/*
+ * rpma_ext_cq_poll -- poll(2) over the caller's fds and n CQs at once: a
+ * thread that also waits for its own messages sleeps on the provider's fd
+ * itself where the provider has one, so a completion wakes it directly
+ * and not through the progress thread.  It never blocks on an event
+ * another thread took: every CQ's event is taken without blocking.
+ */
+#define CQ_POLL_MAX 32
+
+/* whether cq has completions; if not, the next push signals efd */
+static bool
+cq_ready(struct rpma_cq *cq)
+{
+	bool ready;
+
+	pthread_mutex_lock(&cq->lock);
+	ready = atomic_load_explicit(&cq->tail, memory_order_relaxed) !=
+		atomic_load_explicit(&cq->head, memory_order_relaxed) || cq->overrun;
+	if (!ready)
+		cq->waiter = true;
+	pthread_mutex_unlock(&cq->lock);
+	return ready;
+}
+
+int
+rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
+		int nfds, int timeout_ms)
+{
+	struct pollfd pfd[2 * CQ_POLL_MAX + CQ_POLL_MAX];
+	int np = 0, ret, ready = 0;
+	uint64_t v;
+
+	if (n < 0 || n > CQ_POLL_MAX || nfds < 0 || nfds > CQ_POLL_MAX ||
+	    (n && cqs == NULL) || (nfds && fds == NULL) || n + nfds == 0 ||
+	    timeout_ms < -1)
+		return RPMA_E_INVAL;
+	for (int i = 0; i < n; i++) {
+		if (cqs[i] == NULL)
+			return RPMA_E_INVAL;
+		if (cqs[i]->shared_channel)
+			return RPMA_E_SHARED_CHANNEL;
+	}
+	for (int i = 0; i < nfds; i++) {
+		fds[i].revents = 0;
+		pfd[np++] = fds[i];
+	}
+	for (int i = 0; i < n; i++) {
+		struct rpma_cq *cq = cqs[i];
+		int fd = -1;
+
+		if (cq->ops) {
+			if (cq->ops->get_fd(cq, &fd))
+				return RPMA_E_PROVIDER;
+			pfd[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			continue;
+		}
+		if (cq->drive)
+			cq->drive(cq->drive_arg);
+		if (cq_ready(cq))
+			timeout_ms = 0;		/* there already: do not sleep */
+		pfd[np++] = (struct pollfd){ .fd = cq->efd, .events = POLLIN };
+		if (cq->drive_fd) {
+			if ((fd = cq->drive_fd(cq->drive_arg)) < 0)
+				timeout_ms = 0;	/* progress pending */
+			pfd[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		}
+	}
+	while ((ret = poll(pfd, (nfds_t)np, timeout_ms)) < 0) {
+		if (errno != EINTR)
+			return rpma_fail(RPMA_E_PROVIDER, "poll: %s", strerror(errno));
+	}
+	for (int i = 0; i < nfds; i++)
+		if ((fds[i].revents = pfd[i].revents))
+			ready++;
+	/* take the CQs' events (none blocks: efd is non-blocking), re-arm */
+	for (int i = 0, k = nfds; i < n; i++) {
+		struct rpma_cq *cq = cqs[i];
+		bool hit = timeout_ms == 0;
+
+		if (cq->ops) {
+			if (pfd[k++].revents) {
+				if (cq->ops->wait(cq))
+					return RPMA_E_PROVIDER;
+				ready++;
+			}
+			continue;
+		}
+		hit |= pfd[k].revents != 0;
+		k++;
+		if (cq->drive_fd)
+			hit |= pfd[k++].revents != 0;
+		(void)!read(cq->efd, &v, sizeof(v));
+		pthread_mutex_lock(&cq->lock);
+		cq->waiter = false;
+		cq->armed = cq->fd_exported;
+		pthread_mutex_unlock(&cq->lock);
+		ready += hit;
+	}
+	return ready;
+}
+
 int
 rpma_cq_wait(struct rpma_cq *cq)
 {

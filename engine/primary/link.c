@@ -158,15 +158,13 @@ drain(struct link *l)
 	bool progress, busy = true;
 
 	while (busy && clock_now_ms() < until) {
-		struct pollfd pfd = { .fd = l->cq_fd, .events = POLLIN };
-
 		progress = false;
 		link_io_lock(l);
 		busy = l->io_ready && link_busy(l) &&
 			link_data_path(l, false, &progress) == 0 && link_busy(l);
 		link_io_unlock(l);
-		if (busy && !progress && poll(&pfd, 1, 10) > 0)
-			(void)rpma_cq_wait(l->cq);	/* takes the event, re-arms */
+		if (busy && !progress)
+			(void)rpma_ext_cq_poll(&l->cq, 1, NULL, 0, 10);
 	}
 }
 
@@ -413,11 +411,11 @@ link_connect(struct link *l)
 		return -1;
 	}
 	note_connection(l, &hr);
+	/*
+	 * Its fd is not taken: the link waits with rpma_ext_cq_poll, so a
+	 * completion writes the CQ's eventfd only while somebody sleeps.
+	 */
 	rpma_conn_get_cq(l->conn, &l->cq);
-	if (rpma_cq_get_fd(l->cq, &l->cq_fd)) {
-		link_fail(l, "no completion fd");
-		return -1;
-	}
 	rank_lock(&c->release_lock, LOCK_RANK_RELEASE);
 	ret = catch_up(l, &hr);
 	rank_unlock(&c->release_lock, LOCK_RANK_RELEASE);
@@ -726,10 +724,9 @@ static void
 stream_sleep(struct link *l)
 {
 	struct cluster *c = l->c;
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[2] = {
 		{ .fd = ctl_chan_fd(l->ch), .events = POLLIN },
 		{ .fd = l->kick_fd, .events = POLLIN },
-		{ .fd = l->cq_fd, .events = POLLIN },
 	};
 	struct log_pos pub;
 	uint64_t v, now;
@@ -758,14 +755,15 @@ stream_sleep(struct link *l)
 	/*
 	 * The completions matter only with batches in flight, and not while
 	 * an appender polls for them (it kicks us when it stops): then its
-	 * reaping wakes nobody.
+	 * reaping wakes nobody.  Otherwise the provider's own fd wakes us,
+	 * not a hand-off from its progress thread.
 	 */
-	(void)poll(pfd, idle || atomic_load(&c->spinning) ? 2 : 3, timeout);
+	if (rpma_ext_cq_poll(&l->cq, idle || atomic_load(&c->spinning) ? 0 : 1,
+			pfd, 2, timeout) < 0)
+		(void)poll(pfd, 2, timeout);
 	atomic_store(&l->sleeping, false);
 	if (pfd[1].revents)
 		(void)!read(l->kick_fd, &v, sizeof(v));
-	if (pfd[2].revents)
-		(void)rpma_cq_wait(l->cq);	/* takes the event, re-arms */
 }
 
 static bool

@@ -162,7 +162,6 @@ struct link {
 	struct rpma_conn *conn;
 	struct rpma_mr_remote *dst;
 	struct rpma_cq *cq;
-	int cq_fd;
 	uint64_t last_send_ms, last_recv_ms, last_commit_ms, commit_sent;
 	uint64_t last_hb_ms;		/* the last HEARTBEAT sent */
 	uint64_t last_report_ms;	/* progress of a long catch-up */

@@ -157,24 +157,20 @@ static int
 wait_reads(struct rpma_conn *conn, int n, int timeout_ms)
 {
 	struct rpma_cq *cq;
-	int fd;
 	uint64_t until = clock_now_ms() + (uint64_t)timeout_ms;
 
-	if (rpma_conn_get_cq(conn, &cq) || rpma_cq_get_fd(cq, &fd))
+	if (rpma_conn_get_cq(conn, &cq))
 		return -1;
 	while (n > 0) {
 		struct ibv_wc wc[8];
 		int got = 0, ret = rpma_cq_get_wc(cq, 8, wc, &got);
 
 		if (ret == RPMA_E_NO_COMPLETION) {
-			struct pollfd p = { .fd = fd, .events = POLLIN };
 			int left = (int)(until - clock_now_ms());
 
 			if (left <= 0)
 				return -1;
-			(void)poll(&p, 1, left < 100 ? left : 100);
-			if (p.revents)
-				(void)rpma_cq_wait(cq);	/* takes the event, re-arms */
+			(void)rpma_ext_cq_poll(&cq, 1, NULL, 0, left < 100 ? left : 100);
 			continue;
 		}
 		if (ret)

@@ -433,6 +433,22 @@ int rpma_ext_mem_get_stats(const struct rpma_ext_mem *mem,
 		struct rpma_ext_mem_stats *stats);
 
 /* ------------------------------------------------------------------ */
+/* extension: one poll over the caller's fds and completion queues     */
+
+struct pollfd;
+
+/*
+ * poll(2) over nfds of the caller's fds and n CQs (each at most 32), for
+ * at most timeout_ms (-1: no bound, 0: do not sleep).  Every CQ's pending
+ * event is taken and the CQ re-armed, as rpma_cq_wait() does; fds[i].revents
+ * is set.  Returns how many of the fds and CQs are ready (a ready CQ may
+ * have completions: rpma_cq_get_wc() tells), 0 when the time ran out, or
+ * a negative RPMA_E_* code.
+ */
+int rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
+		int nfds, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
 /* extension: the libfabric provider and registering backend memory    */
 
 /*

@@ -1,5 +1,5 @@
 # tests/ofi -- the libfabric provider over loopback tcp, real processes.
-# Each program forks its target; ofi_target.h keeps their ports apart.
+# Each program forks its target; each takes ports of its own (tests/lib/test_ports.h).
 OFI_PROGS = \
 	tests/ofi/ofi_flush_crash \
 	tests/ofi/ofi_srq \
@@ -10,7 +10,8 @@ OFI_PROGS = \
 	tests/ofi/ofi_checks \
 	tests/ofi/ofi_peer_gone \
 	tests/ofi/ofi_flush_refused \
-	tests/ofi/ofi_flush_group
+	tests/ofi/ofi_flush_group \
+	tests/ofi/ofi_cq_poll
 
 OFI_TESTS = $(OFI_PROGS) \
 	tests/ofi/ofi_flush_crash_control.sh
