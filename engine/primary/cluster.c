@@ -36,15 +36,12 @@
  * moves the commit point past it (or by a fence), never for another's.
  */
 static int
-sleep_until_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
+sleep_until_durable(struct cluster *c, uint64_t lsn, const struct timespec *until)
 {
 	struct durable_waiter w = { .lsn = lsn };
-	struct timespec until;
 	bool timed_out = false;
 	int ret;
 
-	if (timeout_ms >= 0)
-		until = clock_deadline(timeout_ms);
 	sem_init(&w.wake, 0, 0);
 	cluster_lock(c);
 	cluster_quorum_update(c);
@@ -64,8 +61,8 @@ sleep_until_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		quorum_enqueue(c, &w);
 		cluster_unlock(c);
 		do {
-			ret = timeout_ms < 0 ? sem_wait(&w.wake) :
-				sem_clockwait(&w.wake, CLOCK_MONOTONIC, &until);
+			ret = until == NULL ? sem_wait(&w.wake) :
+				sem_clockwait(&w.wake, CLOCK_MONOTONIC, until);
 		} while (ret != 0 && errno == EINTR);
 		timed_out = ret != 0;
 		cluster_lock(c);
@@ -77,12 +74,21 @@ sleep_until_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	return ret;
 }
 
+static bool
+durable_past(struct cluster *c, uint64_t lsn)
+{
+	return atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn;
+}
+
 static int
 wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
-	uint64_t budget;
+	uint64_t t0 = clock_now_ns(), budget, nap = 0;
+	struct timespec until = { 0 }, nap_until;
 	int ret;
 
+	if (timeout_ms >= 0)
+		until = clock_deadline(timeout_ms);
 	/* post our batch ourselves where the link is free: no hand-off */
 	for (int i = 0; i < c->n_links; i++)
 		link_help(&c->links[i], true);
@@ -92,7 +98,21 @@ wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	cluster_lock(c);
 	cluster_quorum_update(c);
 	cluster_unlock(c);
-	budget = cluster_poll_budget_ns(c);
+	budget = cluster_poll_budget_ns(c, &nap);
+	if (budget && nap && !durable_past(c, lsn) && !atomic_load(&c->spinning)) {
+		/*
+		 * A round trip longer than the bound: asleep through most of
+		 * it (woken at once if it ends sooner), then polling for its
+		 * end rather than waiting for the hand-off.
+		 */
+		nap_until = clock_at_ns(t0 + nap);
+		if (timeout_ms >= 0 && (until.tv_sec < nap_until.tv_sec ||
+		    (until.tv_sec == nap_until.tv_sec && until.tv_nsec < nap_until.tv_nsec)))
+			nap_until = until;
+		ret = sleep_until_durable(c, lsn, &nap_until);
+		if (ret != REPL_E_TIMEDOUT)
+			return ret;
+	}
 	if (budget && !atomic_exchange(&c->spinning, true)) {
 		/*
 		 * Reap the completions ourselves for a while: no wake-up.  One
@@ -101,20 +121,19 @@ wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		 */
 		uint64_t spin_until = clock_now_ns() + budget;
 
-		while (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) <= lsn &&
-		       clock_now_ns() < spin_until)
+		while (!durable_past(c, lsn) && clock_now_ns() < spin_until)
 			for (int i = 0; i < c->n_links; i++)
 				link_help(&c->links[i], true);
 		atomic_store(&c->spinning, false);
 	}
-	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
+	if (durable_past(c, lsn))
 		return 0;
 	if (atomic_load(&c->fenced))
 		return REPL_E_UNKNOWN;
 	/* then leave it to the links, asleep until they are done */
 	for (int i = 0; i < c->n_links; i++)
 		link_kick(&c->links[i]);
-	return sleep_until_durable(c, lsn, timeout_ms);
+	return sleep_until_durable(c, lsn, timeout_ms >= 0 ? &until : NULL);
 }
 
 int

@@ -459,9 +459,11 @@ link_busy(const struct link *l)
 void link_help(struct link *l, bool post);
 /*
  * How long to busy-poll now, in ns (0: sleep at once): the fixed bound,
- * or adaptive: twice the fastest link's round trip, none while that is
- * longer than the bound or the waiters are as many as the CPUs
+ * or adaptive: twice the fastest link's round trip, none while the
+ * waiters are as many as the CPUs.  A round trip longer than the bound:
+ * with nap_ns, sleep *nap_ns (its excess over the bound) from the post
+ * first, then poll the bound; without, no polling.
  */
-uint64_t cluster_poll_budget_ns(struct cluster *c);
+uint64_t cluster_poll_budget_ns(struct cluster *c, uint64_t *nap_ns);
 
 #endif

@@ -67,6 +67,11 @@ struct conn {
 	struct repl *repl;	/* inside the gate while appends are pending */
 	struct pending pend[PENDING_MAX];
 	int npend;
+	/*
+	 * Settles left that look for input arrived meanwhile: set when one
+	 * answered more than one append (the client keeps several in flight).
+	 */
+	int pipelined;
 };
 
 /* ---- replies ---- */
@@ -278,6 +283,7 @@ conn_main(void *arg)
 		if (r <= 0)
 			break;
 		c->have += (size_t)r;
+more:
 		for (;;) {
 			struct admin_req req;
 			size_t used;
@@ -304,12 +310,28 @@ conn_main(void *arg)
 			}
 			off += used;
 		}
+		memmove(c->in, c->in + off, c->have - off);
+		c->have -= off;
+		off = 0;
+		/*
+		 * A client with several appends in flight sends the next ones
+		 * as its answers arrive: those here by now join this batch (one
+		 * flush for all) instead of waiting for the next.  A client of
+		 * one append at a time never pays for the look.
+		 */
+		if (open && c->npend > 0 && c->npend < PENDING_MAX && c->pipelined > 0 &&
+		    c->have < IN_CAP) {
+			r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
+			if (r > 0) {
+				c->have += (size_t)r;
+				goto more;
+			}
+		}
+		c->pipelined = c->npend > 1 ? 8 : c->pipelined - (c->pipelined > 0);
 		/* before blocking on the client again: its answers */
 		settle(c);
 		if (out_flush(c) != 0)
 			break;
-		memmove(c->in, c->in + off, c->have - off);
-		c->have -= off;
 	}
 	settle(c);
 	(void)out_flush(c);
