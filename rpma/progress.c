@@ -62,6 +62,7 @@ progress_main(void *arg)
 	struct rpma_progress *p = arg;
 	uint64_t idle_since = now_ns();
 
+	(void)pthread_setname_np(pthread_self(), "rpma-progress");
 	while (!atomic_load_explicit(&p->stop, memory_order_relaxed)) {
 		int work = 0, may_sleep;
 

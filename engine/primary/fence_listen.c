@@ -98,6 +98,7 @@ fence_listen_main(void *arg)
 {
 	struct cluster *c = arg;
 
+	(void)pthread_setname_np(pthread_self(), "repl-fence");
 	while (!atomic_load(&c->stopping)) {
 		struct pollfd p = { .fd = ctl_listener_fd(c->fence_listener),
 			.events = POLLIN };

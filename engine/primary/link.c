@@ -829,6 +829,7 @@ link_main(void *arg)
 	struct cluster *c = l->c;
 	int backoff = 50;
 
+	(void)pthread_setname_np(pthread_self(), "repl-link");
 	while (!link_ends(l)) {
 		if (link_connect(l) == 0) {
 			backoff = 50;

@@ -141,6 +141,7 @@ ask(void *arg)
 	uint64_t until;
 	int ret;
 
+	(void)pthread_setname_np(pthread_self(), "repl-floor-ask");
 	ret = ctl_connect(fp->host, fp->port, f->timeout_ms, f->tls, &ch);
 	if (ret) {
 		snprintf(fp->why, sizeof(fp->why), "unreachable: %s",

@@ -274,6 +274,7 @@ conn_main(void *arg)
 	char why[256];
 	bool open = true;
 
+	(void)pthread_setname_np(pthread_self(), "repld-conn");
 	while (open) {
 		ssize_t r = read(c->fd, c->in + c->have, IN_CAP - c->have);
 		size_t off = 0;
@@ -405,6 +406,7 @@ listen_main(void *arg)
 {
 	struct admin *a = arg;
 
+	(void)pthread_setname_np(pthread_self(), "repld-admin");
 	while (!atomic_load(&a->quit)) {
 		struct pollfd p = { .fd = a->fd, .events = POLLIN };
 

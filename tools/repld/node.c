@@ -156,6 +156,7 @@ replica_main(void *arg)
 {
 	struct node *n = arg;
 
+	(void)pthread_setname_np(pthread_self(), "repld-replica");
 	n->replica_ret = repl_replica_run(n->replica);
 	return NULL;
 }
