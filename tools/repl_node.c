@@ -344,10 +344,26 @@ run_primary(int argc, char *argv[])
 
 		sigaction(SIGTERM, &sa, NULL);
 	}
-	acked_fd = open(argv[7], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	acked_fd = open(argv[7], O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (acked_fd < 0) {
 		fprintf(stderr, "repl-node: cannot open %s\n", argv[7]);
 		return 1;
+	}
+	{
+		/*
+		 * A writer killed inside its write() may leave a short one (a
+		 * fatal signal ends a file write between pages): end that line
+		 * here, so ours start on a line of their own.  The verifier
+		 * skips a cut line that a newer epoch's follow.
+		 */
+		off_t end = lseek(acked_fd, 0, SEEK_END);
+		char last = '\n';
+
+		if (end > 0 && pread(acked_fd, &last, 1, end - 1) == 1 && last != '\n' &&
+		    write(acked_fd, "\n", 1) != 1) {
+			close(acked_fd);
+			return 1;
+		}
 	}
 	if ((ret = repl_open(&cfg, &repl))) {
 		fprintf(stderr, "repl-node: cannot open the primary's log %s: %s\n",
