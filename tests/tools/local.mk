@@ -129,3 +129,9 @@ EXTRA_DIST += tests/tools/repld_steady_load.sh
 # across a refused promotion and a restart, and takes it once k + 1 answer
 TESTS += tests/tools/repld_reinit.sh
 EXTRA_DIST += tests/tools/repld_reinit.sh
+
+# the admin socket's loop: one connection's order across a control verb,
+# a client that reads nothing holds up nobody, 8 clients at once
+check_PROGRAMS += tests/tools/admin_client
+TESTS += tests/tools/repld_admin_loop.sh
+EXTRA_DIST += tests/tools/repld_admin_loop.sh

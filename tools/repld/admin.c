@@ -4,9 +4,23 @@
  *
  * A client's appends are batched: every APPEND already received is
  * appended, then one repl_wait_durable covers them all before the replies
- * go out, in order.  The wait happens before the thread blocks reading
+ * go out, in order.  The wait happens before the connection is read
  * again, so a client never waits for an acknowledgement that is only held
  * back by its own unsent bytes.
+ *
+ * Three threads' worth of roles:
+ *  - the listener accepts, and looks (MSG_PEEK) at a new connection's
+ *    first bytes: one that begins with APPEND joins the loop, any other
+ *    gets a thread of its own;
+ *  - the loop (one thread, epoll) serves every appending connection at
+ *    once: what all of them sent is appended, one wait covers all of it,
+ *    then every answer goes out.  Clients that each keep one append in
+ *    flight so share one wake-up and one flush per round instead of a
+ *    thread's two wake-ups per record.  It never blocks on one client: a
+ *    connection that sends another verb, or whose answers do not fit its
+ *    socket, is handed to a thread of its own after its answers;
+ *  - a connection's thread serves its requests in order, blocking (a
+ *    control verb may take seconds: a promotion, a verification).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -19,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -37,6 +52,9 @@
 #define IN_CAP (ADMIN_LINE_MAX + ADMIN_RECORD_MAX)
 #define OUT_CAP (ADMIN_REPLY_MAX + PENDING_MAX * 160)
 #define SEND_TIMEOUT_S 5		/* a client that reads no answers */
+#define LOOP_SLICE_MS 20		/* the loop's wait, between looks at input */
+#define LOOP_EVENTS 64
+#define PEEK_LEN 7			/* "APPEND " */
 
 struct admin {
 	struct node *node;
@@ -50,6 +68,21 @@ struct admin {
 	pthread_cond_t gone;
 	int conn_fd[ADMIN_CLIENTS_MAX];
 	int clients;
+
+	/* the listener's: connections whose first bytes have not come yet */
+	struct conn *fresh[ADMIN_CLIENTS_MAX];
+	int nfresh;
+
+	/* the loop's: its thread's only, but for joining (under lock) */
+	pthread_t loop_thread;
+	int ep;
+	struct conn *lc[ADMIN_CLIENTS_MAX];
+	int nlc;
+	struct conn *joining[ADMIN_CLIENTS_MAX];
+	int njoining;
+	struct repl *round;	/* inside the gate while answers are pending */
+	uint64_t round_since_ms;
+	int last_round;		/* appends the last round answered */
 };
 
 struct pending {
@@ -72,7 +105,19 @@ struct conn {
 	 * answered more than one append (the client keeps several in flight).
 	 */
 	int pipelined;
+	bool in_loop;		/* served by the loop, not a thread */
+	bool eof;		/* the loop's: the client sent its last */
+	bool handoff;		/* the loop's: to a thread once answered */
 };
+
+static int64_t
+time_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 /* ---- replies ---- */
 
@@ -131,22 +176,22 @@ gate_message(int err)
 
 /* ---- appends ---- */
 
-/* one wait for everything appended so far, then the replies in order */
-static void
-settle(struct conn *c)
+/* the last LSN of the appends waiting for an answer (0: none) */
+static uint64_t
+pend_last(const struct conn *c)
 {
 	uint64_t last = 0;
-	int wret = 0;
 
-	if (c->npend == 0)
-		return;
 	for (int i = 0; i < c->npend; i++)
 		if (c->pend[i].err == 0 && c->pend[i].lsn > last)
 			last = c->pend[i].lsn;
-	if (last)
-		wret = repl_wait_durable(c->repl, last, APPEND_WAIT_MS);
-	node_leave(c->a->node);
-	c->repl = NULL;
+	return last;
+}
+
+/* the replies of the appends waiting, in order, after a wait's outcome */
+static void
+answer(struct conn *c, int wret)
+{
 	for (int i = 0; i < c->npend; i++) {
 		int err = c->pend[i].err ? c->pend[i].err : wret;
 
@@ -159,6 +204,22 @@ settle(struct conn *c)
 	c->npend = 0;
 }
 
+/* a thread's: one wait for everything appended so far, then the replies */
+static void
+settle(struct conn *c)
+{
+	uint64_t last;
+	int wret = 0;
+
+	if (c->npend == 0)
+		return;
+	if ((last = pend_last(c)))
+		wret = repl_wait_durable(c->repl, last, APPEND_WAIT_MS);
+	node_leave(c->a->node);
+	c->repl = NULL;
+	answer(c, wret);
+}
+
 static void
 append(struct conn *c, const struct admin_req *req)
 {
@@ -166,6 +227,16 @@ append(struct conn *c, const struct admin_req *req)
 	struct pending *p;
 	int err = 0;
 
+	/* a loop's connection shares the loop's one pass through the gate */
+	if (c->in_loop && c->a->round == NULL) {
+		if ((c->a->round = node_enter(c->a->node, &err)) == NULL) {
+			reply_error(c, NULL, err, gate_message(err));
+			return;
+		}
+		c->a->round_since_ms = (uint64_t)time_ms();
+	}
+	if (c->in_loop)
+		c->repl = c->a->round;
 	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
 		reply_error(c, NULL, err, gate_message(err));
 		return;
@@ -181,8 +252,8 @@ append(struct conn *c, const struct admin_req *req)
 		p->err = REPL_E_FULL;
 	else
 		p->err = repl_appendv(c->repl, &iov, 1, req->client_id, &p->lsn);
-	if (c->npend == PENDING_MAX)
-		settle(c);
+	if (c->npend == PENDING_MAX && !c->in_loop)
+		settle(c);	/* the loop stops reading it instead */
 }
 
 /* ---- the other requests ---- */
@@ -267,81 +338,119 @@ conn_forget(struct admin *a, int fd)
 	pthread_mutex_unlock(&a->lock);
 }
 
-static void *
-conn_main(void *arg)
+static void
+conn_free(struct conn *c)
 {
-	struct conn *c = arg;
-	char why[256];
-	bool open = true;
-
-	(void)pthread_setname_np(pthread_self(), "repld-conn");
-	while (open) {
-		ssize_t r = read(c->fd, c->in + c->have, IN_CAP - c->have);
-		size_t off = 0;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		c->have += (size_t)r;
-more:
-		for (;;) {
-			struct admin_req req;
-			size_t used;
-			enum admin_parse p = admin_req_parse(c->in + off,
-				c->have - off, &req, &used, why, sizeof(why));
-
-			if (p == ADMIN_PARSE_MORE)
-				break;
-			if (p != ADMIN_PARSE_OK) {
-				settle(c);
-				reply_error(c, "BAD_REQUEST", 0, why);
-				if (p == ADMIN_PARSE_FATAL) {
-					open = false;
-					break;
-				}
-				off += used;
-				continue;
-			}
-			if (req.verb == ADMIN_APPEND) {
-				append(c, &req);
-			} else {
-				settle(c);
-				serve(c, &req);
-			}
-			off += used;
-		}
-		memmove(c->in, c->in + off, c->have - off);
-		c->have -= off;
-		off = 0;
-		/*
-		 * A client with several appends in flight sends the next ones
-		 * as its answers arrive: those here by now join this batch (one
-		 * flush for all) instead of waiting for the next.  A client of
-		 * one append at a time never pays for the look.
-		 */
-		if (open && c->npend > 0 && c->npend < PENDING_MAX && c->pipelined > 0 &&
-		    c->have < IN_CAP) {
-			r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
-			if (r > 0) {
-				c->have += (size_t)r;
-				goto more;
-			}
-		}
-		c->pipelined = c->npend > 1 ? 8 : c->pipelined - (c->pipelined > 0);
-		/* before blocking on the client again: its answers */
-		settle(c);
-		if (out_flush(c) != 0)
-			break;
-	}
-	settle(c);
-	(void)out_flush(c);
 	conn_forget(c->a, c->fd);
 	close(c->fd);
 	free(c->in);
 	free(c->out);
 	free(c);
+}
+
+/*
+ * A thread's round: serve the whole requests buffered, then (settled)
+ * send the answers.  false: the connection is to be closed.
+ */
+static bool
+conn_round(struct conn *c)
+{
+	char why[256];
+	bool open = true;
+	size_t off;
+	ssize_t r;
+
+more:
+	off = 0;
+	for (;;) {
+		struct admin_req req;
+		size_t used;
+		enum admin_parse p = admin_req_parse(c->in + off,
+			c->have - off, &req, &used, why, sizeof(why));
+
+		if (p == ADMIN_PARSE_MORE)
+			break;
+		if (p != ADMIN_PARSE_OK) {
+			settle(c);
+			reply_error(c, "BAD_REQUEST", 0, why);
+			if (p == ADMIN_PARSE_FATAL) {
+				open = false;
+				break;
+			}
+			off += used;
+			continue;
+		}
+		if (req.verb == ADMIN_APPEND) {
+			append(c, &req);
+		} else {
+			settle(c);
+			serve(c, &req);
+		}
+		off += used;
+	}
+	memmove(c->in, c->in + off, c->have - off);
+	c->have -= off;
+	/*
+	 * A client with several appends in flight sends the next ones as its
+	 * answers arrive: those here by now join this batch (one flush for
+	 * all) instead of waiting for the next.  A client of one append at a
+	 * time never pays for the look.
+	 */
+	if (open && c->npend > 0 && c->npend < PENDING_MAX && c->pipelined > 0 &&
+	    c->have < IN_CAP) {
+		r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
+		if (r > 0) {
+			c->have += (size_t)r;
+			goto more;
+		}
+	}
+	c->pipelined = c->npend > 1 ? 8 : c->pipelined - (c->pipelined > 0);
+	/* before blocking on the client again: its answers */
+	settle(c);
+	return out_flush(c) == 0 && open;
+}
+
+/* a connection's own thread (it may come from the loop, mid-stream) */
+static void *
+conn_main(void *arg)
+{
+	struct conn *c = arg;
+
+	(void)pthread_setname_np(pthread_self(), "repld-conn");
+	if (out_flush(c) == 0 && (c->have == 0 || conn_round(c))) {
+		for (;;) {
+			ssize_t r = read(c->fd, c->in + c->have, IN_CAP - c->have);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			c->have += (size_t)r;
+			if (!conn_round(c))
+				break;
+		}
+	}
+	settle(c);
+	(void)out_flush(c);
+	conn_free(c);
 	return NULL;
+}
+
+/* give c a thread of its own; false: none could be started */
+static bool
+conn_thread(struct conn *c)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool ok;
+
+	c->in_loop = false;
+	c->repl = NULL;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&t, &attr, conn_main, c) == 0;
+	pthread_attr_destroy(&attr);
+	return ok;
 }
 
 static void
@@ -356,13 +465,238 @@ refuse(int fd, const char *message)
 	close(fd);
 }
 
+/* ---- the loop: every appending connection, one thread ---- */
+
+static void
+loop_drop(struct admin *a, int i)
+{
+	struct conn *c = a->lc[i];
+
+	(void)epoll_ctl(a->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	a->lc[i] = a->lc[--a->nlc];
+}
+
+/* read what is there, without blocking */
+static void
+loop_read(struct conn *c)
+{
+	ssize_t r;
+
+	if (c->eof || c->have == IN_CAP)
+		return;
+	r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
+	if (r > 0)
+		c->have += (size_t)r;
+	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+		c->eof = true;
+}
+
+/*
+ * Append the whole APPENDs buffered; stop at anything else (a thread
+ * serves it, after the answers of these) and at PENDING_MAX.
+ * true: a whole request is left that only a later round may take.
+ */
+static bool
+loop_parse(struct conn *c)
+{
+	char why[256];
+	size_t off = 0;
+	bool left = false;
+
+	while (!c->handoff) {
+		struct admin_req req;
+		size_t used;
+		enum admin_parse p;
+
+		/* answers to hold, or refusals to send first: a later round */
+		if (c->npend == PENDING_MAX || c->out_len > OUT_CAP / 2) {
+			left = c->have > off;
+			break;
+		}
+		p = admin_req_parse(c->in + off, c->have - off, &req, &used, why,
+			sizeof(why));
+		if (p == ADMIN_PARSE_MORE)
+			break;
+		if (p != ADMIN_PARSE_OK || req.verb != ADMIN_APPEND) {
+			c->handoff = true;	/* left in the buffer for the thread */
+			break;
+		}
+		append(c, &req);
+		off += used;
+	}
+	memmove(c->in, c->in + off, c->have - off);
+	c->have -= off;
+	return left;
+}
+
+/* send the answers without blocking; what does not fit goes to a thread */
+static void
+loop_flush(struct conn *c)
+{
+	size_t off = 0;
+
+	while (off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + off, c->out_len - off,
+			MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			c->handoff = true;	/* its thread blocks, bounded */
+			break;
+		}
+		if (n <= 0) {
+			c->eof = true;		/* it went: its answers with it */
+			off = c->out_len;
+			break;
+		}
+		off += (size_t)n;
+	}
+	memmove(c->out, c->out + off, c->out_len - off);
+	c->out_len -= off;
+}
+
+/*
+ * One wait (a slice of it) for everything the round appended; once it
+ * ends, every answer.  false: still waiting.
+ */
+static bool
+loop_settle(struct admin *a, bool quit)
+{
+	uint64_t last = 0;
+	int wret = 0;
+
+	if (a->round == NULL)
+		goto flush;	/* the gate's refusals may wait to go out */
+	for (int i = 0; i < a->nlc; i++) {
+		uint64_t l = pend_last(a->lc[i]);
+
+		if (l > last)
+			last = l;
+	}
+	if (last) {
+		int64_t left = APPEND_WAIT_MS - (time_ms() - (int64_t)a->round_since_ms);
+
+		wret = repl_wait_durable(a->round, last, left <= 0 ? 0 :
+			quit || left < LOOP_SLICE_MS ? (int)left : LOOP_SLICE_MS);
+		/* not yet: look at the clients, then wait again */
+		if (wret == REPL_E_TIMEDOUT && left > LOOP_SLICE_MS && !quit)
+			return false;
+	}
+	node_leave(a->node);
+	a->round = NULL;
+	a->last_round = 0;
+	for (int i = 0; i < a->nlc; i++) {
+		struct conn *c = a->lc[i];
+
+		a->last_round += c->npend;
+		if (c->npend)
+			answer(c, wret);
+		c->repl = NULL;
+	}
+flush:
+	for (int i = 0; i < a->nlc; i++)
+		if (a->lc[i]->out_len)
+			loop_flush(a->lc[i]);
+	return true;
+}
+
+static void *
+loop_main(void *arg)
+{
+	struct admin *a = arg;
+	struct epoll_event ev[LOOP_EVENTS];
+	bool waiting = false, left = false;
+
+	(void)pthread_setname_np(pthread_self(), "repld-loop");
+	for (;;) {
+		bool quit = atomic_load(&a->quit);
+		int n = epoll_wait(a->ep, ev, LOOP_EVENTS,
+			quit || waiting || left ? 0 : 100);
+
+		/* the listener's new ones: queued before their fd was added */
+		pthread_mutex_lock(&a->lock);
+		while (a->njoining > 0)
+			a->lc[a->nlc++] = a->joining[--a->njoining];
+		pthread_mutex_unlock(&a->lock);
+		for (int i = 0; i < n; i++)
+			loop_read(ev[i].data.ptr);
+		left = false;
+		for (int i = 0; i < a->nlc && !quit; i++)
+			if (a->lc[i]->have)
+				left |= loop_parse(a->lc[i]);
+		/*
+		 * Clients that keep several appends in flight, or several
+		 * clients, send the next ones as their answers arrive: those
+		 * here by now join this round (one flush for all).  Only after
+		 * a round that answered more than one: a lone client's append
+		 * pays no extra look.
+		 */
+		if (!waiting && !quit && a->round && a->last_round > 1 &&
+		    (n = epoll_wait(a->ep, ev, LOOP_EVENTS, 0)) > 0) {
+			for (int i = 0; i < n; i++)
+				loop_read(ev[i].data.ptr);
+			for (int i = 0; i < a->nlc; i++)
+				if (a->lc[i]->have)
+					left |= loop_parse(a->lc[i]);
+		}
+		waiting = !loop_settle(a, quit);
+		if (waiting)
+			continue;
+		for (int i = a->nlc - 1; i >= 0; i--) {
+			struct conn *c = a->lc[i];
+
+			if (quit || c->eof) {
+				loop_drop(a, i);
+				(void)out_flush(c);	/* bounded: SEND_TIMEOUT_S */
+				conn_free(c);
+			} else if (c->handoff) {
+				loop_drop(a, i);
+				c->handoff = false;
+				if (!conn_thread(c))
+					conn_free(c);
+			}
+		}
+		if (quit)
+			break;
+	}
+	return NULL;
+}
+
+/* the listener's: c joins the loop; false: it cannot */
+static bool
+loop_join(struct admin *a, struct conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+
+	c->in_loop = true;
+	pthread_mutex_lock(&a->lock);
+	a->joining[a->njoining++] = c;
+	pthread_mutex_unlock(&a->lock);
+	if (epoll_ctl(a->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0)
+		return true;
+	/* not in the set: take it back, unless the loop has it already */
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; i < a->njoining; i++) {
+		if (a->joining[i] == c) {
+			a->joining[i] = a->joining[--a->njoining];
+			pthread_mutex_unlock(&a->lock);
+			c->in_loop = false;
+			return false;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	c->eof = true;	/* in the loop without its fd: the loop closes it */
+	return true;
+}
+
+/* ---- the listener ---- */
+
 static void
 accept_one(struct admin *a)
 {
 	/* a client that stops reading cannot hold a thread (or a stop) forever */
 	struct timeval send_timeout = { .tv_sec = SEND_TIMEOUT_S };
-	pthread_attr_t attr;
-	pthread_t t;
 	struct conn *c;
 	int fd = accept4(a->fd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -389,30 +723,60 @@ accept_one(struct admin *a)
 		refuse(fd, "too many admin connections: retry later");
 		return;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, conn_main, c) != 0) {
-		conn_forget(a, fd);
-		free(c->in);
-		free(c->out);
-		free(c);
-		refuse(fd, "cannot start a thread for the connection");
+	a->fresh[a->nfresh++] = c;
+}
+
+/*
+ * A new connection's first bytes came: an appender's join the loop, any
+ * other gets a thread.  They are only looked at: its server reads them.
+ */
+static void
+classify(struct admin *a, int i)
+{
+	struct conn *c = a->fresh[i];
+	char head[PEEK_LEN];
+	ssize_t n = recv(c->fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	a->fresh[i] = a->fresh[--a->nfresh];
+	if (n <= 0) {
+		conn_free(c);	/* gone before a word */
+		return;
 	}
-	pthread_attr_destroy(&attr);
+	if (n == PEEK_LEN && memcmp(head, "APPEND ", PEEK_LEN) == 0 && loop_join(a, c))
+		return;
+	/* another verb, a short first read (rare), or no room in the loop */
+	if (!conn_thread(c)) {
+		conn_free(c);
+		return;
+	}
 }
 
 static void *
 listen_main(void *arg)
 {
 	struct admin *a = arg;
+	struct pollfd p[1 + ADMIN_CLIENTS_MAX];
 
 	(void)pthread_setname_np(pthread_self(), "repld-admin");
 	while (!atomic_load(&a->quit)) {
-		struct pollfd p = { .fd = a->fd, .events = POLLIN };
+		int n = a->nfresh;
 
-		if (poll(&p, 1, 100) > 0 && (p.revents & POLLIN))
+		p[0] = (struct pollfd){ .fd = a->fd, .events = POLLIN };
+		for (int i = 0; i < n; i++)
+			p[1 + i] = (struct pollfd){ .fd = a->fresh[i]->fd, .events = POLLIN };
+		if (poll(p, (nfds_t)(1 + n), 100) <= 0)
+			continue;
+		/* from the last: classify() moves the last into a freed slot */
+		for (int i = n - 1; i >= 0; i--)
+			if (p[1 + i].revents)
+				classify(a, i);
+		if (p[0].revents & POLLIN)
 			accept_one(a);
 	}
+	while (a->nfresh > 0)
+		conn_free(a->fresh[--a->nfresh]);
 	return NULL;
 }
 
@@ -483,8 +847,26 @@ admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 		return -1;
 	}
 	umask(old_mask);
+	if ((a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
+		close(a->fd);
+		unlink(path);
+		free(a);
+		return -1;
+	}
+	if (pthread_create(&a->loop_thread, NULL, loop_main, a) != 0) {
+		snprintf(err, errlen, "cannot start the admin socket's threads");
+		close(a->ep);
+		close(a->fd);
+		unlink(path);
+		free(a);
+		return -1;
+	}
 	if (pthread_create(&a->thread, NULL, listen_main, a) != 0) {
-		snprintf(err, errlen, "cannot start the admin socket's thread");
+		snprintf(err, errlen, "cannot start the admin socket's threads");
+		atomic_store(&a->quit, true);
+		pthread_join(a->loop_thread, NULL);
+		close(a->ep);
 		close(a->fd);
 		unlink(path);
 		free(a);
@@ -504,6 +886,9 @@ admin_stop(struct admin **admin_ptr)
 		return true;
 	atomic_store(&a->quit, true);
 	pthread_join(a->thread, NULL);
+	/* the loop answers what it holds (the node is stopped) and closes */
+	pthread_join(a->loop_thread, NULL);
+	close(a->ep);
 	close(a->fd);
 	unlink(a->path);
 	/*

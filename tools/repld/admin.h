@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * admin.h -- repld's admin socket (protocol: admin_proto.h): a listener
- * thread and one thread per client connection, each serving its requests
- * in order against the node.
+ * thread, one loop thread serving every connection that only appends, and
+ * a thread of its own for any other connection; each connection's requests
+ * are served in order against the node.
  */
 #ifndef REPLD_ADMIN_H
 #define REPLD_ADMIN_H
