@@ -25,14 +25,6 @@ clock_now_ms(void)
 	return clock_now_ns() / 1000000;
 }
 
-/* a clock_now_ns() instant, for the waits that take a timespec */
-static inline struct timespec
-clock_at_ns(uint64_t ns)
-{
-	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ull),
-		.tv_nsec = (long)(ns % 1000000000ull) };
-}
-
 /* timeout_ms (>= 0) from now, for pthread_cond_timedwait */
 static inline struct timespec
 clock_deadline(int timeout_ms)

@@ -83,8 +83,8 @@ durable_past(struct cluster *c, uint64_t lsn)
 static int
 wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
-	uint64_t t0 = clock_now_ns(), budget, nap = 0;
-	struct timespec until = { 0 }, nap_until;
+	uint64_t budget;
+	struct timespec until = { 0 };
 	int ret;
 
 	if (timeout_ms >= 0)
@@ -98,21 +98,7 @@ wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 	cluster_lock(c);
 	cluster_quorum_update(c);
 	cluster_unlock(c);
-	budget = cluster_poll_budget_ns(c, &nap);
-	if (budget && nap && !durable_past(c, lsn) && !atomic_load(&c->spinning)) {
-		/*
-		 * A round trip longer than the bound: asleep through most of
-		 * it (woken at once if it ends sooner), then polling for its
-		 * end rather than waiting for the hand-off.
-		 */
-		nap_until = clock_at_ns(t0 + nap);
-		if (timeout_ms >= 0 && (until.tv_sec < nap_until.tv_sec ||
-		    (until.tv_sec == nap_until.tv_sec && until.tv_nsec < nap_until.tv_nsec)))
-			nap_until = until;
-		ret = sleep_until_durable(c, lsn, &nap_until);
-		if (ret != REPL_E_TIMEDOUT)
-			return ret;
-	}
+	budget = cluster_poll_budget_ns(c, true);
 	if (budget && !atomic_exchange(&c->spinning, true)) {
 		/*
 		 * Reap the completions ourselves for a while: no wake-up.  One

@@ -795,7 +795,7 @@ stream(struct link *l)
 	}
 	if (progress)
 		return 0;
-	if (busy && (budget = cluster_poll_budget_ns(l->c, NULL)) != 0) {
+	if (busy && (budget = cluster_poll_budget_ns(l->c, false)) != 0) {
 		if (stream_spin(l, budget, &progress))
 			return -1;
 		if (progress)

@@ -215,12 +215,10 @@ link_data_path(struct link *l, bool post, bool *progress)
 }
 
 uint64_t
-cluster_poll_budget_ns(struct cluster *c, uint64_t *nap_ns)
+cluster_poll_budget_ns(struct cluster *c, bool appender)
 {
 	uint64_t rtt = 0;
 
-	if (nap_ns)
-		*nap_ns = 0;
 	if (c->poll_cap_ns == 0 || !c->poll_auto)
 		return c->poll_cap_ns;
 	/* more waiters than CPUs: polling takes the CPU from the work */
@@ -235,17 +233,13 @@ cluster_poll_budget_ns(struct cluster *c, uint64_t *nap_ns)
 	}
 	if (rtt == 0)
 		return c->poll_cap_ns;	/* nothing measured yet */
-	if (rtt > c->poll_cap_ns) {
-		/*
-		 * Longer than the bound: polling all of it would mostly burn
-		 * the CPU.  Who can sleep first does, and polls the last
-		 * stretch; who cannot does not poll.
-		 */
-		if (nap_ns == NULL)
-			return 0;
-		*nap_ns = rtt - c->poll_cap_ns;
-		return c->poll_cap_ns;
-	}
+	/*
+	 * Longer than the bound: an appender still polls the bound (its
+	 * flush may end within it, and a wake-up through the link thread
+	 * costs more than the poll here); a link thread does not.
+	 */
+	if (rtt > c->poll_cap_ns)
+		return appender ? c->poll_cap_ns : 0;
 	return 2 * rtt < c->poll_cap_ns ? 2 * rtt : c->poll_cap_ns;
 }
 

@@ -459,11 +459,10 @@ link_busy(const struct link *l)
 void link_help(struct link *l, bool post);
 /*
  * How long to busy-poll now, in ns (0: sleep at once): the fixed bound,
- * or adaptive: twice the fastest link's round trip, none while the
- * waiters are as many as the CPUs.  A round trip longer than the bound:
- * with nap_ns, sleep *nap_ns (its excess over the bound) from the post
- * first, then poll the bound; without, no polling.
+ * or adaptive: twice the fastest link's round trip, at most the bound;
+ * none while the waiters are as many as the CPUs.  A round trip longer
+ * than the bound: an appender polls the bound, a link thread not at all.
  */
-uint64_t cluster_poll_budget_ns(struct cluster *c, uint64_t *nap_ns);
+uint64_t cluster_poll_budget_ns(struct cluster *c, bool appender);
 
 #endif
