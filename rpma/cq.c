@@ -199,6 +199,7 @@ rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
 		int nfds, int timeout_ms)
 {
 	struct pollfd pfd[2 * CQ_POLL_MAX + CQ_POLL_MAX];
+	bool had[CQ_POLL_MAX] = { false };	/* ready before the poll */
 	int np = 0, ret, ready = 0;
 	uint64_t v;
 
@@ -228,14 +229,15 @@ rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
 		}
 		if (cq->drive)
 			cq->drive(cq->drive_arg);
-		if (cq_ready(cq))
-			timeout_ms = 0;		/* there already: do not sleep */
+		had[i] = cq_ready(cq);
 		pfd[np++] = (struct pollfd){ .fd = cq->efd, .events = POLLIN };
 		if (cq->drive_fd) {
 			if ((fd = cq->drive_fd(cq->drive_arg)) < 0)
-				timeout_ms = 0;	/* progress pending */
+				had[i] = true;	/* progress pending */
 			pfd[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		}
+		if (had[i])
+			timeout_ms = 0;		/* there already: do not sleep */
 	}
 	while ((ret = poll(pfd, (nfds_t)np, timeout_ms)) < 0) {
 		if (errno != EINTR)
@@ -247,7 +249,7 @@ rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
 	/* take the CQs' events (none blocks: efd is non-blocking), re-arm */
 	for (int i = 0, k = nfds; i < n; i++) {
 		struct rpma_cq *cq = cqs[i];
-		bool hit = timeout_ms == 0;
+		bool hit = had[i];
 
 		if (cq->ops) {
 			if (pfd[k++].revents) {

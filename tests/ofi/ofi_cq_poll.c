@@ -4,7 +4,8 @@
  * its argument checks; the time-out with nothing pending; the caller's own
  * fd waking it with the CQ idle; a write's completion waking it well
  * before the bound (and rpma_cq_get_wc then has it); and a completion
- * taken by polling first leaves no event behind that would keep it awake.
+ * taken by polling first leaves no event behind that would keep it awake
+ * (nor counts as ready when no sleep is asked).
  */
 #include <sys/eventfd.h>
 
@@ -114,6 +115,9 @@ main(void)
 	ret = rpma_ext_cq_poll(&cq, 1, NULL, 0, 200);
 	H_CHECK(ret == 0, "ready after its completion was taken (%d)", ret);
 	H_CHECK(ms_since(&t0) >= 190, "returned after %ld ms of 200", ms_since(&t0));
+	/* nothing there and no sleep asked: nothing is ready */
+	ret = rpma_ext_cq_poll(&cq, 1, &pfd, 1, 0);
+	H_CHECK(ret == 0, "an idle CQ ready without a sleep (%d)", ret);
 	h_expect_empty(cq);
 	cases++;
 
