@@ -614,7 +614,7 @@ loop_main(void *arg)
 		int n = epoll_wait(a->ep, ev, LOOP_EVENTS,
 			quit || waiting || left ? 0 : 100);
 
-		/* the listener's new ones: queued before their fd was added */
+		/* the listener's new ones, before any event of theirs is read */
 		pthread_mutex_lock(&a->lock);
 		while (a->njoining > 0)
 			a->lc[a->nlc++] = a->joining[--a->njoining];
@@ -663,31 +663,25 @@ loop_main(void *arg)
 	return NULL;
 }
 
-/* the listener's: c joins the loop; false: it cannot */
+/*
+ * The listener's: c joins the loop; false: it cannot.  Added and queued
+ * under the lock the loop takes before it reads its events, so an event
+ * of c is never read before c is in the loop's list.
+ */
 static bool
 loop_join(struct admin *a, struct conn *c)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	bool ok;
 
 	c->in_loop = true;
 	pthread_mutex_lock(&a->lock);
-	a->joining[a->njoining++] = c;
+	if ((ok = epoll_ctl(a->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0))
+		a->joining[a->njoining++] = c;
 	pthread_mutex_unlock(&a->lock);
-	if (epoll_ctl(a->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0)
-		return true;
-	/* not in the set: take it back, unless the loop has it already */
-	pthread_mutex_lock(&a->lock);
-	for (int i = 0; i < a->njoining; i++) {
-		if (a->joining[i] == c) {
-			a->joining[i] = a->joining[--a->njoining];
-			pthread_mutex_unlock(&a->lock);
-			c->in_loop = false;
-			return false;
-		}
-	}
-	pthread_mutex_unlock(&a->lock);
-	c->eof = true;	/* in the loop without its fd: the loop closes it */
-	return true;
+	if (!ok)
+		c->in_loop = false;	/* never the loop's: still ours alone */
+	return ok;
 }
 
 /* ---- the listener ---- */
@@ -849,31 +843,25 @@ admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 	umask(old_mask);
 	if ((a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
-		close(a->fd);
-		unlink(path);
-		free(a);
-		return -1;
+		goto no_ep;
 	}
-	if (pthread_create(&a->loop_thread, NULL, loop_main, a) != 0) {
-		snprintf(err, errlen, "cannot start the admin socket's threads");
-		close(a->ep);
-		close(a->fd);
-		unlink(path);
-		free(a);
-		return -1;
-	}
+	if (pthread_create(&a->loop_thread, NULL, loop_main, a) != 0)
+		goto no_thread;
 	if (pthread_create(&a->thread, NULL, listen_main, a) != 0) {
-		snprintf(err, errlen, "cannot start the admin socket's threads");
 		atomic_store(&a->quit, true);
 		pthread_join(a->loop_thread, NULL);
-		close(a->ep);
-		close(a->fd);
-		unlink(path);
-		free(a);
-		return -1;
+		goto no_thread;
 	}
 	*admin_ptr = a;
 	return 0;
+no_thread:
+	snprintf(err, errlen, "cannot start the admin socket's threads");
+	close(a->ep);
+no_ep:
+	close(a->fd);
+	unlink(path);
+	free(a);
+	return -1;
 }
 
 bool
