@@ -205,6 +205,52 @@ open__crash_backend_is_not_durable(void)
 	check_backend(RPMA_EXT_MEM_CRASH, "crash", false);
 }
 
+/* minor page faults of this process so far */
+static long
+minor_faults(void)
+{
+	struct rusage ru;
+
+	CU_ASSERT_FATAL(getrusage(RUSAGE_SELF, &ru) == 0);
+	return ru.ru_minflt;
+}
+
+/*
+ * The region's pages are in when the open returns: writing each of them
+ * takes no page fault (an append must not allocate memory).  The bound
+ * leaves room for faults that are not the region's (a sanitizer's shadow
+ * takes one per 8 pages written).
+ */
+static void
+region_is_faulted_in(enum rpma_ext_mem_backend backend, const char *name)
+{
+	const size_t size = 4 << 20;
+	const long pages = (long)(size / (size_t)sysconf(_SC_PAGESIZE));
+	struct rpma_ext_mem *mem = NULL;
+	volatile char *p;
+	long before, faults;
+
+	CU_ASSERT_EQUAL_FATAL(rpma_ext_mem_open(backend, path(name), size,
+		RPMA_EXT_MEM_CREATE, &mem), 0);
+	rpma_ext_mem_get_ptr(mem, (void **)&p);
+	before = minor_faults();
+	for (size_t off = 0; off < size; off += 4096)
+		p[off] = 1;
+	faults = minor_faults() - before;
+	if (faults > pages / 4)
+		printf("\n  %s: %ld page faults writing %ld pages\n", name, faults, pages);
+	CU_ASSERT(faults <= pages / 4);
+	CU_ASSERT_EQUAL(rpma_ext_mem_close(&mem), 0);
+	unlink(path(name));
+}
+
+static void
+open__file_and_crash_regions_are_faulted_in(void)
+{
+	region_is_faulted_in(RPMA_EXT_MEM_FILE, "faults-file");
+	region_is_faulted_in(RPMA_EXT_MEM_CRASH, "faults-crash");
+}
+
 static void
 open__pmem_backend_on_ordinary_file(void)
 {
@@ -257,6 +303,7 @@ run(void)
 		UNIT_CASE(open__file_backend),
 		UNIT_CASE(open__crash_backend_is_not_durable),
 		UNIT_CASE(open__pmem_backend_on_ordinary_file),
+		UNIT_CASE(open__file_and_crash_regions_are_faulted_in),
 		UNIT_CASE(close__null),
 		UNIT_CASE(getters__null),
 		CU_TEST_INFO_NULL,
