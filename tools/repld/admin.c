@@ -13,12 +13,16 @@
  *    first bytes: one that begins with APPEND joins the loop, any other
  *    gets a thread of its own;
  *  - the loop (one thread, epoll) serves every appending connection at
- *    once: what all of them sent is appended, one wait covers all of it,
- *    then every answer goes out.  Clients that each keep one append in
- *    flight so share one wake-up and one flush per round instead of a
- *    thread's two wake-ups per record.  It never blocks on one client: a
- *    connection that sends another verb, or whose answers do not fit its
- *    socket, is handed to a thread of its own after its answers;
+ *    once: what all of them sent is appended as one round, one wait
+ *    covers the round, then its answers go out.  Rounds roll: while one
+ *    round's flush travels, the next takes what the clients answered
+ *    before send meanwhile, and is waited on after it, so the replica's
+ *    flushes follow each other instead of waiting for the loop.  Clients
+ *    that each keep one append in flight so share one wake-up and one
+ *    flush per round instead of a thread's two wake-ups per record.  It
+ *    never blocks on one client: a connection that sends another verb, or
+ *    whose answers do not fit its socket, is handed to a thread of its own
+ *    after its answers;
  *  - a connection's thread serves its requests in order, blocking (a
  *    control verb may take seconds: a promotion, a verification).
  */
@@ -80,9 +84,19 @@ struct admin {
 	int nlc;
 	struct conn *joining[ADMIN_CLIENTS_MAX];
 	int njoining;
-	struct repl *round;	/* inside the gate while answers are pending */
+	/*
+	 * Two rounds at most, each inside the gate once: the older one's
+	 * flush travels while the newer one takes what the clients send
+	 * meanwhile (loop_settle).
+	 */
+	struct repl *old;	/* the round waited on: each conn's first nold */
+	uint64_t old_last;	/* its last LSN (0: nothing to wait for) */
+	uint64_t old_since_ms;
+	struct repl *round;	/* the round appending, after the old one's */
 	uint64_t round_since_ms;
 	int last_round;		/* appends the last round answered */
+	int last_conns;		/* ... and the connections they came from */
+	bool looked;		/* the round had its look before its wait */
 };
 
 struct pending {
@@ -100,6 +114,7 @@ struct conn {
 	struct repl *repl;	/* inside the gate while appends are pending */
 	struct pending pend[PENDING_MAX];
 	int npend;
+	int nold;		/* the loop's: how many of pend are the old round's */
 	/*
 	 * Settles left that look for input arrived meanwhile: set when one
 	 * answered more than one append (the client keeps several in flight).
@@ -188,11 +203,11 @@ pend_last(const struct conn *c)
 	return last;
 }
 
-/* the replies of the appends waiting, in order, after a wait's outcome */
+/* the replies of the first n appends waiting, in order, after a wait's outcome */
 static void
-answer(struct conn *c, int wret)
+answer_first(struct conn *c, int n, int wret)
 {
-	for (int i = 0; i < c->npend; i++) {
+	for (int i = 0; i < n; i++) {
 		int err = c->pend[i].err ? c->pend[i].err : wret;
 
 		if (err)
@@ -201,7 +216,14 @@ answer(struct conn *c, int wret)
 			out_line(c, json_pack("{s:b, s:o}", "ok", true,
 				"lsn", jo_u64(c->pend[i].lsn)));
 	}
-	c->npend = 0;
+	memmove(c->pend, c->pend + n, (size_t)(c->npend - n) * sizeof(c->pend[0]));
+	c->npend -= n;
+}
+
+static void
+answer(struct conn *c, int wret)
+{
+	answer_first(c, c->npend, wret);
 }
 
 /* a thread's: one wait for everything appended so far, then the replies */
@@ -227,14 +249,7 @@ append(struct conn *c, const struct admin_req *req)
 	struct pending *p;
 	int err = 0;
 
-	/* a loop's connection shares the loop's one pass through the gate */
-	if (c->in_loop && c->a->round == NULL) {
-		if ((c->a->round = node_enter(c->a->node, &err)) == NULL) {
-			reply_error(c, NULL, err, gate_message(err));
-			return;
-		}
-		c->a->round_since_ms = (uint64_t)time_ms();
-	}
+	/* a loop's connection shares its round's pass (loop_gate) */
 	if (c->in_loop)
 		c->repl = c->a->round;
 	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
@@ -492,6 +507,33 @@ loop_read(struct conn *c)
 }
 
 /*
+ * The round's pass through the gate, once for all its appends: 1 in, 0
+ * refused (c has the answer), -1 not now (a change is under way while the
+ * old round waits: its answers come first, then a later round enters).
+ */
+static int
+loop_gate(struct conn *c)
+{
+	struct admin *a = c->a;
+	bool changing;
+	int err = 0;
+
+	if (a->round)
+		return 1;
+	if (a->old) {
+		/* never block while holding the old round: the change waits for
+		 * its answers, which only this thread gives */
+		if ((a->round = node_try_enter(a->node, &changing)) == NULL)
+			return -1;
+	} else if ((a->round = node_enter(a->node, &err)) == NULL) {
+		reply_error(c, NULL, err, gate_message(err));	/* nothing pending */
+		return 0;
+	}
+	a->round_since_ms = (uint64_t)time_ms();
+	return 1;
+}
+
+/*
  * Append the whole APPENDs buffered; stop at anything else (a thread
  * serves it, after the answers of these) and at PENDING_MAX.
  * true: a whole request is left that only a later round may take.
@@ -507,6 +549,7 @@ loop_parse(struct conn *c)
 		struct admin_req req;
 		size_t used;
 		enum admin_parse p;
+		int g;
 
 		/* answers to hold, or refusals to send first: a later round */
 		if (c->npend == PENDING_MAX || c->out_len > OUT_CAP / 2) {
@@ -521,7 +564,12 @@ loop_parse(struct conn *c)
 			c->handoff = true;	/* left in the buffer for the thread */
 			break;
 		}
-		append(c, &req);
+		if ((g = loop_gate(c)) < 0) {
+			left = true;
+			break;
+		}
+		if (g > 0)
+			append(c, &req);
 		off += used;
 	}
 	memmove(c->in, c->in + off, c->have - off);
@@ -556,49 +604,101 @@ loop_flush(struct conn *c)
 	c->out_len -= off;
 }
 
+/* the appending round becomes the one waited on: every append pending */
+static void
+loop_shift(struct admin *a)
+{
+	a->old = a->round;
+	a->old_since_ms = a->round_since_ms;
+	a->old_last = 0;
+	a->round = NULL;
+	a->looked = false;
+	for (int i = 0; i < a->nlc; i++) {
+		struct conn *c = a->lc[i];
+		uint64_t l = pend_last(c);
+
+		c->nold = c->npend;
+		c->repl = NULL;
+		if (l > a->old_last)
+			a->old_last = l;
+	}
+}
+
 /*
- * One wait (a slice of it) for everything the round appended; once it
- * ends, every answer.  false: still waiting.
+ * One wait (a slice of it) for the old round; once it ends, its answers
+ * and its pass through the gate.  false: still waiting.
  */
 static bool
-loop_settle(struct admin *a, bool quit)
+loop_wait_old(struct admin *a, bool quit)
 {
-	uint64_t last = 0;
 	int wret = 0;
 
-	if (a->round == NULL)
-		goto flush;	/* the gate's refusals may wait to go out */
-	for (int i = 0; i < a->nlc; i++) {
-		uint64_t l = pend_last(a->lc[i]);
+	if (a->old_last) {
+		int64_t left = APPEND_WAIT_MS - (time_ms() - (int64_t)a->old_since_ms);
 
-		if (l > last)
-			last = l;
-	}
-	if (last) {
-		int64_t left = APPEND_WAIT_MS - (time_ms() - (int64_t)a->round_since_ms);
-
-		wret = repl_wait_durable(a->round, last, left <= 0 ? 0 :
+		wret = repl_wait_durable(a->old, a->old_last, left <= 0 ? 0 :
 			quit || left < LOOP_SLICE_MS ? (int)left : LOOP_SLICE_MS);
 		/* not yet: look at the clients, then wait again */
 		if (wret == REPL_E_TIMEDOUT && left > LOOP_SLICE_MS && !quit)
 			return false;
 	}
 	node_leave(a->node);
-	a->round = NULL;
+	a->old = NULL;
 	a->last_round = 0;
+	a->last_conns = 0;
 	for (int i = 0; i < a->nlc; i++) {
 		struct conn *c = a->lc[i];
 
-		a->last_round += c->npend;
-		if (c->npend)
-			answer(c, wret);
-		c->repl = NULL;
+		a->last_round += c->nold;
+		if (c->nold) {
+			a->last_conns++;
+			answer_first(c, c->nold, wret);
+		}
+		c->nold = 0;
 	}
-flush:
+	return true;
+}
+
+/*
+ * Rounds roll: the old round's wait covers its appends while the next
+ * round takes what the clients answered before sent meanwhile, so one
+ * flush travels while the next batch forms (and rides the flush after,
+ * posted as soon as this one completes).  After a round of one client's
+ * several appends, the next first looks once more and takes what arrived
+ * into itself, then waits: one client refilling its window request by
+ * request so keeps it in one flush, not two halves.  After a round of one
+ * append it waits at once: a lone client pays no extra pass.
+ * quit: every round is waited for and answered.
+ */
+static void
+loop_settle(struct admin *a, bool quit)
+{
+	for (;;) {
+		if (a->old == NULL) {
+			if (a->round == NULL)
+				break;
+			if (!quit && a->last_round > 1 && a->last_conns == 1 &&
+			    !a->looked) {
+				a->looked = true;
+				break;
+			}
+			loop_shift(a);
+			/* several clients: what they send by the next look rolls */
+			if (!quit && a->last_conns > 1)
+				break;
+		}
+		if (!loop_wait_old(a, quit))
+			break;
+		if (a->round == NULL)
+			break;
+		/* appended while the old one travelled: waited on after a look */
+		loop_shift(a);
+		if (!quit)
+			break;
+	}
 	for (int i = 0; i < a->nlc; i++)
 		if (a->lc[i]->out_len)
 			loop_flush(a->lc[i]);
-	return true;
 }
 
 static void *
@@ -606,13 +706,14 @@ loop_main(void *arg)
 {
 	struct admin *a = arg;
 	struct epoll_event ev[LOOP_EVENTS];
-	bool waiting = false, left = false;
+	bool left = false;
 
 	(void)pthread_setname_np(pthread_self(), "repld-loop");
 	for (;;) {
 		bool quit = atomic_load(&a->quit);
+		bool busy = a->old != NULL || a->round != NULL;
 		int n = epoll_wait(a->ep, ev, LOOP_EVENTS,
-			quit || waiting || left ? 0 : 100);
+			quit || busy || left ? 0 : 100);
 
 		/* the listener's new ones, before any event of theirs is read */
 		pthread_mutex_lock(&a->lock);
@@ -625,27 +726,13 @@ loop_main(void *arg)
 		for (int i = 0; i < a->nlc && !quit; i++)
 			if (a->lc[i]->have)
 				left |= loop_parse(a->lc[i]);
-		/*
-		 * Clients that keep several appends in flight, or several
-		 * clients, send the next ones as their answers arrive: those
-		 * here by now join this round (one flush for all).  Only after
-		 * a round that answered more than one: a lone client's append
-		 * pays no extra look.
-		 */
-		if (!waiting && !quit && a->round && a->last_round > 1 &&
-		    (n = epoll_wait(a->ep, ev, LOOP_EVENTS, 0)) > 0) {
-			for (int i = 0; i < n; i++)
-				loop_read(ev[i].data.ptr);
-			for (int i = 0; i < a->nlc; i++)
-				if (a->lc[i]->have)
-					left |= loop_parse(a->lc[i]);
-		}
-		waiting = !loop_settle(a, quit);
-		if (waiting)
-			continue;
+		loop_settle(a, quit);
+		/* a connection leaves only with nothing pending */
 		for (int i = a->nlc - 1; i >= 0; i--) {
 			struct conn *c = a->lc[i];
 
+			if (c->npend)
+				continue;
 			if (quit || c->eof) {
 				loop_drop(a, i);
 				(void)out_flush(c);	/* bounded: SEND_TIMEOUT_S */
