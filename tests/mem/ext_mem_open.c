@@ -224,8 +224,8 @@ minor_faults(void)
 static void
 region_is_faulted_in(enum rpma_ext_mem_backend backend, const char *name)
 {
-	const size_t size = 4 << 20;
-	const long pages = (long)(size / (size_t)sysconf(_SC_PAGESIZE));
+	const size_t size = 4 << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+	const long pages = (long)(size / page);
 	struct rpma_ext_mem *mem = NULL;
 	volatile char *p;
 	long before, faults;
@@ -234,7 +234,7 @@ region_is_faulted_in(enum rpma_ext_mem_backend backend, const char *name)
 		RPMA_EXT_MEM_CREATE, &mem), 0);
 	rpma_ext_mem_get_ptr(mem, (void **)&p);
 	before = minor_faults();
-	for (size_t off = 0; off < size; off += 4096)
+	for (size_t off = 0; off < size; off += page)
 		p[off] = 1;
 	faults = minor_faults() - before;
 	if (faults > pages / 4)
