@@ -51,6 +51,7 @@ dist_man_MANS += \
 	docs/man/rpma_err_2str.3 \
 	docs/man/rpma_ext_conn_get_flush_method.3 \
 	docs/man/rpma_ext_cq_poll.3 \
+	docs/man/rpma_ext_write_flush.3 \
 	docs/man/rpma_ext_errormsg.3 \
 	docs/man/rpma_ext_log.3 \
 	docs/man/rpma_ext_mem_close.3 \

@@ -198,20 +198,14 @@ rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst,
 	return conn->ops->atomic_write(conn, &op);
 }
 
-int
-rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
-		size_t len, enum rpma_flush_type type, int flags,
-		const void *op_context)
+/* what every flush needs: a known type, a region registered for it, a method */
+static int
+flush_check(struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+		size_t dst_offset, size_t len, enum rpma_flush_type type)
 {
-	struct rpma_op op = {
-		.remote = dst, .remote_offset = dst_offset, .len = len,
-		.flags = flags, .op_context = op_context, .flush_type = type,
-	};
 	int usage;
 	int ret;
 
-	if (conn == NULL || dst == NULL || !flags_valid(flags))
-		return rpma_fail(RPMA_E_INVAL, "conn or dst is NULL or flags are invalid");
 	if (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY)
 		return rpma_fail(RPMA_E_INVAL, "unknown flush type %d", (int)type);
 	/* as for the other operations: a flush request carries 32 bits of len */
@@ -229,7 +223,52 @@ rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset
 		return rpma_fail(RPMA_E_NOSUPP, type == RPMA_FLUSH_TYPE_PERSISTENT ?
 			"the target declared no direct write to PMem and serves no flush requests" :
 			"no flush method reaches visibility on this connection");
-	return conn->ops->flush(conn, &op);
+	return 0;
+}
+
+int
+rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+		size_t len, enum rpma_flush_type type, int flags,
+		const void *op_context)
+{
+	struct rpma_op op = {
+		.remote = dst, .remote_offset = dst_offset, .len = len,
+		.flags = flags, .op_context = op_context, .flush_type = type,
+	};
+	int ret;
+
+	if (conn == NULL || dst == NULL || !flags_valid(flags))
+		return rpma_fail(RPMA_E_INVAL, "conn or dst is NULL or flags are invalid");
+	ret = flush_check(conn, dst, dst_offset, len, type);
+	return ret ? ret : conn->ops->flush(conn, &op);
+}
+
+int
+rpma_ext_write_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const struct rpma_mr_local *src,
+		size_t src_offset, size_t len, enum rpma_flush_type type,
+		int flags, const void *op_context)
+{
+	struct rpma_op op = {
+		.local = src, .local_offset = src_offset,
+		.remote = dst, .remote_offset = dst_offset,
+		.len = len, .flags = flags, .op_context = op_context,
+		.flush_type = type,
+	};
+	int ret;
+
+	if (conn == NULL || dst == NULL || src == NULL || !flags_valid(flags))
+		return rpma_fail(RPMA_E_INVAL, "conn, dst or src is NULL or flags are invalid");
+	if (len == 0)
+		return rpma_fail(RPMA_E_INVAL, "nothing to write: use rpma_flush()");
+	ret = one_sided_check(conn, src, src_offset, dst, dst_offset, len,
+			RPMA_F_COMPLETION_ON_ERROR, RPMA_MR_USAGE_WRITE_SRC,
+			RPMA_MR_USAGE_WRITE_DST);
+	if (ret == 0)
+		ret = flush_check(conn, dst, dst_offset, len, type);
+	if (ret)
+		return ret;
+	return conn->ops->write_flush(conn, &op);
 }
 
 int

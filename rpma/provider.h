@@ -97,6 +97,8 @@ struct rpma_conn_ops {
 	int (*write_with_imm)(struct rpma_conn *conn, const struct rpma_op *op);
 	int (*atomic_write)(struct rpma_conn *conn, const struct rpma_op *op);
 	int (*flush)(struct rpma_conn *conn, const struct rpma_op *op);
+	/* write op's range, then flush it: in one post where the transport can */
+	int (*write_flush)(struct rpma_conn *conn, const struct rpma_op *op);
 	int (*send)(struct rpma_conn *conn, const struct rpma_op *op);
 	int (*send_with_imm)(struct rpma_conn *conn, const struct rpma_op *op);
 	int (*recv)(struct rpma_conn *conn, const struct rpma_op *op);

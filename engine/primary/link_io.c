@@ -68,24 +68,33 @@ link_split_next(struct link_split *s, uint64_t *off, uint64_t *len)
 	return true;
 }
 
-/* write ring bytes [from, from + len) (no wrap inside), then flush them */
+/*
+ * Write ring bytes [from, from + len) (no wrap inside), then flush them:
+ * one post where it fits one write (one message on ofi, so the request
+ * does not cost a send of its own), else the writes and then the flush.
+ */
 static int
 post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
 		uint64_t seq)
 {
+	int flags = signal ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
+	void *ctx = signal ? (void *)(uintptr_t)(seq + 1) : NULL;
+	size_t at = (size_t)(WAL_RING_OFF + from);
+
+	if (len > 0 && len <= LINK_WRITE_MAX)
+		return rpma_ext_write_flush(l->conn, l->dst, at, l->c->src, at,
+			(size_t)len, RPMA_FLUSH_TYPE_PERSISTENT, flags, ctx) ? -1 : 0;
 	for (uint64_t done = 0; done < len;) {
 		uint64_t n = len - done < LINK_WRITE_MAX ? len - done : LINK_WRITE_MAX;
-		size_t off = (size_t)(WAL_RING_OFF + from + done);
+		size_t off = at + (size_t)done;
 
 		if (rpma_write(l->conn, l->dst, off, l->c->src, off, (size_t)n,
 				RPMA_F_COMPLETION_ON_ERROR, NULL))
 			return -1;
 		done += n;
 	}
-	return rpma_flush(l->conn, l->dst, (size_t)(WAL_RING_OFF + from), (size_t)len,
-		RPMA_FLUSH_TYPE_PERSISTENT,
-		signal ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
-		signal ? (void *)(uintptr_t)(seq + 1) : NULL) ? -1 : 0;
+	return rpma_flush(l->conn, l->dst, at, (size_t)len,
+		RPMA_FLUSH_TYPE_PERSISTENT, flags, ctx) ? -1 : 0;
 }
 
 /*

@@ -449,6 +449,25 @@ int rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
 		int nfds, int timeout_ms);
 
 /* ------------------------------------------------------------------ */
+/* extension: a write and the flush of its range in one post           */
+
+/*
+ * rpma_write() of [src_offset, +len) to dst_offset, then rpma_flush() of
+ * the same remote range, posted together where the provider can (ofi: one
+ * message carries the bytes and the flush request; verbs: one
+ * ibv_post_send of both work requests), else one after the other.  flags
+ * and op_context are the flush's: one completion (IBV_WC_RDMA_READ, as for
+ * rpma_flush) says the range is written and flushed.  The write has no
+ * completion of its own; its failure fails the flush, except where the two
+ * were posted apart: then it may come as a write's error completion
+ * (IBV_WC_RDMA_WRITE) carrying op_context.  len 0 is RPMA_E_INVAL.
+ */
+int rpma_ext_write_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const struct rpma_mr_local *src,
+		size_t src_offset, size_t len, enum rpma_flush_type type,
+		int flags, const void *op_context);
+
+/* ------------------------------------------------------------------ */
 /* extension: the libfabric provider and registering backend memory    */
 
 /*

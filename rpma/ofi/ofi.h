@@ -74,6 +74,7 @@ struct ofi_peer {
 enum ofi_op_kind {
 	OFI_OP_READ, OFI_OP_WRITE, OFI_OP_SEND, OFI_OP_RECV,
 	OFI_OP_INTERNAL,	/* a request or response: no completion of its own */
+	OFI_OP_WRITE_REQ,	/* a write carrying a request (rpma_ext_write_flush) */
 };
 
 /* one posted operation; its address is the libfabric context */
@@ -213,7 +214,7 @@ int rpma_ofi_progress_wait_fd(void *conn);
 
 /* requests (ofi_request.c) */
 int rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
-		enum rpma_req_op rop);
+		enum rpma_req_op rop, bool with_data);
 /* serve the requests in slots[0..n) (n <= RPMA_REQ_GROUP), which arrived
  * together, and answer each */
 void rpma_ofi_request_serve(struct ofi_conn *conn, const uint64_t *slots, int n);

@@ -192,14 +192,32 @@ static int
 ofi_flush(struct rpma_conn *base, const struct rpma_op *op)
 {
 	return rpma_ofi_request_post((struct ofi_conn *)base, op,
-		rpma_req_flush_op(op->flush_type));
+		rpma_req_flush_op(op->flush_type), false);
+}
+
+/* one message where the endpoint takes two segments (tcp takes 4) */
+static int
+ofi_write_flush(struct rpma_conn *base, const struct rpma_op *op)
+{
+	struct ofi_conn *conn = (struct ofi_conn *)base;
+	const struct fi_tx_attr *tx = conn->peer->info->tx_attr;
+	struct rpma_op w = *op;
+	int ret;
+
+	if (tx->iov_limit >= 2 && tx->rma_iov_limit >= 2)
+		return rpma_ofi_request_post(conn, op,
+			rpma_req_flush_op(op->flush_type), true);
+	w.flags = RPMA_F_COMPLETION_ON_ERROR;
+	if ((ret = post_rma(conn, &w, false, false)))
+		return ret;
+	return ofi_flush(base, op);
 }
 
 static int
 ofi_atomic_write(struct rpma_conn *base, const struct rpma_op *op)
 {
 	return rpma_ofi_request_post((struct ofi_conn *)base, op,
-		RPMA_REQ_ATOMIC_WRITE);
+		RPMA_REQ_ATOMIC_WRITE, false);
 }
 
 const struct rpma_conn_ops rpma_ofi_conn_ops = {
@@ -212,6 +230,7 @@ const struct rpma_conn_ops rpma_ofi_conn_ops = {
 	.write_with_imm = ofi_write_with_imm,
 	.atomic_write = ofi_atomic_write,
 	.flush = ofi_flush,
+	.write_flush = ofi_write_flush,
 	.send = ofi_send,
 	.send_with_imm = ofi_send_with_imm,
 	.recv = ofi_recv,
@@ -273,12 +292,14 @@ complete_op(struct ofi_conn *conn, struct ofi_op *o, const struct fi_cq_data_ent
 {
 	struct ibv_wc wc;
 
-	if (o->kind == OFI_OP_INTERNAL) {
+	if (o->kind == OFI_OP_INTERNAL || o->kind == OFI_OP_WRITE_REQ) {
 		/* a request or response write failed: the connection is broken */
 		if (status != IBV_WC_SUCCESS) {
 			RPMA_LOG_ERROR("core request write failed on a connection");
 			rpma_ofi_conn_fail_pending(conn);
 		}
+		if (o->kind == OFI_OP_WRITE_REQ)
+			rpma_ofi_op_put(conn, o);
 		return;
 	}
 	if (status == IBV_WC_SUCCESS && !o->signaled) {

@@ -24,37 +24,66 @@
 
 #define RESPOND_RETRIES 100000
 
+/*
+ * Post a request; with data (a write and its flush in one post), the same
+ * message first carries op's bytes to their place, so the request needs
+ * no message of its own: the target sees its CQ data only after the whole
+ * message landed.  The write's completion is the core's own (the region
+ * stays held until it); its failure fails every pending request.
+ */
 int
 rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
-		enum rpma_req_op rop)
+		enum rpma_req_op rop, bool with_data)
 {
 	struct rpma_req *req;
-	struct iovec iov;
-	void *desc = fi_mr_desc(conn->stage_mr);
-	struct fi_rma_iov rma;
+	struct ofi_op *o = NULL;
+	struct iovec iov[2];
+	void *desc[2];
+	struct fi_rma_iov rma[2];
 	struct fi_msg_rma msg = {
-		.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-		.rma_iov = &rma, .rma_iov_count = 1, .context = &conn->internal_op,
+		.msg_iov = iov, .desc = desc, .iov_count = 1,
+		.rma_iov = rma, .rma_iov_count = 1, .context = &conn->internal_op,
 	};
 	uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION;
+	int i = 0, tries = 0;
 	uint32_t slot;
-	int tries = 0;
 	ssize_t ret;
 
 	if (atomic_load(&conn->closed) || !conn->have_remote_hello)
 		return rpma_fail(RPMA_E_PROVIDER, "connection is not established");
-	if ((ret = rpma_req_table_take(&conn->pending, conn->remote_nslots, op, rop, &slot)))
+	if (with_data) {
+		struct rpma_op carrier = *op;
+
+		carrier.flags = RPMA_F_COMPLETION_ON_ERROR;
+		if ((o = rpma_ofi_op_get(conn, OFI_OP_WRITE_REQ, &carrier)) == NULL)
+			return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
+	}
+	if ((ret = rpma_req_table_take(&conn->pending, conn->remote_nslots, op, rop, &slot))) {
+		if (o)
+			rpma_ofi_op_put(conn, o);
 		return (int)ret;
+	}
 
 	req = &conn->stage[slot];
 	rpma_req_fill(req, rop, op, atomic_load_explicit(&conn->base.epoch,
 		memory_order_relaxed));
-
-	iov.iov_base = req;
-	iov.iov_len = sizeof(*req);
-	rma.addr = conn->remote_req_raddr + slot * sizeof(*req);
-	rma.len = sizeof(*req);
-	rma.key = conn->remote_req_key;
+	if (with_data) {
+		iov[0].iov_base = op->local->ptr + op->local_offset;
+		iov[0].iov_len = op->len;
+		desc[0] = op->local->prov_desc;
+		rma[0].addr = op->remote->desc.raddr + op->remote_offset;
+		rma[0].len = op->len;
+		rma[0].key = op->remote->desc.key;
+		msg.iov_count = msg.rma_iov_count = 2;
+		msg.context = o;
+		i = 1;
+	}
+	iov[i].iov_base = req;
+	iov[i].iov_len = sizeof(*req);
+	desc[i] = fi_mr_desc(conn->stage_mr);
+	rma[i].addr = conn->remote_req_raddr + slot * sizeof(*req);
+	rma[i].len = sizeof(*req);
+	rma[i].key = conn->remote_req_key;
 	msg.data = OFI_DATA(OFI_TAG_REQ, 0, slot);
 	/* never overtake the writes the request covers */
 	if (!conn->peer->ordered_waw)
@@ -67,6 +96,8 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 	} while (ret == -FI_EAGAIN && ++tries < 1000);
 	if (ret) {
 		rpma_req_table_untake(&conn->pending, slot);
+		if (o)
+			rpma_ofi_op_put(conn, o);
 		return rpma_ofi_err((int)ret, "posting a flush request");
 	}
 	return 0;

@@ -597,6 +597,87 @@ verbs_flush(struct rpma_conn *base, const struct rpma_op *op)
 	return post_send_wr(conn, &wr, op, NULL);
 }
 
+/*
+ * A write and its APM flush as two chained work requests: one
+ * ibv_post_send, so one doorbell (one system call on rxe) instead of two.
+ * Only the read can be signalled; an error of the write completes with its
+ * slot's context (none: the engine's completion is the read's).  A GPSPM
+ * flush is a send of the core's own, outside the slot ring, so it follows
+ * the write as a second post.
+ */
+static int
+verbs_write_flush(struct rpma_conn *base, const struct rpma_op *op)
+{
+	struct verbs_conn *conn = (struct verbs_conn *)base;
+	struct rpma_op w = *op;
+	uint64_t size = op->remote->desc.size;
+	uint64_t end = op->remote_offset + op->len;
+	struct ibv_sge wsge, rsge;
+	struct ibv_send_wr wr[2], *bad;
+	struct verbs_slot *ws, *rs;
+	int ret;
+
+	w.flags = RPMA_F_COMPLETION_ON_ERROR;
+	w.op_context = NULL;
+	if (base->flush_method[op->flush_type] == RPMA_EXT_FLUSH_GPSPM ||
+	    size < APM_READ_LEN) {
+		if ((ret = post_rma(conn, &w, IBV_WR_RDMA_WRITE)))
+			return ret;
+		return verbs_flush(base, op);
+	}
+	if (end < APM_READ_LEN)
+		end = APM_READ_LEN;
+	if (end > size)
+		end = size;
+	if ((ws = rpma_verbs_slot_get(&conn->sq, NULL, op->local)) == NULL)
+		return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
+	if ((rs = rpma_verbs_slot_get(&conn->sq, op->op_context, NULL)) == NULL) {
+		rpma_verbs_slot_unget(ws);
+		return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
+	}
+	memset(wr, 0, sizeof(wr));
+	wsge = (struct ibv_sge){
+		.addr = (uint64_t)(uintptr_t)(op->local->ptr + op->local_offset),
+		.length = (uint32_t)op->len,
+		.lkey = ((struct ibv_mr *)op->local->prov_handle)->lkey,
+	};
+	wr[0].wr_id = (uint64_t)(uintptr_t)ws;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].sg_list = &wsge;
+	wr[0].num_sge = 1;
+	wr[0].wr.rdma.remote_addr = op->remote->desc.raddr + op->remote_offset;
+	wr[0].wr.rdma.rkey = (uint32_t)op->remote->desc.key;
+	wr[0].next = &wr[1];
+	rsge = (struct ibv_sge){
+		.addr = (uint64_t)(uintptr_t)conn->raw, .length = APM_READ_LEN,
+		.lkey = conn->raw_mr->lkey,
+	};
+	wr[1].wr_id = (uint64_t)(uintptr_t)rs;
+	wr[1].opcode = IBV_WR_RDMA_READ;
+	wr[1].sg_list = &rsge;
+	wr[1].num_sge = 1;
+	wr[1].wr.rdma.remote_addr = op->remote->desc.raddr + end - APM_READ_LEN;
+	wr[1].wr.rdma.rkey = (uint32_t)op->remote->desc.key;
+	if ((op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
+	    (op->flags & 2))
+		wr[1].send_flags = IBV_SEND_SIGNALED;
+	ret = ibv_post_send(conn->id->qp, wr, &bad);
+	if (ret) {
+		/* bad names the first request the QP did not take */
+		if (bad == &wr[0]) {
+			rpma_verbs_slot_unget(rs);
+			rpma_verbs_slot_unget(ws);
+			return rpma_verbs_err(ret, "ibv_post_send");
+		}
+		rpma_verbs_slot_submitted(ws);
+		rpma_verbs_slot_unget(rs);
+		return rpma_verbs_err(ret, "ibv_post_send (the flush after a write)");
+	}
+	rpma_verbs_slot_submitted(ws);
+	rpma_verbs_slot_submitted(rs);
+	return 0;
+}
+
 static int
 post_send(struct verbs_conn *conn, const struct rpma_op *op, bool with_imm)
 {
@@ -689,6 +770,7 @@ const struct rpma_conn_ops rpma_verbs_conn_ops = {
 	.write_with_imm = verbs_write_with_imm,
 	.atomic_write = verbs_atomic_write,
 	.flush = verbs_flush,
+	.write_flush = verbs_write_flush,
 	.send = verbs_send,
 	.send_with_imm = verbs_send_with_imm,
 	.recv = verbs_recv,

@@ -11,6 +11,7 @@ OFI_PROGS = \
 	tests/ofi/ofi_peer_gone \
 	tests/ofi/ofi_flush_refused \
 	tests/ofi/ofi_flush_group \
+	tests/ofi/ofi_write_flush \
 	tests/ofi/ofi_cq_poll
 
 OFI_TESTS = $(OFI_PROGS) \
