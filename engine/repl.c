@@ -269,6 +269,14 @@ repl_release(struct repl *repl, uint64_t lsn)
 }
 
 int
+repl_lsn_keeping(struct repl *repl, uint64_t keep_bytes, uint64_t *lsn)
+{
+	if (repl == NULL || lsn == NULL)
+		return REPL_E_INVAL;
+	return facade_err(wal_lsn_keeping(repl->wal, keep_bytes, lsn));
+}
+
+int
 repl_status(struct repl *repl, struct repl_status *st)
 {
 	struct wal_status ws;

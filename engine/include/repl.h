@@ -240,6 +240,14 @@ int repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb,
 int repl_release(struct repl *repl, uint64_t lsn);
 
 /*
+ * The newest LSN that repl_release() could take while at least keep_bytes
+ * of the newest records stay in the log (their headers and padding
+ * counted), for a retention by size: first_lsn - 1 when the log holds
+ * less than that.
+ */
+int repl_lsn_keeping(struct repl *repl, uint64_t keep_bytes, uint64_t *lsn);
+
+/*
  * repl_status.health: what the medium said when the log was opened.  A
  * SUSPECT bit means records the log acknowledged may be damaged or lost on
  * this node (its checksums still guard every record returned).

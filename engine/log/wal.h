@@ -143,6 +143,12 @@ uint64_t wal_pos_distance(uint64_t ring_size, const struct log_pos *from,
 /* the position after record lsn (lsn = first - 1 gives the checkpoint) */
 int wal_pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after);
 
+/*
+ * The newest LSN whose release would leave at least keep bytes of records
+ * after it (head.lsn - 1 when even releasing nothing leaves fewer).
+ */
+int wal_lsn_keeping(struct wal *wal, uint64_t keep, uint64_t *lsn);
+
 /* the identity and geometry in the header */
 void wal_identity(struct wal *wal, struct wal_identity *id, uint64_t *ring_size);
 

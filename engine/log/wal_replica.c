@@ -68,6 +68,34 @@ wal_pos_after(struct wal *wal, uint64_t lsn, struct log_pos *after)
 	return ret;
 }
 
+int
+wal_lsn_keeping(struct wal *wal, uint64_t keep, uint64_t *lsn)
+{
+	struct log_pos at;
+	uint64_t lo, hi;
+	int ret = 0;
+
+	if (wal == NULL || lsn == NULL)
+		return REPL_E_INVAL;
+	wal_lock(wal);
+	lo = wal->head.lsn - 1;		/* releasing nothing keeps everything */
+	hi = wal->pub.lsn - 1;
+	/* what follows a record shrinks as its LSN grows: bisect */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if ((ret = pos_after(wal, mid, &at)) != 0)
+			break;
+		if (wal_distance(wal, &at, &wal->pub) >= keep)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	wal_unlock(wal);
+	*lsn = lo;
+	return ret;
+}
+
 /* extend the log over valid records found after pub (under the lock) */
 static void
 scan_forward(struct wal *wal)

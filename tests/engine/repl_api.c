@@ -165,7 +165,36 @@ api__lifecycle(void)
 	CU_ASSERT_EQUAL(repl_iterate(r, 1, collect, &s), 7);	/* stopped by cb */
 	CU_ASSERT_EQUAL(s.next, 6);
 
-	CU_ASSERT_EQUAL(repl_release(r, 6), 0);
+	{
+		/* a retention by size: keep at least keep bytes, and no more */
+		uint64_t k, used_after, used_all, keep;
+
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, 0, &k), 0);
+		CU_ASSERT_EQUAL(k, 10);		/* nothing to keep: all of it */
+		CU_ASSERT_EQUAL(repl_status(r, &st), 0);
+		used_all = st.used_bytes;
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, used_all, &k), 0);
+		CU_ASSERT_EQUAL(k, 0);		/* all of it kept: first - 1 */
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, used_all + 1, &k), 0);
+		CU_ASSERT_EQUAL(k, 0);
+		/* records 1..9 are alike, 10 a little longer: 3.5 of them keeps 4 */
+		keep = used_all / 10 * 7 / 2;
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, keep, &k), 0);
+		CU_ASSERT_EQUAL(k, 6);
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, used_all / 10 * 4, &k), 0);
+		CU_ASSERT_EQUAL(k, 6);
+		CU_ASSERT_EQUAL(repl_lsn_keeping(NULL, 1, &k), REPL_E_INVAL);
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, 1, NULL), REPL_E_INVAL);
+		CU_ASSERT_EQUAL(repl_release(r, 6), 0);
+		CU_ASSERT_EQUAL(repl_status(r, &st), 0);
+		used_after = st.used_bytes;
+		/* at least keep stays, and no record more than it needs */
+		CU_ASSERT(used_after >= keep);
+		CU_ASSERT(used_after - used_all / 10 < keep);
+		/* asking again after the release: the start moved with it */
+		CU_ASSERT_EQUAL(repl_lsn_keeping(r, keep, &k), 0);
+		CU_ASSERT_EQUAL(k, 6);
+	}
 	CU_ASSERT_EQUAL(repl_read(r, 6, buf, sizeof(buf), &len), REPL_E_NOT_FOUND);
 	CU_ASSERT_EQUAL(repl_close(&r), 0);
 	CU_ASSERT_PTR_NULL(r);

@@ -79,6 +79,14 @@ requests(void)
 	EXPECT(parse("VERIFY 1 18446744073709551615\n", &r, &used, why) == ADMIN_PARSE_BAD);
 	EXPECT(parse("PROMOTE force\n", &r, &used, why) == ADMIN_PARSE_OK);
 	EXPECT(r.force == 1);
+	EXPECT(parse("RELEASE 42\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(r.verb == ADMIN_RELEASE && r.lsn == 42);
+	EXPECT(parse("RELEASE 9223372036854775807\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(parse("RELEASE 9223372036854775808\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("RELEASE -1\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(strstr(why, "RELEASE") != NULL && strstr(why, "-1") != NULL);
+	EXPECT(parse("RELEASE\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("RELEASE 1 2\n", &r, &used, why) == ADMIN_PARSE_BAD);
 
 	/* a line too long to be a request, with no LF in reach */
 	{

@@ -302,6 +302,11 @@ defaults(void)
 	CU_ASSERT_EQUAL(conf.timeouts.promote_wait_ms, 4000);
 	CU_ASSERT_STRING_EQUAL(conf.admin_socket, REPLD_ADMIN_SOCKET_DEFAULT);
 	CU_ASSERT_EQUAL(conf.log_level, REPLD_LOG_NOTICE);
+	CU_ASSERT_EQUAL(conf.retention.mode, REPLD_RETENTION_AUTO);
+	CU_ASSERT_EQUAL(conf.retention.keep, (256u << 20) / 4);
+	CU_ASSERT_EQUAL(conf.retention.keep_records, 0);
+	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 0);
+	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 90);
 	/* relative: from the file's directory, whatever the working one */
 	snprintf(want, sizeof(want), "%s/log/ring", tmp_dir);
 	CU_ASSERT_STRING_EQUAL(conf.log.path, want);
@@ -314,6 +319,23 @@ defaults(void)
 			"timeouts = { down_ms = 3000; };\n");
 	CU_ASSERT_EQUAL_FATAL(load_tmp("down.conf", &conf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(conf.timeouts.promote_wait_ms, 6000);
+	repld_conf_free(&conf);
+
+	/* retention: each setting read; keep follows log.size when not given */
+	write_file("ret.conf", BASE "log = { path = \"/x\"; size = \"64M\"; };\n"
+			"retention = { mode = \"checkpointer\"; keep_records = 5000000000L; "
+			"keep_seconds = 3600; alarm_percent = 75; };\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("ret.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(conf.retention.mode, REPLD_RETENTION_CHECKPOINTER);
+	CU_ASSERT_EQUAL(conf.retention.keep, 16u << 20);
+	CU_ASSERT_EQUAL(conf.retention.keep_records, 5000000000ull);
+	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 3600);
+	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 75);
+	repld_conf_free(&conf);
+	write_file("keep.conf", BASE "log = { path = \"/x\"; size = \"64M\"; };\n"
+			"retention = { keep = \"48M\"; };\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("keep.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(conf.retention.keep, 48u << 20);	/* three quarters: the most */
 	repld_conf_free(&conf);
 }
 

@@ -65,6 +65,10 @@ CONF_BAD = \
 	tests/tools/conf-bad/unknown-top.conf \
 	tests/tools/conf-bad/uuid-nil.conf \
 	tests/tools/conf-bad/uuid-short.conf \
+	tests/tools/conf-bad/retention-keep.conf \
+	tests/tools/conf-bad/retention-mode.conf \
+	tests/tools/conf-bad/retention-alarm.conf \
+	tests/tools/conf-bad/retention-key.conf \
 	tests/tools/conf-bad/wide-int.conf
 EXTRA_DIST += $(CONF_BAD)
 
@@ -118,6 +122,12 @@ EXTRA_DIST += tests/tools/repld_idle_conns.sh
 # primary's link fails and retries (reconnects rise); SIGTERM ends it, exit 0
 TESTS += tests/tools/repld_data_refused.sh
 EXTRA_DIST += tests/tools/repld_data_refused.sh
+
+# the log does not fill: 50 x a 16 MiB log through a primary and a replica
+# (mode auto); RELEASE refused where it has no meaning; mode checkpointer:
+# full until a RELEASE, the space alarm raised and cleared
+TESTS += tests/tools/repld_retention.sh
+EXTRA_DIST += tests/tools/repld_retention.sh
 
 # a light steady load at quorum 2 (30 records a second for 10 s): no
 # replica dropped as silent, no reconnect

@@ -142,6 +142,14 @@ print_status(const json_t *d)
 	if (primary)
 		printf(", commit %s", num(d, "commit_lsn", n[3], sizeof(n[3])));
 	printf("\n");
+	if (primary && json_object_get(d, "retention")) {
+		const json_t *r = json_object_get(d, "retention");
+
+		printf("retention %s, %s%% used, released up to LSN %s (held by %s)%s\n",
+			text(r, "mode"), num(r, "used_percent", n[0], sizeof(n[0])),
+			num(r, "release_lsn", n[1], sizeof(n[1])), text(r, "held_by"),
+			jin_bool(r, "space_alarm", false) ? ", SPACE ALARM" : "");
+	}
 	if (json_object_get(d, "persist_barriers"))
 		printf("persists  %s ranges under %s barriers of the medium\n",
 			num(d, "persist_ranges", n[0], sizeof(n[0])),
@@ -327,6 +335,7 @@ static const struct {
 	{ "reload", "reload", NULL, 0 },
 	{ "add", "add HOST:PORT [--quorum K]", member_opts, 1 },
 	{ "remove", "remove HOST:PORT [--quorum K]", member_opts, 1 },
+	{ "release", "release LSN", NULL, 1 },
 };
 
 int
@@ -372,6 +381,15 @@ cmd_live(int argc, char *argv[], struct live_opts *o)
 		return ret;
 	if (argc - optind != commands[k].operands)
 		return usage_of(commands[k].synopsis);
+	if (strcmp(cmd, "release") == 0) {
+		uint64_t lsn;
+
+		/* the reply repeats it: within its numbers (admin_proto.h) */
+		if (!arg_u64(argv[optind], 0, INT64_MAX, &lsn))
+			return usage_of(commands[k].synopsis);
+		snprintf(line, sizeof(line), "RELEASE %" PRIu64, lsn);
+		return simple(o, line, "release", NULL);
+	}
 	if (commands[k].operands) {
 		member = argv[optind];
 		if (member[0] == '-' || strlen(member) > 100 || (quorum &&

@@ -20,8 +20,8 @@
  *
  * Live, against a running repld through its admin socket (-s SOCKET, or
  * -c FILE's admin_socket, or $REPLD_SOCKET, or /run/repld/repld.sock):
- * status, peers, verify, promote, fence, add, remove, reload, append,
- * bench (see usage below and replctl(8)).
+ * status, peers, verify, promote, fence, add, remove, reload, release,
+ * append, bench (see usage below and replctl(8)).
  *
  * Exit codes: 0 ok; 1 the command failed (the daemon answered an error,
  * or verify found a mismatch); 2 usage error; 3 the log cannot be opened
@@ -66,6 +66,7 @@ usage(FILE *f)
 		"  add HOST:PORT [--quorum K]        add a replica (primary)\n"
 		"  remove HOST:PORT [--quorum K]     remove a replica (primary)\n"
 		"  reload                            re-read the membership (SIGHUP)\n"
+		"  release LSN                       a checkpointer: records up to LSN may go\n"
 		"  append [--client-id ID] [--whole] records from stdin\n"
 		"  bench [--records N | --seconds S] [--size BYTES] [--depth D]\n"
 		"offline (on a log file):\n"

@@ -312,6 +312,16 @@ serve(struct conn *c, const struct admin_req *req)
 	case ADMIN_RELOAD:
 		change_reply(c, node_reload(n, msg, sizeof(msg)), msg);
 		return;
+	case ADMIN_RELEASE:
+		if (node_role(n) != NODE_PRIMARY)
+			reply_error(c, NULL, NODE_E_WRONG_ROLE, "RELEASE: this node "
+				"is not the primary");
+		else if (retention_checkpoint(&n->retention, req->lsn, msg,
+				sizeof(msg)) != 0)
+			reply_error(c, "BAD_REQUEST", 0, msg);
+		else
+			reply_ok_msg(c, msg);
+		return;
 	case ADMIN_APPEND:
 		break;
 	}

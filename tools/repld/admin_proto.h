@@ -43,6 +43,10 @@
  *   REMOVE HOST:PORT [QUORUM]	(primary) remove one
  *   RELOAD		as SIGHUP: take the membership (peers, quorum) from
  *			the configuration file again
+ *   RELEASE LSN	(primary, retention.mode = "checkpointer") an
+ *			external checkpointer no longer needs the records up
+ *			to LSN (at most INT64_MAX): the daemon may release
+ *			them, within its retention settings
  *
  * Error names beyond repl.h's REPL_E_*: "BAD_REQUEST" (the request does
  * not parse), "WRONG_ROLE" (the verb is not served by this node's role),

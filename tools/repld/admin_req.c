@@ -23,6 +23,7 @@ static const struct {
 	{ "ADD", ADMIN_ADD, 1, 2 },
 	{ "REMOVE", ADMIN_REMOVE, 1, 2 },
 	{ "RELOAD", ADMIN_RELOAD, 0, 0 },
+	{ "RELEASE", ADMIN_RELEASE, 1, 1 },
 };
 
 const char *
@@ -173,6 +174,13 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 			return bad(why, whylen, "VERIFY: FROM and TO must be LSNs");
 		if (req->to && req->from > req->to)
 			return bad(why, whylen, "VERIFY: FROM is after TO");
+		return ADMIN_PARSE_OK;
+	case ADMIN_RELEASE:
+		/* the reply repeats it: within a reply's numbers (admin_proto.h) */
+		if (!number(argv[1], INT64_MAX, &req->lsn))
+			return bad(why, whylen, "RELEASE: LSN must be a decimal "
+				"number up to %lld, not \"%.40s\"", (long long)INT64_MAX,
+				argv[1]);
 		return ADMIN_PARSE_OK;
 	case ADMIN_PROMOTE:
 		if (argc > 1 && strcmp(argv[1], "force") != 0)

@@ -20,6 +20,7 @@ enum admin_verb {
 	ADMIN_ADD,
 	ADMIN_REMOVE,
 	ADMIN_RELOAD,
+	ADMIN_RELEASE,
 };
 
 #define ADMIN_HOST_MAX 55
@@ -32,6 +33,8 @@ struct admin_req {
 	uint64_t client_id;
 	/* VERIFY: the range (0: the default end) */
 	uint64_t from, to;
+	/* RELEASE: records up to it may go */
+	uint64_t lsn;
 	/* PROMOTE force */
 	int force;
 	/* ADD/REMOVE: the member, and a new quorum (-1: unchanged) */

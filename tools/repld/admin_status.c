@@ -208,6 +208,32 @@ replica_entry(struct repl *repl, int i, const char *address)
 	return o;
 }
 
+/* the primary's retention: what it keeps, what holds it, the alarm */
+static json_t *
+retention_json(struct node *n)
+{
+	const struct repld_conf *c = &n->conf;
+	struct retention_info ri;
+
+	retention_get(&n->retention, &ri);
+	return json_pack("{s:s, s:o, s:o, s:i, s:i, s:o, s:o, s:s, s:o, s:i, s:b, "
+			"s:o, s:i}",
+		"mode", c->retention.mode == REPLD_RETENTION_CHECKPOINTER ?
+			"checkpointer" : "auto",
+		"keep_bytes", jo_u64(c->retention.keep),
+		"keep_records", jo_u64(c->retention.keep_records),
+		"keep_seconds", c->retention.keep_seconds,
+		"alarm_percent", c->retention.alarm_percent,
+		"release_lsn", jo_u64(ri.release_lsn),
+		"checkpoint_lsn", jo_u64(ri.checkpoint_lsn),
+		"held_by", retention_hold_name(ri.held_by),
+		"releases", jo_u64(ri.releases),
+		"used_percent", ri.used_percent,
+		"space_alarm", ri.alarm,
+		"alarms", jo_u64(ri.alarms),
+		"last_error", ri.last_error);
+}
+
 /* the primary's fields after the common ones; -1 when one cannot be made */
 static int
 primary_json(struct node *n, struct repl *repl, json_t *o)
@@ -237,6 +263,7 @@ primary_json(struct node *n, struct repl *repl, json_t *o)
 	bad |= json_object_set_new(o, "persist_barriers", jo_u64(st.persist_barriers));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "replicas_up", json_integer(st.replicas_up));
+	bad |= json_object_set_new(o, "retention", retention_json(n));
 	bad |= json_object_set_new(o, "replicas", list);
 	return bad;
 }

@@ -433,6 +433,7 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	pthread_mutex_init(&n->change, NULL);
+	retention_init(&n->retention, n);
 	snprintf(n->provider, sizeof(n->provider), "%s", provider_of(&n->conf));
 }
 
@@ -858,6 +859,7 @@ node_stop(struct node *n)
 void
 node_free(struct node *n)
 {
+	retention_fini(&n->retention);
 	repld_conf_free(&n->conf);
 	pthread_mutex_destroy(&n->change);
 	pthread_cond_destroy(&n->cond);

@@ -23,6 +23,7 @@
 
 #include "repl.h"
 #include "repld_conf.h"
+#include "retention.h"
 
 enum node_role {
 	NODE_DOWN = 0,		/* neither: starting, or failed */
@@ -71,6 +72,9 @@ struct node {
 	struct repl_replica floor_peers[REPLD_PEERS_MAX];
 	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
 	char floor_ports[REPLD_PEERS_MAX][8];
+
+	/* the primary's log reuse and space alarm (its own lock) */
+	struct retention retention;
 };
 
 /* a node that is down yet; conf is taken over */

@@ -168,6 +168,13 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		*node_in_use = !admin_stop(&admin);
 		return ret;
 	}
+	if (retention_start(&n->retention) != 0) {
+		fprintf(stderr, "repld: cannot start the retention thread: %s\n",
+			strerror(errno));
+		(void)node_stop(n);
+		*node_in_use = !admin_stop(&admin);
+		return EXIT_RUNTIME;
+	}
 	while (!stop) {
 		(void)poll(NULL, 0, TICK_MS);
 		if (reload) {
@@ -185,6 +192,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 			since = 0;
 		}
 	}
+	retention_stop(&n->retention);	/* it may hold the gate */
 	ret = node_stop(n);
 	/* a connection still writing may still read the node: leave it be */
 	*node_in_use = !admin_stop(&admin);

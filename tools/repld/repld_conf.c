@@ -49,11 +49,13 @@
 #define FULL_TIMEOUT_DEFAULT 1000
 #define BUSY_POLL_AUTO (-1)		/* repl.h's REPL_BUSY_POLL_AUTO */
 #define BUSY_POLL_MAX 1000000		/* and REPL_BUSY_POLL_MAX */
+#define KEEP_SECONDS_MAX 315360000	/* ten years */
+#define ALARM_PERCENT_DEFAULT 90
 
 static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
 	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
-	"timeouts", "admin_socket", "log_level", NULL
+	"timeouts", "admin_socket", "log_level", "retention", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -61,6 +63,9 @@ static const char *const listen_keys[] = {
 static const char *const log_keys[] = { "backend", "path", "size", NULL };
 static const char *const peer_keys[] = { "address", "control_port", NULL };
 static const char *const tls_keys[] = { "ca", "cert", "key", NULL };
+static const char *const retention_keys[] = {
+	"mode", "keep", "keep_records", "keep_seconds", "alarm_percent", NULL
+};
 static const char *const timeouts_keys[] = {
 	"heartbeat_ms", "down_ms", "promote_wait_ms", NULL
 };
@@ -69,6 +74,9 @@ static const char *const timeouts_keys[] = {
 static const char *const role_names[] = { "replica", "primary", NULL };
 static const char *const transport_names[] = {
 	"auto", "verbs", "ofi:tcp", "ofi:net", NULL
+};
+static const char *const retention_mode_names[] = {
+	"auto", "checkpointer", NULL
 };
 static const char *const flush_names[] = {
 	"auto", "apm", "gpspm", "native", NULL
@@ -159,6 +167,74 @@ get_size(struct conf_ctx *c, const config_setting_t *s, uint64_t *out)
 		return conf_fail(c, s, "log.size %llu bytes is not a multiple of 4K",
 				(unsigned long long)*out);
 	return 0;
+}
+
+/*
+ * retention.keep: bytes, or a size string; at most three quarters of
+ * log.size, since the daemon releases only once an eighth more is in use
+ * and appends need the rest.
+ */
+static int
+get_keep(struct conf_ctx *c, const config_setting_t *s, uint64_t log_size,
+		uint64_t *out)
+{
+	const char *v;
+
+	if (conf_is_int(s)) {
+		long long n = config_setting_get_int64(s);
+
+		if (n < 0)
+			return conf_fail(c, s, "retention.keep %lld is negative", n);
+		*out = (uint64_t)n;
+	} else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+		v = config_setting_get_string(s);
+		if (!conf_parse_size(v, out))
+			return conf_fail(c, s, "retention.keep \"%.64s\" is not a size: "
+					"bytes, or a number with K, M, G or T (1024-based), "
+					"e.g. \"64M\"", v);
+	} else {
+		return conf_fail(c, s, "retention.keep must be an integer or a string "
+				"such as \"64M\", not %s", conf_type_name(s));
+	}
+	if (*out > log_size / 4 * 3)
+		return conf_fail(c, s, "retention.keep %llu bytes is more than three "
+				"quarters of log.size (%llu bytes): appends need the rest",
+				(unsigned long long)*out, (unsigned long long)log_size);
+	return 0;
+}
+
+static int
+load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
+{
+	const config_setting_t *s = config_setting_get_member(root, "retention");
+	const config_setting_t *m;
+	long long n;
+	int mode;
+
+	o->retention.mode = REPLD_RETENTION_AUTO;
+	o->retention.keep = o->log.size / 4;
+	o->retention.keep_records = 0;
+	o->retention.keep_seconds = 0;
+	o->retention.alarm_percent = ALARM_PERCENT_DEFAULT;
+	if (s == NULL)
+		return 0;
+	if (conf_get_group(c, s, "retention", retention_keys) ||
+	    conf_opt_choice(c, s, "mode", "retention.mode", retention_mode_names,
+			REPLD_RETENTION_AUTO, &mode))
+		return -1;
+	o->retention.mode = (enum repld_retention_mode)mode;
+	if ((m = config_setting_get_member(s, "keep")) != NULL &&
+	    get_keep(c, m, o->log.size, &o->retention.keep))
+		return -1;
+	if ((m = config_setting_get_member(s, "keep_records")) != NULL) {
+		if (conf_get_int(c, m, "retention.keep_records", 0, INT64_MAX, &n))
+			return -1;
+		o->retention.keep_records = (uint64_t)n;
+	}
+	return conf_opt_int(c, s, "keep_seconds", "retention.keep_seconds", 0,
+			KEEP_SECONDS_MAX, 0, &o->retention.keep_seconds) ||
+	       conf_opt_int(c, s, "alarm_percent", "retention.alarm_percent", 1, 100,
+			ALARM_PERCENT_DEFAULT, &o->retention.alarm_percent) ? -1 : 0;
 }
 
 static int
@@ -438,7 +514,7 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 				"flush_method \"apm\" needs verbs; over %s only \"gpspm\" "
 				"(or \"auto\") persists", transport_names[o->transport]);
 
-	if (load_log(c, root, o) ||
+	if (load_log(c, root, o) || load_retention(c, root, o) ||
 	    conf_opt_int(c, root, "full_timeout_ms", "full_timeout_ms", 0, FULL_TIMEOUT_MAX,
 			FULL_TIMEOUT_DEFAULT, &o->full_timeout_ms) ||
 	    conf_opt_int(c, root, "busy_poll_us", "busy_poll_us", BUSY_POLL_AUTO,

@@ -49,6 +49,12 @@ enum repld_flush_method {
 	REPLD_FLUSH_NATIVE = 3,		/* only where rdma-core has ibv_wr_flush */
 };
 
+/* retention.mode: who says which records may go */
+enum repld_retention_mode {
+	REPLD_RETENTION_AUTO = 0,	/* the daemon, once committed */
+	REPLD_RETENTION_CHECKPOINTER = 1, /* also an external RELEASE */
+};
+
 /* the levels of log_level (repl.h: enum repl_log_level, mapped by repld.c) */
 enum repld_log_level {
 	REPLD_LOG_ERROR = 1,
@@ -85,6 +91,14 @@ struct repld_conf {
 		char *path;
 		uint64_t size;			/* bytes, a multiple of 4 KiB */
 	} log;
+	/* what the primary keeps of its log (retention.h) */
+	struct {
+		enum repld_retention_mode mode;
+		uint64_t keep;			/* bytes of the newest records */
+		uint64_t keep_records;		/* the newest records (0: none) */
+		int keep_seconds;		/* records younger (0: none) */
+		int alarm_percent;		/* log use that raises the alarm */
+	} retention;
 	int full_timeout_ms;			/* an append waits this long for
 						   log space (0: fails at once) */
 	int busy_poll_us;			/* repl_cfg's: -1 adaptive (the

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* retention.c -- the primary's log reuses what nothing holds (retention.h) */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "node.h"
+#include "retention.h"
+
+#define say(...) fprintf(stderr, "repld: " __VA_ARGS__)
+
+#define PASS_MS 20		/* a pass this often: a full log waits at most this */
+#define ALARM_HYSTERESIS 5	/* percent below the threshold that clears it */
+
+static const char *const hold_names[] = {
+	[HOLD_NONE] = "none",
+	[HOLD_COMMIT] = "commit",
+	[HOLD_KEEP] = "keep",
+	[HOLD_KEEP_RECORDS] = "keep_records",
+	[HOLD_KEEP_SECONDS] = "keep_seconds",
+	[HOLD_CHECKPOINTER] = "checkpointer",
+	[HOLD_REPLICA] = "replica",
+};
+
+/* what the alarm's line says holds the space */
+static const char *const hold_reasons[] = {
+	[HOLD_NONE] = "nothing",
+	[HOLD_COMMIT] = "records not yet durable on the quorum (a replica is "
+		"down or slow: see replctl status)",
+	[HOLD_KEEP] = "retention.keep",
+	[HOLD_KEEP_RECORDS] = "retention.keep_records",
+	[HOLD_KEEP_SECONDS] = "retention.keep_seconds",
+	[HOLD_CHECKPOINTER] = "the checkpointer (retention.mode = \"checkpointer\"): "
+		"no RELEASE past the oldest records",
+	[HOLD_REPLICA] = "a streaming replica that has not flushed them",
+};
+
+const char *
+retention_hold_name(enum retention_hold h)
+{
+	return (unsigned)h < sizeof(hold_names) / sizeof(hold_names[0]) ?
+		hold_names[h] : "?";
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/*
+ * keep_seconds: note the newest LSN now and then.  The samples span the
+ * setting with RETENTION_SAMPLES of them, so a record is kept at most one
+ * spacing longer than asked (and, after a start, from the start on).
+ */
+static void
+sample(struct retention *r, uint64_t ms, uint64_t last_lsn, int keep_seconds)
+{
+	uint64_t every = (uint64_t)keep_seconds * 1000 / RETENTION_SAMPLES;
+
+	if (r->n_samples && ms - r->last_sample_ms < (every ? every : 1))
+		return;
+	if (r->n_samples == RETENTION_SAMPLES) {
+		r->first = (r->first + 1) % RETENTION_SAMPLES;
+		r->n_samples--;
+	}
+	r->samples[(r->first + r->n_samples) % RETENTION_SAMPLES].ms = ms;
+	r->samples[(r->first + r->n_samples) % RETENTION_SAMPLES].lsn = last_lsn;
+	r->n_samples++;
+	r->last_sample_ms = ms;
+}
+
+/* the newest LSN appended at least age_ms ago (0: none known to be) */
+static uint64_t
+lsn_older_than(const struct retention *r, uint64_t ms, uint64_t age_ms)
+{
+	uint64_t lsn = 0;
+
+	for (unsigned i = 0; i < r->n_samples; i++) {
+		unsigned k = (r->first + i) % RETENTION_SAMPLES;
+
+		if (r->samples[k].ms + age_ms > ms)
+			break;
+		lsn = r->samples[k].lsn;
+	}
+	return lsn;
+}
+
+static void
+lower(uint64_t *target, enum retention_hold *held, uint64_t bound,
+		enum retention_hold why)
+{
+	if (bound < *target) {
+		*target = bound;
+		*held = why;
+	}
+}
+
+static void
+alarm_update(struct retention *r, const struct repl_status *st, int alarm_at)
+{
+	struct retention_info *i = &r->info;
+
+	if (!i->alarm && i->used_percent >= alarm_at) {
+		i->alarm = true;
+		i->alarms++;
+		say("space alarm: the log is %d%% full (%llu of %llu bytes, "
+			"retention.alarm_percent %d); what holds it: %s\n",
+			i->used_percent, (unsigned long long)st->used_bytes,
+			(unsigned long long)st->size_bytes, alarm_at,
+			hold_reasons[i->held_by]);
+	} else if (i->alarm && i->used_percent < alarm_at - ALARM_HYSTERESIS) {
+		i->alarm = false;
+		say("space alarm cleared: the log is %d%% full\n", i->used_percent);
+	}
+}
+
+/* one look at the log, and a release when it is due (holds the gate) */
+static void
+pass(struct retention *r, struct repl *repl)
+{
+	const struct repld_conf *conf = &r->node->conf;
+	struct repl_status st;
+	enum retention_hold held = HOLD_COMMIT;
+	uint64_t target, k, keep, ms = now_ms();
+	bool due;
+	int ret = 0;
+
+	if (repl_status(repl, &st) != 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	sample(r, ms, st.last_lsn, conf->retention.keep_seconds);
+	target = st.commit_lsn;
+	if (conf->retention.keep_seconds)
+		lower(&target, &held, lsn_older_than(r, ms,
+			(uint64_t)conf->retention.keep_seconds * 1000), HOLD_KEEP_SECONDS);
+	if (conf->retention.mode == REPLD_RETENTION_CHECKPOINTER)
+		lower(&target, &held, r->info.checkpoint_lsn, HOLD_CHECKPOINTER);
+	r->nudged = false;
+	pthread_mutex_unlock(&r->lock);
+	if (conf->retention.keep_records)
+		lower(&target, &held, st.last_lsn > conf->retention.keep_records ?
+			st.last_lsn - conf->retention.keep_records : 0, HOLD_KEEP_RECORDS);
+	/* a log made with another size than the file's log.size: within it */
+	keep = conf->retention.keep < st.size_bytes / 4 * 3 ?
+		conf->retention.keep : st.size_bytes / 4 * 3;
+	if (keep && repl_lsn_keeping(repl, keep, &k) == 0)
+		lower(&target, &held, k, HOLD_KEEP);
+
+	/* due: an eighth of the log beyond what is kept is in use */
+	due = st.used_bytes > keep + st.size_bytes / 8 &&
+		st.first_lsn && target >= st.first_lsn;
+	if (due) {
+		ret = repl_release(repl, target);
+		if (ret == 0 && repl_status(repl, &st) == 0 && st.first_lsn &&
+		    st.first_lsn <= target)
+			held = HOLD_REPLICA;	/* librepl kept them back */
+	}
+
+	pthread_mutex_lock(&r->lock);
+	r->info.active = true;
+	r->info.release_lsn = target;
+	r->info.held_by = held;
+	r->info.used_percent = st.size_bytes ?
+		(int)(st.used_bytes * 100 / st.size_bytes) : 0;
+	if (due) {
+		r->info.last_error = ret;
+		if (ret == 0)
+			r->info.releases++;
+	}
+	alarm_update(r, &st, conf->retention.alarm_percent);
+	pthread_mutex_unlock(&r->lock);
+	if (due && ret != 0)
+		say("retention: releasing up to LSN %llu failed: %s\n",
+			(unsigned long long)target, repl_strerror(ret));
+}
+
+static void *
+retention_main(void *arg)
+{
+	struct retention *r = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		struct repl *repl;
+		bool changing;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += PASS_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!r->stop && !r->nudged &&
+		       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
+			;
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->lock);
+		/* the primary's handle, if it is one and nothing is changing */
+		if ((repl = node_try_enter(r->node, &changing)) != NULL) {
+			pass(r, repl);
+			node_leave(r->node);
+		} else if (!changing) {
+			pthread_mutex_lock(&r->lock);
+			r->info.active = false;
+			r->info.held_by = HOLD_NONE;
+			r->info.alarm = false;
+			r->n_samples = 0;	/* a later term samples anew */
+			pthread_mutex_unlock(&r->lock);
+		}
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+void
+retention_init(struct retention *r, struct node *n)
+{
+	memset(r, 0, sizeof(*r));
+	r->node = n;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+}
+
+int
+retention_start(struct retention *r)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	r->stop = false;
+	ret = pthread_create(&r->thread, NULL, retention_main, r);
+	r->running = ret == 0;
+	pthread_mutex_unlock(&r->lock);
+	errno = ret;
+	return ret ? -1 : 0;
+}
+
+void
+retention_stop(struct retention *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (!r->running) {
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	r->stop = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	pthread_mutex_lock(&r->lock);
+	r->running = false;
+	r->info.active = false;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+retention_fini(struct retention *r)
+{
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+}
+
+int
+retention_checkpoint(struct retention *r, uint64_t lsn, char *msg, size_t msglen)
+{
+	if (r->node->conf.retention.mode != REPLD_RETENTION_CHECKPOINTER) {
+		snprintf(msg, msglen, "RELEASE: retention.mode is \"auto\" on this "
+			"node: it releases by itself; a checkpointer's RELEASE needs "
+			"retention.mode = \"checkpointer\"");
+		return -1;
+	}
+	pthread_mutex_lock(&r->lock);
+	if (!r->running || !r->info.active) {
+		pthread_mutex_unlock(&r->lock);
+		snprintf(msg, msglen, "RELEASE: the node is not serving as the "
+			"primary yet");
+		return -1;
+	}
+	if (lsn > r->info.checkpoint_lsn)
+		r->info.checkpoint_lsn = lsn;
+	r->nudged = true;
+	snprintf(msg, msglen, "records up to LSN %llu may be released",
+		(unsigned long long)r->info.checkpoint_lsn);
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+void
+retention_get(struct retention *r, struct retention_info *out)
+{
+	pthread_mutex_lock(&r->lock);
+	*out = r->info;
+	pthread_mutex_unlock(&r->lock);
+}

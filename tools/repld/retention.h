@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * retention.h -- the primary's log does not fill: a thread of its own
+ * releases (repl_release) what nothing holds any more, and raises a space
+ * alarm when the log fills regardless.
+ *
+ * The release point is the smallest of:
+ *   - the commit LSN (what the quorum made durable),
+ *   - what retention.keep, keep_records and keep_seconds keep,
+ *   - with retention.mode = "checkpointer", the last RELEASE LSN,
+ * and librepl lowers it further to what every streaming replica flushed
+ * (repl_release(3)).  The thread releases once the log holds an eighth of
+ * its size more than retention.keep, so the header is not rewritten (a
+ * persist, and a round trip to each replica) on every pass.  It runs only
+ * while the node is the primary, through the node's gate (node_try_enter),
+ * so a change of state never happens under a release.
+ */
+#ifndef REPLD_RETENTION_H
+#define REPLD_RETENTION_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct node;
+
+#define RETENTION_SAMPLES 1024	/* (time, LSN) pairs for keep_seconds */
+
+/* what holds the release point back, for status and the alarm */
+enum retention_hold {
+	HOLD_NONE = 0,		/* not the primary, or nothing looked at yet */
+	HOLD_COMMIT,		/* records past the commit LSN: not durable yet */
+	HOLD_KEEP,		/* retention.keep */
+	HOLD_KEEP_RECORDS,	/* retention.keep_records */
+	HOLD_KEEP_SECONDS,	/* retention.keep_seconds */
+	HOLD_CHECKPOINTER,	/* no RELEASE past it yet */
+	HOLD_REPLICA,		/* a streaming replica has not flushed them */
+};
+
+struct retention_info {
+	bool active;			/* the node is the primary */
+	uint64_t release_lsn;		/* the release point of the last pass */
+	uint64_t checkpoint_lsn;	/* the last RELEASE (checkpointer mode) */
+	uint64_t releases;		/* repl_release calls that moved the start */
+	enum retention_hold held_by;
+	int used_percent;
+	bool alarm;
+	uint64_t alarms;		/* times the alarm was raised */
+	int last_error;			/* REPL_E_* of the last release, or 0 */
+};
+
+struct retention {
+	struct node *node;
+	pthread_t thread;
+
+	pthread_mutex_t lock;		/* guards what follows */
+	pthread_cond_t cond;
+	bool running;
+	bool stop;
+	bool nudged;			/* a RELEASE came: pass at once */
+	struct retention_info info;
+	/* keep_seconds: samples[(first + i) % RETENTION_SAMPLES], oldest first */
+	struct { uint64_t ms, lsn; } samples[RETENTION_SAMPLES];
+	unsigned first, n_samples;
+	uint64_t last_sample_ms;
+};
+
+/* at the node's creation (before the admin socket reads it) */
+void retention_init(struct retention *r, struct node *n);
+/* the thread; 0, or -1 with errno */
+int retention_start(struct retention *r);
+void retention_stop(struct retention *r);
+void retention_fini(struct retention *r);
+
+/*
+ * RELEASE lsn from an external checkpointer: records up to lsn may go
+ * (mode "checkpointer" only).  0, or -1 with the reason in msg.
+ */
+int retention_checkpoint(struct retention *r, uint64_t lsn, char *msg,
+		size_t msglen);
+
+void retention_get(struct retention *r, struct retention_info *out);
+const char *retention_hold_name(enum retention_hold h);
+
+#endif
