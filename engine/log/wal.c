@@ -560,7 +560,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	struct log_pos at;
 	struct slot *s;
 	uint64_t len = 0, need, waste, before;
-	uint32_t crc0, xpow;
+	uint32_t crc0, xpow, epoch;
 	size_t done = 0;
 
 	if (wal == NULL || lsn == NULL || iovcnt < 0 || (iovcnt && iov == NULL))
@@ -613,6 +613,8 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	/* the implicit wrap's unused end counts as used */
 	wal->used += wal->tail.off > before ? wal->tail.off - before :
 		wal->ring_size - before;
+	/* under the lock: a release rewrites the header meanwhile */
+	epoch = (uint32_t)wal->hdr.epoch;
 	wal_unlock(wal);
 
 	/* 2. fill: the slot is ours until it is marked ready */
@@ -621,7 +623,7 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	h.len = (uint32_t)len;
 	h.lap = at.lap;
 	h.client_id = client_id;
-	h.epoch = (uint32_t)wal->hdr.epoch;
+	h.epoch = epoch;
 	h.flags = flags;
 	crc0 = rpma_crc32c(0, &h, sizeof(h));
 	for (int i = 0; i < iovcnt; i++) {
