@@ -6,7 +6,10 @@
 # in /dev/shm, a conf file per node, waits on conditions, a cleanup trap).
 #
 # The sourcing script sets NAME first.  Environment: REPLD (the daemon),
-# REPLCTL (the tool), defaults the build tree's.  LOGSIZE: each node's log size
+# REPLCTL (the tool), defaults the build tree's.  RETENTION: the retention
+# line of conf (default: mode "checkpointer", so nothing is released unless
+# a test says so: the tests look for every acknowledged record in the logs).
+# LOGSIZE: each node's log size
 # (default 4M).
 #
 # Provides: $D (the directory), $REPLD, $CTL, pid[N], bg (background
@@ -62,6 +65,8 @@ UUID=$(cat /proc/sys/kernel/random/uuid 2>/dev/null) ||
 	UUID=$(printf '%08x-%04x-4%03x-8%03x-%012x' $RANDOM$RANDOM $RANDOM \
 		$((RANDOM % 4096)) $((RANDOM % 4096)) $RANDOM$RANDOM$RANDOM)
 
+RETENTION_DEFAULT='retention = { mode = "checkpointer"; };'
+
 # conf N ROLE [PROMOTE_WAIT_MS] [QUORUM] [PEER...]: $D/nodeN.conf; the peers
 # are node numbers, by default the other two nodes
 conf() {
@@ -100,6 +105,7 @@ conf() {
 	};
 	admin_socket = "node$n.sock";
 	log_level = "info";
+	${RETENTION-$RETENTION_DEFAULT}
 	EOF
 }
 

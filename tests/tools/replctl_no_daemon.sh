@@ -14,7 +14,8 @@
 #   5. a dead daemon (kill -9; its socket file stays): exit 4, "refused";
 #      a repld started again takes the stale socket over;
 #   6. a path that is no socket: exit 4;
-#   7. -c FILE that does not load: exit 2 naming FILE:LINE.
+#   7. -c FILE that does not load: exit 2 naming FILE:LINE;
+#   8. --version: exit 0, "replctl VERSION", with no daemon at all.
 # Every live command is tried in 1 and 5.  (Raw requests would need a
 # UNIX socket client beyond bash: none here.)
 #
@@ -26,7 +27,7 @@ NAME=replctl_no_daemon
 
 T0=$SECONDS
 LIVE=("status" "peers" "promote" "fence" "reload" "add 127.0.0.1:9"
-	"remove 127.0.0.1:9" "append" "bench --records 1" "--json status")
+	"remove 127.0.0.1:9" "release 1" "append" "bench --records 1" "--json status")
 
 # unreachable SOCKET PATTERN WHAT: every live command exits 4 with a
 # message naming SOCKET and matching PATTERN (grep -E)
@@ -163,5 +164,12 @@ echo "$NAME: -c a bad file: $(cat "$D/err")"
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "$D/missing.conf" "$D/err" ||
 	fail "-c a missing file: exit $rc: $(cat "$D/err")"
+
+# 8. the version, with no daemon
+out=$("$CTL" --version 2>&1)
+rc=$?
+[[ $rc -eq 0 && $out =~ ^replctl\ [0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+	fail "replctl --version: exit $rc: $out"
+echo "$NAME: $out"
 
 echo "$NAME: ok ($((SECONDS - T0)) s)"

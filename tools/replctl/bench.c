@@ -30,7 +30,7 @@ enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH };
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: replctl bench [--records N | --seconds S]"
+	fprintf(stderr, "usage: replctl bench [--records N] [--seconds S]"
 		" [--size BYTES] [--depth D] [--json]\n"
 		"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
 		"(default 128), D 1..%d (default 16)\n",
@@ -49,7 +49,9 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t records = 10000, seconds = 0, size = 128, depth = 16;
-	uint64_t *lat = NULL, *sent_at = NULL, cap, sent = 0, done = 0, failed = 0;
+	uint64_t *lat = NULL, *sent_at = NULL, cap, sent = 0, answered = 0;
+	uint64_t done = 0, failed = 0;	/* acknowledged durable; refused */
+	bool records_given = false;
 	uint64_t t0, t_end = 0, next_progress;
 	bool tty = isatty(2);
 	char line[64], *payload = NULL;
@@ -61,7 +63,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		bool ok = false;
 
 		if (opt == OPT_RECORDS)
-			ok = arg_u64(optarg, 1, 100000000, &records);
+			ok = records_given = arg_u64(optarg, 1, 100000000, &records);
 		else if (opt == OPT_SECONDS)
 			ok = arg_u64(optarg, 1, 3600, &seconds);
 		else if (opt == OPT_SIZE)
@@ -75,9 +77,14 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		return usage();
 	if ((ret = live_opts_resolve(o)) != 0)
 		return ret;
-	/* with --seconds, room for what a fast daemon could do */
+	/*
+	 * With --seconds, room for what a fast daemon could do; with both,
+	 * whichever ends first.
+	 */
 	cap = seconds ? (seconds * 200000 < 20000000 ? seconds * 200000 : 20000000) :
 		records;
+	if (seconds && records_given && records < cap)
+		cap = records;
 	if ((lat = malloc(cap * sizeof(*lat))) == NULL ||
 	    (sent_at = malloc(DEPTH_MAX * sizeof(*sent_at))) == NULL ||
 	    (payload = malloc(size)) == NULL) {
@@ -102,7 +109,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		bool more = seconds ? bench_now_ns() < t_end && sent < cap : sent < records;
 
 		/* keep depth in flight; then take one answer */
-		if (more && sent - done < depth) {
+		if (more && sent - answered < depth) {
 			sent_at[sent % DEPTH_MAX] = bench_now_ns();
 			if (client_send(&c, line, payload, size) != 0) {
 				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
@@ -115,11 +122,12 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 			sent++;
 			continue;
 		}
-		if (done == sent)
+		if (answered == sent)
 			break;
 		{
 			const char *r;
 			char why[400];
+			uint64_t t;
 			json_t *d;
 			size_t len;
 
@@ -128,11 +136,14 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 				ret = EXIT_UNREACHABLE;
 				break;
 			}
-			lat[done] = bench_now_ns() - sent_at[done % DEPTH_MAX];
-			done++;
+			/* answers come in request order */
+			t = bench_now_ns() - sent_at[answered % DEPTH_MAX];
+			answered++;
 			/* what is not an acknowledgement is shown as it came */
 			d = json_in_reply(r, len, "repld", why, sizeof(why));
-			if (!jin_bool(d, "ok", false)) {
+			if (jin_bool(d, "ok", false)) {
+				lat[done++] = t;	/* only what became durable counts */
+			} else {
 				if (failed++ == 0)
 					fprintf(stderr, "\nreplctl: bench: an append failed: "
 						"%.*s\n", (int)len, r);
@@ -154,14 +165,19 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		fprintf(stderr, "\r%60s\r", "");
 	if (ret == 0 && failed)
 		ret = EXIT_FAILED;
-	if (done) {
-		double s = (double)(bench_now_ns() - t0) / 1e9, p50, p90, p99, p999;
+	/* answered at all: the figures of what was acknowledged (none: zeros) */
+	if (answered) {
+		double s = (double)(bench_now_ns() - t0) / 1e9, p50 = 0, p90 = 0;
+		double p99 = 0, p999 = 0, max = 0;
 
-		bench_sort(lat, (long)done);
-		p50 = bench_pct(lat, (long)done, 50);	/* microseconds */
-		p90 = bench_pct(lat, (long)done, 90);
-		p99 = bench_pct(lat, (long)done, 99);
-		p999 = bench_pct(lat, (long)done, 99.9);
+		if (done) {
+			bench_sort(lat, (long)done);
+			p50 = bench_pct(lat, (long)done, 50);	/* microseconds */
+			p90 = bench_pct(lat, (long)done, 90);
+			p99 = bench_pct(lat, (long)done, 99);
+			p999 = bench_pct(lat, (long)done, 99.9);
+			max = lat[done - 1] / 1e3;
+		}
 		if (o->json)
 			printf("{\"records\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"size\":"
 				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"seconds\":%.3f,"
@@ -169,16 +185,16 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 				"{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p99_9\":%.1f,"
 				"\"max\":%.1f}}\n", done, failed, size, depth, s,
 				(double)done / s, (double)(done * size) / s,
-				p50, p90, p99, p999, lat[done - 1] / 1e3);
+				p50, p90, p99, p999, max);
 		else
-			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes, depth "
+			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes durable, depth "
 				"%" PRIu64 ", in %.2f s: %.0f records/s, %.2f MiB/s%s\n"
 				"latency (us, append to durable acknowledgement): p50 %.1f  "
 				"p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
 				done, size, depth, s, (double)done / s,
 				(double)(done * size) / s / (1 << 20),
-				failed ? " (some FAILED)" : "",
-				p50, p90, p99, p999, lat[done - 1] / 1e3);
+				failed ? " (an append FAILED: the run stopped)" : "",
+				p50, p90, p99, p999, max);
 	}
 	client_close(&c);
 out:

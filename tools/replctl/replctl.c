@@ -57,6 +57,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: replctl [-s SOCKET | -c FILE] [--json] [--timeout MS] "
 		"COMMAND [ARGS]\n"
+		"       replctl --help | --version\n"
 		"live (through repld's admin socket):\n"
 		"  status                            the node and its replicas\n"
 		"  peers                             the replicas and their links\n"
@@ -68,7 +69,7 @@ usage(FILE *f)
 		"  reload                            re-read the membership (SIGHUP)\n"
 		"  release LSN                       a checkpointer: records up to LSN may go\n"
 		"  append [--client-id ID] [--whole] records from stdin\n"
-		"  bench [--records N | --seconds S] [--size BYTES] [--depth D]\n"
+		"  bench [--records N] [--seconds S] [--size BYTES] [--depth D]\n"
 		"offline (on a log file):\n"
 		"  dump [--backend pmem|file|crash] [--from LSN] [--to LSN] [--json]\n"
 		"       [--payload hex|none] LOG     decode a log\n"
@@ -93,6 +94,10 @@ main(int argc, char *argv[])
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("replctl %s\n", PACKAGE_VERSION);
 		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "dump") == 0)
