@@ -56,8 +56,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: replctl [-s SOCKET | -c FILE] [--json] [--timeout MS] "
-		"COMMAND [ARGS]\n"
-		"       replctl --help | --version\n"
+		"COMMAND [ARGS]  |  --help  |  --version\n"
 		"live (through repld's admin socket):\n"
 		"  status                            the node and its replicas\n"
 		"  peers                             the replicas and their links\n"
