@@ -215,7 +215,9 @@ retention_main(void *arg)
 			r->info.active = false;
 			r->info.held_by = HOLD_NONE;
 			r->info.alarm = false;
-			r->n_samples = 0;	/* a later term samples anew */
+			/* a later term samples anew, and hears its checkpointer anew */
+			r->n_samples = 0;
+			r->info.checkpoint_lsn = 0;
 			pthread_mutex_unlock(&r->lock);
 		}
 		pthread_mutex_lock(&r->lock);
