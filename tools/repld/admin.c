@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * admin.c -- the admin socket's server (see admin.h, admin_proto.h).
+ * admin.c -- the admin socket's server (see admin.h, admin_proto.h): the
+ * listener, a connection's requests and replies, and the thread of a
+ * connection that does more than append; the loop is admin_loop.c, and
+ * what both share is admin_conn.h.
  *
  * A client's appends are batched: every APPEND already received is
  * appended, then one repl_wait_durable covers them all before the replies
@@ -46,87 +49,14 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "admin_conn.h"
 #include "admin_proto.h"
 #include "admin_req.h"
 #include "admin_status.h"
 #include "json_out.h"
 
-#define PENDING_MAX 256			/* appends answered by one wait */
-#define APPEND_WAIT_MS 30000		/* then REPL_E_TIMEDOUT: outcome unknown */
-#define IN_CAP (ADMIN_LINE_MAX + ADMIN_RECORD_MAX)
-#define OUT_CAP (ADMIN_REPLY_MAX + PENDING_MAX * 160)
-#define SEND_TIMEOUT_S 5		/* a client that reads no answers */
-#define LOOP_SLICE_MS 20		/* the loop's wait, between looks at input */
-#define LOOP_EVENTS 64
-#define PEEK_LEN 7			/* "APPEND " */
-
-struct admin {
-	struct node *node;
-	int fd;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	pthread_t thread;
-	atomic_bool quit;
-
-	/* the connections' sockets, so a stop can end their reads */
-	pthread_mutex_t lock;
-	pthread_cond_t gone;
-	int conn_fd[ADMIN_CLIENTS_MAX];
-	int clients;
-
-	/* the listener's: connections whose first bytes have not come yet */
-	struct conn *fresh[ADMIN_CLIENTS_MAX];
-	int nfresh;
-
-	/* the loop's: its thread's only, but for joining (under lock) */
-	pthread_t loop_thread;
-	int ep;
-	struct conn *lc[ADMIN_CLIENTS_MAX];
-	int nlc;
-	struct conn *joining[ADMIN_CLIENTS_MAX];
-	int njoining;
-	/*
-	 * Two rounds at most, each inside the gate once: the older one's
-	 * flush travels while the newer one takes what the clients send
-	 * meanwhile (loop_settle).
-	 */
-	struct repl *old;	/* the round waited on: each conn's first nold */
-	uint64_t old_last;	/* its last LSN (0: nothing to wait for) */
-	uint64_t old_since_ms;
-	struct repl *round;	/* the round appending, after the old one's */
-	uint64_t round_since_ms;
-	int last_round;		/* appends the last round answered */
-	int last_conns;		/* ... and the connections they came from */
-	bool looked;		/* the round had its look before its wait */
-};
-
-struct pending {
-	int err;		/* of the append itself */
-	uint64_t lsn;
-};
-
-struct conn {
-	struct admin *a;
-	int fd;
-	char *in;
-	size_t have;
-	char *out;
-	size_t out_len;
-	struct repl *repl;	/* inside the gate while appends are pending */
-	struct pending pend[PENDING_MAX];
-	int npend;
-	int nold;		/* the loop's: how many of pend are the old round's */
-	/*
-	 * Settles left that look for input arrived meanwhile: set when one
-	 * answered more than one append (the client keeps several in flight).
-	 */
-	int pipelined;
-	bool in_loop;		/* served by the loop, not a thread */
-	bool eof;		/* the loop's: the client sent its last */
-	bool handoff;		/* the loop's: to a thread once answered */
-};
-
-static int64_t
-time_ms(void)
+int64_t
+admin_time_ms(void)
 {
 	struct timespec t;
 
@@ -136,8 +66,8 @@ time_ms(void)
 
 /* ---- replies ---- */
 
-static int
-out_flush(struct conn *c)
+int
+conn_out_flush(struct conn *c)
 {
 	size_t off = 0;
 
@@ -159,7 +89,7 @@ static void
 out_line(struct conn *c, json_t *reply)
 {
 	/* room for any reply; a client that went takes no more */
-	if (OUT_CAP - c->out_len < ADMIN_REPLY_MAX && out_flush(c) != 0) {
+	if (OUT_CAP - c->out_len < ADMIN_REPLY_MAX && conn_out_flush(c) != 0) {
 		json_decref(reply);
 		return;
 	}
@@ -167,8 +97,8 @@ out_line(struct conn *c, json_t *reply)
 }
 
 /* an error reply: a protocol name (code 0) or a REPL_E_* code */
-static void
-reply_error(struct conn *c, const char *name, int code, const char *message)
+void
+conn_reply_error(struct conn *c, const char *name, int code, const char *message)
 {
 	out_line(c, admin_error_json(name, code, message));
 }
@@ -179,8 +109,8 @@ reply_ok_msg(struct conn *c, const char *message)
 	out_line(c, json_pack("{s:b, s:o}", "ok", true, "message", jo_str(message)));
 }
 
-static const char *
-gate_message(int err)
+const char *
+admin_gate_message(int err)
 {
 	if (err == NODE_E_STOPPING)
 		return "the daemon is stopping: nothing more is appended";
@@ -192,8 +122,8 @@ gate_message(int err)
 /* ---- appends ---- */
 
 /* the last LSN of the appends waiting for an answer (0: none) */
-static uint64_t
-pend_last(const struct conn *c)
+uint64_t
+conn_pend_last(const struct conn *c)
 {
 	uint64_t last = 0;
 
@@ -204,14 +134,14 @@ pend_last(const struct conn *c)
 }
 
 /* the replies of the first n appends waiting, in order, after a wait's outcome */
-static void
-answer_first(struct conn *c, int n, int wret)
+void
+conn_answer_first(struct conn *c, int n, int wret)
 {
 	for (int i = 0; i < n; i++) {
 		int err = c->pend[i].err ? c->pend[i].err : wret;
 
 		if (err)
-			reply_error(c, NULL, err, NULL);
+			conn_reply_error(c, NULL, err, NULL);
 		else
 			out_line(c, json_pack("{s:b, s:o}", "ok", true,
 				"lsn", jo_u64(c->pend[i].lsn)));
@@ -223,7 +153,7 @@ answer_first(struct conn *c, int n, int wret)
 static void
 answer(struct conn *c, int wret)
 {
-	answer_first(c, c->npend, wret);
+	conn_answer_first(c, c->npend, wret);
 }
 
 /* a thread's: one wait for everything appended so far, then the replies */
@@ -235,15 +165,15 @@ settle(struct conn *c)
 
 	if (c->npend == 0)
 		return;
-	if ((last = pend_last(c)))
+	if ((last = conn_pend_last(c)))
 		wret = repl_wait_durable(c->repl, last, APPEND_WAIT_MS);
 	node_leave(c->a->node);
 	c->repl = NULL;
 	answer(c, wret);
 }
 
-static void
-append(struct conn *c, const struct admin_req *req)
+void
+conn_append(struct conn *c, const struct admin_req *req)
 {
 	struct iovec iov = { (void *)req->data, req->len };
 	struct pending *p;
@@ -253,7 +183,7 @@ append(struct conn *c, const struct admin_req *req)
 	if (c->in_loop)
 		c->repl = c->a->round;
 	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
-		reply_error(c, NULL, err, gate_message(err));
+		conn_reply_error(c, NULL, err, admin_gate_message(err));
 		return;
 	}
 	p = &c->pend[c->npend++];
@@ -279,7 +209,7 @@ change_reply(struct conn *c, int ret, const char *msg)
 	if (ret == 0)
 		reply_ok_msg(c, msg);
 	else
-		reply_error(c, NULL, ret, msg);
+		conn_reply_error(c, NULL, ret, msg);
 }
 
 static void
@@ -314,11 +244,11 @@ serve(struct conn *c, const struct admin_req *req)
 		return;
 	case ADMIN_RELEASE:
 		if (node_role(n) != NODE_PRIMARY)
-			reply_error(c, NULL, NODE_E_WRONG_ROLE, "RELEASE: this node "
+			conn_reply_error(c, NULL, NODE_E_WRONG_ROLE, "RELEASE: this node "
 				"is not the primary");
 		else if (retention_checkpoint(&n->retention, req->lsn, msg,
 				sizeof(msg)) != 0)
-			reply_error(c, "BAD_REQUEST", 0, msg);
+			conn_reply_error(c, "BAD_REQUEST", 0, msg);
 		else
 			reply_ok_msg(c, msg);
 		return;
@@ -363,7 +293,7 @@ conn_forget(struct admin *a, int fd)
 	pthread_mutex_unlock(&a->lock);
 }
 
-static void
+void
 conn_free(struct conn *c)
 {
 	conn_forget(c->a, c->fd);
@@ -397,7 +327,7 @@ more:
 			break;
 		if (p != ADMIN_PARSE_OK) {
 			settle(c);
-			reply_error(c, "BAD_REQUEST", 0, why);
+			conn_reply_error(c, "BAD_REQUEST", 0, why);
 			if (p == ADMIN_PARSE_FATAL) {
 				open = false;
 				break;
@@ -406,7 +336,7 @@ more:
 			continue;
 		}
 		if (req.verb == ADMIN_APPEND) {
-			append(c, &req);
+			conn_append(c, &req);
 		} else {
 			settle(c);
 			serve(c, &req);
@@ -432,7 +362,7 @@ more:
 	c->pipelined = c->npend > 1 ? 8 : c->pipelined - (c->pipelined > 0);
 	/* before blocking on the client again: its answers */
 	settle(c);
-	return out_flush(c) == 0 && open;
+	return conn_out_flush(c) == 0 && open;
 }
 
 /* a connection's own thread (it may come from the loop, mid-stream) */
@@ -442,7 +372,7 @@ conn_main(void *arg)
 	struct conn *c = arg;
 
 	(void)pthread_setname_np(pthread_self(), "repld-conn");
-	if (out_flush(c) == 0 && (c->have == 0 || conn_round(c))) {
+	if (conn_out_flush(c) == 0 && (c->have == 0 || conn_round(c))) {
 		for (;;) {
 			ssize_t r = read(c->fd, c->in + c->have, IN_CAP - c->have);
 
@@ -456,13 +386,13 @@ conn_main(void *arg)
 		}
 	}
 	settle(c);
-	(void)out_flush(c);
+	(void)conn_out_flush(c);
 	conn_free(c);
 	return NULL;
 }
 
 /* give c a thread of its own; false: none could be started */
-static bool
+bool
 conn_thread(struct conn *c)
 {
 	pthread_attr_t attr;
@@ -488,297 +418,6 @@ refuse(int fd, const char *message)
 		/* it is going away either way */
 	}
 	close(fd);
-}
-
-/* ---- the loop: every appending connection, one thread ---- */
-
-static void
-loop_drop(struct admin *a, int i)
-{
-	struct conn *c = a->lc[i];
-
-	(void)epoll_ctl(a->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	a->lc[i] = a->lc[--a->nlc];
-}
-
-/* read what is there, without blocking */
-static void
-loop_read(struct conn *c)
-{
-	ssize_t r;
-
-	if (c->eof || c->have == IN_CAP)
-		return;
-	r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
-	if (r > 0)
-		c->have += (size_t)r;
-	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-		c->eof = true;
-}
-
-/*
- * The round's pass through the gate, once for all its appends: 1 in, 0
- * refused (c has the answer), -1 not now (a change is under way while the
- * old round waits: its answers come first, then a later round enters).
- */
-static int
-loop_gate(struct conn *c)
-{
-	struct admin *a = c->a;
-	bool changing;
-	int err = 0;
-
-	if (a->round)
-		return 1;
-	if (a->old) {
-		/* never block while holding the old round: the change waits for
-		 * its answers, which only this thread gives */
-		if ((a->round = node_try_enter(a->node, &changing)) == NULL)
-			return -1;
-	} else if ((a->round = node_enter(a->node, &err)) == NULL) {
-		reply_error(c, NULL, err, gate_message(err));	/* nothing pending */
-		return 0;
-	}
-	a->round_since_ms = (uint64_t)time_ms();
-	return 1;
-}
-
-/*
- * Append the whole APPENDs buffered; stop at anything else (a thread
- * serves it, after the answers of these) and at PENDING_MAX.
- * true: a whole request is left that only a later round may take.
- */
-static bool
-loop_parse(struct conn *c)
-{
-	char why[256];
-	size_t off = 0;
-	bool left = false;
-
-	while (!c->handoff) {
-		struct admin_req req;
-		size_t used;
-		enum admin_parse p;
-		int g;
-
-		/* answers to hold, or refusals to send first: a later round */
-		if (c->npend == PENDING_MAX || c->out_len > OUT_CAP / 2) {
-			left = c->have > off;
-			break;
-		}
-		p = admin_req_parse(c->in + off, c->have - off, &req, &used, why,
-			sizeof(why));
-		if (p == ADMIN_PARSE_MORE)
-			break;
-		if (p != ADMIN_PARSE_OK || req.verb != ADMIN_APPEND) {
-			c->handoff = true;	/* left in the buffer for the thread */
-			break;
-		}
-		if ((g = loop_gate(c)) < 0) {
-			left = true;
-			break;
-		}
-		if (g > 0)
-			append(c, &req);
-		off += used;
-	}
-	memmove(c->in, c->in + off, c->have - off);
-	c->have -= off;
-	return left;
-}
-
-/* send the answers without blocking; what does not fit goes to a thread */
-static void
-loop_flush(struct conn *c)
-{
-	size_t off = 0;
-
-	while (off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + off, c->out_len - off,
-			MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			c->handoff = true;	/* its thread blocks, bounded */
-			break;
-		}
-		if (n <= 0) {
-			c->eof = true;		/* it went: its answers with it */
-			off = c->out_len;
-			break;
-		}
-		off += (size_t)n;
-	}
-	memmove(c->out, c->out + off, c->out_len - off);
-	c->out_len -= off;
-}
-
-/* the appending round becomes the one waited on: every append pending */
-static void
-loop_shift(struct admin *a)
-{
-	a->old = a->round;
-	a->old_since_ms = a->round_since_ms;
-	a->old_last = 0;
-	a->round = NULL;
-	a->looked = false;
-	for (int i = 0; i < a->nlc; i++) {
-		struct conn *c = a->lc[i];
-		uint64_t l = pend_last(c);
-
-		c->nold = c->npend;
-		c->repl = NULL;
-		if (l > a->old_last)
-			a->old_last = l;
-	}
-}
-
-/*
- * One wait (a slice of it) for the old round; once it ends, its answers
- * and its pass through the gate.  false: still waiting.
- */
-static bool
-loop_wait_old(struct admin *a, bool quit)
-{
-	int wret = 0;
-
-	if (a->old_last) {
-		int64_t left = APPEND_WAIT_MS - (time_ms() - (int64_t)a->old_since_ms);
-
-		wret = repl_wait_durable(a->old, a->old_last, left <= 0 ? 0 :
-			quit || left < LOOP_SLICE_MS ? (int)left : LOOP_SLICE_MS);
-		/* not yet: look at the clients, then wait again */
-		if (wret == REPL_E_TIMEDOUT && left > LOOP_SLICE_MS && !quit)
-			return false;
-	}
-	node_leave(a->node);
-	a->old = NULL;
-	a->last_round = 0;
-	a->last_conns = 0;
-	for (int i = 0; i < a->nlc; i++) {
-		struct conn *c = a->lc[i];
-
-		a->last_round += c->nold;
-		if (c->nold) {
-			a->last_conns++;
-			answer_first(c, c->nold, wret);
-		}
-		c->nold = 0;
-	}
-	return true;
-}
-
-/*
- * Rounds roll: the old round's wait covers its appends while the next
- * round takes what the clients answered before sent meanwhile, so one
- * flush travels while the next batch forms (and rides the flush after,
- * posted as soon as this one completes).  After a round of one client's
- * several appends, the next first looks once more and takes what arrived
- * into itself, then waits: one client refilling its window request by
- * request so keeps it in one flush, not two halves.  After a round of one
- * append it waits at once: a lone client pays no extra pass.
- * quit: every round is waited for and answered.
- */
-static void
-loop_settle(struct admin *a, bool quit)
-{
-	for (;;) {
-		if (a->old == NULL) {
-			if (a->round == NULL)
-				break;
-			if (!quit && a->last_round > 1 && a->last_conns == 1 &&
-			    !a->looked) {
-				a->looked = true;
-				break;
-			}
-			loop_shift(a);
-			/* several clients: what they send by the next look rolls */
-			if (!quit && a->last_conns > 1)
-				break;
-		}
-		if (!loop_wait_old(a, quit))
-			break;
-		if (a->round == NULL)
-			break;
-		/* appended while the old one travelled: waited on after a look */
-		loop_shift(a);
-		if (!quit)
-			break;
-	}
-	for (int i = 0; i < a->nlc; i++)
-		if (a->lc[i]->out_len)
-			loop_flush(a->lc[i]);
-}
-
-static void *
-loop_main(void *arg)
-{
-	struct admin *a = arg;
-	struct epoll_event ev[LOOP_EVENTS];
-	bool left = false;
-
-	(void)pthread_setname_np(pthread_self(), "repld-loop");
-	for (;;) {
-		bool quit = atomic_load(&a->quit);
-		bool busy = a->old != NULL || a->round != NULL;
-		int n = epoll_wait(a->ep, ev, LOOP_EVENTS,
-			quit || busy || left ? 0 : 100);
-
-		/* the listener's new ones, before any event of theirs is read */
-		pthread_mutex_lock(&a->lock);
-		while (a->njoining > 0)
-			a->lc[a->nlc++] = a->joining[--a->njoining];
-		pthread_mutex_unlock(&a->lock);
-		for (int i = 0; i < n; i++)
-			loop_read(ev[i].data.ptr);
-		left = false;
-		for (int i = 0; i < a->nlc && !quit; i++)
-			if (a->lc[i]->have)
-				left |= loop_parse(a->lc[i]);
-		loop_settle(a, quit);
-		/* a connection leaves only with nothing pending */
-		for (int i = a->nlc - 1; i >= 0; i--) {
-			struct conn *c = a->lc[i];
-
-			if (c->npend)
-				continue;
-			if (quit || c->eof) {
-				loop_drop(a, i);
-				(void)out_flush(c);	/* bounded: SEND_TIMEOUT_S */
-				conn_free(c);
-			} else if (c->handoff) {
-				loop_drop(a, i);
-				c->handoff = false;
-				if (!conn_thread(c))
-					conn_free(c);
-			}
-		}
-		if (quit)
-			break;
-	}
-	return NULL;
-}
-
-/*
- * The listener's: c joins the loop; false: it cannot.  Added and queued
- * under the lock the loop takes before it reads its events, so an event
- * of c is never read before c is in the loop's list.
- */
-static bool
-loop_join(struct admin *a, struct conn *c)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-	bool ok;
-
-	c->in_loop = true;
-	pthread_mutex_lock(&a->lock);
-	if ((ok = epoll_ctl(a->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0))
-		a->joining[a->njoining++] = c;
-	pthread_mutex_unlock(&a->lock);
-	if (!ok)
-		c->in_loop = false;	/* never the loop's: still ours alone */
-	return ok;
 }
 
 /* ---- the listener ---- */

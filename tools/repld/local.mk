@@ -45,6 +45,7 @@ bin_PROGRAMS += tools/repld/repld
 tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/node.c tools/repld/node.h \
 	tools/repld/admin.c tools/repld/admin.h tools/repld/admin_proto.h \
+	tools/repld/admin_conn.h tools/repld/admin_loop.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/retention.c tools/repld/retention.h \

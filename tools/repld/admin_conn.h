@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * admin_conn.h -- inside the admin socket's server (admin.c, admin_loop.c):
+ * the server, its connections, and what the loop (admin_loop.c) takes from
+ * the connection code (admin.c).  Not for other files.
+ */
+#ifndef REPLD_ADMIN_CONN_H
+#define REPLD_ADMIN_CONN_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include "admin_proto.h"
+#include "admin_req.h"
+#include "node.h"
+
+#define PENDING_MAX 256			/* appends answered by one wait */
+#define APPEND_WAIT_MS 30000		/* then REPL_E_TIMEDOUT: outcome unknown */
+#define IN_CAP (ADMIN_LINE_MAX + ADMIN_RECORD_MAX)
+#define OUT_CAP (ADMIN_REPLY_MAX + PENDING_MAX * 160)
+#define SEND_TIMEOUT_S 5		/* a client that reads no answers */
+#define LOOP_SLICE_MS 20		/* the loop's wait, between looks at input */
+#define LOOP_EVENTS 64
+#define PEEK_LEN 7			/* "APPEND " */
+
+struct admin {
+	struct node *node;
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_t thread;
+	atomic_bool quit;
+
+	/* the connections' sockets, so a stop can end their reads */
+	pthread_mutex_t lock;
+	pthread_cond_t gone;
+	int conn_fd[ADMIN_CLIENTS_MAX];
+	int clients;
+
+	/* the listener's: connections whose first bytes have not come yet */
+	struct conn *fresh[ADMIN_CLIENTS_MAX];
+	int nfresh;
+
+	/* the loop's: its thread's only, but for joining (under lock) */
+	pthread_t loop_thread;
+	int ep;
+	struct conn *lc[ADMIN_CLIENTS_MAX];
+	int nlc;
+	struct conn *joining[ADMIN_CLIENTS_MAX];
+	int njoining;
+	/*
+	 * Two rounds at most, each inside the gate once: the older one's
+	 * flush travels while the newer one takes what the clients send
+	 * meanwhile (loop_settle).
+	 */
+	struct repl *old;	/* the round waited on: each conn's first nold */
+	uint64_t old_last;	/* its last LSN (0: nothing to wait for) */
+	uint64_t old_since_ms;
+	struct repl *round;	/* the round appending, after the old one's */
+	uint64_t round_since_ms;
+	int last_round;		/* appends the last round answered */
+	int last_conns;		/* ... and the connections they came from */
+	bool looked;		/* the round had its look before its wait */
+};
+
+struct pending {
+	int err;		/* of the append itself */
+	uint64_t lsn;
+};
+
+struct conn {
+	struct admin *a;
+	int fd;
+	char *in;
+	size_t have;
+	char *out;
+	size_t out_len;
+	struct repl *repl;	/* inside the gate while appends are pending */
+	struct pending pend[PENDING_MAX];
+	int npend;
+	int nold;		/* the loop's: how many of pend are the old round's */
+	/*
+	 * Settles left that look for input arrived meanwhile: set when one
+	 * answered more than one append (the client keeps several in flight).
+	 */
+	int pipelined;
+	bool in_loop;		/* served by the loop, not a thread */
+	bool eof;		/* the loop's: the client sent its last */
+	bool handoff;		/* the loop's: to a thread once answered */
+};
+
+/* admin.c: a connection's replies and appends */
+int64_t admin_time_ms(void);
+int conn_out_flush(struct conn *c);
+void conn_reply_error(struct conn *c, const char *name, int code,
+		const char *message);
+const char *admin_gate_message(int err);
+uint64_t conn_pend_last(const struct conn *c);
+void conn_answer_first(struct conn *c, int n, int wret);
+void conn_append(struct conn *c, const struct admin_req *req);
+void conn_free(struct conn *c);
+/* hand c to a thread of its own; false: none could be made */
+bool conn_thread(struct conn *c);
+
+/* admin_loop.c: the loop's thread, and a connection joining it */
+void *loop_main(void *arg);
+bool loop_join(struct admin *a, struct conn *c);
+
+#endif
