@@ -68,6 +68,7 @@ struct ofi_peer {
 	bool virt_addr;		/* FI_MR_VIRT_ADDR: remote addresses are VAs */
 	bool prov_key;		/* FI_MR_PROV_KEY: the provider picks keys */
 	bool ordered_waw;	/* a request cannot overtake earlier writes */
+	bool two_segments;	/* a write may carry its flush request along */
 	struct rpma_progress *progress;	/* progress.h */
 };
 

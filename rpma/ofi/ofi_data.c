@@ -200,11 +200,10 @@ static int
 ofi_write_flush(struct rpma_conn *base, const struct rpma_op *op)
 {
 	struct ofi_conn *conn = (struct ofi_conn *)base;
-	const struct fi_tx_attr *tx = conn->peer->info->tx_attr;
 	struct rpma_op w = *op;
 	int ret;
 
-	if (tx->iov_limit >= 2 && tx->rma_iov_limit >= 2)
+	if (conn->peer->two_segments)
 		return rpma_ofi_request_post(conn, op,
 			rpma_req_flush_op(op->flush_type), true);
 	w.flags = RPMA_F_COMPLETION_ON_ERROR;

@@ -139,6 +139,8 @@ rpma_ext_peer_new_ofi(const char *provider, struct rpma_peer **peer_ptr)
 	peer->prov_key = (peer->info->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
 	peer->ordered_waw = (peer->info->tx_attr->msg_order & FI_ORDER_RMA_WAW) ||
 		(peer->info->tx_attr->msg_order & FI_ORDER_WAW);
+	peer->two_segments = peer->info->tx_attr->iov_limit >= 2 &&
+		peer->info->tx_attr->rma_iov_limit >= 2;
 	ret = rpma_peer_init(&peer->base, prov);
 	if (ret)
 		goto err_domain;

@@ -497,6 +497,26 @@ post_send_wr(struct verbs_conn *conn, struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* op's one-sided request (the 0-byte form has no sge) */
+static void
+rma_wr(const struct rpma_op *op, enum ibv_wr_opcode opcode, struct ibv_sge *sge,
+		struct ibv_send_wr *wr)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->opcode = opcode;
+	if (op->local) {
+		sge->addr = (uint64_t)(uintptr_t)(op->local->ptr + op->local_offset);
+		sge->length = (uint32_t)op->len;
+		sge->lkey = ((struct ibv_mr *)op->local->prov_handle)->lkey;
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+		wr->wr.rdma.remote_addr = op->remote->desc.raddr + op->remote_offset;
+		wr->wr.rdma.rkey = (uint32_t)op->remote->desc.key;
+	}
+	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr->imm_data = htonl(op->imm);
+}
+
 static int
 post_rma(struct verbs_conn *conn, const struct rpma_op *op,
 		enum ibv_wr_opcode opcode)
@@ -504,19 +524,7 @@ post_rma(struct verbs_conn *conn, const struct rpma_op *op,
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = opcode;
-	if (op->local) {
-		sge.addr = (uint64_t)(uintptr_t)(op->local->ptr + op->local_offset);
-		sge.length = (uint32_t)op->len;
-		sge.lkey = ((struct ibv_mr *)op->local->prov_handle)->lkey;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.wr.rdma.remote_addr = op->remote->desc.raddr + op->remote_offset;
-		wr.wr.rdma.rkey = (uint32_t)op->remote->desc.key;
-	}
-	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-		wr.imm_data = htonl(op->imm);
+	rma_wr(op, opcode, &sge, &wr);
 	return post_send_wr(conn, &wr, op, op->local);
 }
 
@@ -568,19 +576,12 @@ verbs_atomic_write(struct rpma_conn *base, const struct rpma_op *op)
  * placed; with direct write to PMem that placement is persistence.
  */
 static int
-verbs_flush(struct rpma_conn *base, const struct rpma_op *op)
+apm_read_wr(struct verbs_conn *conn, const struct rpma_op *op,
+		struct ibv_sge *sge, struct ibv_send_wr *wr)
 {
-	struct verbs_conn *conn = (struct verbs_conn *)base;
 	uint64_t size = op->remote->desc.size;
 	uint64_t end = op->remote_offset + op->len;
-	struct ibv_sge sge = {
-		.addr = (uint64_t)(uintptr_t)conn->raw, .length = APM_READ_LEN,
-		.lkey = conn->raw_mr->lkey,
-	};
-	struct ibv_send_wr wr;
 
-	if (base->flush_method[op->flush_type] == RPMA_EXT_FLUSH_GPSPM)
-		return rpma_verbs_gpspm_request(conn, op, rpma_req_flush_op(op->flush_type));
 	if (size < APM_READ_LEN)
 		return rpma_fail(RPMA_E_NOSUPP,
 			"a region under %d bytes cannot be flushed by a read", APM_READ_LEN);
@@ -588,12 +589,31 @@ verbs_flush(struct rpma_conn *base, const struct rpma_op *op)
 		end = APM_READ_LEN;
 	if (end > size)
 		end = size;
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = IBV_WR_RDMA_READ;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = op->remote->desc.raddr + end - APM_READ_LEN;
-	wr.wr.rdma.rkey = (uint32_t)op->remote->desc.key;
+	*sge = (struct ibv_sge){
+		.addr = (uint64_t)(uintptr_t)conn->raw, .length = APM_READ_LEN,
+		.lkey = conn->raw_mr->lkey,
+	};
+	memset(wr, 0, sizeof(*wr));
+	wr->opcode = IBV_WR_RDMA_READ;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->wr.rdma.remote_addr = op->remote->desc.raddr + end - APM_READ_LEN;
+	wr->wr.rdma.rkey = (uint32_t)op->remote->desc.key;
+	return 0;
+}
+
+static int
+verbs_flush(struct rpma_conn *base, const struct rpma_op *op)
+{
+	struct verbs_conn *conn = (struct verbs_conn *)base;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	int ret;
+
+	if (base->flush_method[op->flush_type] == RPMA_EXT_FLUSH_GPSPM)
+		return rpma_verbs_gpspm_request(conn, op, rpma_req_flush_op(op->flush_type));
+	if ((ret = apm_read_wr(conn, op, &sge, &wr)))
+		return ret;
 	return post_send_wr(conn, &wr, op, NULL);
 }
 
@@ -610,8 +630,6 @@ verbs_write_flush(struct rpma_conn *base, const struct rpma_op *op)
 {
 	struct verbs_conn *conn = (struct verbs_conn *)base;
 	struct rpma_op w = *op;
-	uint64_t size = op->remote->desc.size;
-	uint64_t end = op->remote_offset + op->len;
 	struct ibv_sge wsge, rsge;
 	struct ibv_send_wr wr[2], *bad;
 	struct verbs_slot *ws, *rs;
@@ -620,44 +638,22 @@ verbs_write_flush(struct rpma_conn *base, const struct rpma_op *op)
 	w.flags = RPMA_F_COMPLETION_ON_ERROR;
 	w.op_context = NULL;
 	if (base->flush_method[op->flush_type] == RPMA_EXT_FLUSH_GPSPM ||
-	    size < APM_READ_LEN) {
+	    op->remote->desc.size < APM_READ_LEN) {
 		if ((ret = post_rma(conn, &w, IBV_WR_RDMA_WRITE)))
 			return ret;
 		return verbs_flush(base, op);
 	}
-	if (end < APM_READ_LEN)
-		end = APM_READ_LEN;
-	if (end > size)
-		end = size;
+	rma_wr(&w, IBV_WR_RDMA_WRITE, &wsge, &wr[0]);
+	(void)apm_read_wr(conn, op, &rsge, &wr[1]);	/* the size was checked */
 	if ((ws = rpma_verbs_slot_get(&conn->sq, NULL, op->local)) == NULL)
 		return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
 	if ((rs = rpma_verbs_slot_get(&conn->sq, op->op_context, NULL)) == NULL) {
 		rpma_verbs_slot_unget(ws);
 		return rpma_fail(RPMA_E_PROVIDER, "send queue full: complete operations first");
 	}
-	memset(wr, 0, sizeof(wr));
-	wsge = (struct ibv_sge){
-		.addr = (uint64_t)(uintptr_t)(op->local->ptr + op->local_offset),
-		.length = (uint32_t)op->len,
-		.lkey = ((struct ibv_mr *)op->local->prov_handle)->lkey,
-	};
 	wr[0].wr_id = (uint64_t)(uintptr_t)ws;
-	wr[0].opcode = IBV_WR_RDMA_WRITE;
-	wr[0].sg_list = &wsge;
-	wr[0].num_sge = 1;
-	wr[0].wr.rdma.remote_addr = op->remote->desc.raddr + op->remote_offset;
-	wr[0].wr.rdma.rkey = (uint32_t)op->remote->desc.key;
 	wr[0].next = &wr[1];
-	rsge = (struct ibv_sge){
-		.addr = (uint64_t)(uintptr_t)conn->raw, .length = APM_READ_LEN,
-		.lkey = conn->raw_mr->lkey,
-	};
 	wr[1].wr_id = (uint64_t)(uintptr_t)rs;
-	wr[1].opcode = IBV_WR_RDMA_READ;
-	wr[1].sg_list = &rsge;
-	wr[1].num_sge = 1;
-	wr[1].wr.rdma.remote_addr = op->remote->desc.raddr + end - APM_READ_LEN;
-	wr[1].wr.rdma.rkey = (uint32_t)op->remote->desc.key;
 	if ((op->flags & RPMA_F_COMPLETION_ALWAYS) == RPMA_F_COMPLETION_ALWAYS ||
 	    (op->flags & 2))
 		wr[1].send_flags = IBV_SEND_SIGNALED;
