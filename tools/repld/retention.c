@@ -17,34 +17,25 @@
 #define PASS_MS 20		/* a pass this often: a full log waits at most this */
 #define ALARM_HYSTERESIS 5	/* percent below the threshold that clears it */
 
-static const char *const hold_names[] = {
-	[HOLD_NONE] = "none",
-	[HOLD_COMMIT] = "commit",
-	[HOLD_KEEP] = "keep",
-	[HOLD_KEEP_RECORDS] = "keep_records",
-	[HOLD_KEEP_SECONDS] = "keep_seconds",
-	[HOLD_CHECKPOINTER] = "checkpointer",
-	[HOLD_REPLICA] = "replica",
-};
-
-/* what the alarm's line says holds the space */
-static const char *const hold_reasons[] = {
-	[HOLD_NONE] = "nothing",
-	[HOLD_COMMIT] = "records not yet durable on the quorum (a replica is "
-		"down or slow: see replctl status)",
-	[HOLD_KEEP] = "retention.keep",
-	[HOLD_KEEP_RECORDS] = "retention.keep_records",
-	[HOLD_KEEP_SECONDS] = "retention.keep_seconds",
-	[HOLD_CHECKPOINTER] = "the checkpointer (retention.mode = \"checkpointer\"): "
-		"no RELEASE past the oldest records",
-	[HOLD_REPLICA] = "a streaming replica that has not flushed them",
+/* each hold: its name in status, and what the alarm's line says holds the space */
+static const struct {
+	const char *name, *reason;
+} holds[] = {
+	[HOLD_NONE] = { "none", "nothing" },
+	[HOLD_COMMIT] = { "commit", "records not yet durable on the quorum (a replica "
+		"is down or slow: see replctl status)" },
+	[HOLD_KEEP] = { "keep", "retention.keep" },
+	[HOLD_KEEP_RECORDS] = { "keep_records", "retention.keep_records" },
+	[HOLD_KEEP_SECONDS] = { "keep_seconds", "retention.keep_seconds" },
+	[HOLD_CHECKPOINTER] = { "checkpointer", "the checkpointer (retention.mode = "
+		"\"checkpointer\"): no RELEASE past the oldest records" },
+	[HOLD_REPLICA] = { "replica", "a streaming replica that has not flushed them" },
 };
 
 const char *
 retention_hold_name(enum retention_hold h)
 {
-	return (unsigned)h < sizeof(hold_names) / sizeof(hold_names[0]) ?
-		hold_names[h] : "?";
+	return (unsigned)h < sizeof(holds) / sizeof(holds[0]) ? holds[h].name : "?";
 }
 
 static uint64_t
@@ -116,7 +107,7 @@ alarm_update(struct retention *r, const struct repl_status *st, int alarm_at)
 			"retention.alarm_percent %d); what holds it: %s\n",
 			i->used_percent, (unsigned long long)st->used_bytes,
 			(unsigned long long)st->size_bytes, alarm_at,
-			hold_reasons[i->held_by]);
+			holds[i->held_by].reason);
 	} else if (i->alarm && i->used_percent < alarm_at - ALARM_HYSTERESIS) {
 		i->alarm = false;
 		say("space alarm cleared: the log is %d%% full\n", i->used_percent);
@@ -152,7 +143,11 @@ pass(struct retention *r, struct repl *repl)
 	/* a log made with another size than the file's log.size: within it */
 	keep = conf->retention.keep < st.size_bytes / 4 * 3 ?
 		conf->retention.keep : st.size_bytes / 4 * 3;
-	if (keep && repl_lsn_keeping(repl, keep, &k) == 0)
+	/* the log's lock only when keep could bound anything */
+	if (keep && st.used_bytes <= keep)
+		lower(&target, &held, st.first_lsn ? st.first_lsn - 1 : st.last_lsn,
+			HOLD_KEEP);
+	else if (keep && repl_lsn_keeping(repl, keep, &k) == 0)
 		lower(&target, &held, k, HOLD_KEEP);
 
 	/* due: an eighth of the log beyond what is kept is in use */
