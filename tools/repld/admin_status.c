@@ -148,8 +148,9 @@ common_json(struct node *n, enum node_role role, bool changing)
 
 	snprintf(listen, sizeof(listen), "%s:%u", c->listen.address,
 		c->listen.control_port);
-	return json_pack("{s:b, s:s, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:b}",
+	return json_pack("{s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:b}",
 		"ok", true,
+		"version", PACKAGE_VERSION,
 		"role", node_role_name(role),
 		"node_id", jo_u64(c->node_id),
 		"cluster_uuid", jo_str(c->cluster_uuid_text),
