@@ -249,9 +249,12 @@ wait_member() {
 
 # role_of N: "primary", "replica", or "" when it does not answer (2 s)
 role_of() {
-	local s
+	local s rc
 	running "$1" || return 0
-	s=$("$CTL" -s "$(sock "$1")" --timeout 2000 --json status 2> /dev/null) || return 0
+	# 5: it answers, but cannot acknowledge or follows no primary now
+	s=$("$CTL" -s "$(sock "$1")" --timeout 2000 --json status 2> /dev/null)
+	rc=$?
+	((rc == 0 || rc == 5)) || return 0
 	jstr "$s" role
 }
 

@@ -145,3 +145,22 @@ EXTRA_DIST += tests/tools/repld_reinit.sh
 check_PROGRAMS += tests/tools/admin_client
 TESTS += tests/tools/repld_admin_loop.sh
 EXTRA_DIST += tests/tools/repld_admin_loop.sh
+
+# replctl(8)'s EXIT STATUS, one case per documented status (table-driven):
+# usage errors before any request (bad numbers named), refusals, a log
+# unreadable, no daemon, records not acknowledged (the daemon's
+# REPL_E_TIMEDOUT and replctl's --timeout) and status of a primary that
+# cannot acknowledge / a replica that follows no primary; global options
+# before or after the command
+TESTS += tests/tools/replctl_exit.sh
+EXTRA_DIST += tests/tools/replctl_exit.sh
+
+# the JSON schemas of replctl(8) against a running cluster's output, both
+# ways: every key printed is documented (with its type), every documented
+# key is printed (optional ones aside); json_keys lists an object's keys
+check_PROGRAMS += tests/tools/json_keys
+tests_tools_json_keys_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_tools_json_keys_LDADD = $(JANSSON_LIBS)
+TESTS += tests/tools/replctl_schema.sh
+EXTRA_DIST += tests/tools/replctl_schema.sh
+

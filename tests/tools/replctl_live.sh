@@ -16,10 +16,11 @@
 #   7. remove a replica: one fewer, config_epoch up; add it back;
 #   8. reload (replctl reload and SIGHUP) after editing the primary's file;
 #      a file that does not load: exit 1 naming FILE:LINE, nothing changes;
-#   9. usage errors: exit 2;
+#   9. usage errors: exit 2 (an empty line to append too);
 #  10. every node stops cleanly; the acknowledged records are in the
 #      final primary's log (dump, offline).
-# verify: both replicas match; a replica or a frozen replica fails it.
+# verify: both replicas match; a replica or a frozen replica fails it;
+# --from after --to is a usage error.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default).
 set -u
@@ -108,9 +109,9 @@ last=$(tail -n 1 <<< "$out")
 st=$(status_json 1)
 (( $(jnum "$st" commit_lsn) >= last && $(jnum "$st" last_lsn) >= last )) ||
 	fail "after append up to LSN $last: $st"
-# --json: one reply per record; empty lines are skipped
+# --json: one reply per record; empty lines skipped with --skip-empty
 printf 'json-1\n\njson-2\n' | {
-	"$CTL" -s "$(sock 1)" --json append > "$D/out" 2> "$D/live.stderr"
+	"$CTL" -s "$(sock 1)" append --json --skip-empty > "$D/out" 2> "$D/live.stderr"
 	echo $? > "$D/rc"
 }
 out=$(cat "$D/out")
@@ -120,6 +121,16 @@ l1=$(jnum "$(head -n 1 <<< "$out")" lsn)
 l2=$(jnum "$(tail -n 1 <<< "$out")" lsn)
 ((l1 > last && l2 > l1)) || fail "--json append: LSNs $l1 $l2 after $last"
 printf '%s json-1\n%s json-2\n' $l1 $l2 >> "$D/acked"
+# without it an empty line is refused, named by its number: exit 2; the
+# lines before it are appended, none after it
+printf 'empty-1\n\nempty-2\n' > "$D/in.empty"
+live 1 append < "$D/in.empty"
+[[ $rc -eq 2 && $out =~ ^[0-9]+$ && $err == *"line 2 is empty"* ]] ||
+	fail "append of an empty line: exit $rc, out \"$out\", err \"$err\""
+echo "$out empty-1" >> "$D/acked"
+(( out > l2 )) || fail "append before an empty line: LSN $out after $l2"
+st=$(status_json 1)
+(( $(jnum "$st" last_lsn) == out )) || fail "a record after the empty line was appended: $st"
 # --client-id, and an empty stdin (nothing to do)
 live 1 append --client-id 7 <<< "client-7"
 [[ $rc -eq 0 && $out =~ ^[0-9]+$ ]] || fail "append --client-id: exit $rc: $out $err"
@@ -308,7 +319,7 @@ ranges=$(grep -o '"ranges":[0-9]*' <<< "$out" | head -n 1 | cut -d: -f2)
 live 3 verify
 [[ $rc -eq 1 && $err == *WRONG_ROLE* ]] || fail "verify on a replica: exit $rc: $err"
 live 2 verify --from 9 --to 3
-[[ $rc -eq 1 && $err == *"FROM is after TO"* ]] || fail "verify 9..3: exit $rc: $err"
+[[ $rc -eq 2 && $err == *"--from 9 is after --to 3"* ]] || fail "verify 9..3: exit $rc: $err"
 kill -STOP "${pid[3]}"
 live 2 verify
 kill -CONT "${pid[3]}"

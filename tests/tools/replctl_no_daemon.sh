@@ -4,11 +4,13 @@
 # replctl_no_daemon.sh -- replctl when the daemon cannot be reached, and
 # the admin socket's own rules:
 #   1. no socket file: exit 4, naming the path, "No such file";
-#   2. the admin socket is created mode 0600;
+#   2. the admin socket is created mode 0600; the lone replica's status
+#      exits 5 (it follows no primary), saying so;
 #   3. a second repld on the same admin socket refuses to start (exit 1:
 #      another daemon answers); one whose admin socket path is a plain
 #      file too;
-#   4. a stopped (SIGSTOP) daemon: exit 4 after --timeout, "no answer";
+#   4. a stopped (SIGSTOP) daemon: exit 4 after --timeout, "no answer"
+#      (append too: a STATUS gets no answer either);
 #      promote --timeout 1000 too within 1.5 s (a change's longer default
 #      does not override --timeout), also with the daemon's backlog full;
 #   5. a dead daemon (kill -9; its socket file stays): exit 4, "refused";
@@ -28,6 +30,16 @@ NAME=replctl_no_daemon
 T0=$SECONDS
 LIVE=("status" "peers" "promote" "fence" "reload" "add 127.0.0.1:9"
 	"remove 127.0.0.1:9" "release 1" "append" "bench --records 1" "--json status")
+
+# answers WHAT: the lone replica answers status; it follows no primary,
+# so its exit status is 5 (replctl(8)), not 4
+answers() {
+	local rc
+	"$CTL" -s "$S" status > /dev/null 2> "$D/answers.err"
+	rc=$?
+	[[ $rc -eq 5 ]] || fail "$1: exit $rc, not 5: $(cat "$D/answers.err")"
+	grep -q "follows no primary" "$D/answers.err" || fail "$1: $(cat "$D/answers.err")"
+}
 
 # unreachable SOCKET PATTERN WHAT: every live command exits 4 with a
 # message naming SOCKET and matching PATTERN (grep -E)
@@ -59,7 +71,7 @@ S=$(sock 2)
 [[ -S $S ]] || fail "no admin socket $S"
 mode=$(stat -c %a "$S")
 [[ $mode == 600 ]] || fail "the admin socket's mode is $mode, not 600"
-"$CTL" -s "$S" status > /dev/null || fail "status of the live replica: exit $?"
+answers "status of the live replica"
 
 # 3. a second daemon on the same admin socket: refused, the first unharmed
 conf 3 replica
@@ -70,7 +82,7 @@ rc=$?
 grep -q "another daemon answers on the admin socket $S" "$D/second.out" ||
 	fail "a second repld: $(cat "$D/second.out")"
 [[ -S $S ]] || fail "the refused daemon removed $S"
-"$CTL" -s "$S" status > /dev/null || fail "the first daemon after the second: exit $?"
+answers "the first daemon after the second"
 echo "$NAME: a second daemon: $(cat "$D/second.out")"
 : > "$D/plain"
 sed -i "s|^admin_socket = .*|admin_socket = \"$D/plain\";|" "$D/node3.conf"
@@ -85,11 +97,18 @@ kill -STOP "${pid[2]}"
 t=$SECONDS
 "$CTL" -s "$S" --timeout 300 status > /dev/null 2> "$D/err"
 rc=$?
+# an append left unanswered by a daemon that answers no STATUS either:
+# unreachable (4), not "not acknowledged" (5)
+echo "x" | "$CTL" -s "$S" --timeout 300 append > /dev/null 2> "$D/append.err"
+arc=$?
 kill -CONT "${pid[2]}"
+clean_stderr "$D/append.err" "append to a stopped daemon"
+[[ $arc -eq 4 ]] && grep -q "a STATUS gets no answer either" "$D/append.err" ||
+	fail "append to a stopped daemon: exit $arc, not 4: $(cat "$D/append.err")"
 [[ $rc -eq 4 ]] && grep -q "no answer in 300 ms" "$D/err" ||
 	fail "a stopped daemon: exit $rc: $(cat "$D/err")"
 ((SECONDS - t < 5)) || fail "--timeout 300 took $((SECONDS - t)) s"
-"$CTL" -s "$S" status > /dev/null || fail "status after SIGCONT: exit $?"
+answers "status after SIGCONT"
 echo "$NAME: a stopped daemon: $(cat "$D/err")"
 
 # 4b. --timeout bounds a change too (promote waits longer by default), and
@@ -121,7 +140,7 @@ timed_promote "a stopped daemon with its backlog full"
 kill -CONT "${pid[2]}"
 for p in "${bg[@]}"; do wait "$p" 2>/dev/null; done
 bg=()
-"$CTL" -s "$S" status > /dev/null || fail "status after the full backlog: exit $?"
+answers "status after the full backlog"
 
 # 5. a dead daemon: its socket file stays, nobody listens
 kill -9 "${pid[2]}"
@@ -134,7 +153,9 @@ echo "$NAME: a dead daemon: $(cat "$D/err")"
 : > "$D/node2.err"
 start 2
 wait_for 2 "listening" "listening again"
-"$CTL" -s "$S" --json status > "$D/out" || fail "status after the restart: exit $?"
+"$CTL" -s "$S" --json status > "$D/out" 2> /dev/null
+rc=$?
+[[ $rc -eq 5 ]] || fail "status after the restart: exit $rc, not 5"
 [[ $(jstr "$(cat "$D/out")" role) == replica ]] || fail "after the restart: $(cat "$D/out")"
 stop 2
 [[ ! -e $S ]] || fail "a clean stop left $S behind"

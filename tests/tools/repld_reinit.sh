@@ -55,8 +55,10 @@ wait_for 3 "waiting for its promise floor: 1 of the 2 answers" "the floor's wait
 wait_status 3 '"floor_pending":true,"floor_needed":2,"floor_answered":1' \
 	"node3's status: waiting for its floor"
 wait_for 1 "not ready: taking its promise floor from 2 other nodes" "node1 refused by node3"
-"$CTL" -s "$(sock 3)" status > "$D/status.txt" 2>> "$D/ctl.err" ||
-	fail "replctl status on node3: exit $?"
+# it answers, and says by its exit status that it serves no primary (5)
+"$CTL" -s "$(sock 3)" status > "$D/status.txt" 2>> "$D/ctl.err"
+rc=$?
+[[ $rc -eq 5 ]] || fail "replctl status on node3 waiting for its floor: exit $rc, not 5"
 grep -q "waiting for its promise floor" "$D/status.txt" ||
 	fail "replctl status does not say node3 waits: $(cat "$D/status.txt")"
 inc=$(header incarnation)

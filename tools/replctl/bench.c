@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bench.c -- replctl bench: appends through the primary's admin socket,
- * DEPTH requests in flight on one connection, each timed from its send to
- * its durable acknowledgement.  Prints latency percentiles and
- * throughput; on a terminal a progress line on stderr meanwhile.
+ * bench.c -- replctl bench: appends through the primary's admin socket
+ * from CLIENTS connections (a thread each), DEPTH requests in flight on
+ * each, every append timed from its send to its durable acknowledgement.
+ * Prints latency percentiles and throughput of what was acknowledged; on
+ * a terminal a progress line on stderr meanwhile; with --csv one row per
+ * acknowledged append.
  *
  * This measures the daemon's socket path (a script's or a non-C
  * program's view); a database linking librepl skips the socket, and
@@ -11,10 +13,14 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "admin_proto.h"
@@ -22,40 +28,228 @@
 #include "client.h"
 #include "replctl.h"
 
+#define RECORDS_DEFAULT 10000
+#define SIZE_DEFAULT 128
+#define DEPTH_DEFAULT 16
 #define DEPTH_MAX 1024
+#define CLIENTS_MAX ADMIN_CLIENTS_MAX
+#define SAMPLES_MAX 20000000ull	/* with --seconds: the most kept */
 #define PROGRESS_EVERY_NS 250000000ull
 
-enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH };
+/* one acknowledged append */
+struct sample {
+	uint64_t start_ns;	/* its send, since the run's start */
+	uint64_t lat_ns;	/* send to durable acknowledgement */
+	uint64_t lsn;
+	uint32_t client;
+};
+
+/* what every client of a run shares */
+struct run {
+	const struct live_opts *o;
+	uint64_t size, depth, cap;	/* cap: the appends the run may send */
+	uint64_t t0, t_end;		/* t_end 0: no time bound */
+	const char *payload;
+	atomic_uint_fast64_t tickets;	/* appends claimed (each < cap sent) */
+	atomic_uint_fast64_t done, failed;	/* acknowledged durable; refused */
+	atomic_uint_fast64_t finished;	/* clients that ended */
+	atomic_bool stop;		/* a failure: every client stops sending */
+	atomic_int ret;			/* the first failure's exit status */
+	atomic_bool said;		/* the first refusal shown */
+	const char *nl;			/* before a message: "\n" after progress */
+};
+
+struct client_run {
+	struct run *r;
+	uint32_t index;
+	pthread_t thread;
+	struct sample *s;
+	uint64_t n, cap;
+};
+
+static void
+fail_run(struct run *r, int ret)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&r->ret, &none, ret);
+	atomic_store(&r->stop, true);
+}
+
+static bool
+keep(struct client_run *cr, const struct sample *s)
+{
+	if (cr->n == cr->cap) {
+		uint64_t cap = cr->cap ? 2 * cr->cap : 4096;
+		struct sample *n = realloc(cr->s, cap * sizeof(*n));
+
+		if (n == NULL)
+			return false;
+		cr->s = n;
+		cr->cap = cap;
+	}
+	cr->s[cr->n++] = *s;
+	return true;
+}
+
+/* one reply: kept when acknowledged; false when the run must stop */
+static bool
+take(struct client_run *cr, const char *reply, size_t len, uint64_t start,
+		uint64_t end)
+{
+	struct run *r = cr->r;
+	char why[400];
+	json_t *d = json_in_reply(reply, len, "repld", why, sizeof(why));
+	bool ok = jin_bool(d, "ok", false);
+
+	if (ok) {
+		struct sample s = { start - r->t0, end - start, jin_u64(d, "lsn", 0),
+			cr->index };
+
+		if (!keep(cr, &s)) {
+			fprintf(stderr, "%sreplctl: bench: out of memory\n", r->nl);
+			fail_run(r, EXIT_FAILED);
+			ok = false;
+		} else {
+			atomic_fetch_add(&r->done, 1);
+		}
+	} else {
+		bool no = false;
+
+		atomic_fetch_add(&r->failed, 1);
+		/* what is not an acknowledgement is shown as it came, once */
+		if (atomic_compare_exchange_strong(&r->said, &no, true))
+			fprintf(stderr, "%sreplctl: bench: an append failed: %.*s\n",
+				r->nl, (int)len, reply);
+		fail_run(r, d ? client_error_exit(d) : EXIT_FAILED);
+	}
+	json_decref(d);
+	return ok;
+}
+
+static void *
+client_main(void *arg)
+{
+	struct client_run *cr = arg;
+	struct run *r = cr->r;
+	uint64_t sent_at[DEPTH_MAX], sent = 0, answered = 0;
+	bool more = true;
+	char line[64], what[64];
+	struct client c;
+
+	snprintf(line, sizeof(line), "APPEND %" PRIu64, r->size);
+	snprintf(what, sizeof(what), "bench: client %" PRIu32, cr->index);
+	if (client_open(&c, r->o) != 0) {
+		fprintf(stderr, "%sreplctl: %s\n", r->nl, c.why);
+		fail_run(r, EXIT_UNREACHABLE);
+		goto out;
+	}
+	for (;;) {
+		const char *reply;
+		size_t len;
+
+		more = more && !atomic_load(&r->stop) &&
+			(r->t_end == 0 || bench_now_ns() < r->t_end);
+		/* keep depth in flight, while the run has appends to give */
+		if (more && sent - answered < r->depth) {
+			if (atomic_fetch_add(&r->tickets, 1) >= r->cap) {
+				more = false;
+				continue;
+			}
+			sent_at[sent % DEPTH_MAX] = bench_now_ns();
+			if (client_send(&c, line, r->payload, r->size) != 0) {
+				fprintf(stderr, "%s", r->nl);
+				fail_run(r, client_not_acked(r->o, &c, what));
+				break;
+			}
+			sent++;
+			continue;
+		}
+		if (answered == sent)
+			break;
+		if ((reply = client_reply(&c, &len)) == NULL) {
+			fprintf(stderr, "%s", r->nl);
+			fail_run(r, client_not_acked(r->o, &c, what));
+			break;
+		}
+		/* answers come in request order */
+		if (!take(cr, reply, len, sent_at[answered % DEPTH_MAX], bench_now_ns()))
+			more = false;	/* stop sending; take what is on its way */
+		answered++;
+	}
+	client_close(&c);
+out:
+	atomic_fetch_add(&r->finished, 1);
+	return NULL;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->client < y->client ? -1 : x->client > y->client;
+}
+
+/* every acknowledged append, in the order of their sends (replctl(8)) */
+static int
+write_csv(const char *path, const struct sample *s, uint64_t n, uint64_t size)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "replctl: bench: --csv %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "start_s,latency_s,size,lsn,client\n");
+	for (uint64_t i = 0; i < n; i++)
+		fprintf(f, "%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n",
+			s[i].start_ns / 1e9, s[i].lat_ns / 1e9, size, s[i].lsn,
+			s[i].client);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "replctl: bench: --csv %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 static int
 usage(void)
 {
 	fprintf(stderr, "usage: replctl bench [--records N] [--seconds S]"
-		" [--size BYTES] [--depth D] [--json]\n"
-		"  N 1..100000000 (default 10000), S 1..3600, BYTES 1..%u "
-		"(default 128), D 1..%d (default 16)\n",
-		ADMIN_RECORD_MAX, DEPTH_MAX);
+		" [--size BYTES] [--depth D] [--clients C] [--csv FILE] [--json]\n"
+		"  N 1..100000000 (default %d; with --seconds alone, no bound), "
+		"S 1..3600,\n  BYTES 1..%u (default %d), D 1..%d (default %d), "
+		"C 1..%d (default 1)\n", RECORDS_DEFAULT, ADMIN_RECORD_MAX,
+		SIZE_DEFAULT, DEPTH_MAX, DEPTH_DEFAULT, CLIENTS_MAX);
 	return EXIT_USAGE;
 }
 
 int
 cmd_bench(int argc, char *argv[], struct live_opts *o)
 {
+	enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH, OPT_CLIENTS,
+		OPT_CSV };
 	static const struct option opts[] = {
 		{ "records", required_argument, NULL, OPT_RECORDS },
 		{ "seconds", required_argument, NULL, OPT_SECONDS },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "clients", required_argument, NULL, OPT_CLIENTS },
+		{ "csv", required_argument, NULL, OPT_CSV },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t records = 10000, seconds = 0, size = 128, depth = 16;
-	uint64_t *lat = NULL, *sent_at = NULL, cap, sent = 0, answered = 0;
-	uint64_t done = 0, failed = 0;	/* acknowledged durable; refused */
-	bool records_given = false;
-	uint64_t t0, t_end = 0, next_progress;
-	bool tty = isatty(2);
-	char line[64], *payload = NULL;
-	struct client c;
+	uint64_t records = RECORDS_DEFAULT, seconds = 0, size = SIZE_DEFAULT;
+	uint64_t depth = DEPTH_DEFAULT, clients = 1;
+	bool records_given = false, tty = isatty(2);
+	const char *csv = NULL;
+	struct client_run *cr = NULL;
+	struct sample *all = NULL;
+	uint64_t *lat = NULL, n = 0, started = 0;
+	char *payload = NULL;
+	struct run r;
 	int ret = 0, opt;
 
 	optind = 0;
@@ -63,13 +257,18 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		bool ok = false;
 
 		if (opt == OPT_RECORDS)
-			ok = records_given = arg_u64(optarg, 1, 100000000, &records);
+			ok = records_given = opt_u64("--records", optarg, 1, 100000000,
+				&records);
 		else if (opt == OPT_SECONDS)
-			ok = arg_u64(optarg, 1, 3600, &seconds);
+			ok = opt_u64("--seconds", optarg, 1, 3600, &seconds);
 		else if (opt == OPT_SIZE)
-			ok = arg_u64(optarg, 1, ADMIN_RECORD_MAX, &size);
+			ok = opt_u64("--size", optarg, 1, ADMIN_RECORD_MAX, &size);
 		else if (opt == OPT_DEPTH)
-			ok = arg_u64(optarg, 1, DEPTH_MAX, &depth);
+			ok = opt_u64("--depth", optarg, 1, DEPTH_MAX, &depth);
+		else if (opt == OPT_CLIENTS)
+			ok = opt_u64("--clients", optarg, 1, CLIENTS_MAX, &clients);
+		else if (opt == OPT_CSV)
+			ok = (csv = optarg)[0] != '\0';
 		if (!ok)
 			return usage();
 	}
@@ -77,129 +276,113 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		return usage();
 	if ((ret = live_opts_resolve(o)) != 0)
 		return ret;
-	/*
-	 * With --seconds, room for what a fast daemon could do; with both,
-	 * whichever ends first.
-	 */
-	cap = seconds ? (seconds * 200000 < 20000000 ? seconds * 200000 : 20000000) :
-		records;
-	if (seconds && records_given && records < cap)
-		cap = records;
-	if ((lat = malloc(cap * sizeof(*lat))) == NULL ||
-	    (sent_at = malloc(DEPTH_MAX * sizeof(*sent_at))) == NULL ||
-	    (payload = malloc(size)) == NULL) {
+	r = (struct run){ .o = o, .size = size, .depth = depth,
+		.nl = tty ? "\n" : "" };
+	/* with --seconds, room for what a fast daemon could do; with both,
+	 * whichever ends first */
+	r.cap = seconds ? (seconds * 200000 < SAMPLES_MAX ? seconds * 200000 :
+		SAMPLES_MAX) : records;
+	if (seconds && records_given && records < r.cap)
+		r.cap = records;
+	if ((payload = malloc(size)) == NULL ||
+	    (cr = calloc(clients, sizeof(*cr))) == NULL) {
 		fprintf(stderr, "replctl: bench: out of memory\n");
-		free(lat);
-		free(sent_at);
+		free(payload);
 		return EXIT_FAILED;
 	}
 	for (uint64_t i = 0; i < size; i++)
 		payload[i] = (char)('a' + i % 26);
-	if (client_open(&c, o) != 0) {
-		fprintf(stderr, "replctl: %s\n", c.why);
-		ret = EXIT_UNREACHABLE;
-		goto out;
-	}
-	snprintf(line, sizeof(line), "APPEND %" PRIu64, size);
-	t0 = bench_now_ns();
-	next_progress = t0 + PROGRESS_EVERY_NS;
+	r.payload = payload;
+	r.t0 = bench_now_ns();
 	if (seconds)
-		t_end = t0 + seconds * 1000000000ull;
-	for (;;) {
-		bool more = seconds ? bench_now_ns() < t_end && sent < cap : sent < records;
-
-		/* keep depth in flight; then take one answer */
-		if (more && sent - answered < depth) {
-			sent_at[sent % DEPTH_MAX] = bench_now_ns();
-			if (client_send(&c, line, payload, size) != 0) {
-				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
-				ret = EXIT_UNREACHABLE;
-				/* stop sending; take the answers already on their way */
-				records = sent;
-				t_end = t0;
-				continue;
-			}
-			sent++;
-			continue;
-		}
-		if (answered == sent)
+		r.t_end = r.t0 + seconds * 1000000000ull;
+	for (uint64_t i = 0; i < clients; i++) {
+		cr[i] = (struct client_run){ .r = &r, .index = (uint32_t)i };
+		if (pthread_create(&cr[i].thread, NULL, client_main, &cr[i]) != 0) {
+			fprintf(stderr, "replctl: bench: cannot start client %" PRIu64
+				"\n", i);
+			fail_run(&r, EXIT_FAILED);
 			break;
-		{
-			const char *r;
-			char why[400];
-			uint64_t t;
-			json_t *d;
-			size_t len;
-
-			if ((r = client_reply(&c, &len)) == NULL) {
-				fprintf(stderr, "\nreplctl: bench: %s\n", c.why);
-				ret = EXIT_UNREACHABLE;
-				break;
-			}
-			/* answers come in request order */
-			t = bench_now_ns() - sent_at[answered % DEPTH_MAX];
-			answered++;
-			/* what is not an acknowledgement is shown as it came */
-			d = json_in_reply(r, len, "repld", why, sizeof(why));
-			if (jin_bool(d, "ok", false)) {
-				lat[done++] = t;	/* only what became durable counts */
-			} else {
-				if (failed++ == 0)
-					fprintf(stderr, "\nreplctl: bench: an append failed: "
-						"%.*s\n", (int)len, r);
-				more = false;
-				records = sent;	/* stop sending; drain */
-				t_end = t0;
-			}
-			json_decref(d);
 		}
-		if (tty && bench_now_ns() >= next_progress) {
-			double s = (double)(bench_now_ns() - t0) / 1e9;
+		started++;
+	}
+	/* the progress line, until every client ended */
+	while (atomic_load(&r.finished) < started) {
+		struct timespec nap = { 0, 50000000 };
+		static uint64_t next;
 
-			fprintf(stderr, "\rbench: %" PRIu64 " records durable, %.0f "
-				"records/s   ", done, (double)done / s);
-			next_progress += PROGRESS_EVERY_NS;
-		}
+		nanosleep(&nap, NULL);
+		if (!tty || bench_now_ns() < next)
+			continue;
+		next = bench_now_ns() + PROGRESS_EVERY_NS;
+		fprintf(stderr, "\rbench: %" PRIu64 " records durable, %.0f records/s   ",
+			(uint64_t)atomic_load(&r.done), (double)atomic_load(&r.done) /
+			((double)(bench_now_ns() - r.t0) / 1e9));
+	}
+	for (uint64_t i = 0; i < started; i++) {
+		pthread_join(cr[i].thread, NULL);
+		n += cr[i].n;
 	}
 	if (tty)
 		fprintf(stderr, "\r%60s\r", "");
-	if (ret == 0 && failed)
+	ret = atomic_load(&r.ret);
+	if (n && ((all = malloc(n * sizeof(*all))) == NULL ||
+		  (lat = malloc(n * sizeof(*lat))) == NULL)) {
+		fprintf(stderr, "replctl: bench: out of memory\n");
+		ret = EXIT_FAILED;
+		goto out;
+	}
+	n = 0;
+	for (uint64_t i = 0; i < started; i++) {
+		if (cr[i].n)
+			memcpy(all + n, cr[i].s, cr[i].n * sizeof(*all));
+		n += cr[i].n;
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), by_start);
+	for (uint64_t i = 0; i < n; i++)
+		lat[i] = all[i].lat_ns;
+	if (csv && write_csv(csv, all, n, size) != 0 && ret == 0)
 		ret = EXIT_FAILED;
 	/* answered at all: the figures of what was acknowledged (none: zeros) */
-	if (answered) {
-		double s = (double)(bench_now_ns() - t0) / 1e9, p50 = 0, p90 = 0;
+	if (n || atomic_load(&r.failed)) {
+		double s = (double)(bench_now_ns() - r.t0) / 1e9, p50 = 0, p90 = 0;
 		double p99 = 0, p999 = 0, max = 0;
+		uint64_t failed = atomic_load(&r.failed);
 
-		if (done) {
-			bench_sort(lat, (long)done);
-			p50 = bench_pct(lat, (long)done, 50);	/* microseconds */
-			p90 = bench_pct(lat, (long)done, 90);
-			p99 = bench_pct(lat, (long)done, 99);
-			p999 = bench_pct(lat, (long)done, 99.9);
-			max = lat[done - 1] / 1e3;
+		if (n) {
+			bench_sort(lat, (long)n);
+			p50 = bench_pct(lat, (long)n, 50);	/* microseconds */
+			p90 = bench_pct(lat, (long)n, 90);
+			p99 = bench_pct(lat, (long)n, 99);
+			p999 = bench_pct(lat, (long)n, 99.9);
+			max = lat[n - 1] / 1e3;
 		}
 		if (o->json)
 			printf("{\"records\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"size\":"
-				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"seconds\":%.3f,"
-				"\"records_per_s\":%.0f,\"bytes_per_s\":%.0f,\"latency_us\":"
-				"{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p99_9\":%.1f,"
-				"\"max\":%.1f}}\n", done, failed, size, depth, s,
-				(double)done / s, (double)(done * size) / s,
+				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"clients\":%" PRIu64
+				",\"seconds\":%.3f,\"records_per_s\":%.0f,\"bytes_per_s\":"
+				"%.0f,\"latency_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
+				"\"p99_9\":%.1f,\"max\":%.1f}}\n", n, failed, size, depth,
+				clients, s, (double)n / s, (double)(n * size) / s,
 				p50, p90, p99, p999, max);
 		else
-			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes durable, depth "
-				"%" PRIu64 ", in %.2f s: %.0f records/s, %.2f MiB/s%s\n"
+			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes durable, "
+				"%" PRIu64 " client%s x depth %" PRIu64 ", in %.2f s: %.0f "
+				"records/s, %.2f MiB/s%s\n"
 				"latency (us, append to durable acknowledgement): p50 %.1f  "
 				"p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-				done, size, depth, s, (double)done / s,
-				(double)(done * size) / s / (1 << 20),
+				n, size, clients, clients == 1 ? "" : "s", depth, s,
+				(double)n / s, (double)(n * size) / s / (1 << 20),
 				failed ? " (an append FAILED: the run stopped)" : "",
 				p50, p90, p99, p999, max);
 	}
-	client_close(&c);
 out:
+	for (uint64_t i = 0; i < clients; i++)
+		free(cr[i].s);
+	free(cr);
+	free(all);
 	free(lat);
-	free(sent_at);
 	free(payload);
 	return ret;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "replctl.h"
 
 #define TIMEOUT_DEFAULT_MS 10000
+#define ANSWERS_WAIT_MS 2000	/* client_answers' STATUS */
 
 static int64_t
 now_ms(void)
@@ -132,9 +134,6 @@ live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
 	all[n] = (struct option){ NULL, 0, NULL, 0 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
-		char *end;
-		long v;
-
 		switch (c) {
 		case 's':
 			o->sock_arg = optarg;
@@ -145,16 +144,15 @@ live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
 		case OPT_JSON:
 			o->json = true;
 			break;
-		case OPT_TIMEOUT:
-			v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v <= 0 || v > 3600000) {
-				fprintf(stderr, "replctl: --timeout takes milliseconds "
-					"(1..3600000), not %s\n", optarg);
+		case OPT_TIMEOUT: {
+			uint64_t v;
+
+			if (!opt_u64("--timeout", optarg, 1, 3600000, &v))
 				return '?';
-			}
 			o->timeout_ms = (int)v;
 			o->timeout_given = true;
 			break;
+		}
 		case '?':
 		case ':':
 			refused(c, argv, all);
@@ -315,6 +313,7 @@ send_all(struct client *c, struct iovec *iov, int n)
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if ((r = wait_fd(c->fd, POLLOUT, end)) > 0)
 				continue;
+			c->timed_out = r == 0;
 			snprintf(c->why, sizeof(c->why), "repld at %s: sending: %s",
 				c->path, r == 0 ? "no progress within --timeout" :
 				strerror(errno));
@@ -385,6 +384,7 @@ client_reply(struct client *c, size_t *len)
 		if (r == 0) {
 			snprintf(c->why, sizeof(c->why), "repld at %s: no answer in "
 				"%d ms (--timeout)", c->path, c->timeout_ms);
+			c->timed_out = true;
 			return NULL;
 		}
 		n = read(c->fd, c->in + c->have, c->cap - c->have);
@@ -435,6 +435,72 @@ client_call(const struct live_opts *o, const char *line, json_t **doc,
 	}
 	client_close(&c);
 	return 0;
+}
+
+bool
+client_answers(const struct live_opts *o, char *why, size_t len)
+{
+	struct live_opts quick = *o;
+	struct client c;
+	const char *r;
+	json_t *d = NULL;
+	char ignored[200];
+	size_t n;
+	bool ok;
+
+	/* long enough for a daemon that is only busy, short for a script */
+	if (quick.timeout_ms > ANSWERS_WAIT_MS)
+		quick.timeout_ms = ANSWERS_WAIT_MS;
+	if (client_open(&c, &quick) == 0)
+		c.whole = true;
+	ok = c.fd >= 0 && client_send(&c, "STATUS", NULL, 0) == 0 &&
+		(r = client_reply(&c, &n)) != NULL &&
+		(d = json_in_reply(r, n, "repld", ignored, sizeof(ignored))) != NULL;
+	if (!ok)
+		snprintf(why, len, "%s", c.why[0] ? c.why : "no reply to STATUS");
+	else if (strcmp(jin_str(d, "role"), "primary") == 0 &&
+		 json_object_get(d, "replicas_up"))
+		snprintf(why, len, "it answers, as the primary with %" PRIu64 " "
+			"replicas streaming for a quorum of %" PRIu64, jin_u64(d,
+			"replicas_up", 0), jin_u64(d, "quorum", 0));
+	else
+		snprintf(why, len, "it answers, as %s %s", jin_str(d, "role")[0] ==
+			'r' ? "a" : "", jin_str(d, "role"));
+	json_decref(d);
+	client_close(&c);
+	return ok;
+}
+
+int
+client_not_acked(const struct live_opts *o, struct client *c, const char *what)
+{
+	char why[300];
+
+	if (!c->timed_out) {
+		fprintf(stderr, "replctl: %s: %s\n", what, c->why);
+		return EXIT_UNREACHABLE;
+	}
+	if (!client_answers(o, why, sizeof(why))) {
+		fprintf(stderr, "replctl: %s: %s; a STATUS gets no answer either: "
+			"%s\n", what, c->why, why);
+		return EXIT_UNREACHABLE;
+	}
+	fprintf(stderr, "replctl: %s: %s: not acknowledged durable, the outcome "
+		"unknown (%s)\n", what, c->why, why);
+	return EXIT_UNACKED;
+}
+
+int
+client_error_exit(const json_t *doc)
+{
+	static const char *const unknown[] = { "REPL_E_TIMEDOUT", "REPL_E_UNKNOWN",
+		"REPL_E_NO_QUORUM" };
+	const char *e = jin_str(doc, "error");
+
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		if (strcmp(e, unknown[i]) == 0)
+			return EXIT_UNACKED;
+	return EXIT_FAILED;
 }
 
 int

@@ -24,6 +24,7 @@ struct client {
 	char *in;		/* received, not yet returned */
 	size_t have, cap;
 	size_t line_len;	/* of the line last returned (consumed next) */
+	bool timed_out;		/* client_reply failed for --timeout */
 	char why[300];		/* the last failure, naming the socket */
 };
 
@@ -75,5 +76,27 @@ int client_call(const struct live_opts *o, const char *line, json_t **doc,
 
 /* a reply {"ok":false,...}: print "replctl: ERROR: message" and return 1 */
 int client_failed(const json_t *doc, const char *what);
+
+/*
+ * Whether the daemon at o's socket answers a STATUS (within --timeout, at
+ * most 2 s): true with a sentence on what it is in why (a primary: its
+ * replicas streaming and quorum), false with why it did not answer.
+ */
+bool client_answers(const struct live_opts *o, char *why, size_t len);
+
+/*
+ * Appends sent on c got no reply (client_reply NULL): EXIT_UNACKED when
+ * the wait ran out (c->timed_out) while the daemon still answers a STATUS
+ * -- the records are taken and wait for its quorum, their outcome
+ * unknown -- else EXIT_UNREACHABLE; the reason printed, after what.
+ */
+int client_not_acked(const struct live_opts *o, struct client *c, const char *what);
+
+/*
+ * A reply's error that leaves a record's outcome unknown (REPL_E_TIMEDOUT,
+ * REPL_E_UNKNOWN, REPL_E_NO_QUORUM: EXIT_UNACKED), or one that refused it
+ * (EXIT_FAILED).
+ */
+int client_error_exit(const json_t *doc);
 
 #endif

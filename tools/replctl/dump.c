@@ -5,11 +5,11 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "client.h"
 #include "replctl.h"
 
 enum payload_mode { PAYLOAD_HEX, PAYLOAD_NONE };
@@ -119,13 +119,12 @@ usage(void)
 }
 
 int
-cmd_dump(int argc, char *argv[])
+cmd_dump(int argc, char *argv[], struct live_opts *o)
 {
 	static const struct option opts[] = {
 		{ "backend", required_argument, NULL, 'b' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "payload", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -137,8 +136,9 @@ cmd_dump(int argc, char *argv[])
 	char err[512];
 	int c;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	/* the global options anywhere too: --json is dump's */
+	optind = 0;
+	while ((c = live_getopt(argc, argv, false, NULL, opts, o)) != -1) {
 		switch (c) {
 		case 'b':
 			/* every backend keeps the region as the file's bytes */
@@ -150,14 +150,9 @@ cmd_dump(int argc, char *argv[])
 			break;
 		case 'f':
 		case 't':
-			if (!arg_u64(optarg, 0, UINT64_MAX, c == 'f' ? &a.from : &a.to)) {
-				fprintf(stderr, "replctl dump: --%s: not an LSN: '%s'\n",
-					c == 'f' ? "from" : "to", optarg);
+			if (!opt_u64(c == 'f' ? "--from" : "--to", optarg, 0,
+					UINT64_MAX, c == 'f' ? &a.from : &a.to))
 				return EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			a.json = true;
 			break;
 		case 'p':
 			if (strcmp(optarg, "hex") == 0)
@@ -177,6 +172,7 @@ cmd_dump(int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
+	a.json = o->json;
 	if (argc - optind != 1 || a.from > a.to) {
 		if (a.from > a.to)
 			fprintf(stderr, "replctl dump: --from is past --to\n");

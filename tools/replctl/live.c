@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "admin_proto.h"
+#include "admin_req.h"
 #include "client.h"
+#include "repld_conf.h"
 #include "replctl.h"
 
 #define CHANGE_TIMEOUT_MS 120000	/* a promotion waits for its nodes */
@@ -120,9 +122,9 @@ print_status(const json_t *d)
 	char b1[24], b2[24], n[6][24];
 	bool primary = strcmp(jin_str(d, "role"), "primary") == 0;
 
-	printf("node %s (%s%s) at %s\n", num(d, "node_id", n[0], sizeof(n[0])),
-		jin_str(d, "role"), jin_bool(d, "changing", false) ?
-		", changing state" : "", text(d, "listen"));
+	printf("node %s (%s%s) at %s, repld %s\n", num(d, "node_id", n[0],
+		sizeof(n[0])), jin_str(d, "role"), jin_bool(d, "changing", false) ?
+		", changing state" : "", text(d, "listen"), text(d, "version"));
 	printf("log       %s %s", text(d, "backend"), text(d, "path"));
 	if (json_object_get(d, "size_bytes"))
 		printf(", %s used of %s",
@@ -193,6 +195,58 @@ print_status(const json_t *d)
 	print_link_counters(d);
 }
 
+/*
+ * What status exits with: 0 when the node does its part -- a primary that
+ * can acknowledge appends (not fenced, not changing state, at least
+ * quorum member replicas streaming), a replica that follows a primary --
+ * else EXIT_UNACKED with why.
+ */
+static int
+status_exit(const json_t *d, char *why, size_t len)
+{
+	const json_t *arr = json_object_get(d, "replicas");
+	const char *role = jin_str(d, "role");
+	uint64_t up = 0, quorum = jin_u64(d, "quorum", 0);
+
+	if (strcmp(role, "primary") == 0) {
+		if (jin_bool(d, "fenced", false)) {
+			snprintf(why, len, "the primary is fenced: a newer one took over");
+			return EXIT_UNACKED;
+		}
+		if (jin_bool(d, "changing", false) || !json_is_array(arr)) {
+			snprintf(why, len, "the primary is changing state: appends wait");
+			return EXIT_UNACKED;
+		}
+		for (size_t i = 0; i < json_array_size(arr); i++) {
+			const json_t *r = json_array_get(arr, i);
+
+			up += strcmp(jin_str(r, "state"), "streaming") == 0 &&
+				jin_bool(r, "member", false);
+		}
+		if (up < quorum) {
+			snprintf(why, len, "the primary cannot acknowledge appends: %"
+				PRIu64 " of its quorum of %" PRIu64 " replicas streaming",
+				up, quorum);
+			return EXIT_UNACKED;
+		}
+		return 0;
+	}
+	if (strcmp(role, "replica") != 0) {
+		snprintf(why, len, "the node is %s: it serves no log", role);
+		return EXIT_UNACKED;
+	}
+	if (jin_bool(d, "floor_pending", false)) {
+		snprintf(why, len, "the replica waits for its promise floor: it "
+			"follows no primary yet");
+		return EXIT_UNACKED;
+	}
+	if (!jin_bool(d, "following", false)) {
+		snprintf(why, len, "the replica follows no primary now");
+		return EXIT_UNACKED;
+	}
+	return 0;
+}
+
 /* one request whose reply is printed as a table or passed on as JSON */
 static int
 simple(const struct live_opts *o, const char *line, const char *what,
@@ -212,6 +266,12 @@ simple(const struct live_opts *o, const char *line, const char *what,
 		print(d);
 	else if (!o->json)
 		printf("%s\n", text(d, "message"));
+	if (ret == 0 && print == print_status) {
+		char why[200];
+
+		if ((ret = status_exit(d, why, sizeof(why))) != 0)
+			fprintf(stderr, "replctl: status: %s\n", why);
+	}
 	json_decref(d);
 	free(reply);
 	return ret;
@@ -338,40 +398,59 @@ static const struct {
 	{ "release", "release LSN", NULL, 1 },
 };
 
+/*
+ * HOST:PORT as the daemon takes it (admin_req.c): a host of printable
+ * characters without spaces or ':', a port 1..65535
+ */
+static bool
+host_port(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t port;
+
+	if (colon == NULL || colon == s || colon - s > ADMIN_HOST_MAX)
+		return false;
+	for (const char *p = s; p < colon; p++)
+		if (*p <= ' ' || *p > '~' || *p == ':')
+			return false;
+	return colon[1] >= '0' && colon[1] <= '9' &&
+		arg_u64(colon + 1, 1, 65535, &port);
+}
+
 int
 cmd_live(int argc, char *argv[], struct live_opts *o)
 {
-	const char *cmd = argv[0], *member = NULL, *quorum = NULL;
+	const char *cmd = argv[0], *member = NULL;
 	char line[ADMIN_LINE_MAX];
-	uint64_t from = 0, to = 0;
+	uint64_t from = 0, to = 0, quorum = UINT64_MAX;
 	struct live_opts slow;
 	bool force = false;
 	size_t k;
 	int c, ret;
 
-	if (strcmp(cmd, "append") == 0)
-		return cmd_append(argc, argv, o);
-	if (strcmp(cmd, "bench") == 0)
-		return cmd_bench(argc, argv, o);
 	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
 		if (strcmp(cmd, commands[k].name) == 0)
 			break;
-	if (k == sizeof(commands) / sizeof(commands[0]))
-		return -1;
+	if (k == sizeof(commands) / sizeof(commands[0])) {
+		fprintf(stderr, "replctl: unknown command '%s'\n", cmd);
+		return EXIT_USAGE;
+	}
 	optind = 0;
 	while ((c = live_getopt(argc, argv, false, NULL, commands[k].opts, o)) != -1) {
 		switch (c) {
 		case OPT_FROM:
 		case OPT_TO:
 			/* the reply repeats them: within its numbers (admin_proto.h) */
-			if (!arg_u64(optarg, 0, INT64_MAX, c == OPT_FROM ? &from : &to))
+			if (!opt_u64(c == OPT_FROM ? "--from" : "--to", optarg, 0,
+					INT64_MAX, c == OPT_FROM ? &from : &to))
 				return usage_of(commands[k].synopsis);
 			break;
 		case OPT_FORCE:
 			force = true;
 			break;
 		case OPT_QUORUM:
-			quorum = optarg;
+			if (!opt_u64("--quorum", optarg, 0, REPLD_PEERS_MAX, &quorum))
+				return usage_of(commands[k].synopsis);
 			break;
 		default:	/* '?': said already */
 			return usage_of(commands[k].synopsis);
@@ -379,22 +458,34 @@ cmd_live(int argc, char *argv[], struct live_opts *o)
 	}
 	if ((ret = live_opts_resolve(o)) != 0)
 		return ret;
-	if (argc - optind != commands[k].operands)
+	if (argc - optind != commands[k].operands) {
+		fprintf(stderr, "replctl: %s takes %s\n", cmd, commands[k].operands ?
+			"one operand" : "no operand");
 		return usage_of(commands[k].synopsis);
+	}
+	/* to 0: up to the commit LSN, which FROM may not pass either */
+	if (to && from > to) {
+		fprintf(stderr, "replctl: verify: --from %" PRIu64 " is after --to %"
+			PRIu64 "\n", from, to);
+		return usage_of(commands[k].synopsis);
+	}
 	if (strcmp(cmd, "release") == 0) {
 		uint64_t lsn;
 
 		/* the reply repeats it: within its numbers (admin_proto.h) */
-		if (!arg_u64(argv[optind], 0, INT64_MAX, &lsn))
+		if (!opt_u64("release: LSN", argv[optind], 0, INT64_MAX, &lsn))
 			return usage_of(commands[k].synopsis);
 		snprintf(line, sizeof(line), "RELEASE %" PRIu64, lsn);
 		return simple(o, line, "release", NULL);
 	}
 	if (commands[k].operands) {
 		member = argv[optind];
-		if (member[0] == '-' || strlen(member) > 100 || (quorum &&
-		    (strlen(quorum) != 1 || quorum[0] < '0' || quorum[0] > '8')))
+		if (!host_port(member)) {
+			fprintf(stderr, "replctl: %s: \"%s\" is not HOST:PORT (a "
+				"replica's host and its control port, 1..65535)\n",
+				cmd, member);
 			return usage_of(commands[k].synopsis);
+		}
 	}
 
 	/*
@@ -419,8 +510,11 @@ cmd_live(int argc, char *argv[], struct live_opts *o)
 		return simple(&slow, "FENCE", "fence", NULL);
 	if (strcmp(cmd, "reload") == 0)
 		return simple(&slow, "RELOAD", "reload", NULL);
-	snprintf(line, sizeof(line), "%s %s%s%s",
-		strcmp(cmd, "add") == 0 ? "ADD" : "REMOVE", member,
-		quorum ? " " : "", quorum ? quorum : "");
+	if (quorum != UINT64_MAX)
+		snprintf(line, sizeof(line), "%s %s %" PRIu64, strcmp(cmd, "add") == 0 ?
+			"ADD" : "REMOVE", member, quorum);
+	else
+		snprintf(line, sizeof(line), "%s %s", strcmp(cmd, "add") == 0 ?
+			"ADD" : "REMOVE", member);
 	return simple(&slow, line, cmd, NULL);
 }

@@ -23,13 +23,17 @@
  * status, peers, verify, promote, fence, add, remove, reload, release,
  * append, bench (see usage below and replctl(8)).
  *
- * Exit codes: 0 ok; 1 the command failed (the daemon answered an error,
- * or verify found a mismatch); 2 usage error; 3 the log cannot be opened
- * or read; 4 the daemon cannot be reached.
+ * Global options (-s, -c, --json, --timeout) may come before the command
+ * or anywhere among its arguments.  Exit codes (replctl(8), EXIT STATUS):
+ * 0 ok; 1 the command failed (the daemon refused: answered an error; or
+ * verify found a mismatch); 2 usage error; 3 the log cannot be opened or
+ * read; 4 the daemon cannot be reached; 5 records not acknowledged durable
+ * (the outcome unknown), or status of a node that cannot acknowledge.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,11 +56,32 @@ arg_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return errno == 0 && *end == '\0' && *out >= min && *out <= max;
 }
 
+bool
+opt_u64(const char *what, const char *s, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	uint64_t v;
+
+	if (arg_u64(s, 0, UINT64_MAX, &v) && v >= min && v <= max) {
+		*out = v;
+		return true;
+	}
+	if (arg_u64(s, 0, UINT64_MAX, &v))
+		fprintf(stderr, "replctl: %s: %s is out of range (%" PRIu64 "..%"
+			PRIu64 ")\n", what, s, min, max);
+	else
+		fprintf(stderr, "replctl: %s: \"%s\" is not a number%s\n", what, s,
+			strlen(s) > 20 && s[0] >= '0' && s[0] <= '9' ?
+			" (or too large)" : "");
+	return false;
+}
+
 static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: replctl [-s SOCKET | -c FILE] [--json] [--timeout MS] "
 		"COMMAND [ARGS]  |  --help  |  --version\n"
+		"  (the options in brackets may also follow the command)\n"
 		"live (through repld's admin socket):\n"
 		"  status                            the node and its replicas\n"
 		"  peers                             the replicas and their links\n"
@@ -67,62 +92,76 @@ usage(FILE *f)
 		"  remove HOST:PORT [--quorum K]     remove a replica (primary)\n"
 		"  reload                            re-read the membership (SIGHUP)\n"
 		"  release LSN                       a checkpointer: records up to LSN may go\n"
-		"  append [--client-id ID] [--whole] records from stdin\n"
+		"  append [--client-id ID] [--whole] [--skip-empty]  stdin's lines as records\n"
 		"  bench [--records N] [--seconds S] [--size BYTES] [--depth D]\n"
+		"        [--clients C] [--csv FILE]  append latency and throughput\n"
 		"offline (on a log file):\n"
 		"  dump [--backend pmem|file|crash] [--from LSN] [--to LSN] [--json]\n"
 		"       [--payload hex|none] LOG     decode a log\n"
 		"  status [--json] LOG               a log's short form\n"
-		"exit: 0 ok, 1 failed, 2 usage, 3 log unreadable, 4 daemon unreachable\n");
+		"exit: 0 ok, 1 failed, 2 usage, 3 log unreadable, 4 daemon unreachable,\n"
+		"      5 not acknowledged durable (status: the node cannot acknowledge)\n");
 }
+
+/* every command: its name and what runs it (argv[0] the command) */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char *argv[], struct live_opts *o);
+} commands[] = {
+	{ "status", cmd_status },	/* with a LOG operand: offline */
+	{ "peers", cmd_live },
+	{ "verify", cmd_live },
+	{ "promote", cmd_live },
+	{ "fence", cmd_live },
+	{ "add", cmd_live },
+	{ "remove", cmd_live },
+	{ "reload", cmd_live },
+	{ "release", cmd_live },
+	{ "append", cmd_append },
+	{ "bench", cmd_bench },
+	{ "dump", cmd_dump },
+};
 
 int
 main(int argc, char *argv[])
 {
-	static const struct option help[] = {
-		{ "help", no_argument, NULL, 'h' },
+	enum { OPT_HELP = 'h', OPT_VERSION = 0x200 };
+	static const struct option main_opts[] = {
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct live_opts o;
-	int c, ret;
+	const char *cmd;
+	int c;
 
-	if (argc < 2) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("replctl %s\n", PACKAGE_VERSION);
-		return EXIT_OK;
-	}
-	if (strcmp(argv[1], "dump") == 0)
-		return cmd_dump(argc - 1, argv + 1);
-	/* a LOG argument makes status offline */
-	if (strcmp(argv[1], "status") == 0) {
-		for (int i = 2; i < argc; i++)
-			if (argv[i][0] != '-')
-				return cmd_status(argc - 1, argv + 1);
-	}
-	/* the global options before the command ("+": up to it) */
+	/* the global options before the command (up to it; the rest later) */
 	live_opts_init(&o);
 	optind = 0;
-	while ((c = live_getopt(argc, argv, true, "h", help, &o)) != -1) {
-		if (c != 'h')
-			return EXIT_USAGE;	/* said already */
-		usage(stdout);
-		return EXIT_OK;
+	while ((c = live_getopt(argc, argv, true, "h", main_opts, &o)) != -1) {
+		if (c == OPT_HELP) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		if (c == OPT_VERSION) {
+			printf("replctl %s\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		}
+		return EXIT_USAGE;	/* said already */
 	}
 	if (optind == argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if ((ret = cmd_live(argc - optind, argv + optind, &o)) >= 0)
-		return ret;
-	fprintf(stderr, "replctl: unknown command '%s'\n", argv[optind]);
+	cmd = argv[optind];
+	if (strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].run(argc - optind, argv + optind, &o);
+	fprintf(stderr, "replctl: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return EXIT_USAGE;
 }

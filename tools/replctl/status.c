@@ -1,47 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * status.c -- replctl status LOG: a log's short form, read offline
+ * status.c -- replctl status: LOG, a log's short form read offline;
+ * without one, the running node's (live.c)
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "client.h"
 #include "replctl.h"
 
-int
-cmd_status(int argc, char *argv[])
+/* the log at path, offline */
+static int
+status_log(const char *path, bool json)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct repl_reader *rd = NULL;
 	struct repl_log_header hdr;
 	struct repl_log_summary s;
-	const char *path;
-	bool json = false, bad = false;
 	char err[512];
-	int c;
 
-	optind = 0;
-	opterr = 0;
-	while (!bad && (c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		if (c == 'j') {
-			json = true;
-		} else {
-			fprintf(stderr, "replctl status: unknown option '%s'\n",
-				argv[optind - 1]);
-			bad = true;
-		}
-	}
-	/* one LOG, nothing else */
-	if (bad || argc - optind != 1 || argv[optind][0] == '-') {
-		fprintf(stderr, "usage: replctl status [--json] LOG\n");
-		return EXIT_USAGE;
-	}
-	path = argv[optind];
 	if (repl_reader_open(path, &rd, err, sizeof(err))) {
 		fprintf(stderr, "replctl status: %s\n", err);
 		return EXIT_NO_LOG;
@@ -81,4 +59,24 @@ cmd_status(int argc, char *argv[])
 	}
 	repl_reader_close(&rd);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+}
+
+int
+cmd_status(int argc, char *argv[], struct live_opts *o)
+{
+	int c;
+
+	/* the global options anywhere; a LOG operand makes it offline */
+	optind = 0;
+	while ((c = live_getopt(argc, argv, false, NULL, NULL, o)) != -1)
+		if (c == '?')
+			goto usage;
+	if (argc - optind == 0)
+		return cmd_live(argc, argv, o);
+	if (argc - optind == 1)
+		return status_log(argv[optind], o->json);
+	fprintf(stderr, "replctl: status takes at most one operand, a LOG\n");
+usage:
+	fprintf(stderr, "usage: replctl status [--json]  |  replctl status [--json] LOG\n");
+	return EXIT_USAGE;
 }
