@@ -115,8 +115,9 @@ dist_man_MANS += \
 
 EXTRA_DIST += docs/wire-format.md
 
-# the benchmarks under tools/bench/ and what vs-postgres reports
-EXTRA_DIST += docs/benchmarks.md
+# the benchmarks under tools/bench/ and what vs-postgres reports; the
+# plot of a replctl bench --csv run it shows
+EXTRA_DIST += docs/benchmarks.md docs/bench-latency.png
 
 # every exported function has a page; every page renders without warnings
 TESTS += tests/man/check-man-pages.sh

@@ -29,6 +29,8 @@ tools_bench_repl_bench_LDADD = tools/bench/libbenchutil.la engine/librepl.la \
 
 # runs repl-bench over a matrix of configurations: one markdown table
 EXTRA_DIST += tools/bench/repl-bench-matrix tools/bench/repl-bench-ab
+# replctl bench --csv files as a PNG (gnuplot)
+EXTRA_DIST += tools/bench/plot-bench
 
 # the machine's own floors (TCP round trip, pwrite+fdatasync overwrite and
 # into a fallocated file) for vs-postgres, beside PostgreSQL and repld

@@ -164,3 +164,8 @@ tests_tools_json_keys_LDADD = $(JANSSON_LIBS)
 TESTS += tests/tools/replctl_schema.sh
 EXTRA_DIST += tests/tools/replctl_schema.sh
 
+# replctl bench --csv with several clients: a row per acknowledged append,
+# latencies positive, each client's start offsets nondecreasing; the plot
+# of tools/bench/plot-bench (77 for that part without gnuplot)
+TESTS += tests/tools/replctl_bench_csv.sh
+EXTRA_DIST += tests/tools/replctl_bench_csv.sh

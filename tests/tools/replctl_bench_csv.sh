@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# replctl_bench_csv.sh -- replctl bench --csv against a three-node cluster
+# (quorum 1), 3 clients: the file has the header of replctl(8) and one row
+# per acknowledged append (as many as --json's "records"), latencies
+# positive, each client's start offsets nondecreasing, every client
+# present, the sizes the run's, the LSNs distinct and within the
+# primary's log.  Then tools/bench/plot-bench makes a PNG of it (a PNG
+# signature, more than 10 kB); without gnuplot that part exits 77.
+#
+# Environment: REPLD, REPLCTL (the build tree's by default).
+set -u
+
+NAME=replctl_bench_csv
+PLOT=$(dirname "$0")/../../tools/bench/plot-bench
+. "$(dirname "$0")/cluster_lib.sh"
+
+T0=$SECONDS
+start_cluster
+S=$(sock 1)
+"$CTL" -s "$S" bench --records 3000 --clients 3 --depth 4 --size 96 \
+	--csv "$D/run.csv" --json > "$D/out" 2> "$D/err" ||
+	fail "bench --csv: exit $?: $(cat "$D/err")"
+clean_stderr "$D/err" "bench --csv"
+out=$(cat "$D/out")
+acked=$(jnum "$out" records)
+[[ $acked == 3000 && $(jnum "$out" clients) == 3 && $(jnum "$out" failed) == 0 ]] ||
+	fail "bench --json: $out"
+[[ $(head -n 1 "$D/run.csv") == start_s,latency_s,size,lsn,client ]] ||
+	fail "the CSV's header: $(head -n 1 "$D/run.csv")"
+last=$(jnum "$(status_json 1)" last_lsn)
+bad=$(tail -n +2 "$D/run.csv" | awk -F, -v want="$acked" -v last="$last" '
+	NF != 5 { print "line " NR + 1 ": " NF " columns"; next }
+	$1 !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ ||
+	$2 !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ {
+		print "line " NR + 1 ": not seconds with 6 decimals: " $0 }
+	$2 <= 0 { print "line " NR + 1 ": latency " $2 " not positive" }
+	$3 != 96 { print "line " NR + 1 ": size " $3 }
+	$4 < 1 || $4 > last { print "line " NR + 1 ": LSN " $4 " not in 1.." last }
+	$4 in lsn { print "line " NR + 1 ": LSN " $4 " twice" }
+	{ lsn[$4] = 1 }
+	($5 in prev) && $1 < prev[$5] {
+		print "line " NR + 1 ": client " $5 " start " $1 " before " prev[$5] }
+	{ prev[$5] = $1; rows++ }
+	END {
+		if (rows != want) print rows " rows for " want " acknowledged"
+		for (c = 0; c < 3; c++) if (!(c in prev)) print "no row of client " c
+	}' | head -n 5)
+[[ -z $bad ]] || fail "bench --csv: $bad"
+echo "$NAME: $acked rows, 3 clients: ok ($(grep -o '"records_per_s":[0-9]*' <<< "$out"))"
+
+# a run that stops on a refusal writes only what was acknowledged
+"$CTL" -s "$(sock 2)" bench --records 10 --csv "$D/refused.csv" > /dev/null 2> "$D/err"
+rc=$?
+[[ $rc -eq 1 && $(wc -l < "$D/refused.csv") -eq 1 ]] ||
+	fail "bench --csv on a replica: exit $rc, $(wc -l < "$D/refused.csv") lines"
+stop 1
+stop 2
+stop 3
+
+if ! command -v gnuplot > /dev/null; then
+	echo "$NAME: the CSV is ok; no gnuplot (Debian: gnuplot-nox): the plot is not tried" >&2
+	exit 77
+fi
+cp "$D/run.csv" "$D/three-clients.csv"
+"$PLOT" -o "$D/plot.png" -t "a test" "$D/three-clients.csv" "$D/run.csv" > "$D/plot.out" 2>&1 ||
+	fail "plot-bench: exit $?: $(cat "$D/plot.out")"
+[[ $(head -c 8 "$D/plot.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+	fail "plot-bench: $D/plot.png is no PNG"
+size=$(stat -c %s "$D/plot.png")
+((size > 10000)) || fail "plot-bench: a PNG of $size bytes only"
+"$PLOT" -o "$D/bad.png" "$D/refused.csv" > /dev/null 2>&1 &&
+	fail "plot-bench of a CSV without rows succeeded"
+echo "$NAME: ok: a $size-byte plot ($((SECONDS - T0)) s)"
