@@ -464,8 +464,7 @@ client_answers(const struct live_opts *o, char *why, size_t len)
 			"replicas streaming for a quorum of %" PRIu64, jin_u64(d,
 			"replicas_up", 0), jin_u64(d, "quorum", 0));
 	else
-		snprintf(why, len, "it answers, as %s %s", jin_str(d, "role")[0] ==
-			'r' ? "a" : "", jin_str(d, "role"));
+		snprintf(why, len, "it answers, role %s", jin_str(d, "role"));
 	json_decref(d);
 	client_close(&c);
 	return ok;
@@ -493,8 +492,7 @@ client_not_acked(const struct live_opts *o, struct client *c, const char *what)
 int
 client_error_exit(const json_t *doc)
 {
-	static const char *const unknown[] = { "REPL_E_TIMEDOUT", "REPL_E_UNKNOWN",
-		"REPL_E_NO_QUORUM" };
+	static const char *const unknown[] = { "REPL_E_TIMEDOUT", "REPL_E_UNKNOWN" };
 	const char *e = jin_str(doc, "error");
 
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)

@@ -93,8 +93,8 @@ bool client_answers(const struct live_opts *o, char *why, size_t len);
 int client_not_acked(const struct live_opts *o, struct client *c, const char *what);
 
 /*
- * A reply's error that leaves a record's outcome unknown (REPL_E_TIMEDOUT,
- * REPL_E_UNKNOWN, REPL_E_NO_QUORUM: EXIT_UNACKED), or one that refused it
+ * An append's error reply: one that leaves the record's outcome unknown
+ * (REPL_E_TIMEDOUT, REPL_E_UNKNOWN: EXIT_UNACKED), or a refusal
  * (EXIT_FAILED).
  */
 int client_error_exit(const json_t *doc);

@@ -21,8 +21,8 @@
 /*
  * The daemon answers, but records are not acknowledged durable: an append
  * it took and did not acknowledge (its outcome unknown: REPL_E_TIMEDOUT,
- * REPL_E_UNKNOWN, REPL_E_NO_QUORUM, or no acknowledgement within
- * --timeout), or status of a node that cannot acknowledge now.
+ * REPL_E_UNKNOWN, or no acknowledgement within --timeout), or status of a
+ * node that cannot acknowledge now.
  */
 #define EXIT_UNACKED	5
 
