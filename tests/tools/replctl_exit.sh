@@ -131,6 +131,13 @@ st=$(status_json 1)
 [[ $(jnum "$st" last_lsn) == $((last + 1)) ]] ||
 	fail "the usage errors reached the daemon: last LSN $(jnum "$st" last_lsn), want $((last + 1)) (one append)"
 
+# the daemon's version, in status's table and its JSON, is replctl's
+ver=$("$CTL" --version | cut -d' ' -f2)
+out=$("$CTL" -s "$S1" status 2>&1)
+[[ $(head -n 1 <<< "$out") == "node 1 (primary) at 127.0.0.1:$(cport 1), repld $ver" ]] ||
+	fail "status names no version $ver: $(head -n 1 <<< "$out")"
+[[ $(jstr "$(status_json 2)" version) == "$ver" ]] || fail "status --json: no version $ver"
+
 # the global options before or after the command and its operands
 for args in "--json status" "status --json" "status -s $S1 --json" \
 	"--json --timeout 5000 status" "status --timeout=5000 --json"; do
