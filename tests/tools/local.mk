@@ -66,6 +66,7 @@ CONF_BAD = \
 	tests/tools/conf-bad/uuid-nil.conf \
 	tests/tools/conf-bad/uuid-short.conf \
 	tests/tools/conf-bad/retention-keep.conf \
+	tests/tools/conf-bad/retention-reader-lag.conf \
 	tests/tools/conf-bad/retention-mode.conf \
 	tests/tools/conf-bad/retention-alarm.conf \
 	tests/tools/conf-bad/retention-key.conf \
@@ -127,6 +128,8 @@ EXTRA_DIST += tests/tools/repld_data_refused.sh
 # (mode auto); RELEASE refused where it has no meaning; mode checkpointer:
 # full until a RELEASE, the space alarm raised and cleared
 TESTS += tests/tools/repld_retention.sh
+TESTS += tests/tools/repld_reader.sh
+EXTRA_DIST += tests/tools/repld_reader.sh
 EXTRA_DIST += tests/tools/repld_retention.sh
 
 # a light steady load at quorum 2 (30 records a second for 10 s): no

@@ -353,6 +353,8 @@ cmd_live(int argc, char *argv[], struct live_opts *o)
 		return cmd_append(argc, argv, o);
 	if (strcmp(cmd, "bench") == 0)
 		return cmd_bench(argc, argv, o);
+	if (strcmp(cmd, "read") == 0)
+		return cmd_read(argc, argv, o);
 	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
 		if (strcmp(cmd, commands[k].name) == 0)
 			break;

@@ -21,7 +21,7 @@
  * Live, against a running repld through its admin socket (-s SOCKET, or
  * -c FILE's admin_socket, or $REPLD_SOCKET, or /run/repld/repld.sock):
  * status, peers, verify, promote, fence, add, remove, reload, release,
- * append, bench (see usage below and replctl(8)).
+ * append, read, bench (see usage below and replctl(8)).
  *
  * Exit codes: 0 ok; 1 the command failed (the daemon answered an error,
  * or verify found a mismatch); 2 usage error; 3 the log cannot be opened
@@ -68,6 +68,7 @@ usage(FILE *f)
 		"  reload                            re-read the membership (SIGHUP)\n"
 		"  release LSN                       a checkpointer: records up to LSN may go\n"
 		"  append [--client-id ID] [--whole] records from stdin\n"
+		"  read [--from LSN] [--follow] [--count N] [--payload text|hex|raw]\n"
 		"  bench [--records N] [--seconds S] [--size BYTES] [--depth D]\n"
 		"offline (on a log file):\n"
 		"  dump [--backend pmem|file|crash] [--from LSN] [--to LSN] [--json]\n"

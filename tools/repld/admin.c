@@ -54,6 +54,7 @@
 #include "admin_req.h"
 #include "admin_status.h"
 #include "json_out.h"
+#include "reader.h"
 
 int64_t
 admin_time_ms(void)
@@ -168,6 +169,9 @@ settle(struct conn *c)
 	if ((last = conn_pend_last(c)))
 		wret = repl_wait_durable(c->repl, last, APPEND_WAIT_MS);
 	node_leave(c->a->node);
+	if (last && wret == 0 && atomic_load_explicit(&c->a->n_followers,
+			memory_order_relaxed))
+		reader_wake_all(c->a);
 	c->repl = NULL;
 	answer(c, wret);
 }
@@ -251,6 +255,9 @@ serve(struct conn *c, const struct admin_req *req)
 			conn_reply_error(c, "BAD_REQUEST", 0, msg);
 		else
 			reply_ok_msg(c, msg);
+		return;
+	case ADMIN_READ:
+		reader_serve(c, req);
 		return;
 	case ADMIN_APPEND:
 		break;
@@ -561,6 +568,8 @@ admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 	pthread_cond_init(&a->gone, NULL);
 	for (int i = 0; i < ADMIN_CLIENTS_MAX; i++)
 		a->conn_fd[i] = -1;
+	for (int i = 0; i < RETENTION_READERS_MAX; i++)
+		a->follower_fd[i] = -1;
 	if ((a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
 		snprintf(err, errlen, "admin socket: %s", strerror(errno));
 		free(a);

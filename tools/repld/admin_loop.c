@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "admin_conn.h"
+#include "reader.h"
 
 static void
 loop_drop(struct admin *a, int i)
@@ -177,6 +178,9 @@ loop_wait_old(struct admin *a, bool quit)
 			return false;
 	}
 	node_leave(a->node);
+	if (a->old_last && wret == 0 && atomic_load_explicit(&a->n_followers,
+			memory_order_relaxed))
+		reader_wake_all(a);
 	a->old = NULL;
 	a->last_round = 0;
 	a->last_conns = 0;

@@ -49,6 +49,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/retention.c tools/repld/retention.h \
+	tools/repld/reader.c tools/repld/reader.h \
 	tools/repld/json_out.c tools/repld/json_out.h
 # on librepl's public API only (tests/api/check-public-symbols.sh)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS)

@@ -64,7 +64,8 @@ static const char *const log_keys[] = { "backend", "path", "size", NULL };
 static const char *const peer_keys[] = { "address", "control_port", NULL };
 static const char *const tls_keys[] = { "ca", "cert", "key", NULL };
 static const char *const retention_keys[] = {
-	"mode", "keep", "keep_records", "keep_seconds", "alarm_percent", NULL
+	"mode", "keep", "keep_records", "keep_seconds", "alarm_percent",
+	"reader_max_lag", NULL
 };
 static const char *const timeouts_keys[] = {
 	"heartbeat_ms", "down_ms", "promote_wait_ms", NULL
@@ -170,13 +171,13 @@ get_size(struct conf_ctx *c, const config_setting_t *s, uint64_t *out)
 }
 
 /*
- * retention.keep: bytes, or a size string; at most three quarters of
- * log.size, since the daemon releases only once an eighth more is in use
- * and appends need the rest.
+ * retention.keep and retention.reader_max_lag: bytes, or a size string; at
+ * most three quarters of log.size, since the daemon releases only once an
+ * eighth more is in use and appends need the rest.
  */
 static int
-get_keep(struct conf_ctx *c, const config_setting_t *s, uint64_t log_size,
-		uint64_t *out)
+get_keep(struct conf_ctx *c, const config_setting_t *s, const char *name,
+		uint64_t log_size, uint64_t *out)
 {
 	const char *v;
 
@@ -184,22 +185,22 @@ get_keep(struct conf_ctx *c, const config_setting_t *s, uint64_t log_size,
 		long long n = config_setting_get_int64(s);
 
 		if (n < 0)
-			return conf_fail(c, s, "retention.keep %lld is negative", n);
+			return conf_fail(c, s, "%s %lld is negative", name, n);
 		*out = (uint64_t)n;
 	} else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
 		v = config_setting_get_string(s);
 		if (!conf_parse_size(v, out))
-			return conf_fail(c, s, "retention.keep \"%.64s\" is not a size: "
+			return conf_fail(c, s, "%s \"%.64s\" is not a size: "
 					"bytes, or a number with K, M, G or T (1024-based), "
-					"e.g. \"64M\"", v);
+					"e.g. \"64M\"", name, v);
 	} else {
-		return conf_fail(c, s, "retention.keep must be an integer or a string "
-				"such as \"64M\", not %s", conf_type_name(s));
+		return conf_fail(c, s, "%s must be an integer or a string "
+				"such as \"64M\", not %s", name, conf_type_name(s));
 	}
 	if (*out > log_size / 4 * 3)
-		return conf_fail(c, s, "retention.keep %llu bytes is more than three "
+		return conf_fail(c, s, "%s %llu bytes is more than three "
 				"quarters of log.size (%llu bytes): appends need the rest",
-				(unsigned long long)*out, (unsigned long long)log_size);
+				name, (unsigned long long)*out, (unsigned long long)log_size);
 	return 0;
 }
 
@@ -215,6 +216,7 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 	o->retention.keep = o->log.size / 4;
 	o->retention.keep_records = 0;
 	o->retention.keep_seconds = 0;
+	o->retention.reader_max_lag = o->log.size / 2;
 	o->retention.alarm_percent = ALARM_PERCENT_DEFAULT;
 	if (s == NULL)
 		return 0;
@@ -224,8 +226,16 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 		return -1;
 	o->retention.mode = (enum repld_retention_mode)mode;
 	if ((m = config_setting_get_member(s, "keep")) != NULL &&
-	    get_keep(c, m, o->log.size, &o->retention.keep))
+	    get_keep(c, m, "retention.keep", o->log.size, &o->retention.keep))
 		return -1;
+	if ((m = config_setting_get_member(s, "reader_max_lag")) != NULL) {
+		if (get_keep(c, m, "retention.reader_max_lag", o->log.size,
+				&o->retention.reader_max_lag))
+			return -1;
+		if (o->retention.reader_max_lag == 0)
+			return conf_fail(c, m, "retention.reader_max_lag must be more "
+					"than 0 bytes: a reader holds at most that much");
+	}
 	if ((m = config_setting_get_member(s, "keep_records")) != NULL) {
 		if (conf_get_int(c, m, "retention.keep_records", 0, INT64_MAX, &n))
 			return -1;
