@@ -28,6 +28,8 @@ CONF_BAD = \
 	tests/tools/conf-bad/listen-ports.conf \
 	tests/tools/conf-bad/log-level-loud.conf \
 	tests/tools/conf-bad/log-path-empty.conf \
+	tests/tools/conf-bad/metrics-listen-host.conf \
+	tests/tools/conf-bad/metrics-listen-port.conf \
 	tests/tools/conf-bad/missing-listen-address.conf \
 	tests/tools/conf-bad/missing-log-path.conf \
 	tests/tools/conf-bad/missing-node-id.conf \
