@@ -131,6 +131,12 @@ EXTRA_DIST += tests/tools/repld_data_refused.sh
 TESTS += tests/tools/repld_retention.sh
 EXTRA_DIST += tests/tools/repld_retention.sh
 
+# the HTTP endpoints: /metrics parses as the text format and names what
+# repld(8) lists, counts the appends; /primary, /replica, /health follow the
+# cluster; 405, 404; a metrics port already held stops the start (exit 1)
+TESTS += tests/tools/repld_metrics.sh
+EXTRA_DIST += tests/tools/repld_metrics.sh
+
 # a light steady load at quorum 2 (30 records a second for 10 s): no
 # replica dropped as silent, no reconnect
 TESTS += tests/tools/repld_steady_load.sh

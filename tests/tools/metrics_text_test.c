@@ -22,6 +22,7 @@ family_and_samples(void)
 	mtext_sample_u64(&t, "x_total", NULL, 18446744073709551615ull);
 	mtext_sample_u64(&t, "x_total", l, 3);
 	mtext_sample(&t, "x_seconds", NULL, 0.25);
+	mtext_sample(&t, "x_seconds", NULL, 3.0 / 1e3);	/* not 0.0030000000000000001 */
 	mtext_sample(&t, "x_seconds", NULL, INFINITY);
 	mtext_sample(&t, "x_seconds", NULL, NAN);
 	CU_ASSERT_FALSE(t.failed);
@@ -31,6 +32,7 @@ family_and_samples(void)
 		"x_total 18446744073709551615\n"
 		"x_total{replica=\"a\\\"b\\\\c\\nd\",state=\"up\"} 3\n"
 		"x_seconds 0.25\n"
+		"x_seconds 0.003\n"
 		"x_seconds +Inf\n"
 		"x_seconds NaN\n");
 	mtext_free(&t);

@@ -142,16 +142,26 @@ add_labels(struct mtext *t, const char *const *labels, const char *le)
 	add(t, "}", 1);
 }
 
-/* as Go's strconv 'g' would: +Inf, -Inf, NaN, else the shortest exact */
+/* +Inf, -Inf, NaN, else the fewest digits that read back as v */
 static void
 add_value(struct mtext *t, double v)
 {
-	if (isnan(v))
+	char buf[40];
+
+	if (isnan(v)) {
 		adds(t, "NaN");
-	else if (isinf(v))
+		return;
+	}
+	if (isinf(v)) {
 		adds(t, v > 0 ? "+Inf" : "-Inf");
-	else
-		addf(t, "%.17g", v);
+		return;
+	}
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(buf, sizeof(buf), "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	adds(t, buf);
 }
 
 void
