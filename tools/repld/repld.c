@@ -16,6 +16,8 @@
  * its log, a primary first lets its replicas drain what it holds.  SIGHUP
  * reads the file again and applies a changed membership.  The admin
  * socket (admin_proto.h) serves replctl and local appenders.
+ * With metrics_listen set, HTTP (http.h) serves /metrics and the health
+ * paths for Prometheus and load balancers.
  *
  * A replica serves primaries until stopped.  A primary promotes itself on
  * start (a new epoch: it fences n - k + 1 nodes, itself counting) and then
