@@ -308,6 +308,8 @@ defaults(void)
 	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 0);
 	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 90);
 	CU_ASSERT_EQUAL(conf.retention.reader_max_lag, (256u << 20) / 2);
+	CU_ASSERT_PTR_NULL(conf.metrics.host);	/* no HTTP endpoints */
+	CU_ASSERT_EQUAL(conf.metrics.port, 0);
 	/* relative: from the file's directory, whatever the working one */
 	snprintf(want, sizeof(want), "%s/log/ring", tmp_dir);
 	CU_ASSERT_STRING_EQUAL(conf.log.path, want);
@@ -339,6 +341,27 @@ defaults(void)
 			"retention = { keep = \"48M\"; };\n");
 	CU_ASSERT_EQUAL_FATAL(load_tmp("keep.conf", &conf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(conf.retention.keep, 48u << 20);	/* three quarters: the most */
+	repld_conf_free(&conf);
+
+	/* metrics_listen: an IPv4 address, a bracketed IPv6 one, a name */
+	write_file("m4.conf", BASE "log = { path = \"/x\"; };\n"
+			"metrics_listen = \"0.0.0.0:9100\";\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("m4.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "0.0.0.0");
+	CU_ASSERT_EQUAL(conf.metrics.port, 9100);
+	repld_conf_free(&conf);
+	CU_ASSERT_PTR_NULL(conf.metrics.host);
+	write_file("m6.conf", BASE "log = { path = \"/x\"; };\n"
+			"metrics_listen = \"[::1]:9101\";\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("m6.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "::1");
+	CU_ASSERT_EQUAL(conf.metrics.port, 9101);
+	repld_conf_free(&conf);
+	write_file("mn.conf", BASE "log = { path = \"/x\"; };\n"
+			"metrics_listen = \"localhost:1\";\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("mn.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "localhost");
+	CU_ASSERT_EQUAL(conf.metrics.port, 1);
 	repld_conf_free(&conf);
 }
 

@@ -141,6 +141,7 @@ conn_answer_first(struct conn *c, int n, int wret)
 	for (int i = 0; i < n; i++) {
 		int err = c->pend[i].err ? c->pend[i].err : wret;
 
+		metrics_append_answered(c->pend[i].received_ns, c->pend[i].bytes, err);
 		if (err)
 			conn_reply_error(c, NULL, err, NULL);
 		else
@@ -180,6 +181,7 @@ void
 conn_append(struct conn *c, const struct admin_req *req)
 {
 	struct iovec iov = { (void *)req->data, req->len };
+	uint64_t received_ns = metrics_now_ns();
 	struct pending *p;
 	int err = 0;
 
@@ -187,11 +189,14 @@ conn_append(struct conn *c, const struct admin_req *req)
 	if (c->in_loop)
 		c->repl = c->a->round;
 	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
+		metrics_append_refused();
 		conn_reply_error(c, NULL, err, admin_gate_message(err));
 		return;
 	}
 	p = &c->pend[c->npend++];
 	p->lsn = 0;
+	p->received_ns = received_ns;
+	p->bytes = req->len;
 	/*
 	 * The log was full for the record before (after full_timeout_ms):
 	 * the rest of the batch fails at once rather than each waiting as

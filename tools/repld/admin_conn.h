@@ -17,6 +17,7 @@
 
 #include "admin_proto.h"
 #include "admin_req.h"
+#include "metrics.h"
 #include "node.h"
 
 #define PENDING_MAX 256			/* appends answered by one wait */
@@ -73,6 +74,8 @@ struct admin {
 struct pending {
 	int err;		/* of the append itself */
 	uint64_t lsn;
+	uint64_t received_ns;	/* metrics: its durable latency */
+	size_t bytes;
 };
 
 struct conn {

@@ -61,6 +61,7 @@ loop_gate(struct conn *c)
 		if ((a->round = node_try_enter(a->node, &changing)) == NULL)
 			return -1;
 	} else if ((a->round = node_enter(a->node, &err)) == NULL) {
+		metrics_append_refused();
 		conn_reply_error(c, NULL, err, admin_gate_message(err));	/* nothing pending */
 		return 0;
 	}

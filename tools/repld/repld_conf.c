@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
@@ -55,7 +56,8 @@
 static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
 	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
-	"timeouts", "admin_socket", "log_level", "retention", NULL
+	"timeouts", "admin_socket", "log_level", "retention",
+	"metrics_listen", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -480,6 +482,61 @@ load_admin_socket(struct conf_ctx *c, const config_setting_t *root, struct repld
 	return 0;
 }
 
+/* a host name: letters, digits, '-' and '.' */
+static bool
+is_metrics_host_name(const char *v)
+{
+	if (*v == '\0' || *v == '.' || *v == '-')
+		return false;
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && *v != '-' && *v != '.')
+			return false;
+	return true;
+}
+
+/* metrics_listen = "HOST:PORT" ("[IPv6]:PORT"); absent: no HTTP endpoints */
+static int
+load_metrics(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
+{
+	const config_setting_t *s = config_setting_get_member(root, "metrics_listen");
+	unsigned char ip[16];
+	char host[REPLD_ADDRESS_MAX + 1];
+	const char *v, *colon, *h;
+	size_t hlen;
+	char *end;
+	long port;
+
+	if (s == NULL)
+		return 0;
+	if (conf_get_string(c, s, "metrics_listen", &v))
+		return -1;
+	if ((colon = strrchr(v, ':')) == NULL)
+		return conf_fail(c, s, "metrics_listen \"%s\" is not HOST:PORT", v);
+	h = v;
+	hlen = (size_t)(colon - v);
+	if (hlen >= 2 && v[0] == '[' && v[hlen - 1] == ']') {
+		h++;
+		hlen -= 2;
+	}
+	if (hlen == 0 || hlen > REPLD_ADDRESS_MAX)
+		return conf_fail(c, s, "metrics_listen \"%s\": the host must be 1..%d "
+				"characters", v, REPLD_ADDRESS_MAX);
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(AF_INET, host, ip) != 1 && inet_pton(AF_INET6, host, ip) != 1 &&
+	    (h != v || !is_metrics_host_name(host)))
+		return conf_fail(c, s, "metrics_listen \"%s\": \"%s\" is not a host "
+				"name or an IP address", v, host);
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (!isdigit((unsigned char)colon[1]) || *end != '\0' || errno != 0 ||
+	    port < 1 || port > 65535)
+		return conf_fail(c, s, "metrics_listen \"%s\": the port must be "
+				"1..65535", v);
+	o->metrics.port = (uint16_t)port;
+	return conf_dup_string(c, host, &o->metrics.host);
+}
+
 static int
 load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 {
@@ -531,7 +588,7 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 			BUSY_POLL_MAX, BUSY_POLL_AUTO, &o->busy_poll_us) ||
 	    load_peers(c, root, o) || load_quorum(c, root, o) ||
 	    load_tls(c, root, o) || load_timeouts(c, root, o) ||
-	    load_admin_socket(c, root, o))
+	    load_admin_socket(c, root, o) || load_metrics(c, root, o))
 		return -1;
 	if (conf_opt_choice(c, root, "log_level", "log_level", level_names,
 			REPLD_LOG_NOTICE, &i))
@@ -602,6 +659,7 @@ repld_conf_free(struct repld_conf *conf)
 	free(conf->tls.cert);
 	free(conf->tls.key);
 	free(conf->admin_socket);
+	free(conf->metrics.host);
 	memset(conf, 0, sizeof(*conf));
 }
 

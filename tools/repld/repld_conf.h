@@ -124,6 +124,12 @@ struct repld_conf {
 
 	char *admin_socket;
 	enum repld_log_level log_level;
+
+	/* metrics_listen "HOST:PORT": the HTTP endpoints; host NULL: none */
+	struct {
+		char *host;			/* as written, without [ ] */
+		uint16_t port;
+	} metrics;
 };
 
 /*
