@@ -226,6 +226,10 @@ primary_text(struct mtext *t, const struct view *v)
 		"retention.alarm_percent (the primary).", p, ri->alarm);
 	counter(t, "repld_space_alarms_total", "Times the space alarm was "
 		"raised (the primary).", p, ri->alarms);
+	gauge(t, "repld_readers", "Readers (READ) streaming committed records "
+		"(the primary).", p, (uint64_t)ri->n_readers);
+	counter(t, "repld_readers_lost_total", "Readers that fell more than "
+		"retention.reader_max_lag behind (the primary).", p, ri->readers_lost);
 }
 
 /* one family, a sample per replica (labels replica="host:port") */
