@@ -10,6 +10,8 @@
 #     acknowledged (none REPL_E_FULL), the log's start moved, and the reader
 #     got every record, byte for byte, in order (checksums of what was
 #     appended and what was read), and status listed it while it read.
+#     A reader paused (SIGSTOP) while 6 MiB are appended holds them (status
+#     says the reader holds the release point) and then reads them all.
 #  2. A reader from a released LSN is refused (RELEASED, exit 1), and
 #     without --follow a read ends at the commit LSN (its last line).
 #  3. A reader that stops reading (SIGSTOP) holds the log only up to
@@ -83,23 +85,47 @@ releases=$(jnum "$st" releases)
 	fail "the log's start did not move (first LSN $first, releases ${releases:-none})"
 [[ $st == *'"readers":[]'* && $st == *'"readers_lost":0'* ]] ||
 	fail "status after the reader: $st"
-echo "$NAME: $RECORDS records of $SIZE B through a 16 MiB log, $releases releases;" \
+echo "$NAME: $RECORDS records of up to $SIZE B through a 16 MiB log, $releases releases;" \
 	"the follower read all of them, equal ($(cut -c1-12 < "$D/read.md5"))"
 
+# ---- 1b. a reader that pauses within reader_max_lag misses nothing ----
+from=$(( $(jnum "$(status_json 1)" last_lsn) + 1 ))
+"$CTL" -s "$(sock 1)" read --from "$from" --follow --count 384 --payload raw \
+	2> "$D/pause.err" | md5sum > "$D/pause.md5" &
+paused=$!
+bg+=("$paused")
+wait_status 1 '"readers":\[\{"id"' "the pausing reader listed"
+kill -STOP "$paused"
+# 6 MiB: past keep (2M) plus the eighth that makes a release due, within 8M
+gen 1 384 | tee >(md5sum > "$D/gen2.md5") |
+	"$CTL" -s "$(sock 1)" append > /dev/null 2> "$D/append1b.err" ||
+	fail "append past a paused reader: $(head -n 3 "$D/append1b.err")"
+wait_status 1 '"held_by":"reader"' "the retention held by the paused reader"
+kill -CONT "$paused"
+wait "$paused" || fail "the paused reader: $(cat "$D/pause.err")"
+[[ $(cat "$D/pause.md5") == "$(cat "$D/gen2.md5")" ]] ||
+	fail "the paused reader missed or changed records"
+echo "$NAME: a reader paused over 6 MiB of appends held them, and read them all"
+
 # ---- 2. released records, and a read that ends ----
-out=$("$CTL" -s "$(sock 1)" read --from "$from" 2>&1)
+first=$(jnum "$(status_json 1)" first_lsn)
+out=$("$CTL" -s "$(sock 1)" read --from 2 2>&1)
 rc=$?
 [[ $rc -eq 1 && $out == *RELEASED* && $out == *"$first"* ]] ||
-	fail "read from the released LSN $from: exit $rc: $out"
+	fail "read from the released LSN 2 (the log starts at $first): exit $rc: $out"
 commit=$(jnum "$(status_json 1)" commit_lsn)
 out=$("$CTL" -s "$(sock 1)" --json read --from $((commit - 2)) 2>&1)
 rc=$?
 [[ $rc -eq 0 && $(grep -c '"lsn"' <<< "$out") -eq 3 &&
    $(tail -n 1 <<< "$out") == *'"end":true'*"\"next\":$((commit + 1))"* ]] ||
 	fail "read --from $((commit - 2)) (commit $commit): exit $rc: $(cut -c1-200 <<< "$out")"
-out=$("$CTL" -s "$(sock 1)" read --from $commit --payload hex 2>&1)
-[[ $out == "$commit $((SIZE - 1)) $(printf '%09d:' $RECORDS | od -An -tx1 | tr -d ' \n')"* ]] ||
-	fail "read --payload hex: $(cut -c1-80 <<< "$out")"
+hex=$("$CTL" -s "$(sock 1)" read --from $commit --payload hex 2>&1)
+txt=$("$CTL" -s "$(sock 1)" read --from $commit 2>&1)
+read -r l1 n1 p1 <<< "$hex"
+read -r l2 n2 p2 <<< "$txt"
+[[ $l1 == "$commit" && $l2 == "$commit" && $n1 == "$n2" && ${#p2} -eq $n2 &&
+   $p1 == "$(printf '%s' "$p2" | od -An -tx1 | tr -d ' \n')" ]] ||
+	fail "read --payload hex and text of LSN $commit differ: $(cut -c1-80 <<< "$hex") / $(cut -c1-80 <<< "$txt")"
 out=$("$CTL" -s "$(sock 1)" read --from 12x 2>&1)
 rc=$?
 [[ $rc -eq 2 && $out == *'"12x"'* ]] || fail "read --from 12x: exit $rc: $out"
