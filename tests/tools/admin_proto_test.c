@@ -87,6 +87,16 @@ requests(void)
 	EXPECT(strstr(why, "RELEASE") != NULL && strstr(why, "-1") != NULL);
 	EXPECT(parse("RELEASE\n", &r, &used, why) == ADMIN_PARSE_BAD);
 	EXPECT(parse("RELEASE 1 2\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("READ 7\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(r.verb == ADMIN_READ && r.from == 7 && !r.follow);
+	EXPECT(parse("READ 0 follow\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(r.verb == ADMIN_READ && r.from == 0 && r.follow);
+	EXPECT(parse("READ 7 fallow\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(strstr(why, "follow") != NULL && strstr(why, "fallow") != NULL);
+	EXPECT(parse("READ x\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(strstr(why, "READ") != NULL && strstr(why, "\"x\"") != NULL);
+	EXPECT(parse("READ 9223372036854775808\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("READ\n", &r, &used, why) == ADMIN_PARSE_BAD);
 
 	/* a line too long to be a request, with no LF in reach */
 	{

@@ -307,6 +307,9 @@ defaults(void)
 	CU_ASSERT_EQUAL(conf.retention.keep_records, 0);
 	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 0);
 	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 90);
+	CU_ASSERT_EQUAL(conf.retention.reader_max_lag, (256u << 20) / 2);
+	CU_ASSERT_PTR_NULL(conf.metrics.host);	/* no HTTP endpoints */
+	CU_ASSERT_EQUAL(conf.metrics.port, 0);
 	/* relative: from the file's directory, whatever the working one */
 	snprintf(want, sizeof(want), "%s/log/ring", tmp_dir);
 	CU_ASSERT_STRING_EQUAL(conf.log.path, want);
@@ -324,18 +327,41 @@ defaults(void)
 	/* retention: each setting read; keep follows log.size when not given */
 	write_file("ret.conf", BASE "log = { path = \"/x\"; size = \"64M\"; };\n"
 			"retention = { mode = \"checkpointer\"; keep_records = 5000000000L; "
-			"keep_seconds = 3600; alarm_percent = 75; };\n");
+			"keep_seconds = 3600; alarm_percent = 75; "
+			"reader_max_lag = \"20M\"; };\n");
 	CU_ASSERT_EQUAL_FATAL(load_tmp("ret.conf", &conf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(conf.retention.mode, REPLD_RETENTION_CHECKPOINTER);
 	CU_ASSERT_EQUAL(conf.retention.keep, 16u << 20);
 	CU_ASSERT_EQUAL(conf.retention.keep_records, 5000000000ull);
 	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 3600);
 	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 75);
+	CU_ASSERT_EQUAL(conf.retention.reader_max_lag, 20u << 20);
 	repld_conf_free(&conf);
 	write_file("keep.conf", BASE "log = { path = \"/x\"; size = \"64M\"; };\n"
 			"retention = { keep = \"48M\"; };\n");
 	CU_ASSERT_EQUAL_FATAL(load_tmp("keep.conf", &conf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(conf.retention.keep, 48u << 20);	/* three quarters: the most */
+	repld_conf_free(&conf);
+
+	/* metrics_listen: an IPv4 address, a bracketed IPv6 one, a name */
+	write_file("m4.conf", BASE "log = { path = \"/x\"; };\n"
+			"metrics_listen = \"0.0.0.0:9100\";\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("m4.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "0.0.0.0");
+	CU_ASSERT_EQUAL(conf.metrics.port, 9100);
+	repld_conf_free(&conf);
+	CU_ASSERT_PTR_NULL(conf.metrics.host);
+	write_file("m6.conf", BASE "log = { path = \"/x\"; };\n"
+			"metrics_listen = \"[::1]:9101\";\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("m6.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "::1");
+	CU_ASSERT_EQUAL(conf.metrics.port, 9101);
+	repld_conf_free(&conf);
+	write_file("mn.conf", BASE "log = { path = \"/x\"; };\n"
+			"metrics_listen = \"localhost:1\";\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("mn.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "localhost");
+	CU_ASSERT_EQUAL(conf.metrics.port, 1);
 	repld_conf_free(&conf);
 }
 

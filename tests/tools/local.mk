@@ -28,6 +28,8 @@ CONF_BAD = \
 	tests/tools/conf-bad/listen-ports.conf \
 	tests/tools/conf-bad/log-level-loud.conf \
 	tests/tools/conf-bad/log-path-empty.conf \
+	tests/tools/conf-bad/metrics-listen-host.conf \
+	tests/tools/conf-bad/metrics-listen-port.conf \
 	tests/tools/conf-bad/missing-listen-address.conf \
 	tests/tools/conf-bad/missing-log-path.conf \
 	tests/tools/conf-bad/missing-node-id.conf \
@@ -66,6 +68,7 @@ CONF_BAD = \
 	tests/tools/conf-bad/uuid-nil.conf \
 	tests/tools/conf-bad/uuid-short.conf \
 	tests/tools/conf-bad/retention-keep.conf \
+	tests/tools/conf-bad/retention-reader-lag.conf \
 	tests/tools/conf-bad/retention-mode.conf \
 	tests/tools/conf-bad/retention-alarm.conf \
 	tests/tools/conf-bad/retention-key.conf \
@@ -127,7 +130,15 @@ EXTRA_DIST += tests/tools/repld_data_refused.sh
 # (mode auto); RELEASE refused where it has no meaning; mode checkpointer:
 # full until a RELEASE, the space alarm raised and cleared
 TESTS += tests/tools/repld_retention.sh
+TESTS += tests/tools/repld_reader.sh
+EXTRA_DIST += tests/tools/repld_reader.sh
 EXTRA_DIST += tests/tools/repld_retention.sh
+
+# the HTTP endpoints: /metrics parses as the text format and names what
+# repld(8) lists, counts the appends; /primary, /replica, /health follow the
+# cluster; 405, 404; a metrics port already held stops the start (exit 1)
+TESTS += tests/tools/repld_metrics.sh
+EXTRA_DIST += tests/tools/repld_metrics.sh
 
 # a light steady load at quorum 2 (30 records a second for 10 s): no
 # replica dropped as silent, no reconnect

@@ -21,7 +21,7 @@
  * Live, against a running repld through its admin socket (-s SOCKET, or
  * -c FILE's admin_socket, or $REPLD_SOCKET, or /run/repld/repld.sock):
  * status, peers, verify, promote, fence, add, remove, reload, release,
- * append, bench (see usage below and replctl(8)).
+ * append, read, bench (see usage below and replctl(8)).
  *
  * Global options (-s, -c, --json, --timeout) may come before the command
  * or anywhere among its arguments.  Exit codes (replctl(8), EXIT STATUS):
@@ -93,6 +93,7 @@ usage(FILE *f)
 		"  reload                            re-read the membership (SIGHUP)\n"
 		"  release LSN                       a checkpointer: records up to LSN may go\n"
 		"  append [--client-id ID] [--whole] [--skip-empty]  stdin's lines as records\n"
+		"  read [--from LSN] [--follow] [--count N] [--payload text|hex|raw]\n"
 		"  bench [--records N] [--seconds S] [--size BYTES] [--depth D]\n"
 		"        [--clients C] [--csv FILE]  append latency and throughput\n"
 		"offline (on a log file):\n"
@@ -118,6 +119,7 @@ static const struct {
 	{ "reload", cmd_live },
 	{ "release", cmd_live },
 	{ "append", cmd_append },
+	{ "read", cmd_read },
 	{ "bench", cmd_bench },
 	{ "dump", cmd_dump },
 };

@@ -59,5 +59,6 @@ int cmd_status(int argc, char *argv[], struct live_opts *o);
 int cmd_live(int argc, char *argv[], struct live_opts *o);
 int cmd_append(int argc, char *argv[], struct live_opts *o);
 int cmd_bench(int argc, char *argv[], struct live_opts *o);
+int cmd_read(int argc, char *argv[], struct live_opts *o);
 
 #endif

@@ -54,6 +54,7 @@
 #include "admin_req.h"
 #include "admin_status.h"
 #include "json_out.h"
+#include "reader.h"
 
 int64_t
 admin_time_ms(void)
@@ -140,6 +141,7 @@ conn_answer_first(struct conn *c, int n, int wret)
 	for (int i = 0; i < n; i++) {
 		int err = c->pend[i].err ? c->pend[i].err : wret;
 
+		metrics_append_answered(c->pend[i].received_ns, c->pend[i].bytes, err);
 		if (err)
 			conn_reply_error(c, NULL, err, NULL);
 		else
@@ -168,6 +170,9 @@ settle(struct conn *c)
 	if ((last = conn_pend_last(c)))
 		wret = repl_wait_durable(c->repl, last, APPEND_WAIT_MS);
 	node_leave(c->a->node);
+	if (last && wret == 0 && atomic_load_explicit(&c->a->n_followers,
+			memory_order_relaxed))
+		reader_wake_all(c->a);
 	c->repl = NULL;
 	answer(c, wret);
 }
@@ -176,6 +181,7 @@ void
 conn_append(struct conn *c, const struct admin_req *req)
 {
 	struct iovec iov = { (void *)req->data, req->len };
+	uint64_t received_ns = metrics_now_ns();
 	struct pending *p;
 	int err = 0;
 
@@ -183,11 +189,14 @@ conn_append(struct conn *c, const struct admin_req *req)
 	if (c->in_loop)
 		c->repl = c->a->round;
 	if (c->repl == NULL && (c->repl = node_enter(c->a->node, &err)) == NULL) {
+		metrics_append_refused();
 		conn_reply_error(c, NULL, err, admin_gate_message(err));
 		return;
 	}
 	p = &c->pend[c->npend++];
 	p->lsn = 0;
+	p->received_ns = received_ns;
+	p->bytes = req->len;
 	/*
 	 * The log was full for the record before (after full_timeout_ms):
 	 * the rest of the batch fails at once rather than each waiting as
@@ -251,6 +260,9 @@ serve(struct conn *c, const struct admin_req *req)
 			conn_reply_error(c, "BAD_REQUEST", 0, msg);
 		else
 			reply_ok_msg(c, msg);
+		return;
+	case ADMIN_READ:
+		reader_serve(c, req);
 		return;
 	case ADMIN_APPEND:
 		break;
@@ -561,6 +573,8 @@ admin_start(struct node *node, const char *path, struct admin **admin_ptr,
 	pthread_cond_init(&a->gone, NULL);
 	for (int i = 0; i < ADMIN_CLIENTS_MAX; i++)
 		a->conn_fd[i] = -1;
+	for (int i = 0; i < RETENTION_READERS_MAX; i++)
+		a->follower_fd[i] = -1;
 	if ((a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
 		snprintf(err, errlen, "admin socket: %s", strerror(errno));
 		free(a);

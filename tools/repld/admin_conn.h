@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * admin_conn.h -- inside the admin socket's server (admin.c, admin_loop.c):
- * the server, its connections, and what the loop (admin_loop.c) takes from
- * the connection code (admin.c).  Not for other files.
+ * admin_conn.h -- inside the admin socket's server (admin.c, admin_loop.c,
+ * reader.c): the server, its connections, and what the loop (admin_loop.c)
+ * and the readers (reader.c) take from the connection code (admin.c).  Not
+ * for other files.
  */
 #ifndef REPLD_ADMIN_CONN_H
 #define REPLD_ADMIN_CONN_H
@@ -16,6 +17,7 @@
 
 #include "admin_proto.h"
 #include "admin_req.h"
+#include "metrics.h"
 #include "node.h"
 
 #define PENDING_MAX 256			/* appends answered by one wait */
@@ -39,6 +41,9 @@ struct admin {
 	pthread_cond_t gone;
 	int conn_fd[ADMIN_CLIENTS_MAX];
 	int clients;
+	/* READ ... follow: each follower's eventfd (-1: free), woken per round */
+	int follower_fd[RETENTION_READERS_MAX];
+	atomic_int n_followers;		/* read without the lock: any to wake? */
 
 	/* the listener's: connections whose first bytes have not come yet */
 	struct conn *fresh[ADMIN_CLIENTS_MAX];
@@ -69,6 +74,8 @@ struct admin {
 struct pending {
 	int err;		/* of the append itself */
 	uint64_t lsn;
+	uint64_t received_ns;	/* metrics: its durable latency */
+	size_t bytes;
 };
 
 struct conn {

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "admin_conn.h"
+#include "reader.h"
 
 static void
 loop_drop(struct admin *a, int i)
@@ -60,6 +61,7 @@ loop_gate(struct conn *c)
 		if ((a->round = node_try_enter(a->node, &changing)) == NULL)
 			return -1;
 	} else if ((a->round = node_enter(a->node, &err)) == NULL) {
+		metrics_append_refused();
 		conn_reply_error(c, NULL, err, admin_gate_message(err));	/* nothing pending */
 		return 0;
 	}
@@ -177,6 +179,9 @@ loop_wait_old(struct admin *a, bool quit)
 			return false;
 	}
 	node_leave(a->node);
+	if (a->old_last && wret == 0 && atomic_load_explicit(&a->n_followers,
+			memory_order_relaxed))
+		reader_wake_all(a);
 	a->old = NULL;
 	a->last_round = 0;
 	a->last_conns = 0;

@@ -47,11 +47,19 @@
  *			external checkpointer no longer needs the records up
  *			to LSN (at most INT64_MAX): the daemon may release
  *			them, within its retention settings
+ *   READ FROM [follow]	(primary) stream the committed records from LSN
+ *			FROM on (0: the oldest kept): a first reply, then
+ *			per record {"ok":true,"lsn":N,"len":L} LF and its L
+ *			bytes; without follow it ends at the commit LSN
+ *			({"ok":true,"end":true,"next":N}); with it, when the
+ *			client sends anything or goes.  Its position holds
+ *			retention (reader.c, retention.h)
  *
  * Error names beyond repl.h's REPL_E_*: "BAD_REQUEST" (the request does
  * not parse), "WRONG_ROLE" (the verb is not served by this node's role),
  * "BUSY" (ADMIN_CLIENTS_MAX connections are served already; retry),
- * "STOPPING" (the daemon is stopping).  Changes of state (PROMOTE, FENCE,
+ * "STOPPING" (the daemon is stopping); a READ's stream also "RELEASED"
+ * and "READER_LOST".  Changes of state (PROMOTE, FENCE,
  * ADD, REMOVE, RELOAD) run one at a time; appends wait while one runs.
  */
 #ifndef REPLD_ADMIN_PROTO_H

@@ -24,6 +24,7 @@ static const struct {
 	{ "REMOVE", ADMIN_REMOVE, 1, 2 },
 	{ "RELOAD", ADMIN_RELOAD, 0, 0 },
 	{ "RELEASE", ADMIN_RELEASE, 1, 1 },
+	{ "READ", ADMIN_READ, 1, 2 },
 };
 
 const char *
@@ -135,7 +136,8 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 			name[i] = (argv[0][i] > ' ' && argv[0][i] <= '~') ? argv[0][i] : '?';
 		name[i] = '\0';
 		return bad(why, whylen, "unknown request \"%s\" (STATUS, APPEND, "
-			"VERIFY, PROMOTE, FENCE, ADD, REMOVE, RELOAD)", name);
+			"VERIFY, PROMOTE, FENCE, ADD, REMOVE, RELOAD, RELEASE, READ)",
+			name);
 	}
 	req->verb = verbs[v].verb;
 	if (argc - 1 < verbs[v].min_args || argc - 1 > verbs[v].max_args) {
@@ -181,6 +183,16 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 			return bad(why, whylen, "RELEASE: LSN must be a decimal "
 				"number up to %lld, not \"%.40s\"", (long long)INT64_MAX,
 				argv[1]);
+		return ADMIN_PARSE_OK;
+	case ADMIN_READ:
+		/* the replies repeat it: within a reply's numbers (admin_proto.h) */
+		if (!number(argv[1], INT64_MAX, &req->from))
+			return bad(why, whylen, "READ: FROM must be a decimal LSN up "
+				"to %lld, not \"%.40s\"", (long long)INT64_MAX, argv[1]);
+		if (argc > 2 && strcmp(argv[2], "follow") != 0)
+			return bad(why, whylen, "READ: the only option after FROM is "
+				"\"follow\", not \"%.40s\"", argv[2]);
+		req->follow = argc > 2;
 		return ADMIN_PARSE_OK;
 	case ADMIN_PROMOTE:
 		if (argc > 1 && strcmp(argv[1], "force") != 0)

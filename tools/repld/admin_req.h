@@ -8,6 +8,7 @@
 #ifndef REPLD_ADMIN_REQ_H
 #define REPLD_ADMIN_REQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ enum admin_verb {
 	ADMIN_REMOVE,
 	ADMIN_RELOAD,
 	ADMIN_RELEASE,
+	ADMIN_READ,
 };
 
 #define ADMIN_HOST_MAX 55
@@ -31,8 +33,10 @@ struct admin_req {
 	const void *data;
 	size_t len;
 	uint64_t client_id;
-	/* VERIFY: the range (0: the default end) */
+	/* VERIFY: the range (0: the default end); READ: from */
 	uint64_t from, to;
+	/* READ follow: go on streaming what is committed later */
+	bool follow;
 	/* RELEASE: records up to it may go */
 	uint64_t lsn;
 	/* PROMOTE force */

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "admin_status.h"
 
@@ -209,15 +210,39 @@ replica_entry(struct repl *repl, int i, const char *address)
 	return o;
 }
 
+/* as retention.c stamps its readers */
+static uint64_t
+monotonic_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
 /* the primary's retention: what it keeps, what holds it, the alarm */
 static json_t *
-retention_json(struct node *n)
+retention_json(struct node *n, const struct repl_status *st)
 {
 	const struct repld_conf *c = &n->conf;
 	struct retention_info ri;
+	json_t *readers = json_array(), *o;
+	uint64_t now = monotonic_ms();
 
 	retention_get(&n->retention, &ri);
-	return json_pack("{s:s, s:o, s:o, s:i, s:i, s:o, s:o, s:s, s:o, s:i, s:b, "
+	for (int i = 0; i < RETENTION_READERS_MAX; i++) {
+		const struct retention_reader *rd = &ri.readers[i];
+
+		if (!rd->used)
+			continue;
+		json_array_append_new(readers, json_pack("{s:o, s:o, s:o, s:b, s:o}",
+			"id", jo_u64(rd->id), "next_lsn", jo_u64(rd->next),
+			"lag_records", jo_u64(st->commit_lsn >= rd->next ?
+				st->commit_lsn - rd->next + 1 : 0),
+			"lost", rd->lost,
+			"seconds", jo_u64((now - rd->since_ms) / 1000)));
+	}
+	o = json_pack("{s:s, s:o, s:o, s:i, s:i, s:o, s:o, s:s, s:o, s:i, s:b, "
 			"s:o, s:i}",
 		"mode", c->retention.mode == REPLD_RETENTION_CHECKPOINTER ?
 			"checkpointer" : "auto",
@@ -233,6 +258,14 @@ retention_json(struct node *n)
 		"space_alarm", ri.alarm,
 		"alarms", jo_u64(ri.alarms),
 		"last_error", ri.last_error);
+	if (o == NULL || json_object_set_new(o, "reader_max_lag_bytes",
+			jo_u64(c->retention.reader_max_lag)) ||
+	    json_object_set_new(o, "readers_lost", jo_u64(ri.readers_lost)) ||
+	    json_object_set_new(o, "readers", readers)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* the primary's fields after the common ones; -1 when one cannot be made */
@@ -264,7 +297,7 @@ primary_json(struct node *n, struct repl *repl, json_t *o)
 	bad |= json_object_set_new(o, "persist_barriers", jo_u64(st.persist_barriers));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "replicas_up", json_integer(st.replicas_up));
-	bad |= json_object_set_new(o, "retention", retention_json(n));
+	bad |= json_object_set_new(o, "retention", retention_json(n, &st));
 	bad |= json_object_set_new(o, "replicas", list);
 	return bad;
 }

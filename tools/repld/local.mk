@@ -49,11 +49,24 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/retention.c tools/repld/retention.h \
-	tools/repld/json_out.c tools/repld/json_out.h
+	tools/repld/reader.c tools/repld/reader.h \
+	tools/repld/json_out.c tools/repld/json_out.h \
+	tools/repld/http.c tools/repld/http.h \
+	tools/repld/metrics.c tools/repld/metrics.h \
+	tools/repld/metrics_text.c tools/repld/metrics_text.h
 # on librepl's public API only (tests/api/check-public-symbols.sh)
-tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS)
+tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
+	$(JANSSON_CFLAGS) $(MHD_CFLAGS)
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
-	$(JANSSON_LIBS) $(AX_PTHREAD_LIBS)
+	$(JANSSON_LIBS) $(MHD_LIBS) $(AX_PTHREAD_LIBS) -lm
+
+# the Prometheus text exposition's writer
+check_PROGRAMS += tests/tools/metrics_text_test
+TESTS += tests/tools/metrics_text_test
+tests_tools_metrics_text_test_SOURCES = tests/tools/metrics_text_test.c \
+	tools/repld/metrics_text.c
+tests_tools_metrics_text_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
+tests_tools_metrics_text_test_LDADD = $(LDADD) -lm
 
 # the admin socket's text, both ends: requests, replies, replctl's reader
 check_PROGRAMS += tests/tools/admin_proto_test

@@ -16,6 +16,8 @@
  * its log, a primary first lets its replicas drain what it holds.  SIGHUP
  * reads the file again and applies a changed membership.  The admin
  * socket (admin_proto.h) serves replctl and local appenders.
+ * With metrics_listen set, HTTP (http.h) serves /metrics and the health
+ * paths for Prometheus and load balancers.
  *
  * A replica serves primaries until stopped.  A primary promotes itself on
  * start (a new epoch: it fences n - k + 1 nodes, itself counting) and then
@@ -45,6 +47,7 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "http.h"
 #include "node.h"
 #include "repl.h"
 #include "repld_conf.h"
@@ -154,6 +157,7 @@ static int
 run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 {
 	struct admin *admin = NULL;
+	struct http *http = NULL;
 	char err[512];
 	int ret, since = 0;
 
@@ -163,8 +167,21 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		return EXIT_RUNTIME;
 	}
 	fprintf(stderr, "repld: admin socket %s\n", n->conf.admin_socket);
+	/* beside it: /metrics and the health paths answer during a promotion */
+	if (http_start(n, &http, err, sizeof(err)) != 0) {
+		fprintf(stderr, "repld: %s\n", err);
+		*node_in_use = !admin_stop(&admin);
+		return EXIT_RUNTIME;
+	}
+	if (http)
+		fprintf(stderr, "repld: metrics and health on http://%s%s%s:%u/\n",
+			strchr(n->conf.metrics.host, ':') ? "[" : "",
+			n->conf.metrics.host,
+			strchr(n->conf.metrics.host, ':') ? "]" : "",
+			n->conf.metrics.port);
 	if ((ret = node_start(n, how)) != 0) {
 		(void)node_stop(n);
+		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
 		return ret;
 	}
@@ -172,6 +189,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		fprintf(stderr, "repld: cannot start the retention thread: %s\n",
 			strerror(errno));
 		(void)node_stop(n);
+		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
 		return EXIT_RUNTIME;
 	}
@@ -194,6 +212,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	}
 	retention_stop(&n->retention);	/* it may hold the gate */
 	ret = node_stop(n);
+	http_stop(&http);
 	/* a connection still writing may still read the node: leave it be */
 	*node_in_use = !admin_stop(&admin);
 	return ret;

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
@@ -55,7 +56,8 @@
 static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
 	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
-	"timeouts", "admin_socket", "log_level", "retention", NULL
+	"timeouts", "admin_socket", "log_level", "retention",
+	"metrics_listen", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -64,7 +66,8 @@ static const char *const log_keys[] = { "backend", "path", "size", NULL };
 static const char *const peer_keys[] = { "address", "control_port", NULL };
 static const char *const tls_keys[] = { "ca", "cert", "key", NULL };
 static const char *const retention_keys[] = {
-	"mode", "keep", "keep_records", "keep_seconds", "alarm_percent", NULL
+	"mode", "keep", "keep_records", "keep_seconds", "alarm_percent",
+	"reader_max_lag", NULL
 };
 static const char *const timeouts_keys[] = {
 	"heartbeat_ms", "down_ms", "promote_wait_ms", NULL
@@ -170,13 +173,13 @@ get_size(struct conf_ctx *c, const config_setting_t *s, uint64_t *out)
 }
 
 /*
- * retention.keep: bytes, or a size string; at most three quarters of
- * log.size, since the daemon releases only once an eighth more is in use
- * and appends need the rest.
+ * retention.keep and retention.reader_max_lag: bytes, or a size string; at
+ * most three quarters of log.size, since the daemon releases only once an
+ * eighth more is in use and appends need the rest.
  */
 static int
-get_keep(struct conf_ctx *c, const config_setting_t *s, uint64_t log_size,
-		uint64_t *out)
+get_keep(struct conf_ctx *c, const config_setting_t *s, const char *name,
+		uint64_t log_size, uint64_t *out)
 {
 	const char *v;
 
@@ -184,22 +187,22 @@ get_keep(struct conf_ctx *c, const config_setting_t *s, uint64_t log_size,
 		long long n = config_setting_get_int64(s);
 
 		if (n < 0)
-			return conf_fail(c, s, "retention.keep %lld is negative", n);
+			return conf_fail(c, s, "%s %lld is negative", name, n);
 		*out = (uint64_t)n;
 	} else if (config_setting_type(s) == CONFIG_TYPE_STRING) {
 		v = config_setting_get_string(s);
 		if (!conf_parse_size(v, out))
-			return conf_fail(c, s, "retention.keep \"%.64s\" is not a size: "
+			return conf_fail(c, s, "%s \"%.64s\" is not a size: "
 					"bytes, or a number with K, M, G or T (1024-based), "
-					"e.g. \"64M\"", v);
+					"e.g. \"64M\"", name, v);
 	} else {
-		return conf_fail(c, s, "retention.keep must be an integer or a string "
-				"such as \"64M\", not %s", conf_type_name(s));
+		return conf_fail(c, s, "%s must be an integer or a string "
+				"such as \"64M\", not %s", name, conf_type_name(s));
 	}
 	if (*out > log_size / 4 * 3)
-		return conf_fail(c, s, "retention.keep %llu bytes is more than three "
+		return conf_fail(c, s, "%s %llu bytes is more than three "
 				"quarters of log.size (%llu bytes): appends need the rest",
-				(unsigned long long)*out, (unsigned long long)log_size);
+				name, (unsigned long long)*out, (unsigned long long)log_size);
 	return 0;
 }
 
@@ -215,6 +218,7 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 	o->retention.keep = o->log.size / 4;
 	o->retention.keep_records = 0;
 	o->retention.keep_seconds = 0;
+	o->retention.reader_max_lag = o->log.size / 2;
 	o->retention.alarm_percent = ALARM_PERCENT_DEFAULT;
 	if (s == NULL)
 		return 0;
@@ -224,8 +228,16 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 		return -1;
 	o->retention.mode = (enum repld_retention_mode)mode;
 	if ((m = config_setting_get_member(s, "keep")) != NULL &&
-	    get_keep(c, m, o->log.size, &o->retention.keep))
+	    get_keep(c, m, "retention.keep", o->log.size, &o->retention.keep))
 		return -1;
+	if ((m = config_setting_get_member(s, "reader_max_lag")) != NULL) {
+		if (get_keep(c, m, "retention.reader_max_lag", o->log.size,
+				&o->retention.reader_max_lag))
+			return -1;
+		if (o->retention.reader_max_lag == 0)
+			return conf_fail(c, m, "retention.reader_max_lag must be more "
+					"than 0 bytes: a reader holds at most that much");
+	}
 	if ((m = config_setting_get_member(s, "keep_records")) != NULL) {
 		if (conf_get_int(c, m, "retention.keep_records", 0, INT64_MAX, &n))
 			return -1;
@@ -470,6 +482,61 @@ load_admin_socket(struct conf_ctx *c, const config_setting_t *root, struct repld
 	return 0;
 }
 
+/* a host name: letters, digits, '-' and '.' */
+static bool
+is_metrics_host_name(const char *v)
+{
+	if (*v == '\0' || *v == '.' || *v == '-')
+		return false;
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && *v != '-' && *v != '.')
+			return false;
+	return true;
+}
+
+/* metrics_listen = "HOST:PORT" ("[IPv6]:PORT"); absent: no HTTP endpoints */
+static int
+load_metrics(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
+{
+	const config_setting_t *s = config_setting_get_member(root, "metrics_listen");
+	unsigned char ip[16];
+	char host[REPLD_ADDRESS_MAX + 1];
+	const char *v, *colon, *h;
+	size_t hlen;
+	char *end;
+	long port;
+
+	if (s == NULL)
+		return 0;
+	if (conf_get_string(c, s, "metrics_listen", &v))
+		return -1;
+	if ((colon = strrchr(v, ':')) == NULL)
+		return conf_fail(c, s, "metrics_listen \"%s\" is not HOST:PORT", v);
+	h = v;
+	hlen = (size_t)(colon - v);
+	if (hlen >= 2 && v[0] == '[' && v[hlen - 1] == ']') {
+		h++;
+		hlen -= 2;
+	}
+	if (hlen == 0 || hlen > REPLD_ADDRESS_MAX)
+		return conf_fail(c, s, "metrics_listen \"%s\": the host must be 1..%d "
+				"characters", v, REPLD_ADDRESS_MAX);
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(AF_INET, host, ip) != 1 && inet_pton(AF_INET6, host, ip) != 1 &&
+	    (h != v || !is_metrics_host_name(host)))
+		return conf_fail(c, s, "metrics_listen \"%s\": \"%s\" is not a host "
+				"name or an IP address", v, host);
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (!isdigit((unsigned char)colon[1]) || *end != '\0' || errno != 0 ||
+	    port < 1 || port > 65535)
+		return conf_fail(c, s, "metrics_listen \"%s\": the port must be "
+				"1..65535", v);
+	o->metrics.port = (uint16_t)port;
+	return conf_dup_string(c, host, &o->metrics.host);
+}
+
 static int
 load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 {
@@ -521,7 +588,7 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 			BUSY_POLL_MAX, BUSY_POLL_AUTO, &o->busy_poll_us) ||
 	    load_peers(c, root, o) || load_quorum(c, root, o) ||
 	    load_tls(c, root, o) || load_timeouts(c, root, o) ||
-	    load_admin_socket(c, root, o))
+	    load_admin_socket(c, root, o) || load_metrics(c, root, o))
 		return -1;
 	if (conf_opt_choice(c, root, "log_level", "log_level", level_names,
 			REPLD_LOG_NOTICE, &i))
@@ -592,6 +659,7 @@ repld_conf_free(struct repld_conf *conf)
 	free(conf->tls.cert);
 	free(conf->tls.key);
 	free(conf->admin_socket);
+	free(conf->metrics.host);
 	memset(conf, 0, sizeof(*conf));
 }
 

@@ -98,6 +98,7 @@ struct repld_conf {
 		uint64_t keep_records;		/* the newest records (0: none) */
 		int keep_seconds;		/* records younger (0: none) */
 		int alarm_percent;		/* log use that raises the alarm */
+		uint64_t reader_max_lag;	/* bytes a reader holds at most */
 	} retention;
 	int full_timeout_ms;			/* an append waits this long for
 						   log space (0: fails at once) */
@@ -123,6 +124,12 @@ struct repld_conf {
 
 	char *admin_socket;
 	enum repld_log_level log_level;
+
+	/* metrics_listen "HOST:PORT": the HTTP endpoints; host NULL: none */
+	struct {
+		char *host;			/* as written, without [ ] */
+		uint16_t port;
+	} metrics;
 };
 
 /*

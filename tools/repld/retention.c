@@ -30,6 +30,8 @@ static const struct {
 	[HOLD_CHECKPOINTER] = { "checkpointer", "the checkpointer (retention.mode = "
 		"\"checkpointer\"): no RELEASE past the oldest records" },
 	[HOLD_REPLICA] = { "replica", "a streaming replica that has not flushed them" },
+	[HOLD_READER] = { "reader", "a reader (replctl read) that has not read them, "
+		"within retention.reader_max_lag" },
 };
 
 const char *
@@ -114,6 +116,33 @@ alarm_update(struct retention *r, const struct repl_status *st, int alarm_at)
 	}
 }
 
+/*
+ * The readers' positions bound the release (under r->lock); one that needs
+ * a record at or below lag_lsn lags more than reader_max_lag: it is lost.
+ */
+static void
+readers_hold(struct retention *r, uint64_t *target, enum retention_hold *held,
+		uint64_t lag_lsn)
+{
+	for (int i = 0; i < RETENTION_READERS_MAX; i++) {
+		struct retention_reader *rd = &r->info.readers[i];
+
+		if (!rd->used || rd->lost)
+			continue;
+		if (rd->next <= lag_lsn) {
+			rd->lost = true;
+			r->info.readers_lost++;
+			say("reader %llu lost: it reads LSN %llu, more than "
+				"retention.reader_max_lag (%llu bytes) behind the newest "
+				"record; it holds the log no longer and its stream ends\n",
+				(unsigned long long)rd->id, (unsigned long long)rd->next,
+				(unsigned long long)r->node->conf.retention.reader_max_lag);
+			continue;
+		}
+		lower(target, held, rd->next - 1, HOLD_READER);
+	}
+}
+
 /* one look at the log, and a release when it is due (holds the gate) */
 static void
 pass(struct retention *r, struct repl *repl)
@@ -121,13 +150,16 @@ pass(struct retention *r, struct repl *repl)
 	const struct repld_conf *conf = &r->node->conf;
 	struct repl_status st;
 	enum retention_hold held = HOLD_COMMIT;
-	uint64_t target, k, keep, ms = now_ms();
+	uint64_t target, k, keep, lag_lsn = 0, ms = now_ms();
+	int n_readers;
 	bool due;
 	int ret = 0;
 
 	if (repl_status(repl, &st) != 0)
 		return;
 	pthread_mutex_lock(&r->lock);
+	r->in_pass = true;
+	n_readers = r->info.n_readers;
 	sample(r, ms, st.last_lsn, conf->retention.keep_seconds);
 	target = st.commit_lsn;
 	if (conf->retention.keep_seconds)
@@ -149,6 +181,13 @@ pass(struct retention *r, struct repl *repl)
 			HOLD_KEEP);
 	else if (keep && repl_lsn_keeping(repl, keep, &k) == 0)
 		lower(&target, &held, k, HOLD_KEEP);
+	/* what a reader may hold at most: the newest reader_max_lag bytes */
+	if (n_readers && st.used_bytes > conf->retention.reader_max_lag &&
+	    repl_lsn_keeping(repl, conf->retention.reader_max_lag, &k) == 0)
+		lag_lsn = k;
+	pthread_mutex_lock(&r->lock);
+	readers_hold(r, &target, &held, lag_lsn);
+	pthread_mutex_unlock(&r->lock);
 
 	/* due: an eighth of the log beyond what is kept is in use */
 	due = st.used_bytes > keep + st.size_bytes / 8 &&
@@ -172,6 +211,8 @@ pass(struct retention *r, struct repl *repl)
 			r->info.releases++;
 	}
 	alarm_update(r, &st, conf->retention.alarm_percent);
+	r->in_pass = false;
+	pthread_cond_broadcast(&r->pass_done);
 	pthread_mutex_unlock(&r->lock);
 	if (due && ret != 0)
 		say("retention: releasing up to LSN %llu failed: %s\n",
@@ -228,6 +269,7 @@ retention_init(struct retention *r, struct node *n)
 	r->node = n;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
+	pthread_cond_init(&r->pass_done, NULL);
 }
 
 int
@@ -265,6 +307,7 @@ retention_stop(struct retention *r)
 void
 retention_fini(struct retention *r)
 {
+	pthread_cond_destroy(&r->pass_done);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 }
@@ -293,6 +336,63 @@ retention_checkpoint(struct retention *r, uint64_t lsn, char *msg, size_t msglen
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
+}
+
+int
+retention_reader_open(struct retention *r, uint64_t from, int *slot,
+		uint64_t *id, char *msg, size_t msglen)
+{
+	int i;
+
+	pthread_mutex_lock(&r->lock);
+	/* a pass that looked before this reader came must not release for it */
+	while (r->in_pass)
+		pthread_cond_wait(&r->pass_done, &r->lock);
+	if (!r->running || !r->info.active) {
+		pthread_mutex_unlock(&r->lock);
+		snprintf(msg, msglen, "READ: the node is not serving as the primary "
+			"yet");
+		return -1;
+	}
+	for (i = 0; i < RETENTION_READERS_MAX && r->info.readers[i].used; i++)
+		;
+	if (i == RETENTION_READERS_MAX) {
+		pthread_mutex_unlock(&r->lock);
+		snprintf(msg, msglen, "READ: %d readers are reading already: retry "
+			"later", RETENTION_READERS_MAX);
+		return -1;
+	}
+	r->info.readers[i] = (struct retention_reader){ .used = true,
+		.id = ++r->next_reader_id, .next = from ? from : 1,
+		.since_ms = now_ms() };
+	r->info.n_readers++;
+	*slot = i;
+	*id = r->info.readers[i].id;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+bool
+retention_reader_advance(struct retention *r, int slot, uint64_t next)
+{
+	struct retention_reader *rd = &r->info.readers[slot];
+	bool lost;
+
+	pthread_mutex_lock(&r->lock);
+	if (!rd->lost && next > rd->next)
+		rd->next = next;
+	lost = rd->lost;
+	pthread_mutex_unlock(&r->lock);
+	return !lost;
+}
+
+void
+retention_reader_close(struct retention *r, int slot)
+{
+	pthread_mutex_lock(&r->lock);
+	r->info.readers[slot].used = false;
+	r->info.n_readers--;
+	pthread_mutex_unlock(&r->lock);
 }
 
 void

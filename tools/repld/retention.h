@@ -8,6 +8,9 @@
  *   - the commit LSN (what the quorum made durable),
  *   - what retention.keep, keep_records and keep_seconds keep,
  *   - with retention.mode = "checkpointer", the last RELEASE LSN,
+ *   - every reader's position (READ), unless the reader lags more than
+ *     retention.reader_max_lag bytes behind the log's end: then it is
+ *     lost (its stream ends with READER_LOST) and holds nothing,
  * and librepl lowers it further to what every streaming replica flushed
  * (repl_release(3)).  The thread releases once the log holds an eighth of
  * its size more than retention.keep, so the header is not rewritten (a
@@ -25,6 +28,7 @@
 struct node;
 
 #define RETENTION_SAMPLES 1024	/* (time, LSN) pairs for keep_seconds */
+#define RETENTION_READERS_MAX 16	/* READ streams at once */
 
 /* what holds the release point back, for status and the alarm */
 enum retention_hold {
@@ -35,6 +39,16 @@ enum retention_hold {
 	HOLD_KEEP_SECONDS,	/* retention.keep_seconds */
 	HOLD_CHECKPOINTER,	/* no RELEASE past it yet */
 	HOLD_REPLICA,		/* a streaming replica has not flushed them */
+	HOLD_READER,		/* a reader has not read them */
+};
+
+/* a reader's position: what it has not read yet must stay */
+struct retention_reader {
+	bool used;
+	bool lost;		/* it lagged past reader_max_lag: holds nothing */
+	uint64_t id;		/* for status and the log */
+	uint64_t next;		/* the next LSN it reads */
+	uint64_t since_ms;	/* when it began */
 };
 
 struct retention_info {
@@ -47,6 +61,9 @@ struct retention_info {
 	bool alarm;
 	uint64_t alarms;		/* times the alarm was raised */
 	int last_error;			/* REPL_E_* of the last release, or 0 */
+	uint64_t readers_lost;		/* readers that lagged past the limit */
+	int n_readers;
+	struct retention_reader readers[RETENTION_READERS_MAX];
 };
 
 struct retention {
@@ -58,6 +75,9 @@ struct retention {
 	bool running;
 	bool stop;
 	bool nudged;			/* a RELEASE came: pass at once */
+	bool in_pass;			/* between a pass's look and its release */
+	pthread_cond_t pass_done;
+	uint64_t next_reader_id;
 	struct retention_info info;
 	/* keep_seconds: samples[(first + i) % RETENTION_SAMPLES], oldest first */
 	struct { uint64_t ms, lsn; } samples[RETENTION_SAMPLES];
@@ -78,6 +98,17 @@ void retention_fini(struct retention *r);
  */
 int retention_checkpoint(struct retention *r, uint64_t lsn, char *msg,
 		size_t msglen);
+
+/*
+ * A reader from LSN from on: from then on, no pass releases from on
+ * (unless it is lost).  Waits out a pass under way, whose release did not
+ * count it.  The slot in *slot; 0, or -1 with the reason in msg.
+ */
+int retention_reader_open(struct retention *r, uint64_t from, int *slot,
+		uint64_t *id, char *msg, size_t msglen);
+/* it has read what is before next; false: it was lost meanwhile */
+bool retention_reader_advance(struct retention *r, int slot, uint64_t next);
+void retention_reader_close(struct retention *r, int slot);
 
 void retention_get(struct retention *r, struct retention_info *out);
 const char *retention_hold_name(enum retention_hold h);

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * http.c -- the HTTP endpoints (http.h): routing, the health answers.
+ *
+ * One polling thread of libmicrohttpd's serves every connection: each
+ * answer reads the node's status without blocking (node_try_enter), so a
+ * slow client cannot hold a scrape or the node up.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "metrics.h"
+
+#define HTTP_CONNECTIONS_MAX 32
+#define HTTP_TIMEOUT_S 10	/* an idle or slow client's connection */
+#define HTTP_BACKLOG 16
+
+struct http {
+	struct node *node;
+	struct MHD_Daemon *mhd;
+	int fd;
+};
+
+/* what a load balancer asks of the node, read at once */
+struct health {
+	enum node_role role;
+	bool stopping;
+	bool can_acknowledge;	/* the primary, its quorum met */
+	bool following;		/* a replica serving a primary's session */
+	bool fenced;
+	int quorum, replicas_streaming;
+	uint64_t epoch;
+};
+
+static void
+health_get(struct node *n, struct health *h)
+{
+	struct repl_replica_info info;
+	struct repl_status st;
+	struct repl *repl;
+	bool changing;
+
+	memset(h, 0, sizeof(*h));
+	pthread_mutex_lock(&n->lock);
+	h->quorum = n->conf.quorum;
+	h->stopping = n->stopping;
+	pthread_mutex_unlock(&n->lock);
+	if ((repl = node_try_enter(n, &changing)) != NULL) {
+		repl_status(repl, &st);
+		node_leave(n);
+		h->role = NODE_PRIMARY;
+		h->epoch = st.epoch;
+		h->fenced = st.fenced != 0;
+		h->replicas_streaming = st.replicas_up;
+		h->can_acknowledge = !h->fenced && st.replicas_up >= h->quorum;
+		return;
+	}
+	h->role = node_role(n);
+	if (h->role == NODE_PRIMARY)	/* changing state: not serving now */
+		h->role = NODE_DOWN;
+	if (h->role == NODE_REPLICA) {
+		node_replica_info(n, &info);
+		h->following = info.following != 0;
+		h->epoch = info.epoch;
+	}
+}
+
+/* why a path answers 503; NULL: it answers 200 */
+static const char *
+refusal(const char *path, const struct health *h, char *buf, size_t len)
+{
+	bool primary = h->role == NODE_PRIMARY, replica = h->role == NODE_REPLICA;
+
+	if (h->stopping)
+		return "the daemon is stopping";
+	if (strcmp(path, "/health") == 0)
+		return primary || replica ? NULL : "the node is down (starting, "
+			"changing its role, or failed)";
+	if (strcmp(path, "/primary") == 0 ||
+	    (strcmp(path, "/ready") == 0 && !replica)) {
+		if (!primary)
+			return replica ? "this node is a replica" :
+				"the node is down (starting, changing its role, "
+				"or failed)";
+		if (h->fenced)
+			return "a newer primary took over";
+		if (!h->can_acknowledge) {
+			snprintf(buf, len, "%d of %d replicas needed for the "
+				"quorum are streaming", h->replicas_streaming,
+				h->quorum);
+			return buf;
+		}
+		return NULL;
+	}
+	/* /replica, and /ready of a replica */
+	if (!replica)
+		return primary ? "this node is the primary" :
+			"the node is down (starting, changing its role, or failed)";
+	return h->following ? NULL : "this replica is connected to no primary";
+}
+
+static enum MHD_Result
+respond(struct MHD_Connection *conn, unsigned code, const char *type,
+		char *body, size_t len, bool body_owned)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, body_owned ?
+		MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (r == NULL) {
+		if (body_owned)
+			free(body);
+		return MHD_NO;
+	}
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+respond_text(struct MHD_Connection *conn, unsigned code, const char *text)
+{
+	return respond(conn, code, "text/plain; charset=utf-8", (char *)text,
+		strlen(text), false);
+}
+
+static enum MHD_Result
+health_answer(struct MHD_Connection *conn, struct node *n, const char *path)
+{
+	struct health h;
+	char buf[128], *body;
+	const char *why;
+	json_t *o;
+
+	health_get(n, &h);
+	why = refusal(path, &h, buf, sizeof(buf));
+	o = json_pack("{s:s, s:b, s:b, s:i, s:i, s:I}",
+		"role", node_role_name(h.role),
+		"can_acknowledge", h.can_acknowledge,
+		"following", h.following,
+		"quorum", h.quorum,
+		"replicas_streaming", h.replicas_streaming,
+		"epoch", (json_int_t)h.epoch);
+	if (o != NULL && why != NULL &&
+	    json_object_set_new(o, "reason", json_string(why)) != 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (body == NULL)
+		return respond_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			"out of memory\n");
+	/* a line: curl and shells read it as one */
+	char *line = realloc(body, strlen(body) + 2);
+
+	if (line == NULL) {
+		free(body);
+		return respond_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			"out of memory\n");
+	}
+	strcat(line, "\n");
+	return respond(conn, why ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK,
+		"application/json", line, strlen(line), true);
+}
+
+static enum MHD_Result
+metrics_answer(struct MHD_Connection *conn, struct node *n)
+{
+	struct mtext t;
+
+	mtext_init(&t);
+	metrics_render(n, &t);
+	if (t.failed) {
+		mtext_free(&t);
+		return respond_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			"out of memory\n");
+	}
+	/* the response frees it */
+	return respond(conn, MHD_HTTP_OK, METRICS_CONTENT_TYPE, t.p, t.len, true);
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+		const char *method, const char *version, const char *upload_data,
+		size_t *upload_size, void **req_cls)
+{
+	static const char *const health_paths[] = {
+		"/health", "/primary", "/replica", "/ready", NULL
+	};
+	struct http *h = cls;
+	bool known = strcmp(url, "/metrics") == 0;
+
+	(void)version;
+	(void)upload_data;
+	/* the first call only announces the request's headers */
+	if (*req_cls == NULL) {
+		*req_cls = h;
+		return MHD_YES;
+	}
+	if (*upload_size != 0) {	/* a body: ignored, then the answer */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	for (int i = 0; !known && health_paths[i]; i++)
+		known = strcmp(url, health_paths[i]) == 0;
+	if (!known)
+		return respond_text(conn, MHD_HTTP_NOT_FOUND, "not found: the "
+			"paths are /metrics, /health, /primary, /replica, /ready\n");
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return respond_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+			"method not allowed: GET or HEAD\n");
+	if (strcmp(url, "/metrics") == 0)
+		return metrics_answer(conn, h->node);
+	return health_answer(conn, h->node, url);
+}
+
+/* the listening socket, made here so that a failure says why */
+static int
+listen_on(const char *host, uint16_t port, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	char service[8];
+	int fd = -1, gai, e = 0, one = 1;
+
+	snprintf(service, sizeof(service), "%u", port);
+	if ((gai = getaddrinfo(host, service, &hints, &res)) != 0) {
+		snprintf(err, errlen, "metrics_listen %s:%u: %s", host, port,
+			gai_strerror(gai));
+		return -1;
+	}
+	for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+		if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+				ai->ai_protocol)) < 0) {
+			e = errno;
+			continue;
+		}
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+		    listen(fd, HTTP_BACKLOG) != 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		snprintf(err, errlen, "metrics_listen %s:%u: cannot listen: %s",
+			host, port, strerror(e));
+	return fd;
+}
+
+int
+http_start(struct node *n, struct http **http_ptr, char *err, size_t errlen)
+{
+	struct http *h;
+
+	*http_ptr = NULL;
+	if (n->conf.metrics.host == NULL)
+		return 0;
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		snprintf(err, errlen, "metrics_listen: out of memory");
+		return -1;
+	}
+	h->node = n;
+	if ((h->fd = listen_on(n->conf.metrics.host, n->conf.metrics.port, err,
+			errlen)) < 0) {
+		free(h);
+		return -1;
+	}
+	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+			on_request, h,
+			MHD_OPTION_LISTEN_SOCKET, h->fd,
+			MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S,
+			MHD_OPTION_END);
+	if (h->mhd == NULL) {
+		snprintf(err, errlen, "metrics_listen %s:%u: the HTTP server "
+			"did not start", n->conf.metrics.host, n->conf.metrics.port);
+		close(h->fd);
+		free(h);
+		return -1;
+	}
+	*http_ptr = h;
+	return 0;
+}
+
+void
+http_stop(struct http **http_ptr)
+{
+	struct http *h = *http_ptr;
+
+	if (h == NULL)
+		return;
+	MHD_stop_daemon(h->mhd);	/* joins its thread, closes h->fd */
+	free(h);
+	*http_ptr = NULL;
+}
