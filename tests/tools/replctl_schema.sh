@@ -7,7 +7,7 @@
 # "\fBPATH\fR (TYPE)" or "\fBPATH\fR (TYPE, optional)"; this test reads
 # them from the page (so a key documented there is all it takes) and
 # holds each output of a three-node cluster (status of the primary, also
-# with a replica down, and of a replica; verify, append, bench, a reload's
+# with a replica down, and of a replica; verify, append, read, bench, a reload's
 # reply, an error; offline status LOG and dump of a stopped node's log)
 # against its schema:
 #   - every key printed is documented, with its type (integer; number: an
@@ -40,7 +40,7 @@ sed -n -E '
 		print schema, $2, $3, ($4 == "optional" ? "optional" : "required")
 	}' > "$D/schemas"
 for s in status-primary status-replica status-log verify reply error append \
-	bench dump-header dump-record dump-end; do
+	read-record read-end bench dump-header dump-record dump-end; do
 	n=$(awk -v s=$s '$1 == s' "$D/schemas" | wc -l)
 	((n > 0)) || fail "replctl.8 has no schema $s (or none of its keys parse)"
 done
@@ -103,6 +103,17 @@ check status-replica "status of a replica"
 live 1 --json append < "$D/in"
 [[ $rc -eq 0 ]] || fail "append: exit $rc: $(cat "$D/live.err")"
 check append "append --json"
+live 1 --json read --from 0
+[[ $rc -eq 0 ]] || fail "read: exit $rc: $(cat "$D/live.err")"
+grep '"end"' "$D/out" > "$D/read-end"
+grep -v '"end"' "$D/out" > "$D/read-records"
+cp "$D/read-records" "$D/out"
+check read-record "read --json, its records"
+cp "$D/read-end" "$D/out"
+check read-end "read --json, its end"
+live 2 --json read --from 1
+[[ $rc -eq 1 ]] || fail "read on a replica: exit $rc, not 1"
+check error "read --json on a replica (an error)"
 live 1 --json bench --records 200 --clients 2 --size 64
 [[ $rc -eq 0 ]] || fail "bench: exit $rc: $(cat "$D/live.err")"
 check bench "bench --json"

@@ -277,6 +277,8 @@ cmd_read(int argc, char *argv[], struct live_opts *o)
 		return EXIT_FAILED;
 	}
 	if (!jin_bool(d, "ok", false)) {
+		if (o->json)
+			printf("%.*s\n", (int)len, r);
 		ret = client_failed(d, "read");
 		json_decref(d);
 		client_close(&c);
