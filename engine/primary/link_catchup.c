@@ -121,7 +121,8 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		goto err;
 	}
 	snprintf(port, sizeof(port), "%u", (unsigned)hr->data_port);
-	ccfg = fabric_conn_cfg(c->cfg.provider, 4 * LINK_DEPTH + 8,
+	/* a full resync's one batch may cover the whole ring */
+	ccfg = fabric_conn_cfg(c->cfg.provider, (int)link_sq_depth(c->ring_size),
 		c->cfg.down_timeout_ms);
 	ret = ccfg ? rpma_conn_req_new(c->peer, host, port, ccfg, &req) : REPL_E_NOMEM;
 	rpma_conn_cfg_delete(&ccfg);

@@ -68,6 +68,39 @@ link_split_next(struct link_split *s, uint64_t *off, uint64_t *len)
 	return true;
 }
 
+uint64_t
+link_piece_ops(uint64_t len)
+{
+	if (len <= LINK_WRITE_MAX)
+		return 1;		/* one write-and-flush (or a bare flush) */
+	return (len + LINK_WRITE_MAX - 1) / LINK_WRITE_MAX + 1;
+}
+
+uint64_t
+link_batch_ops_max(uint64_t ring_size)
+{
+	/*
+	 * Pieces: the range's cuts at LINK_FLUSH_MAX, plus one at the ring's
+	 * end.  Each piece of p bytes costs at most p / W + 2 requests (its
+	 * writes, rounded up, and its flush), and the pieces sum to at most
+	 * the ring.
+	 */
+	uint64_t pieces = ring_size / LINK_FLUSH_MAX + 2;
+
+	return ring_size / LINK_WRITE_MAX + 2 * pieces;
+}
+
+uint32_t
+link_sq_depth(uint64_t ring_size)
+{
+	/* LINK_FLIGHT batches at once, and room for the core's own requests */
+	uint64_t depth = LINK_FLIGHT * link_batch_ops_max(ring_size) + 8;
+
+	if (depth < 4 * LINK_DEPTH + 8)
+		depth = 4 * LINK_DEPTH + 8;
+	return depth > UINT32_MAX ? UINT32_MAX : (uint32_t)depth;
+}
+
 /*
  * Write ring bytes [from, from + len) (no wrap inside), then flush them:
  * one post where it fits one write (one message on ofi, so the request

@@ -436,6 +436,17 @@ void link_split_init(struct link_split *s, uint64_t ring_size, uint64_t off,
 		uint64_t len, uint64_t max);
 /* the next piece: true with *off and *len (not 0); false when none is left */
 bool link_split_next(struct link_split *s, uint64_t *off, uint64_t *len);
+/* the requests post_piece() posts for a piece of len bytes (0: one flush) */
+uint64_t link_piece_ops(uint64_t len);
+/*
+ * The most requests one batch posts on a ring of ring_size bytes: a batch
+ * covers at most the whole ring (a full resync of a full log), and every
+ * one of its requests holds a send-queue slot until the batch's signalled
+ * flush completes.  A link's send queue is sized from it (link_sq_depth),
+ * so no batch finds the queue full.
+ */
+uint64_t link_batch_ops_max(uint64_t ring_size);
+uint32_t link_sq_depth(uint64_t ring_size);
 void *link_main(void *arg);
 
 /*

@@ -133,5 +133,48 @@ test_exhaustive(void)
 		}
 }
 
+/* requests of a batch of len bytes from off, as post_batch() posts them */
+static uint64_t
+batch_ops(uint64_t ring, uint64_t off, uint64_t len)
+{
+	struct piece p[PIECES_MAX];
+	int n = split(ring, off, len, LINK_FLUSH_MAX, p);
+	uint64_t ops = n == 0 ? 1 : 0;	/* nothing new: one bare flush */
+
+	for (int i = 0; i < n; i++)
+		ops += link_piece_ops(p[i].len);
+	return ops;
+}
+
+/* no batch posts more than the send queue is sized for */
+static void
+test_ops_bound(void)
+{
+	const uint64_t W = LINK_WRITE_MAX, L = LINK_FLUSH_MAX;
+	const uint64_t rings[] = { 1u << 20, W, W + 8, 64u << 20, 256u << 20,
+		4 * L + 4096, 9 * L };
+
+	CU_ASSERT_EQUAL(link_piece_ops(0), 1);
+	CU_ASSERT_EQUAL(link_piece_ops(W), 1);
+	CU_ASSERT_EQUAL(link_piece_ops(W + 1), 3);
+	CU_ASSERT_EQUAL(link_piece_ops(3 * W), 4);
+	for (size_t r = 0; r < sizeof(rings) / sizeof(rings[0]); r++) {
+		uint64_t ring = rings[r], max = link_batch_ops_max(ring);
+		const uint64_t offs[] = { 0, 8, ring / 2, ring - 8, ring > W + 8 ?
+			ring - W - 8 : 16 };
+		const uint64_t lens[] = { 0, 1, W, W + 1, ring / 2, ring - 8, ring };
+
+		CU_ASSERT(link_sq_depth(ring) >= LINK_FLIGHT * max + 8);
+		for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]); o++)
+			for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+				if (lens[l] <= ring)	/* a batch is never more */
+					CU_ASSERT(batch_ops(ring, offs[o] & ~7ull,
+						lens[l]) <= max);
+	}
+	/* a full resync of a full 256 MiB log in one batch: more than 40 */
+	CU_ASSERT(batch_ops(256u << 20, 8, (256u << 20) - 8) > 40);
+}
+
 UNIT_MAIN("link_split",
-	UNIT_CASE(test_limit), UNIT_CASE(test_wrap), UNIT_CASE(test_exhaustive))
+	UNIT_CASE(test_limit), UNIT_CASE(test_wrap), UNIT_CASE(test_exhaustive),
+	UNIT_CASE(test_ops_bound))

@@ -132,6 +132,8 @@ EXTRA_DIST += tests/tools/repld_data_refused.sh
 TESTS += tests/tools/repld_retention.sh
 TESTS += tests/tools/repld_reader.sh
 EXTRA_DIST += tests/tools/repld_reader.sh
+TESTS += tests/tools/repld_full_resync.sh
+EXTRA_DIST += tests/tools/repld_full_resync.sh
 EXTRA_DIST += tests/tools/repld_retention.sh
 
 # the HTTP endpoints: /metrics parses as the text format and names what
