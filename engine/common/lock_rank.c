@@ -12,6 +12,7 @@ _Thread_local unsigned char lock_held[LOCK_RANKS];
 
 static const char *const rank_names[LOCK_RANKS] = {
 	[LOCK_RANK_WAL] = "wal->lock",
+	[LOCK_RANK_WAL_HDR] = "wal->hdr_lock",
 	[LOCK_RANK_FLOOR] = "c->floor_lock",
 	[LOCK_RANK_CLUSTER] = "c->lock",
 	[LOCK_RANK_IO] = "io_lock",
@@ -27,7 +28,7 @@ lock_rank_check(enum lock_rank r)
 		if (lock_held[i] == 0)
 			continue;
 		fprintf(stderr, "lock order: taking %s while holding %s (the order "
-			"is verify > release > io > cluster > floor > wal)\n",
+			"is verify > release > io > cluster > floor > wal header > wal)\n",
 			rank_names[r], rank_names[i]);
 		abort();
 	}

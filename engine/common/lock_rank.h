@@ -7,7 +7,7 @@
  * the outermost in:
  *
  *   c->verify_lock > c->release_lock > l->io_lock > c->lock
- *     > c->floor_lock > wal->lock
+ *     > c->floor_lock > wal->hdr_lock > wal->lock
  *
  * (primary.h says what each guards).  With assertions on (no NDEBUG) each
  * thread keeps what it holds and a lock taken out of order aborts with a
@@ -21,6 +21,7 @@
 
 enum lock_rank {
 	LOCK_RANK_WAL = 1,	/* wal->lock: the innermost */
+	LOCK_RANK_WAL_HDR,	/* wal->hdr_lock */
 	LOCK_RANK_FLOOR,	/* c->floor_lock */
 	LOCK_RANK_CLUSTER,	/* c->lock */
 	LOCK_RANK_IO,		/* a link's io_lock */

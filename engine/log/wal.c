@@ -250,6 +250,7 @@ wal_free(struct wal *wal)
 	pthread_cond_destroy(&wal->synced);
 	pthread_cond_destroy(&wal->space);
 	pthread_mutex_destroy(&wal->lock);
+	pthread_mutex_destroy(&wal->hdr_lock);
 	free(wal->idx);
 	free(wal->slots);
 	free(wal);
@@ -282,6 +283,39 @@ wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
 	nh.ck_lap = at->lap;
 	nh.ck_crc = at->crc;
 	return wal_hdr_update(wal, &nh);
+}
+
+/*
+ * The checkpoint (and with it the log's head) moves to at, the end of a
+ * record of epoch ck_epoch: a new header generation, durable, and only
+ * then the space before at free.  Called with hdr_lock and lock held,
+ * returns with both; lock is released while the generation is written and
+ * persisted, so appenders reserve meanwhile (hdr_lock keeps every other
+ * header writer, and so every other move of head, out).
+ */
+int
+wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
+{
+	struct wal_hdr nh = wal->hdr;
+	int copy = 1 - wal->hdr_copy, ret;
+
+	nh.ck_epoch = ck_epoch;
+	nh.ck_lsn = at->lsn;
+	nh.ck_off = at->off;
+	nh.ck_lap = at->lap;
+	nh.ck_crc = at->crc;
+	nh.seq = wal->hdr.seq + 1;
+	wal_unlock(wal);
+	ret = hdr_write(wal->mem, wal->base, copy, &nh);
+	wal_lock(wal);
+	if (ret)
+		return ret;
+	wal->hdr = nh;
+	wal->hdr_copy = copy;
+	wal->used -= wal_distance(wal, &wal->head, at);
+	wal->head = *at;
+	pthread_cond_broadcast(&wal->space);
+	return 0;
 }
 
 /*
@@ -432,6 +466,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 		pthread_mutex_init(&wal->lock, &ma);
 		pthread_mutexattr_destroy(&ma);
 	}
+	pthread_mutex_init(&wal->hdr_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&wal->space, &ca);
@@ -868,33 +903,26 @@ int
 wal_release(struct wal *wal, uint64_t lsn)
 {
 	struct rec_hdr h;
-	struct log_pos p;
-	uint64_t ck_epoch;
-	int kind, ret = 0;
+	struct log_pos at;
+	int ret = 0;
 
 	if (wal == NULL)
 		return REPL_E_INVAL;
+	wal_hdr_lock(wal);
 	wal_lock(wal);
 	/* only durable records can be let go */
 	if (lsn >= wal->durable.lsn)
 		lsn = wal->durable.lsn - 1;
-	p = wal->head;
-	ck_epoch = wal->hdr.ck_epoch;
-	while (p.lsn <= lsn && (kind = wal_rec_at(wal, &p, &h)) != 0) {
-		if (kind == 1)
-			ck_epoch = h.epoch;
-		wal_advance(wal, &p, h.len, kind == 2, h.crc);
+	if (lsn < wal->head.lsn)
+		goto out;	/* nothing more to let go */
+	/* found through the index, not by a walk over every record let go */
+	if ((ret = wal_find(wal, lsn, &at, &h)) == 0) {
+		wal_advance(wal, &at, h.len, false, h.crc);
+		ret = wal_move_head(wal, &at, h.epoch);
 	}
-	if (p.lsn == wal->head.lsn && p.off == wal->head.off)
-		goto out;
-	/* the checkpoint moves first, durably; only then is the space free */
-	if ((ret = wal_set_checkpoint(wal, &p, ck_epoch)))
-		goto out;
-	wal->used -= wal_distance(wal, &wal->head, &p);
-	wal->head = p;
-	pthread_cond_broadcast(&wal->space);
 out:
 	wal_unlock(wal);
+	wal_hdr_unlock(wal);
 	return ret;
 }
 

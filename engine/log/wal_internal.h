@@ -70,6 +70,14 @@ struct wal {
 	uint64_t ring_size;
 	struct wal_hdr hdr;	/* the current header */
 	int hdr_copy;		/* which copy holds it */
+	/*
+	 * Held by whoever writes a header generation, before lock: so a
+	 * checkpoint's move can write and persist the next generation with
+	 * lock released (a file's fdatasync takes milliseconds, and the
+	 * appenders need lock to reserve), and no other generation can be
+	 * written meanwhile.  hdr and hdr_copy change under both.
+	 */
+	pthread_mutex_t hdr_lock;
 
 	pthread_mutex_t lock;
 	pthread_cond_t space;	/* signalled when space is released */
@@ -112,6 +120,18 @@ static inline void
 wal_unlock(struct wal *wal)
 {
 	rank_unlock(&wal->lock, LOCK_RANK_WAL);
+}
+
+static inline void
+wal_hdr_lock(struct wal *wal)
+{
+	rank_lock(&wal->hdr_lock, LOCK_RANK_WAL_HDR);
+}
+
+static inline void
+wal_hdr_unlock(struct wal *wal)
+{
+	rank_unlock(&wal->hdr_lock, LOCK_RANK_WAL_HDR);
 }
 
 #define IDX_STRIDE 64
@@ -169,6 +189,7 @@ int wal_persist(struct wal *wal, uint64_t off, uint64_t len);
 int wal_hdr_update(struct wal *wal, struct wal_hdr *nh);
 int wal_set_checkpoint(struct wal *wal, const struct log_pos *at,
 		uint64_t ck_epoch);
+int wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch);
 void wal_advance(const struct wal *wal, struct log_pos *p, uint32_t len,
 		bool wrap, uint32_t crc);
 int wal_rec_at(const struct wal *wal, const struct log_pos *p, struct rec_hdr *h);

@@ -230,6 +230,7 @@ wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch)
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
 		return REPL_E_INVAL;
+	wal_hdr_lock(wal);
 	wal_lock(wal);
 	if (wal->tail.lsn != wal->pub.lsn || wal->syncing) {
 		ret = REPL_E_INVAL;	/* appends in flight: not a replica */
@@ -256,6 +257,7 @@ wal_truncate(struct wal *wal, const struct log_pos *at, uint64_t at_epoch)
 	pthread_cond_broadcast(&wal->space);
 out:
 	wal_unlock(wal);
+	wal_hdr_unlock(wal);
 	return ret;
 }
 
@@ -267,6 +269,7 @@ wal_set_head(struct wal *wal, const struct log_pos *at)
 
 	if (wal == NULL || at == NULL || !pos_valid(wal, at))
 		return REPL_E_INVAL;
+	wal_hdr_lock(wal);
 	wal_lock(wal);
 	scan_forward(wal);
 	if (at->lsn < wal->head.lsn || at->lsn > wal->pub.lsn ||
@@ -276,15 +279,14 @@ wal_set_head(struct wal *wal, const struct log_pos *at)
 	}
 	if (pos_equal(at, &wal->head))
 		goto out;
-	if ((ret = wal_set_checkpoint(wal, at, epoch_before(wal, at->lsn))))
+	/* the flushes this replica answers meanwhile need lock */
+	if ((ret = wal_move_head(wal, at, epoch_before(wal, at->lsn))))
 		goto out;
-	wal->used -= wal_distance(wal, &wal->head, at);
-	wal->head = *at;
 	if (wal->durable.lsn < at->lsn)
 		wal->durable = *at;	/* what precedes is released */
-	pthread_cond_broadcast(&wal->space);
 out:
 	wal_unlock(wal);
+	wal_hdr_unlock(wal);
 	return ret;
 }
 
@@ -300,6 +302,7 @@ set_promise(struct wal *wal, uint64_t epoch, uint64_t epoch_inc, bool floor)
 
 	if (wal == NULL)
 		return REPL_E_INVAL;
+	wal_hdr_lock(wal);
 	wal_lock(wal);
 	nh = wal->hdr;
 	if (!floor || epoch > nh.epoch) {
@@ -310,6 +313,7 @@ set_promise(struct wal *wal, uint64_t epoch, uint64_t epoch_inc, bool floor)
 		nh.flags &= ~WAL_F_PROMISE_PENDING;
 	ret = wal_hdr_update(wal, &nh);
 	wal_unlock(wal);
+	wal_hdr_unlock(wal);
 	return ret;
 }
 

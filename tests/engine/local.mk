@@ -22,6 +22,12 @@ TESTS += tests/engine/wal_steps
 tests_engine_wal_steps_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
 tests_engine_wal_steps_LDADD = engine/librepl_internal.la $(LDADD)
 
+# a release's header persist does not hold the log's lock
+check_PROGRAMS += tests/engine/wal_release_unlocked
+TESTS += tests/engine/wal_release_unlocked
+tests_engine_wal_release_unlocked_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
+tests_engine_wal_release_unlocked_LDADD = engine/librepl_internal.la $(LDADD)
+
 check_PROGRAMS += tests/engine/ctl_msg
 TESTS += tests/engine/ctl_msg
 tests_engine_ctl_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
