@@ -180,3 +180,9 @@ EXTRA_DIST += tests/tools/replctl_schema.sh
 # of tools/bench/plot-bench (77 for that part without gnuplot)
 TESTS += tests/tools/replctl_bench_csv.sh
 EXTRA_DIST += tests/tools/replctl_bench_csv.sh
+
+# repld's log: one line format (UTC timestamp, level) for its own lines and
+# librepl's, journald's <N> priorities when stderr is the journal,
+# log_level over both, and transport "auto" without RDMA logging no error
+TESTS += tests/tools/repld_log_format.sh
+EXTRA_DIST += tests/tools/repld_log_format.sh

@@ -10,8 +10,9 @@
  *				even if its log stores another
  *   repld --help | --version
  *
- * It stays in the foreground, writes no pid file and logs to stderr (the
- * service manager keeps it: systemd Type=simple).  SIGTERM or SIGINT
+ * It stays in the foreground, writes no pid file and logs to stderr
+ * (log.h: one format, or journald's priorities).  The service manager
+ * keeps it: systemd Type=simple.  SIGTERM or SIGINT
  * stops it cleanly: appends in flight get their answers, a replica closes
  * its log, a primary first lets its replicas drain what it holds.  SIGHUP
  * reads the file again and applies a changed membership.  The admin
@@ -48,6 +49,7 @@
 
 #include "admin.h"
 #include "http.h"
+#include "log.h"
 #include "node.h"
 #include "repl.h"
 #include "repld_conf.h"
@@ -130,8 +132,8 @@ log_status(struct node *n)
 	if ((repl = node_try_enter(n, &changing)) == NULL)
 		return;
 	repl_status(repl, &st);
-	fprintf(stderr, "repld: primary, epoch %llu: LSN %llu..%llu, durable "
-		"%llu, committed %llu, %d replicas up (quorum %d)\n",
+	log_notice("primary, epoch %llu: LSN %llu..%llu, durable "
+		"%llu, committed %llu, %d replicas up (quorum %d)",
 		(unsigned long long)st.epoch, (unsigned long long)st.first_lsn,
 		(unsigned long long)st.last_lsn,
 		(unsigned long long)st.durable_lsn,
@@ -163,18 +165,18 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 
 	/* first the socket: a status can be asked during a long promotion */
 	if (admin_start(n, n->conf.admin_socket, &admin, err, sizeof(err)) != 0) {
-		fprintf(stderr, "repld: %s\n", err);
+		log_error("%s", err);
 		return EXIT_RUNTIME;
 	}
-	fprintf(stderr, "repld: admin socket %s\n", n->conf.admin_socket);
+	log_notice("admin socket %s", n->conf.admin_socket);
 	/* beside it: /metrics and the health paths answer during a promotion */
 	if (http_start(n, &http, err, sizeof(err)) != 0) {
-		fprintf(stderr, "repld: %s\n", err);
+		log_error("%s", err);
 		*node_in_use = !admin_stop(&admin);
 		return EXIT_RUNTIME;
 	}
 	if (http)
-		fprintf(stderr, "repld: metrics and health on http://%s%s%s:%u/\n",
+		log_notice("metrics and health on http://%s%s%s:%u/",
 			strchr(n->conf.metrics.host, ':') ? "[" : "",
 			n->conf.metrics.host,
 			strchr(n->conf.metrics.host, ':') ? "]" : "",
@@ -186,7 +188,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		return ret;
 	}
 	if (retention_start(&n->retention) != 0) {
-		fprintf(stderr, "repld: cannot start the retention thread: %s\n",
+		log_error("cannot start the retention thread: %s",
 			strerror(errno));
 		(void)node_stop(n);
 		http_stop(&http);
@@ -199,7 +201,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 			char msg[640];
 
 			reload = 0;
-			fprintf(stderr, "repld: SIGHUP: reloading the membership\n");
+			log_notice("SIGHUP: reloading the membership");
 			/* it logs what it did, or why it did nothing */
 			(void)node_reload(n, msg, sizeof(msg));
 		}
@@ -295,12 +297,10 @@ main(int argc, char *argv[])
 		repld_conf_free(&conf);
 		return 0;
 	}
-	/* librepl's messages: both to the sink and to stderr */
-	repl_log_set_threshold(REPL_LOG_THRESHOLD, log_level_of(conf.log_level));
-	repl_log_set_threshold(REPL_LOG_THRESHOLD_STDERR,
-		log_level_of(conf.log_level));
-	/* line by line, as a service manager reads it */
-	setvbuf(stderr, NULL, _IOLBF, 0);
+	/* from here on one format for repld's lines and librepl's; usage and
+	 * configuration errors above stay plain, for whoever typed them */
+	log_init();
+	log_set_threshold(log_level_of(conf.log_level));
 	catch_signals();
 	node_init(&node, path, &conf);
 	ret = run(&node, &how, &node_in_use);
