@@ -186,3 +186,9 @@ EXTRA_DIST += tests/tools/replctl_bench_csv.sh
 # log_level over both, and transport "auto" without RDMA logging no error
 TESTS += tests/tools/repld_log_format.sh
 EXTRA_DIST += tests/tools/repld_log_format.sh
+
+# repld's sd_notify messages to a datagram receiver in NOTIFY_SOCKET's
+# place: READY=1 with the admin socket up, STATUS= naming the role,
+# WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP, STOPPING=1
+TESTS += tests/tools/repld_notify.sh
+EXTRA_DIST += tests/tools/repld_notify.sh
