@@ -192,3 +192,8 @@ EXTRA_DIST += tests/tools/repld_log_format.sh
 # WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP, STOPPING=1
 TESTS += tests/tools/repld_notify.sh
 EXTRA_DIST += tests/tools/repld_notify.sh
+
+# the systemd unit: systemd-analyze verify is clean, its security exposure
+# is at most 3.0, Type=notify with a watchdog, no restart after 2..5
+TESTS += tests/tools/repld_unit.sh
+EXTRA_DIST += tests/tools/repld_unit.sh
