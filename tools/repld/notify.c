@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <systemd/sd-daemon.h>
@@ -28,14 +29,15 @@ monotonic_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* a lost notification is not worth stopping for; say it once in debug */
+/* a lost notification is not worth stopping for: say it at debug */
 static void
 notify_send(const char *state)
 {
 	int r = sd_notify(0, state);
 
 	if (r < 0)
-		log_debug("sd_notify: %s", state);
+		log_debug("sd_notify %.*s: %s", (int)strcspn(state, "\n"), state,
+			strerror(-r));
 }
 
 void
