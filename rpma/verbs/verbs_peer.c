@@ -23,6 +23,21 @@ rpma_verbs_err(int err, const char *what)
 		err ? strerror(err) : "failed without an errno");
 }
 
+/*
+ * A lookup is also how a program asks whether RDMA is there at all (repld's
+ * transport "auto"): its failure is the caller's to call an error, so it
+ * says why only at debug and in the error message.
+ */
+static int
+lookup_err(int err, const char *what)
+{
+	if (err == ENOMEM)
+		return rpma_fail(RPMA_E_NOMEM, "%s: %s", what, strerror(err));
+	RPMA_LOG_DEBUG("%s: %s", what, err ? strerror(err) : "failed");
+	return rpma_fail(err ? RPMA_E_PROVIDER : RPMA_E_UNKNOWN, "%s: %s", what,
+		err ? strerror(err) : "failed without an errno");
+}
+
 int
 rpma_utils_get_ibv_context(const char *addr,
 		enum rpma_util_ibv_context_type type,
@@ -39,9 +54,9 @@ rpma_utils_get_ibv_context(const char *addr,
 	if (type == RPMA_UTIL_IBV_CONTEXT_LOCAL)
 		hints.ai_flags = RAI_PASSIVE;
 	if (rdma_getaddrinfo(addr, NULL, &hints, &rai))
-		return rpma_verbs_err(errno, "rdma_getaddrinfo");
+		return lookup_err(errno, "rdma_getaddrinfo");
 	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP)) {
-		ret = rpma_verbs_err(errno, "rdma_create_id (is there an RDMA device?)");
+		ret = lookup_err(errno, "rdma_create_id (is there an RDMA device?)");
 		goto out;
 	}
 	if (type == RPMA_UTIL_IBV_CONTEXT_LOCAL)
@@ -50,10 +65,11 @@ rpma_utils_get_ibv_context(const char *addr,
 		ret = rdma_resolve_addr(id, rai->ai_src_addr, rai->ai_dst_addr,
 			RPMA_DEFAULT_TIMEOUT_MS);
 	if (ret) {
-		ret = rpma_verbs_err(errno, "no RDMA device serves that address");
+		ret = lookup_err(errno, "no RDMA device serves that address");
 		goto out;
 	}
 	if (id->verbs == NULL) {
+		RPMA_LOG_DEBUG("no RDMA device serves %s", addr);
 		ret = rpma_fail(RPMA_E_PROVIDER, "no RDMA device serves %s", addr);
 		goto out;
 	}

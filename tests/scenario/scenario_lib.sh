@@ -103,7 +103,7 @@ step_outcome() {
 	clean_stderr "$D/node$n.err" "$3 (node$n exited $rc)"
 	((rc != 0 && rc < 128)) ||
 		fail "$3: node$n exited $rc without getting there: $(new_err "$n" | tail -n 3)"
-	why=$(new_err "$n" | grep "^repld: " | tail -n 1)
+	why=$(new_err "$n" | grep -E "^(<[0-9]>|[0-9T:.-]+Z [a-z]+ )repld: " | tail -n 1)
 	[[ -n $why ]] || fail "$3: node$n exited $rc without a word"
 	outcome=refused
 	say "$3: refused by node$n (exit $rc): $why"

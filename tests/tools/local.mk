@@ -182,3 +182,20 @@ EXTRA_DIST += tests/tools/replctl_schema.sh
 # of tools/bench/plot-bench (77 for that part without gnuplot)
 TESTS += tests/tools/replctl_bench_csv.sh
 EXTRA_DIST += tests/tools/replctl_bench_csv.sh
+
+# repld's log: one line format (UTC timestamp, level) for its own lines and
+# librepl's, journald's <N> priorities when stderr is the journal,
+# log_level over both, and transport "auto" without RDMA logging no error
+TESTS += tests/tools/repld_log_format.sh
+EXTRA_DIST += tests/tools/repld_log_format.sh
+
+# repld's sd_notify messages to a datagram receiver in NOTIFY_SOCKET's
+# place: READY=1 with the admin socket up, STATUS= naming the role,
+# WATCHDOG=1 at half WATCHDOG_USEC, RELOADING=1 on SIGHUP, STOPPING=1
+TESTS += tests/tools/repld_notify.sh
+EXTRA_DIST += tests/tools/repld_notify.sh
+
+# the systemd unit: systemd-analyze verify is clean, its security exposure
+# is at most 3.0, Type=notify with a watchdog, no restart after 2..5
+TESTS += tests/tools/repld_unit.sh
+EXTRA_DIST += tests/tools/repld_unit.sh

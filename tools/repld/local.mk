@@ -43,6 +43,8 @@ conf/repld@.service: $(srcdir)/conf/repld@.service.in Makefile
 # the daemon: one node (replica or primary) as its configuration describes
 bin_PROGRAMS += tools/repld/repld
 tools_repld_repld_SOURCES = tools/repld/repld.c \
+	tools/repld/log.c tools/repld/log.h \
+	tools/repld/notify.c tools/repld/notify.h \
 	tools/repld/node.c tools/repld/node.h \
 	tools/repld/admin.c tools/repld/admin.h tools/repld/admin_proto.h \
 	tools/repld/admin_conn.h tools/repld/admin_loop.c \
@@ -56,9 +58,9 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/metrics_text.c tools/repld/metrics_text.h
 # on librepl's public API only (tests/api/check-public-symbols.sh)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	$(JANSSON_CFLAGS) $(MHD_CFLAGS)
+	$(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
-	$(JANSSON_LIBS) $(MHD_LIBS) $(AX_PTHREAD_LIBS) -lm
+	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
 # the Prometheus text exposition's writer
 check_PROGRAMS += tests/tools/metrics_text_test

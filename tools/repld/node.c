@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "node.h"
 
 _Static_assert(REPL_BUSY_POLL_AUTO == -1 && REPL_BUSY_POLL_MAX == 1000000,
 	"repld_conf.c reads busy_poll_us with repl.h's values");
 
-#define say(...) fprintf(stderr, "repld: " __VA_ARGS__)
 
 const char *
 node_role_name(enum node_role r)
@@ -51,6 +51,9 @@ provider_of(const struct repld_conf *conf)
 		/* an RDMA device serving the listen address: use it */
 		if (repl_rdma_available(conf->listen.address))
 			return "verbs";
+		/* expected on hosts without RDMA: not an error */
+		log_notice("no RDMA device for %s: using tcp (ofi)",
+			conf->listen.address);
 		return "tcp";
 	}
 }
@@ -146,7 +149,7 @@ node_replica_info(struct node *n, struct repl_replica_info *info)
 static void
 say_listening(const struct node *n)
 {
-	say("node %u (replica) listening on %s, control port %u, data port %u\n",
+	log_notice("node %u (replica) listening on %s, control port %u, data port %u",
 		n->conf.node_id, n->conf.listen.address,
 		n->conf.listen.control_port, n->conf.listen.data_port);
 }
@@ -240,7 +243,7 @@ replica_start(struct node *n)
 	n->replica = replica;
 	pthread_mutex_unlock(&n->lock);
 	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
-		say("cannot start the replica's thread\n");
+		log_error("cannot start the replica's thread");
 		pthread_mutex_lock(&n->lock);
 		n->replica = NULL;
 		pthread_mutex_unlock(&n->lock);
@@ -345,7 +348,7 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	memcpy(cfg.cluster_uuid, conf->cluster_uuid, sizeof(cfg.cluster_uuid));
 	/* only the first start of a cluster makes a primary's log */
 	cfg.create = how->bootstrap;
-	say("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)\n",
+	log_notice("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)",
 		conf->node_id, cfg.create ? "creating" : "opening", conf->log.path,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
@@ -360,7 +363,7 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		if (how->bootstrap && ret != REPL_E_LOCKED &&
 		    stat(conf->log.path, &lst) == 0 && S_ISREG(lst.st_mode) &&
 		    unlink(conf->log.path) == 0)
-			say("the log %s made for the bootstrap is removed again\n",
+			log_warning("the log %s made for the bootstrap is removed again",
 				conf->log.path);
 		if (ret == REPL_E_NOT_MEMBER)
 			snprintf(msg, msglen, "refused to start: %s (the daemon's "
@@ -390,11 +393,11 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		else
 			snprintf(msg, msglen, "cannot open the log %s as the primary: %s",
 				conf->log.path, repl_strerror(ret));
-		say("%s\n", msg);
+		log_error("%s", msg);
 		return ret;
 	}
 	repl_status(repl, &st);
-	say("node %u is the primary of epoch %llu (configuration epoch %llu)\n",
+	log_notice("node %u is the primary of epoch %llu (configuration epoch %llu)",
 		conf->node_id, (unsigned long long)st.epoch,
 		(unsigned long long)st.config_epoch);
 	set_role(n, NODE_PRIMARY, repl);
@@ -415,7 +418,7 @@ primary_close(struct node *n)
 	if (repl == NULL)
 		return 0;
 	if ((ret = repl_close(&repl)) != 0)
-		say("closing the log: %s\n", repl_strerror(ret));
+		log_error("closing the log: %s", repl_strerror(ret));
 	return ret;
 }
 
@@ -453,15 +456,15 @@ log_expected(struct node *n, const struct node_start_how *how)
 	/* a device always exists: the engine tells whether it holds a log */
 	if (how->bootstrap && !missing && stat(path, &st) == 0 &&
 	    S_ISREG(st.st_mode)) {
-		say("refused to start: --bootstrap starts a new cluster, but the log %s "
-			"exists: start without --bootstrap\n", path);
+		log_error("refused to start: --bootstrap starts a new cluster, but the log %s "
+			"exists: start without --bootstrap", path);
 		return 5;
 	}
 	if (missing && !how->bootstrap && !how->reinit) {
-		say("refused to start: the log %s does not exist; it is made only by the "
+		log_error("refused to start: the log %s does not exist; it is made only by the "
 			"first start of a new cluster (--bootstrap) or for a replica "
 			"whose disk was replaced (--reinit: it then copies everything "
-			"from the primary). If the disk should hold it, mount it\n",
+			"from the primary). If the disk should hold it, mount it",
 			path);
 		return 5;
 	}
@@ -482,16 +485,16 @@ node_start(struct node *n, const struct node_start_how *how)
 	n->bootstrap = how->bootstrap;
 	n->reinit = how->reinit;
 	if (how->reinit && n->conf.role != REPLD_ROLE_REPLICA)
-		say("--reinit: this node starts as a replica (a log made anew "
-			"holds nothing to lead with); promote it once caught up\n");
+		log_warning("--reinit: this node starts as a replica (a log made anew "
+			"holds nothing to lead with); promote it once caught up");
 	if (n->conf.role == REPLD_ROLE_REPLICA || how->reinit) {
 		ret = replica_start(n) ? 1 : 0;
 	} else if ((ret = primary_open(n, &oh, msg, sizeof(msg)))) {
 		if (ret == REPL_E_SUPERSEDED) {
 			/* a restart must not undo a failover: follow the new one */
-			say("not the primary: a newer primary took over while this "
+			log_warning("not the primary: a newer primary took over while this "
 				"node was down; serving as a replica (promote it "
-				"explicitly to lead again)\n");
+				"explicitly to lead again)");
 			ret = replica_start(n) ? 1 : 0;
 		} else {
 			ret = ret == REPL_E_NO_QUORUM && !how->bootstrap ? 4 :
@@ -517,7 +520,7 @@ node_promote(struct node *n, bool force, char *msg, size_t msglen)
 		pthread_mutex_unlock(&n->change);
 		return NODE_E_WRONG_ROLE;
 	}
-	say("promoting this replica%s\n", force ? " (forced)" : "");
+	log_notice("promoting this replica%s", force ? " (forced)" : "");
 	gate_close(n);
 	if ((ret = replica_stop(n)) != 0) {
 		snprintf(msg, msglen, "the replica stopped with an error (%d)", ret);
@@ -551,7 +554,7 @@ node_fence(struct node *n, char *msg, size_t msglen)
 		pthread_mutex_unlock(&n->change);
 		return NODE_E_WRONG_ROLE;
 	}
-	say("stepping down: draining the appends, then serving as a replica\n");
+	log_notice("stepping down: draining the appends, then serving as a replica");
 	gate_close(n);
 	ret = primary_close(n);
 	if (replica_start(n) != 0) {
@@ -631,7 +634,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 		return NODE_E_WRONG_ROLE;
 	}
 	memcpy(old, n->conf.peers, sizeof(old));
-	say("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d\n",
+	log_notice("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d",
 		old_n, old_k, n_peers, quorum);
 	gate_close(n);
 	primary_close(n);
@@ -655,7 +658,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 				"configurations' quorums hold it (the daemon's log names "
 				"the unreachable nodes)", n_peers, quorum,
 				(unsigned long long)st.config_epoch);
-			say("%s\n", msg);
+			log_error("%s", msg);
 			return REPL_E_NO_QUORUM;
 		}
 		snprintf(msg, msglen, "membership now %d replicas, quorum %d "
@@ -667,7 +670,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	set_members(n, old, old_n, old_k);
 	free_unshared(peers, n_peers, old, old_n);
 	if (primary_open(n, &(struct open_how){ 0 }, why, sizeof(why)) != 0) {
-		say("the old membership could not be reopened either: %s\n", why);
+		log_error("the old membership could not be reopened either: %s", why);
 		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
 	}
 	gate_open(n);
@@ -743,7 +746,7 @@ node_reload(struct node *n, char *msg, size_t msglen)
 	if (repld_conf_load(n->conf_path, &fresh, err, sizeof(err)) != 0) {
 		snprintf(msg, msglen, "reload: the file does not load, nothing "
 			"changed: %s", err);
-		say("%s\n", msg);
+		log_warning("%s", msg);
 		return REPL_E_INVAL;
 	}
 	pthread_mutex_lock(&n->change);
@@ -775,7 +778,7 @@ node_reload(struct node *n, char *msg, size_t msglen)
 	if (!same)
 		fresh.n_peers = 0;
 	pthread_mutex_unlock(&n->change);
-	say("%s\n", msg);
+	log_notice("%s", msg);
 	repld_conf_free(&fresh);
 	return ret;
 }
@@ -792,8 +795,8 @@ node_tick(struct node *n)
 	} else if (node_role(n) == NODE_PRIMARY) {
 		/* the handle stays valid: changes hold n->change */
 		if (repl_status(n->repl, &st) == 0 && st.fenced) {
-			say("fenced: a newer primary took over (this one was of epoch "
-				"%llu, its last LSN %llu)\n",
+			log_error("fenced: a newer primary took over (this one was of epoch "
+				"%llu, its last LSN %llu)",
 				(unsigned long long)st.epoch,
 				(unsigned long long)st.last_lsn);
 			pthread_mutex_lock(&n->lock);
@@ -808,25 +811,25 @@ node_tick(struct node *n)
 		char msg[512];
 
 		refused_locked(n->conf.log.path, msg, sizeof(msg));
-		say("%s\n", msg);
+		log_error("%s", msg);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA &&
 		   n->replica_ret == REPL_E_BLANK) {
-		say("refused to start: the log %s is blank (it holds no log); it is "
+		log_error("refused to start: the log %s is blank (it holds no log); it is "
 			"made only by the first start of a new cluster (--bootstrap) "
 			"or for a replica whose disk was replaced (--reinit: it then "
-			"copies everything from the primary)\n", n->conf.log.path);
+			"copies everything from the primary)", n->conf.log.path);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA &&
 		   n->replica_ret == REPL_E_NO_PEERS) {
-		say("refused to start: the log %s is made anew (--reinit), or was and "
+		log_error("refused to start: the log %s is made anew (--reinit), or was and "
 			"has not taken its promise floor yet: it takes the floor from "
 			"other nodes of its configuration before it serves a "
-			"primary, and the file lists no peers\n", n->conf.log.path);
+			"primary, and the file lists no peers", n->conf.log.path);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
-		say("the replica stopped: its log or endpoints could not be set up "
-			"(log %s, %s ports %s/%s)\n", n->conf.log.path,
+		log_error("the replica stopped: its log or endpoints could not be set up "
+			"(log %s, %s ports %s/%s)", n->conf.log.path,
 			n->conf.listen.address, n->ctl_port, n->data_port);
 		n->exit_code = code = 1;
 	}
@@ -846,13 +849,13 @@ node_stop(struct node *n)
 	pthread_mutex_unlock(&n->lock);
 	gate_close(n);
 	if (node_role(n) == NODE_PRIMARY) {
-		say("stopping: draining the replicas\n");
+		log_notice("stopping: draining the replicas");
 		ret = primary_close(n) ? 1 : 0;
 	} else if (n->replica_running) {
 		ret = replica_stop(n) ? 1 : 0;
 	}
 	pthread_mutex_unlock(&n->change);
-	say("node %u stopped\n", n->conf.node_id);
+	log_notice("node %u stopped", n->conf.node_id);
 	return n->exit_code >= 0 ? n->exit_code : ret;
 }
 

@@ -10,8 +10,9 @@
  *				even if its log stores another
  *   repld --help | --version
  *
- * It stays in the foreground, writes no pid file and logs to stderr (the
- * service manager keeps it: systemd Type=simple).  SIGTERM or SIGINT
+ * It stays in the foreground, writes no pid file and logs to stderr
+ * (log.h: one format, or journald's priorities) and tells systemd when it
+ * is ready, reloading, stopping and alive (notify.h: Type=notify).  SIGTERM or SIGINT
  * stops it cleanly: appends in flight get their answers, a replica closes
  * its log, a primary first lets its replicas drain what it holds.  SIGHUP
  * reads the file again and applies a changed membership.  The admin
@@ -41,6 +42,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +50,9 @@
 
 #include "admin.h"
 #include "http.h"
+#include "log.h"
 #include "node.h"
+#include "notify.h"
 #include "repl.h"
 #include "repld_conf.h"
 
@@ -130,13 +134,65 @@ log_status(struct node *n)
 	if ((repl = node_try_enter(n, &changing)) == NULL)
 		return;
 	repl_status(repl, &st);
-	fprintf(stderr, "repld: primary, epoch %llu: LSN %llu..%llu, durable "
-		"%llu, committed %llu, %d replicas up (quorum %d)\n",
+	log_notice("primary, epoch %llu: LSN %llu..%llu, durable "
+		"%llu, committed %llu, %d replicas up (quorum %d)",
 		(unsigned long long)st.epoch, (unsigned long long)st.first_lsn,
 		(unsigned long long)st.last_lsn,
 		(unsigned long long)st.durable_lsn,
 		(unsigned long long)st.commit_lsn, st.replicas_up, n->conf.quorum);
 	node_leave(n);
+}
+
+/* what systemd's status line last said, to send it on a change only */
+struct shown {
+	enum node_role role;
+	uint64_t epoch;
+	int up, of;
+	bool following;
+	bool valid;
+};
+
+/* STATUS=: "primary, epoch N, U of M replicas" or "replica, ..." */
+static void
+status_changed(struct node *n, struct shown *was)
+{
+	struct shown now = { .role = node_role(n), .valid = true };
+
+	if (now.role == NODE_PRIMARY) {
+		struct repl_status st;
+		struct repl *repl;
+		bool changing;
+
+		if ((repl = node_try_enter(n, &changing)) == NULL)
+			return;	/* a change is under way: ask next tick */
+		repl_status(repl, &st);
+		node_leave(n);
+		now.epoch = st.epoch;
+		now.up = st.replicas_up;
+		pthread_mutex_lock(&n->lock);
+		now.of = n->conf.n_peers;
+		pthread_mutex_unlock(&n->lock);
+	} else if (now.role == NODE_REPLICA) {
+		struct repl_replica_info ri;
+
+		node_replica_info(n, &ri);
+		now.epoch = ri.epoch;
+		now.following = ri.following != 0;
+	}
+	if (was->valid && was->role == now.role && was->epoch == now.epoch &&
+	    was->up == now.up && was->of == now.of &&
+	    was->following == now.following)
+		return;
+	*was = now;
+	if (now.role == NODE_PRIMARY)
+		notify_status("primary, epoch %llu, %d of %d replicas",
+			(unsigned long long)now.epoch, now.up, now.of);
+	else if (now.role == NODE_REPLICA)
+		notify_status("replica, epoch %llu, %s",
+			(unsigned long long)now.epoch,
+			now.following ? "following a primary" : "no primary");
+	else
+		notify_status("down");
 }
 
 static enum repl_log_level
@@ -158,23 +214,24 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 {
 	struct admin *admin = NULL;
 	struct http *http = NULL;
+	struct shown shown = { .valid = false };
 	char err[512];
 	int ret, since = 0;
 
 	/* first the socket: a status can be asked during a long promotion */
 	if (admin_start(n, n->conf.admin_socket, &admin, err, sizeof(err)) != 0) {
-		fprintf(stderr, "repld: %s\n", err);
+		log_error("%s", err);
 		return EXIT_RUNTIME;
 	}
-	fprintf(stderr, "repld: admin socket %s\n", n->conf.admin_socket);
+	log_notice("admin socket %s", n->conf.admin_socket);
 	/* beside it: /metrics and the health paths answer during a promotion */
 	if (http_start(n, &http, err, sizeof(err)) != 0) {
-		fprintf(stderr, "repld: %s\n", err);
+		log_error("%s", err);
 		*node_in_use = !admin_stop(&admin);
 		return EXIT_RUNTIME;
 	}
 	if (http)
-		fprintf(stderr, "repld: metrics and health on http://%s%s%s:%u/\n",
+		log_notice("metrics and health on http://%s%s%s:%u/",
 			strchr(n->conf.metrics.host, ':') ? "[" : "",
 			n->conf.metrics.host,
 			strchr(n->conf.metrics.host, ':') ? "]" : "",
@@ -186,23 +243,31 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		return ret;
 	}
 	if (retention_start(&n->retention) != 0) {
-		fprintf(stderr, "repld: cannot start the retention thread: %s\n",
+		log_error("cannot start the retention thread: %s",
 			strerror(errno));
 		(void)node_stop(n);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
 		return EXIT_RUNTIME;
 	}
+	/* the admin socket answers, a primary acknowledges, a replica listens */
+	notify_ready();
+	status_changed(n, &shown);
 	while (!stop) {
 		(void)poll(NULL, 0, TICK_MS);
 		if (reload) {
 			char msg[640];
 
 			reload = 0;
-			fprintf(stderr, "repld: SIGHUP: reloading the membership\n");
+			log_notice("SIGHUP: reloading the membership");
+			notify_reloading();
 			/* it logs what it did, or why it did nothing */
 			(void)node_reload(n, msg, sizeof(msg));
+			notify_ready();
 		}
+		/* from here only: a loop stuck elsewhere stops the pings */
+		notify_watchdog();
+		status_changed(n, &shown);
 		if ((ret = node_tick(n)) >= 0)
 			break;
 		if ((since += TICK_MS) >= STATUS_EVERY_MS) {
@@ -210,6 +275,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 			since = 0;
 		}
 	}
+	notify_stopping();
 	retention_stop(&n->retention);	/* it may hold the gate */
 	ret = node_stop(n);
 	http_stop(&http);
@@ -295,12 +361,11 @@ main(int argc, char *argv[])
 		repld_conf_free(&conf);
 		return 0;
 	}
-	/* librepl's messages: both to the sink and to stderr */
-	repl_log_set_threshold(REPL_LOG_THRESHOLD, log_level_of(conf.log_level));
-	repl_log_set_threshold(REPL_LOG_THRESHOLD_STDERR,
-		log_level_of(conf.log_level));
-	/* line by line, as a service manager reads it */
-	setvbuf(stderr, NULL, _IOLBF, 0);
+	/* from here on one format for repld's lines and librepl's; usage and
+	 * configuration errors above stay plain, for whoever typed them */
+	log_init();
+	log_set_threshold(log_level_of(conf.log_level));
+	notify_init();
 	catch_signals();
 	node_init(&node, path, &conf);
 	ret = run(&node, &how, &node_in_use);

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "node.h"
 #include "retention.h"
 
-#define say(...) fprintf(stderr, "repld: " __VA_ARGS__)
 
 #define PASS_MS 20		/* a pass this often: a full log waits at most this */
 #define ALARM_HYSTERESIS 5	/* percent below the threshold that clears it */
@@ -105,14 +105,14 @@ alarm_update(struct retention *r, const struct repl_status *st, int alarm_at)
 	if (!i->alarm && i->used_percent >= alarm_at) {
 		i->alarm = true;
 		i->alarms++;
-		say("space alarm: the log is %d%% full (%llu of %llu bytes, "
-			"retention.alarm_percent %d); what holds it: %s\n",
+		log_warning("space alarm: the log is %d%% full (%llu of %llu bytes, "
+			"retention.alarm_percent %d); what holds it: %s",
 			i->used_percent, (unsigned long long)st->used_bytes,
 			(unsigned long long)st->size_bytes, alarm_at,
 			holds[i->held_by].reason);
 	} else if (i->alarm && i->used_percent < alarm_at - ALARM_HYSTERESIS) {
 		i->alarm = false;
-		say("space alarm cleared: the log is %d%% full\n", i->used_percent);
+		log_notice("space alarm cleared: the log is %d%% full", i->used_percent);
 	}
 }
 
@@ -132,9 +132,9 @@ readers_hold(struct retention *r, uint64_t *target, enum retention_hold *held,
 		if (rd->next <= lag_lsn) {
 			rd->lost = true;
 			r->info.readers_lost++;
-			say("reader %llu lost: it reads LSN %llu, more than "
+			log_warning("reader %llu lost: it reads LSN %llu, more than "
 				"retention.reader_max_lag (%llu bytes) behind the newest "
-				"record; it holds the log no longer and its stream ends\n",
+				"record; it holds the log no longer and its stream ends",
 				(unsigned long long)rd->id, (unsigned long long)rd->next,
 				(unsigned long long)r->node->conf.retention.reader_max_lag);
 			continue;
@@ -215,7 +215,7 @@ pass(struct retention *r, struct repl *repl)
 	pthread_cond_broadcast(&r->pass_done);
 	pthread_mutex_unlock(&r->lock);
 	if (due && ret != 0)
-		say("retention: releasing up to LSN %llu failed: %s\n",
+		log_error("retention: releasing up to LSN %llu failed: %s",
 			(unsigned long long)target, repl_strerror(ret));
 }
 
