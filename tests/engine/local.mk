@@ -201,3 +201,11 @@ tests_engine_fault_sweep_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_fault_sweep_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
+
+# etcd's JSON gateway answers decoded (each shape, omitted fields, every
+# wrong field named) and the requests encoded
+check_PROGRAMS += tests/engine/etcd_msg
+TESTS += tests/engine/etcd_msg
+tests_engine_etcd_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
+tests_engine_etcd_msg_LDADD = engine/librepl_internal.la $(JANSSON_LIBS) $(LDADD)
