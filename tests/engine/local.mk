@@ -209,3 +209,11 @@ TESTS += tests/engine/etcd_msg
 tests_engine_etcd_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
 tests_engine_etcd_msg_LDADD = engine/librepl_internal.la $(JANSSON_LIBS) $(LDADD)
+
+# the etcd client against a real etcd on loopback (skipped without etcd)
+check_PROGRAMS += tests/engine/etcd_live
+TESTS += tests/engine/etcd_live.sh
+EXTRA_DIST += tests/engine/etcd_live.sh
+tests_engine_etcd_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_etcd_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
