@@ -449,8 +449,9 @@ etcd_dec_error(const char *buf, size_t len, struct etcd_status *st)
 {
 	struct dctx c = { .st = st };
 	json_t *root = NULL;
+	int ret = dec_root(&c, buf, len, &root);	/* before root is read */
 
-	return finish(root, dec_root(&c, buf, len, &root));
+	return finish(root, ret);
 }
 
 enum etcd_dec
