@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * etcd_msg.c -- etcd's JSON gateway answers as etcd 3.4 writes them (each
- * shape of docs/design.md's coordinator section, as literals), the fields
- * etcd omits read as 0/false/empty, and every kind of wrong answer refused
- * with the field it names; the requests encoded and read back.
+ * etcd_msg.c -- etcd's JSON gateway answers as etcd 3.4.23 wrote them on
+ * loopback (each shape a failover uses, as literals), the fields etcd omits
+ * read as 0/false/empty, and every kind of wrong answer refused with the
+ * field it names; the requests encoded and read back.
  */
 #include <stdint.h>
 #include <stdlib.h>
