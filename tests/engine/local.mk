@@ -217,3 +217,11 @@ EXTRA_DIST += tests/engine/etcd_live.sh
 tests_engine_etcd_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
 tests_engine_etcd_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
+# the etcd client against a fake etcd: failover on Unavailable only,
+# timeouts, answers that are not etcd's, a watch's stream cut anywhere
+check_PROGRAMS += tests/engine/etcd_fake
+TESTS += tests/engine/etcd_fake
+tests_engine_etcd_fake_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_etcd_fake_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
