@@ -483,9 +483,56 @@ watch_stop_silent(void)
 	CU_ASSERT_EQUAL(atomic_load(&g.answers), 0);
 }
 
+/* a port bound and not listening: connections to it are refused */
+static int
+refusing_port(char *url, size_t size)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&a, &alen) == 0);
+	snprintf(url, size, "http://127.0.0.1:%u", ntohs(a.sin_port));
+	return fd;
+}
+
+/* the first endpoint refuses: the watch runs on the second */
+static void
+watch_moves_on(void)
+{
+	struct fake *f = fake_start(STREAM, 200, "{\"result\":{\"created\":true}}\n"
+		"{\"result\":{\"canceled\":true}}\n");
+	char closed[64];
+	int fd = refusing_port(closed, sizeof(closed));
+	struct etcd_client *c = client_of(closed, f->url, 1000);
+	struct got g = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(etcd_watch_open(c, "/p/", 3, 7, on_answer, &g, &g.w), ETCD_OK);
+	CU_ASSERT_EQUAL(etcd_watch_run(g.w), ETCD_E_CANCELED);
+	CU_ASSERT_EQUAL(atomic_load(&g.created), 1);
+	CU_ASSERT(has(etcd_watch_error(g.w), f->url));
+	CU_ASSERT_EQUAL(etcd_watch_run(g.w), ETCD_E_INVAL);	/* once */
+	etcd_watch_close(g.w);
+	etcd_client_free(c);
+
+	/* the refusing one alone: unreachable */
+	c = client_of(closed, NULL, 1000);
+	CU_ASSERT_EQUAL_FATAL(etcd_watch_open(c, "/p/", 3, 0, on_answer, &g, &g.w), ETCD_OK);
+	CU_ASSERT_EQUAL(etcd_watch_run(g.w), ETCD_E_UNREACHABLE);
+	CU_ASSERT(has(etcd_watch_error(g.w), closed));
+	etcd_watch_close(g.w);
+	etcd_client_free(c);
+	close(fd);
+	fake_stop(f);
+}
+
 UNIT_MAIN("etcd_fake",
 	UNIT_CASE(unavailable_moves_on), UNIT_CASE(timeout_stays),
 	UNIT_CASE(bad_answers), UNIT_CASE(oversized), UNIT_CASE(txn_responses_per_op),
 	UNIT_CASE(watch_split_lines), UNIT_CASE(watch_bad_line),
 	UNIT_CASE(watch_canceled), UNIT_CASE(watch_stream_error),
-	UNIT_CASE(watch_endless_line), UNIT_CASE(watch_stop_silent))
+	UNIT_CASE(watch_endless_line), UNIT_CASE(watch_stop_silent),
+	UNIT_CASE(watch_moves_on))
