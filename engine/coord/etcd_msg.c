@@ -388,6 +388,35 @@ dec_range_obj(struct dctx *c, json_t *o, enum etcd_op_kind op, struct etcd_range
 }
 
 /*
+ * Whether buf has at most ETCD_VALUES_MAX JSON values, counted before
+ * parsing (a value begins the text or follows '[', ':' or ',' outside
+ * strings): jansson's tree takes some 200 bytes per value, so the count
+ * bounds what a hostile answer can make it allocate.
+ */
+static bool
+values_ok(const char *buf, size_t len)
+{
+	size_t n = 1;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = buf[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+		} else if ((ch == '[' || ch == ':' || ch == ',') && ++n > ETCD_VALUES_MAX) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * The answer's root object.  etcd's errors come as {"error": text,
  * "message": text, "code": n} from a unary call and as {"error": {
  * "grpc_code": n, "message": text, ...}} inside a stream: either is
@@ -406,6 +435,8 @@ dec_root(struct dctx *c, const char *buf, size_t len, json_t **root)
 	*root = NULL;
 	if (len > ETCD_ANSWER_MAX)
 		return bad(c, "longer than %u bytes", ETCD_ANSWER_MAX);
+	if (!values_ok(buf, len))
+		return bad(c, "more than %u JSON values", ETCD_VALUES_MAX);
 	if ((*root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je)) == NULL)
 		return bad(c, "not JSON (%s at byte %d)", je.text, je.position);
 	if (!json_is_object(*root))

@@ -10,8 +10,9 @@
  *   - zero, false and empty fields are omitted by etcd, so a missing field
  *     is 0, false or empty; a present one of the wrong type is an error;
  *   - members this file does not know are ignored (a newer etcd may add);
- *   - sizes are bounded (ETCD_*_MAX): a hostile answer cannot make a
- *     decoder allocate more than about ETCD_ANSWER_MAX times a small factor.
+ *   - sizes are bounded (ETCD_*_MAX): an answer's bytes and its count of
+ *     JSON values before jansson parses it (4 MiB of "{}," would otherwise
+ *     be a tree of 300 MB), then each array, key and value.
  *
  * A decoder takes any bytes and returns ETCD_DEC_OK with its struct filled,
  * ETCD_DEC_ERROR when the answer is etcd's error object (code and message
@@ -32,6 +33,7 @@
 #define ETCD_EVENTS_MAX 1024		/* events of one watch answer */
 #define ETCD_OPS_MAX 64			/* compares, ops, responses of a txn */
 #define ETCD_ANSWER_MAX (4u << 20)	/* bytes of one answer (or line) */
+#define ETCD_VALUES_MAX (1u << 16)	/* JSON values of one answer */
 #define ETCD_TEXT_MAX 256		/* an error's message, kept */
 
 enum etcd_dec {

@@ -545,6 +545,23 @@ bounds(void)
 	free(b64);
 	free(v);
 
+	/* many small values: refused before jansson builds their tree */
+	a = malloc(ETCD_VALUES_MAX * 3 + 16);
+	CU_ASSERT_FATAL(a != NULL);
+	p = a + sprintf(a, "{\"x\":[");
+	for (size_t i = 0; i < ETCD_VALUES_MAX; i++)
+		p += sprintf(p, "%s{}", i ? "," : "");
+	sprintf(p, "]}");
+	CU_ASSERT_EQUAL(etcd_dec_txn(a, strlen(a), &t, &st), ETCD_DEC_BAD);
+	CU_ASSERT_STRING_EQUAL(st.message, "etcd answer: more than 65536 JSON values");
+	/* the same inside a string is one value */
+	a[5] = '"';
+	p[0] = '"';
+	p[1] = '}';
+	CU_ASSERT_EQUAL(etcd_dec_txn(a, strlen(a), &t, &st), ETCD_DEC_OK);
+	etcd_txn_result_free(&t);
+	free(a);
+
 	/* the answer itself */
 	a = malloc(ETCD_ANSWER_MAX + 1);
 	CU_ASSERT_FATAL(a != NULL);
