@@ -1,6 +1,6 @@
 # engine/ -- the replication engine: librepl (repl.h) over the local log
 noinst_LTLIBRARIES += engine/librepl_internal.la
-# the wings, bottom to top: common/, then log/ and ctl/ (siblings), then
+# the wings, bottom to top: common/, then log/, ctl/ and coord/ (siblings), then
 # primary/ and replica/ (siblings), then repl.c.  A wing includes only the
 # ones below it (tests/tools/engine_layering.sh checks it, and that no
 # file-level loop exists), and none reaches the core's private headers.
@@ -21,6 +21,11 @@ engine_librepl_internal_la_SOURCES += \
 	engine/ctl/ctl_msg.c engine/ctl/ctl_msg.h \
 	engine/ctl/ctl_stream.c engine/ctl/ctl_stream.h engine/ctl/ctl_tls.c \
 	engine/ctl/ctl_chan.c engine/ctl/ctl_chan.h
+# the coordinator's client: etcd v3 over its JSON gateway (libcurl, jansson)
+engine_librepl_internal_la_SOURCES += \
+	engine/coord/etcd_msg.c engine/coord/etcd_msg.h engine/coord/etcd_req.c \
+	engine/coord/etcd_b64.c engine/coord/etcd_http.c engine/coord/etcd_http.h \
+	engine/coord/etcd_client.c engine/coord/etcd_client.h engine/coord/etcd_watch.c
 engine_librepl_internal_la_SOURCES += \
 	engine/primary/primary.h engine/primary/quorum.c \
 	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \
@@ -58,5 +63,5 @@ engine_repl_example_LDADD = engine/librepl.la
 
 # the control channel's TLS (OpenSSL); librepl and every program linking
 # librepl_internal.la get the libraries through libtool's dependency_libs
-engine_librepl_internal_la_CPPFLAGS += $(SSL_CFLAGS)
-engine_librepl_internal_la_LIBADD = $(SSL_LIBS)
+engine_librepl_internal_la_CPPFLAGS += $(SSL_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
+engine_librepl_internal_la_LIBADD = $(SSL_LIBS) $(CURL_LIBS) $(JANSSON_LIBS)

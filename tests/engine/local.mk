@@ -207,3 +207,27 @@ tests_engine_fault_sweep_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_fault_sweep_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
+
+# etcd's JSON gateway answers decoded (each shape, omitted fields, every
+# wrong field named) and the requests encoded
+check_PROGRAMS += tests/engine/etcd_msg
+TESTS += tests/engine/etcd_msg
+tests_engine_etcd_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
+tests_engine_etcd_msg_LDADD = engine/librepl_internal.la $(JANSSON_LIBS) $(LDADD)
+
+# the etcd client against a real etcd on loopback (skipped without etcd)
+check_PROGRAMS += tests/engine/etcd_live
+TESTS += tests/engine/etcd_live.sh
+EXTRA_DIST += tests/engine/etcd_live.sh
+tests_engine_etcd_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_etcd_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
+# the etcd client against a fake etcd: failover on Unavailable only,
+# timeouts, answers that are not etcd's, a watch's stream cut anywhere
+check_PROGRAMS += tests/engine/etcd_fake
+TESTS += tests/engine/etcd_fake
+tests_engine_etcd_fake_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_etcd_fake_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
