@@ -6,9 +6,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl/ctl_chan.h"
 #include "primary/cluster.h"
 #include "common/fabric.h"
 #include "common/elog.h"
@@ -103,6 +105,21 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			REPL_LOG_ERROR("refused: flush method %d over %s: %s",
 				cfg->flush_method, provider, why);
 			return REPL_E_INVAL;
+		}
+	}
+	if (cfg->n_replicas && (cfg->tls_ca || cfg->tls_cert || cfg->tls_key)) {
+		const char *why = NULL;
+
+		/* before the log is locked, made or formatted: it stays as it is */
+		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+			REPL_LOG_ERROR("TLS needs a CA, a certificate and a key");
+			return REPL_E_INVAL;
+		}
+		if ((ret = ctl_tls_check(cfg->tls_ca, cfg->tls_cert, cfg->tls_key,
+				&why)) != 0) {
+			REPL_LOG_ERROR("%s (the log %s is left as it was)", why,
+				cfg->path);
+			return ret == -ENOMEM ? REPL_E_NOMEM : REPL_E_INVAL;
 		}
 	}
 	repl = calloc(1, sizeof(*repl));

@@ -607,6 +607,18 @@ int repl_lock_holder(const char *path, char *buf, size_t len);
 /* 1 if an RDMA device serves the local address addr (verbs), else 0 */
 int repl_rdma_available(const char *addr);
 
+/*
+ * The checks repl_open and repl_replica_open make of their tls_ca,
+ * tls_cert and tls_key before they touch the log: each file loads (PEM),
+ * the key is the certificate's, and the certificate verifies against the
+ * CA file now (signed by it, not expired, valid already).  0, or
+ * REPL_E_INVAL with a sentence naming the file and the reason in why (up
+ * to why_len bytes, NUL-terminated), e.g. "TLS: key file K does not match
+ * certificate C"; REPL_E_NOMEM.
+ */
+int repl_tls_check(const char *ca, const char *cert, const char *key,
+		char *why, size_t why_len);
+
 /* ---- messages ---------------------------------------------------- */
 
 enum repl_log_level {
