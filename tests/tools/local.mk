@@ -151,6 +151,14 @@ EXTRA_DIST += tests/tools/repld_steady_load.sh
 TESTS += tests/tools/repld_reinit.sh
 EXTRA_DIST += tests/tools/repld_reinit.sh
 
+# the TLS files: the openssl commands of repld.conf(5) as printed make
+# certificates that connect; a garbage CA, certificate or key, another
+# node's key, another CA's certificate, an expired or not yet valid one:
+# --check and a start exit 2 naming the file and the reason, and nothing
+# is made (no log at --bootstrap; --reinit leaves the log's bytes)
+TESTS += tests/tools/repld_tls_check.sh
+EXTRA_DIST += tests/tools/repld_tls_check.sh
+
 # the admin socket's loop: one connection's order across a control verb,
 # a client that reads nothing holds up nobody, 8 clients at once
 check_PROGRAMS += tests/tools/admin_client
