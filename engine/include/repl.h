@@ -56,6 +56,9 @@ extern "C" {
 #define REPL_E_NO_PEERS	(-300018)	/* a replica: its log is made anew (or
 					   waits for its promise floor) and
 					   its configuration lists no peers */
+#define REPL_E_OTHER_CLUSTER (-300019)	/* the log's cluster id is not the
+					   configuration's: another
+					   cluster's log */
 
 const char *repl_strerror(int err);
 
@@ -77,7 +80,10 @@ struct repl_cfg {
 	enum repl_backend backend;
 	size_t size;			/* bytes; with create, the new log's size */
 	int create;			/* format a new, empty log */
-	uint8_t cluster_uuid[16];	/* with create: the log's identity */
+	uint8_t cluster_uuid[16];	/* with create: the log's identity;
+					   without it, unless all zero, the
+					   log's must be the same, else
+					   REPL_E_OTHER_CLUSTER */
 	uint32_t node_id;
 	uint64_t epoch;
 	int full_timeout_ms;		/* how long an append waits for space */

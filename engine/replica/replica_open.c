@@ -82,6 +82,17 @@ open_log(struct replica *r)
 			"(a mistyped path?)");
 		return REPL_E_CORRUPT;
 	}
+	{
+		uint8_t uuid[16];
+
+		/* before wal_open(), which marks the log open: nothing written */
+		if (wal_cluster_of(r->mem, uuid) == 0 &&
+		    memcmp(uuid, cfg->cluster_uuid, 16) != 0) {
+			REPL_LOG_ERROR("replica: %s belongs to another cluster (its "
+				"cluster id is not the configuration's)", cfg->path);
+			return REPL_E_OTHER_CLUSTER;
+		}
+	}
 	ret = wal_open(r->mem, &r->wal);
 	if (ret) {
 		REPL_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
@@ -89,8 +100,9 @@ open_log(struct replica *r)
 	}
 	wal_identity(r->wal, &r->id, &r->ring_size);
 	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
-		REPL_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
-		return REPL_E_INVAL;
+		REPL_LOG_ERROR("replica: %s belongs to another cluster (its cluster "
+			"id is not the configuration's)", cfg->path);
+		return REPL_E_OTHER_CLUSTER;
 	}
 	if (r->id.flags & WAL_F_PROMISE_PENDING) {
 		if (cfg->n_peers <= 0) {

@@ -382,7 +382,7 @@ api__strerror(void)
 	int codes[] = { REPL_E_INVAL, REPL_E_NOMEM, REPL_E_IO, REPL_E_CORRUPT,
 		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND, REPL_E_LOCKED,
 		REPL_E_NOT_MEMBER, REPL_E_SUPERSEDED, REPL_E_TRANSPORT, REPL_E_BLANK,
-		REPL_E_NO_PEERS };
+		REPL_E_NO_PEERS, REPL_E_OTHER_CLUSTER };
 
 	CU_ASSERT_STRING_EQUAL(repl_strerror(0), "Success");
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
