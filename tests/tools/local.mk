@@ -159,6 +159,12 @@ EXTRA_DIST += tests/tools/repld_reinit.sh
 TESTS += tests/tools/repld_tls_check.sh
 EXTRA_DIST += tests/tools/repld_tls_check.sh
 
+# starts the log refuses exit 5 (not restarted): a primary whose file says
+# another membership than its log stores, a primary's and a replica's log
+# of another cluster (the logs unchanged)
+TESTS += tests/tools/repld_refused.sh
+EXTRA_DIST += tests/tools/repld_refused.sh
+
 # the admin socket's loop: one connection's order across a control verb,
 # a client that reads nothing holds up nobody, 8 clients at once
 check_PROGRAMS += tests/tools/admin_client

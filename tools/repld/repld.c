@@ -32,7 +32,8 @@
  *   3  fenced: a newer primary took over from this one
  *   4  promotion refused: fewer than n - k + 1 nodes reachable
  *   5  refused to start ("refused to start: ..."): the log is locked by
- *      another process
+ *      another process, missing or blank, another cluster's, or stores
+ *      another membership (without --reconfigure)
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -104,7 +105,8 @@ usage(FILE *f)
 		"Exit status: 0 clean stop, 1 runtime failure, 2 usage or\n"
 		"configuration error, 3 fenced by a newer primary, 4 promotion\n"
 		"refused (not enough nodes reachable), 5 refused to start (the\n"
-		"log is missing, or this node is no member: the message says).\n");
+		"log is locked, missing, another cluster's or stores another\n"
+		"membership, or this node is no member: the message says).\n");
 }
 
 static void
