@@ -158,6 +158,7 @@ dist_man_MANS += \
 	docs/man/repl_replica_stop.3 \
 	docs/man/repl_status.3 \
 	docs/man/repl_strerror.3 \
+	docs/man/repl_tls_check.3 \
 	docs/man/repl_verify.3 \
 	docs/man/repl_wait_durable.3
 

@@ -6,9 +6,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl/ctl_chan.h"
 #include "primary/cluster.h"
 #include "common/fabric.h"
 #include "common/elog.h"
@@ -71,6 +73,7 @@ repl_strerror(int err)
 	case REPL_E_TRANSPORT:	return "The network failed (an RDMA or libfabric connection, or no usable device or provider)";
 	case REPL_E_BLANK:	return "The medium holds no log (it is made only for a new cluster, or for a replica made anew)";
 	case REPL_E_NO_PEERS:	return "The log is made anew and takes its promise floor from other nodes of its configuration, and none is given";
+	case REPL_E_OTHER_CLUSTER: return "The log belongs to another cluster: its cluster id is not the configuration's";
 	default:		return "Unknown error";
 	}
 }
@@ -105,6 +108,21 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			return REPL_E_INVAL;
 		}
 	}
+	if (cfg->n_replicas && (cfg->tls_ca || cfg->tls_cert || cfg->tls_key)) {
+		const char *why = NULL;
+
+		/* before the log is locked, made or formatted: it stays as it is */
+		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+			REPL_LOG_ERROR("TLS needs a CA, a certificate and a key");
+			return REPL_E_INVAL;
+		}
+		if ((ret = ctl_tls_check(cfg->tls_ca, cfg->tls_cert, cfg->tls_key,
+				&why)) != 0) {
+			REPL_LOG_ERROR("%s (the log %s is left as it was)", why,
+				cfg->path);
+			return ret == -ENOMEM ? REPL_E_NOMEM : REPL_E_INVAL;
+		}
+	}
 	repl = calloc(1, sizeof(*repl));
 	if (repl == NULL)
 		return REPL_E_NOMEM;
@@ -131,6 +149,20 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
 		if ((ret = wal_format(repl->mem, &id)))
 			goto err_mem;
+	}
+	if (!cfg->create) {
+		static const uint8_t none[16];
+		uint8_t uuid[16];
+
+		/* before wal_open(), which marks the log open: nothing written */
+		if (memcmp(cfg->cluster_uuid, none, 16) != 0 &&
+		    wal_cluster_of(repl->mem, uuid) == 0 &&
+		    memcmp(cfg->cluster_uuid, uuid, 16) != 0) {
+			REPL_LOG_ERROR("refused: %s belongs to another cluster (its "
+				"cluster id is not the configuration's)", cfg->path);
+			ret = REPL_E_OTHER_CLUSTER;
+			goto err_mem;
+		}
 	}
 	if ((ret = wal_open(repl->mem, &repl->wal)))
 		goto err_mem;

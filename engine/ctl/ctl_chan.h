@@ -33,16 +33,27 @@ struct ctl_tls;
 /*
  * Load ca_file (PEM, the CA certificates to trust), cert_file (PEM, our
  * certificate, optionally followed by its chain) and key_file (PEM, its
- * private key).  is_server: for ctl_listen(), else for ctl_connect().
+ * private key), and verify our certificate against ca_file now, as a peer
+ * would.  is_server: for ctl_listen(), else for ctl_connect().
  * Returns 0, or a negative errno value (-EINVAL for NULL arguments, -ENOMEM,
- * -EPROTO for a file that cannot be loaded or a key that does not match)
- * with *why (unless why is NULL), a thread-local string that is also
- * ctl_last_error(), naming the file and OpenSSL's reason.  A key file that
- * is encrypted fails: there is no prompt.
+ * -EPROTO for a file that cannot be loaded, a key that does not match, or
+ * a certificate that does not verify) with *why (unless why is NULL), a
+ * thread-local string that is also ctl_last_error(), naming the file and
+ * the reason:
+ *   "TLS: certificate file C: no certificate or not PEM" (likewise "CA
+ *   file A: ...", "key file K: no private key or not PEM"; a missing file:
+ *   strerror()), "TLS: key file K does not match certificate C",
+ *   "TLS: certificate C is not signed by CA file A",
+ *   "TLS: certificate C has expired", "TLS: certificate C is not valid yet".
+ * A key file that is encrypted fails: there is no prompt.
  */
 int ctl_tls_new(const char *ca_file, const char *cert_file,
 		const char *key_file, int is_server, struct ctl_tls **tls_ptr,
 		const char **why);
+
+/* ctl_tls_new()'s checks alone: 0, or its error and *why; nothing kept */
+int ctl_tls_check(const char *ca_file, const char *cert_file,
+		const char *key_file, const char **why);
 void ctl_tls_delete(struct ctl_tls **tls_ptr);
 
 /*

@@ -16,8 +16,10 @@
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include "common/fault.h"
 #include "ctl/ctl_stream.h"
@@ -138,19 +140,100 @@ no_password(char *buf, int size, int rwflag, void *arg)
 	return 0;	/* never prompt on a terminal: an encrypted key fails */
 }
 
-int
-ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
-		int is_server, struct ctl_tls **tls_ptr, const char **why)
+/*
+ * OpenSSL's reason for a file that did not load: a file that holds no PEM
+ * block of the kind asked for (garbage, DER, another kind of PEM) says
+ * "no start line", "no certificate or crl found" or, for a key, that its
+ * decoders found nothing they support: none names the file's problem to
+ * an operator.
+ */
+static const char *
+file_reason(const char *what, char *buf, size_t size)
+{
+	unsigned long e = ERR_peek_error();
+
+	if (e != 0 && !ERR_SYSTEM_ERROR(e) &&
+	    ((ERR_GET_LIB(e) == ERR_LIB_PEM &&
+	      ERR_GET_REASON(e) == PEM_R_NO_START_LINE) ||
+	     (ERR_GET_LIB(e) == ERR_LIB_X509 &&
+	      ERR_GET_REASON(e) == X509_R_NO_CERTIFICATE_OR_CRL_FOUND) ||
+	     ERR_GET_REASON(e) == ERR_R_UNSUPPORTED)) {
+		ERR_clear_error();
+		snprintf(buf, size, "no %s or not PEM", what);
+		return buf;
+	}
+	return ssl_reason(buf, size);
+}
+
+/*
+ * Our own certificate as a peer will check it: against the CA file, with
+ * the chain that followed it in the certificate file, at the present
+ * time.  A certificate of another CA, an expired one or one not valid yet
+ * would load, and fail every handshake later with a message on the peer.
+ */
+static int
+verify_own(SSL_CTX *ctx, const char *ca_file, const char *cert_file)
+{
+	X509 *cert = SSL_CTX_get0_certificate(ctx);
+	STACK_OF(X509) *chain = NULL;
+	X509_STORE_CTX *vctx;
+	int ok, err;
+
+	if (cert == NULL) {
+		ctl_set_error("TLS: certificate file %s: no certificate or not PEM",
+			cert_file);
+		return -1;
+	}
+	(void)SSL_CTX_get0_chain_certs(ctx, &chain);
+	if ((vctx = X509_STORE_CTX_new()) == NULL ||
+	    X509_STORE_CTX_init(vctx, SSL_CTX_get_cert_store(ctx), cert,
+			chain) != 1) {
+		X509_STORE_CTX_free(vctx);
+		ERR_clear_error();
+		ctl_set_error("TLS: cannot verify certificate %s: %s", cert_file,
+			strerror(ENOMEM));
+		return -1;
+	}
+	ok = X509_verify_cert(vctx) == 1;
+	err = X509_STORE_CTX_get_error(vctx);
+	X509_STORE_CTX_free(vctx);
+	ERR_clear_error();
+	if (ok)
+		return 0;
+	switch (err) {
+	case X509_V_ERR_CERT_HAS_EXPIRED:
+		ctl_set_error("TLS: certificate %s has expired", cert_file);
+		break;
+	case X509_V_ERR_CERT_NOT_YET_VALID:
+		ctl_set_error("TLS: certificate %s is not valid yet", cert_file);
+		break;
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+	case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+		ctl_set_error("TLS: certificate %s is not signed by CA file %s",
+			cert_file, ca_file);
+		break;
+	default:
+		ctl_set_error("TLS: certificate %s does not verify against CA "
+			"file %s: %s", cert_file, ca_file,
+			X509_verify_cert_error_string(err));
+		break;
+	}
+	return -1;
+}
+
+static int
+tls_new(const char *ca_file, const char *cert_file, const char *key_file,
+		int is_server, struct ctl_tls **tls_ptr)
 {
 	struct ctl_tls *tls;
 	SSL_CTX *ctx;
 	char reason[WHY_SIZE];
-	const char *unused;
 	int ret = -EPROTO;
 
-	if (why == NULL)
-		why = &unused;
-	*why = ctl_last_error();
 	if (ca_file == NULL || cert_file == NULL || key_file == NULL ||
 	    tls_ptr == NULL) {
 		ctl_set_error("TLS: a NULL argument");
@@ -173,24 +256,38 @@ ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
 	}
 	if (SSL_CTX_load_verify_file(ctx, ca_file) != 1) {
 		ctl_set_error("TLS: CA file %s: %s", ca_file,
-			ssl_reason(reason, sizeof(reason)));
+			file_reason("certificate", reason, sizeof(reason)));
 		goto fail;
 	}
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
 		ctl_set_error("TLS: certificate file %s: %s", cert_file,
-			ssl_reason(reason, sizeof(reason)));
+			file_reason("certificate", reason, sizeof(reason)));
 		goto fail;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-		ctl_set_error("TLS: key file %s: %s", key_file,
-			ssl_reason(reason, sizeof(reason)));
+		/* a key that is not the certificate's fails here already */
+		unsigned long e = ERR_peek_error();
+
+		if (e != 0 && ERR_GET_LIB(e) == ERR_LIB_X509 &&
+		    (ERR_GET_REASON(e) == X509_R_KEY_TYPE_MISMATCH ||
+		     ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)) {
+			ERR_clear_error();
+			ctl_set_error("TLS: key file %s does not match certificate "
+				"%s", key_file, cert_file);
+		} else {
+			ctl_set_error("TLS: key file %s: %s", key_file,
+				file_reason("private key", reason, sizeof(reason)));
+		}
 		goto fail;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {
-		ctl_set_error("TLS: key file %s does not match %s: %s", key_file,
-			cert_file, ssl_reason(reason, sizeof(reason)));
+		ERR_clear_error();
+		ctl_set_error("TLS: key file %s does not match certificate %s",
+			key_file, cert_file);
 		goto fail;
 	}
+	if (verify_own(ctx, ca_file, cert_file) != 0)
+		goto fail;
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (is_server ?
 		SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
 	/* every connection is a full handshake that checks the peer */
@@ -213,10 +310,32 @@ ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
 	tls->ctx = ctx;
 	tls->is_server = is_server != 0;
 	*tls_ptr = tls;
-	*why = NULL;
 	return 0;
 fail:
 	SSL_CTX_free(ctx);
+	return ret;
+}
+
+int
+ctl_tls_new(const char *ca_file, const char *cert_file, const char *key_file,
+		int is_server, struct ctl_tls **tls_ptr, const char **why)
+{
+	int ret = tls_new(ca_file, cert_file, key_file, is_server, tls_ptr);
+
+	/* taken after the failure: before it, it may be "no error" */
+	if (why != NULL)
+		*why = ret ? ctl_last_error() : NULL;
+	return ret;
+}
+
+int
+ctl_tls_check(const char *ca_file, const char *cert_file, const char *key_file,
+		const char **why)
+{
+	struct ctl_tls *tls = NULL;
+	int ret = ctl_tls_new(ca_file, cert_file, key_file, 0, &tls, why);
+
+	ctl_tls_delete(&tls);
 	return ret;
 }
 

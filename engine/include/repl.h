@@ -56,6 +56,9 @@ extern "C" {
 #define REPL_E_NO_PEERS	(-300018)	/* a replica: its log is made anew (or
 					   waits for its promise floor) and
 					   its configuration lists no peers */
+#define REPL_E_OTHER_CLUSTER (-300019)	/* the log's cluster id is not the
+					   configuration's: another
+					   cluster's log */
 
 const char *repl_strerror(int err);
 
@@ -77,7 +80,10 @@ struct repl_cfg {
 	enum repl_backend backend;
 	size_t size;			/* bytes; with create, the new log's size */
 	int create;			/* format a new, empty log */
-	uint8_t cluster_uuid[16];	/* with create: the log's identity */
+	uint8_t cluster_uuid[16];	/* with create: the log's identity;
+					   without it, unless all zero, the
+					   log's must be the same, else
+					   REPL_E_OTHER_CLUSTER */
 	uint32_t node_id;
 	uint64_t epoch;
 	int full_timeout_ms;		/* how long an append waits for space */
@@ -606,6 +612,18 @@ int repl_lock_holder(const char *path, char *buf, size_t len);
 
 /* 1 if an RDMA device serves the local address addr (verbs), else 0 */
 int repl_rdma_available(const char *addr);
+
+/*
+ * The checks repl_open and repl_replica_open make of their tls_ca,
+ * tls_cert and tls_key before they touch the log: each file loads (PEM),
+ * the key is the certificate's, and the certificate verifies against the
+ * CA file now (signed by it, not expired, valid already).  0, or
+ * REPL_E_INVAL with a sentence naming the file and the reason in why (up
+ * to why_len bytes, NUL-terminated), e.g. "TLS: key file K does not match
+ * certificate C"; REPL_E_NOMEM.
+ */
+int repl_tls_check(const char *ca, const char *cert, const char *key,
+		char *why, size_t why_len);
 
 /* ---- messages ---------------------------------------------------- */
 

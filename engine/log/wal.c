@@ -410,6 +410,28 @@ wal_probe(struct rpma_ext_mem *mem)
 }
 
 int
+wal_cluster_of(struct rpma_ext_mem *mem, uint8_t uuid[16])
+{
+	struct wal_hdr a, b;
+	size_t size;
+	char *base;
+	bool va, vb;
+
+	if (region(mem, &base, &size))
+		return REPL_E_INVAL;
+	memcpy(&a, base, sizeof(a));
+	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
+	va = wal_hdr_check(&a, size, NULL) || wal_hdr_from_v1(&a, size);
+	vb = wal_hdr_check(&b, size, NULL) || wal_hdr_from_v1(&b, size);
+	if (!va && !vb)
+		return REPL_E_CORRUPT;
+	/* the copy wal_open() would pick */
+	memcpy(uuid, (va && (!vb || a.seq >= b.seq)) ? a.cluster_uuid :
+		b.cluster_uuid, 16);
+	return 0;
+}
+
+int
 wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 {
 	struct wal_hdr a, b;

@@ -65,6 +65,12 @@ enum wal_probe {
 enum wal_probe wal_probe(struct rpma_ext_mem *mem);
 
 /*
+ * The cluster id of a formatted log, read without writing anything (a
+ * wal_open() marks the log open): 0, or REPL_E_CORRUPT (no valid header)
+ */
+int wal_cluster_of(struct rpma_ext_mem *mem, uint8_t uuid[16]);
+
+/*
  * Open a formatted log: pick the valid header copy, then scan records from
  * the checkpoint to the first one whose CRC, LSN or lap does not match.
  * Nothing past that point is ever returned.

@@ -71,6 +71,7 @@ void session_state(struct replica *r, enum repl_session_state to);
 void publish_state(struct replica *r);
 
 /* replica_open.c */
+int open_tls(struct replica *r);
 int open_log(struct replica *r);
 int open_endpoints(struct replica *r);
 void close_all(struct replica *r);

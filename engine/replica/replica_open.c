@@ -82,6 +82,17 @@ open_log(struct replica *r)
 			"(a mistyped path?)");
 		return REPL_E_CORRUPT;
 	}
+	{
+		uint8_t uuid[16];
+
+		/* before wal_open(), which marks the log open: nothing written */
+		if (wal_cluster_of(r->mem, uuid) == 0 &&
+		    memcmp(uuid, cfg->cluster_uuid, 16) != 0) {
+			REPL_LOG_ERROR("replica: %s belongs to another cluster (its "
+				"cluster id is not the configuration's)", cfg->path);
+			return REPL_E_OTHER_CLUSTER;
+		}
+	}
 	ret = wal_open(r->mem, &r->wal);
 	if (ret) {
 		REPL_LOG_ERROR("replica: %s holds no usable log (%d)", cfg->path, ret);
@@ -89,8 +100,9 @@ open_log(struct replica *r)
 	}
 	wal_identity(r->wal, &r->id, &r->ring_size);
 	if (memcmp(r->id.cluster_uuid, cfg->cluster_uuid, 16) != 0) {
-		REPL_LOG_ERROR("replica: %s belongs to another cluster", cfg->path);
-		return REPL_E_INVAL;
+		REPL_LOG_ERROR("replica: %s belongs to another cluster (its cluster "
+			"id is not the configuration's)", cfg->path);
+		return REPL_E_OTHER_CLUSTER;
 	}
 	if (r->id.flags & WAL_F_PROMISE_PENDING) {
 		if (cfg->n_peers <= 0) {
@@ -107,6 +119,39 @@ open_log(struct replica *r)
 	}
 	/* nothing is readable before a primary says what is committed */
 	wal_set_read_limit(r->wal, 0);
+	return 0;
+}
+
+/*
+ * The control channel's TLS contexts, before the log is touched: a bad
+ * certificate or key leaves the log as it was (a log to be made is not
+ * made, --reinit formats nothing).  The floor's client context is kept
+ * only for a log that waits for its floor (open_log() says).
+ */
+int
+open_tls(struct replica *r)
+{
+	const struct replica_cfg *cfg = r->cfg;
+	const char *why = NULL;
+
+	if (!cfg->tls_ca && !cfg->tls_cert && !cfg->tls_key) {
+		REPL_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
+			"the network can read and forge it (configure TLS)");
+		return 0;
+	}
+	if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
+		REPL_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
+		return REPL_E_INVAL;
+	}
+	/* as a server, and for the floor's questions as a client */
+	if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 1, &r->tls,
+			&why) ||
+	    ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0,
+			&r->floor_tls, &why)) {
+		REPL_LOG_ERROR("replica: %s (the log %s is left as it was)", why,
+			cfg->path);
+		return REPL_E_INVAL;
+	}
 	return 0;
 }
 
@@ -130,29 +175,6 @@ open_endpoints(struct replica *r)
 		REPL_LOG_ERROR("replica: cannot listen for data on %s:%s", cfg->addr,
 			cfg->data_port);
 		return ret;
-	}
-	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
-		const char *why = "";
-
-		if (!cfg->tls_ca || !cfg->tls_cert || !cfg->tls_key) {
-			REPL_LOG_ERROR("replica: TLS needs a CA, a certificate and a key");
-			return REPL_E_INVAL;
-		}
-		if (ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 1, &r->tls,
-				&why)) {
-			REPL_LOG_ERROR("replica: %s", why);
-			return REPL_E_INVAL;
-		}
-		/* the floor's questions: this node's own certificate, as a client */
-		if ((r->id.flags & WAL_F_PROMISE_PENDING) &&
-		    ctl_tls_new(cfg->tls_ca, cfg->tls_cert, cfg->tls_key, 0,
-				&r->floor_tls, &why)) {
-			REPL_LOG_ERROR("replica: %s", why);
-			return REPL_E_INVAL;
-		}
-	} else {
-		REPL_LOG_WARNING("replica: the control channel is plain TCP: anyone on "
-			"the network can read and forge it (configure TLS)");
 	}
 	ret = ctl_listen(cfg->addr, cfg->ctl_port, r->tls, &r->listener);
 	if (ret) {
@@ -317,7 +339,10 @@ replica_open(const struct replica_cfg *cfg, struct replica **rp)
 	r->lock_fd = -1;
 	r->state_since_ms = clock_now_ms();
 	r->n.entered[REPL_SESSION_IDLE] = 1;
-	if ((ret = open_log(r)) || (ret = open_endpoints(r)) ||
+	if ((ret = open_tls(r)) == 0 && (ret = open_log(r)) == 0 &&
+	    !(r->id.flags & WAL_F_PROMISE_PENDING))
+		ctl_tls_delete(&r->floor_tls);
+	if (ret || (ret = open_endpoints(r)) ||
 	    ((r->id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(r)))) {
 		close_all(r);
 		free(r);

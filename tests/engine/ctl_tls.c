@@ -10,7 +10,9 @@
  * none at all, a plain-TCP peer (either side), a silent client (by the
  * accept's timeout).  A relay flipping one bit of the client's records
  * makes the server's receive fail naming TLS, with nothing delivered.
- * Loading errors name the file.  Peers that go away raise no SIGPIPE.
+ * Loading errors name the file and the reason, a thread's first one
+ * too; a node's own certificate that its CA did not sign, an expired one
+ * and one not valid yet do not load.  Peers that go away raise no SIGPIPE.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,7 +71,10 @@ show(const char *what, const char *why)
 	printf("\n    %s: %s", what, why);
 }
 
-/* NAME's certificate and key, trusting the test CA */
+/*
+ * NAME's certificate and key, trusting the test CA -- the intruder trusts
+ * its own CA too (both-ca.pem): a context verifies its own certificate
+ */
 static struct ctl_tls *
 tls_as(const char *name, int is_server)
 {
@@ -77,7 +83,8 @@ tls_as(const char *name, int is_server)
 	const char *why = NULL;
 	int ret;
 
-	ret = ctl_tls_new(ca_file(ca, "ca", "pem"), ca_file(cert, name, "pem"),
+	ret = ctl_tls_new(ca_file(ca, strcmp(name, "intruder") ? "ca" : "both-ca",
+		"pem"), ca_file(cert, name, "pem"),
 		ca_file(key, name, "key"), is_server, &tls, &why);
 	if (ret != 0)
 		printf("\n  ctl_tls_new(%s): %s\n", name, why);
@@ -527,9 +534,17 @@ tls_refused(void)
 	/* signed by another CA: the server refuses; the client learns it */
 	refused("replica1", "intruder", "certificate verify failed",
 		"TLS handshake with 127.0.0.1:");
-	/* expired */
-	refused("replica1", "expired", "certificate has expired",
-		"TLS handshake with 127.0.0.1:");
+	/* expired: no context of ours takes it (tls_files), OpenSSL's does */
+	l = listen_on(srv);
+	raw_client_start(&rc, ctl_listener_port(l), "expired", NULL, 0);
+	CU_ASSERT_EQUAL(ctl_accept(l, IO_TIMEOUT, &s), -EPROTO);
+	CU_ASSERT_PTR_NULL(s);
+	expect_in(ctl_last_error(), "certificate has expired", "the server's reason");
+	show("server", ctl_last_error());
+	CU_ASSERT_EQUAL(pthread_join(rc.thread, NULL), 0);
+	expect_in(rc.end, "certificate expired", "the client's end");
+	show("client", rc.end);
+	ctl_listener_close(&l);
 	/* a server signed by another CA: the client refuses */
 	refused("intruder", "primary", "TLS handshake with 127.0.0.1:",
 		"certificate verify failed");
@@ -823,6 +838,50 @@ tls_ends_and_timeouts(void)
 	ctl_tls_delete(&cli);
 }
 
+static const char *
+format(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, 3 * PATH_SIZE, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* the first failure of a thread: its reason, not "no error" */
+static void *
+first_failure_run(void *arg)
+{
+	char ca[PATH_SIZE], cert[PATH_SIZE], key[PATH_SIZE];
+	struct ctl_tls *tls = NULL;
+	const char **why = arg;
+	int ret;
+
+	ret = ctl_tls_new(ca_file(ca, "ca", "pem"), ca_file(cert, "primary", "pem"),
+		ca_file(key, "replica1", "key"), 1, &tls, why);
+	*why = ret == -EPROTO && *why != NULL ? strdup(*why) : NULL;
+	ctl_tls_delete(&tls);
+	return NULL;
+}
+
+static void
+tls_first_failure(void)
+{
+	char key[PATH_SIZE], cert[PATH_SIZE], want[3 * PATH_SIZE];
+	const char *why = NULL;
+	pthread_t t;
+
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, first_failure_run, &why), 0);
+	CU_ASSERT_EQUAL(pthread_join(t, NULL), 0);
+	format(want, "TLS: key file %s does not match certificate %s",
+		ca_file(key, "replica1", "key"), ca_file(cert, "primary", "pem"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+	expect_in(why, want, "why");
+	show("ctl_tls_new", why);
+	free((void *)why);
+}
+
 /* ctl_tls_new() must fail, its reason containing want */
 static void
 bad_files(const char *ca, const char *cert, const char *key, const char *want)
@@ -841,7 +900,8 @@ static void
 tls_files(void)
 {
 	char ca[PATH_SIZE], cert[PATH_SIZE], key[PATH_SIZE], other[PATH_SIZE];
-	char cnf[PATH_SIZE], missing[PATH_SIZE];
+	char cnf[PATH_SIZE], missing[PATH_SIZE], icert[PATH_SIZE], ikey[PATH_SIZE];
+	char buf[3 * PATH_SIZE];
 	struct ctl_tls *srv = tls_as("replica1", 1), *cli = tls_as("primary", 0);
 	struct ctl_listener *l = NULL;
 	struct ctl_chan *c = NULL;
@@ -858,10 +918,37 @@ tls_files(void)
 	expect_in(ctl_last_error(), "No such file", "why");
 	bad_files(ca, missing, key, missing);
 	bad_files(ca, cert, missing, missing);
-	bad_files(cnf, cert, key, cnf);		/* no certificate in it */
-	bad_files(ca, cnf, key, cnf);
-	bad_files(ca, cert, cnf, cnf);
-	bad_files(ca, cert, other, "mismatch");
+	/* no certificate or key in it: the file and the reason, exactly */
+	bad_files(cnf, cert, key, format(buf, "TLS: CA file %s: no certificate "
+		"or not PEM", cnf));
+	bad_files(ca, cnf, key, format(buf, "TLS: certificate file %s: no "
+		"certificate or not PEM", cnf));
+	bad_files(ca, cert, cnf, format(buf, "TLS: key file %s: no private key "
+		"or not PEM", cnf));
+	bad_files(ca, cert, other, format(buf, "TLS: key file %s does not match "
+		"certificate %s", other, cert));
+	/* our own certificate, checked as a peer would check it */
+	ca_file(icert, "intruder", "pem");
+	ca_file(ikey, "intruder", "key");
+	bad_files(ca, icert, ikey, format(buf, "TLS: certificate %s is not signed "
+		"by CA file %s", icert, ca));
+	ca_file(icert, "expired", "pem");
+	ca_file(ikey, "expired", "key");
+	bad_files(ca, icert, ikey, format(buf, "TLS: certificate %s has expired",
+		icert));
+	ca_file(icert, "future", "pem");
+	ca_file(ikey, "future", "key");
+	bad_files(ca, icert, ikey, format(buf, "TLS: certificate %s is not valid "
+		"yet", icert));
+	/* a CA that is not the cluster's: the node's own is not signed by it */
+	ca_file(icert, "other-ca", "pem");
+	bad_files(icert, cert, key, format(buf, "TLS: certificate %s is not signed "
+		"by CA file %s", cert, icert));
+	/* the checks alone */
+	CU_ASSERT_EQUAL(ctl_tls_check(ca, cert, key, &why), 0);
+	CU_ASSERT_PTR_NULL(why);
+	CU_ASSERT_EQUAL(ctl_tls_check(ca, cert, other, &why), -EPROTO);
+	expect_in(why, "does not match certificate", "why");
 	CU_ASSERT_EQUAL(ctl_tls_new(NULL, cert, key, 0, &tls, &why), -EINVAL);
 	CU_ASSERT_PTR_NULL(tls);
 	CU_ASSERT_EQUAL(ctl_tls_new(ca, cert, key, 0, NULL, &why), -EINVAL);
@@ -888,6 +975,7 @@ main(void)
 		UNIT_CASE(tls_bit_flip),
 		UNIT_CASE(tls_ends_and_timeouts),
 		UNIT_CASE(tls_files),
+		UNIT_CASE(tls_first_failure),
 		CU_TEST_INFO_NULL,
 	};
 	const char *tmp = getenv("TMPDIR");

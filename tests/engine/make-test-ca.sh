@@ -5,7 +5,9 @@
 # a CA (ca.pem) that signed primary, replica1 and replica2 (NAME.pem,
 # NAME.key, CN=NAME), an intruder (CN=replica1) signed by another CA
 # (other-ca.pem), and expired (CN=expired, signed by ca.pem, valid in
-# 2000).  EC P-256 keys: fast.  Exits 77 (automake's SKIP) without openssl.
+# 2000), future (CN=future, signed by ca.pem, valid from 2099), and
+# both-ca.pem (ca.pem and other-ca.pem: what an intruder trusts, so that its
+# own certificate verifies).  EC P-256 keys: fast.  Exits 77 (automake's SKIP) without openssl.
 set -eu
 
 dir=${1:?usage: make-test-ca.sh DIR}
@@ -90,3 +92,16 @@ openssl ca -batch -config ca.cnf -notext -in expired.csr \
 	-startdate 20000101000000Z -enddate 20000201000000Z \
 	-out expired.pem 2>/dev/null
 rm -f expired.csr index.txt* serial* 05.pem
+
+# not valid yet
+key future
+openssl req -new -key future.key -subj /CN=future -config ca.cnf \
+	-out future.csr
+: > index.txt
+echo 06 > serial
+openssl ca -batch -config ca.cnf -notext -in future.csr \
+	-startdate 20990101000000Z -enddate 20990201000000Z \
+	-out future.pem 2>/dev/null
+rm -f future.csr index.txt* serial* 06.pem
+
+cat ca.pem other-ca.pem > both-ca.pem

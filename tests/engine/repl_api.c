@@ -3,9 +3,11 @@
  * repl_api.c -- librepl's API over the local log: argument checks, open
  * (create, reopen, a missing or corrupt log), append/appendv, durability,
  * read, iterate (order, early stop), release, status, error strings, and
- * the lock that keeps a second process off an open log.
+ * the lock that keeps a second process off an open log, TLS files that
+ * do not load refused before the log is made or formatted.
  */
 #include <fcntl.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -315,13 +317,72 @@ api__bootstrap_keeps_a_log(void)
 	unlink(path);
 }
 
+/*
+ * TLS files that do not load are refused before the log is touched: a
+ * primary's log to be made is not made, a replica's log made anew keeps
+ * its bytes; repl_tls_check names the file
+ */
+static void
+api__tls_before_the_log(void)
+{
+	struct repl_replica rep = { "127.0.0.1", "1" };
+	struct repl_cfg c = cfg_of(1);
+	struct repl_replica_cfg rc = { .path = path, .backend = REPL_BACKEND_FILE,
+		.size = 1 << 20, .reinit = 1, .peers = &rep, .n_peers = 1,
+		.quorum = 1, .node_id = 2, .addr = "127.0.0.1", .ctl_port = "0",
+		.data_port = "0" };
+	struct repl *r = UNIT_SENTINEL;
+	struct repl_replica_node *node = UNIT_SENTINEL;
+	char garbage[300], why[600], want[700], before[4096], after[4096];
+	int fd;
+
+	snprintf(garbage, sizeof(garbage), "%s/garbage.pem", dir);
+	fd = open(garbage, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "not PEM\n", 8), 8);
+	close(fd);
+	CU_ASSERT_EQUAL(repl_tls_check(garbage, garbage, garbage, why,
+		sizeof(why)), REPL_E_INVAL);
+	snprintf(want, sizeof(want), "TLS: CA file %s: no certificate or not PEM",
+		garbage);
+	CU_ASSERT_STRING_EQUAL(why, want);
+	CU_ASSERT_EQUAL(repl_tls_check(NULL, garbage, garbage, why, sizeof(why)),
+		REPL_E_INVAL);
+
+	/* a primary's first start */
+	unlink(path);
+	c.replicas = &rep;
+	c.n_replicas = 1;
+	c.quorum = 1;
+	c.bootstrap = 1;
+	c.tls_ca = c.tls_cert = c.tls_key = garbage;
+	CU_ASSERT_EQUAL(repl_open(&c, &r), REPL_E_INVAL);
+	CU_ASSERT_PTR_EQUAL(r, UNIT_SENTINEL);
+	CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+
+	/* a replica made anew over a log: its bytes stay */
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	memset(before, 0xab, sizeof(before));
+	CU_ASSERT_EQUAL(write(fd, before, sizeof(before)), (ssize_t)sizeof(before));
+	CU_ASSERT_EQUAL(ftruncate(fd, 1 << 20), 0);
+	rc.tls_ca = rc.tls_cert = rc.tls_key = garbage;
+	CU_ASSERT_EQUAL(repl_replica_open(&rc, &node), REPL_E_INVAL);
+	CU_ASSERT_PTR_EQUAL(node, UNIT_SENTINEL);
+	CU_ASSERT_EQUAL(pread(fd, after, sizeof(after), 0), (ssize_t)sizeof(after));
+	CU_ASSERT_EQUAL(memcmp(before, after, sizeof(after)), 0);
+	close(fd);
+	unlink(path);
+	unlink(garbage);
+}
+
 static void
 api__strerror(void)
 {
 	int codes[] = { REPL_E_INVAL, REPL_E_NOMEM, REPL_E_IO, REPL_E_CORRUPT,
 		REPL_E_FULL, REPL_E_TOO_BIG, REPL_E_NOT_FOUND, REPL_E_LOCKED,
 		REPL_E_NOT_MEMBER, REPL_E_SUPERSEDED, REPL_E_TRANSPORT, REPL_E_BLANK,
-		REPL_E_NO_PEERS };
+		REPL_E_NO_PEERS, REPL_E_OTHER_CLUSTER };
 
 	CU_ASSERT_STRING_EQUAL(repl_strerror(0), "Success");
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
@@ -340,6 +401,7 @@ main(void)
 		UNIT_CASE(api__corrupt_log),
 		UNIT_CASE(api__locked),
 		UNIT_CASE(api__bootstrap_keeps_a_log),
+		UNIT_CASE(api__tls_before_the_log),
 		UNIT_CASE(api__strerror),
 		CU_TEST_INFO_NULL,
 	};

@@ -153,6 +153,20 @@ EXTRA_DIST += tests/tools/repld_steady_load.sh
 TESTS += tests/tools/repld_reinit.sh
 EXTRA_DIST += tests/tools/repld_reinit.sh
 
+# the TLS files: the openssl commands of repld.conf(5) as printed make
+# certificates that connect; a garbage CA, certificate or key, another
+# node's key, another CA's certificate, an expired or not yet valid one:
+# --check and a start exit 2 naming the file and the reason, and nothing
+# is made (no log at --bootstrap; --reinit leaves the log's bytes)
+TESTS += tests/tools/repld_tls_check.sh
+EXTRA_DIST += tests/tools/repld_tls_check.sh
+
+# starts the log refuses exit 5 (not restarted): a primary whose file says
+# another membership than its log stores, a primary's and a replica's log
+# of another cluster (the logs unchanged)
+TESTS += tests/tools/repld_refused.sh
+EXTRA_DIST += tests/tools/repld_refused.sh
+
 # the admin socket's loop: one connection's order across a control verb,
 # a client that reads nothing holds up nobody, 8 clients at once
 check_PROGRAMS += tests/tools/admin_client

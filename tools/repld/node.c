@@ -297,6 +297,17 @@ refused_locked(const char *path, char *msg, size_t msglen)
 		"another repld or librepl program has it open", path, holder);
 }
 
+/* the log is another cluster's: what to do, for the operator */
+static void
+other_cluster(const struct repld_conf *conf, char *msg, size_t msglen)
+{
+	snprintf(msg, msglen, "refused to start: the log %s belongs to another "
+		"cluster (its cluster id is not cluster_uuid %s): give log.path "
+		"this node's own log, or cluster_uuid its cluster's; a replica "
+		"whose log should be this cluster's is made anew with --reinit "
+		"(what it holds is lost)", conf->log.path, conf->cluster_uuid_text);
+}
+
 /*
  * Open the log as the primary: a promotion over the configured peers.
  * 0, or a REPL_E_* with a sentence in msg.
@@ -386,10 +397,13 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		else if (ret == REPL_E_LOCKED)
 			refused_locked(conf->log.path, msg, msglen);
 		else if (ret == REPL_E_MEMBERSHIP)
-			snprintf(msg, msglen, "the log stores another membership than "
-				"%d peers with quorum %d: make the configuration say the "
-				"stored one, or start with --reconfigure to make this one "
-				"the next", conf->n_peers, conf->quorum);
+			snprintf(msg, msglen, "%sthe log stores another membership "
+				"than %d peers with quorum %d: make the configuration "
+				"say the stored one, or start with --reconfigure to make "
+				"this one the next", how->restart ?
+				"refused to start: " : "", conf->n_peers, conf->quorum);
+		else if (ret == REPL_E_OTHER_CLUSTER)
+			other_cluster(conf, msg, msglen);
 		else
 			snprintf(msg, msglen, "cannot open the log %s as the primary: %s",
 				conf->log.path, repl_strerror(ret));
@@ -500,7 +514,9 @@ node_start(struct node *n, const struct node_start_how *how)
 			ret = ret == REPL_E_NO_QUORUM && !how->bootstrap ? 4 :
 				ret == REPL_E_NO_QUORUM ||
 				ret == REPL_E_NOT_MEMBER ||
-				ret == REPL_E_LOCKED ? 5 : 1;
+				ret == REPL_E_LOCKED ||
+				ret == REPL_E_MEMBERSHIP ||
+				ret == REPL_E_OTHER_CLUSTER ? 5 : 1;
 		}
 	}
 	gate_open(n);
@@ -826,6 +842,13 @@ node_tick(struct node *n)
 			"has not taken its promise floor yet: it takes the floor from "
 			"other nodes of its configuration before it serves a "
 			"primary, and the file lists no peers", n->conf.log.path);
+		n->exit_code = code = 5;
+	} else if (node_role(n) == NODE_REPLICA &&
+		   n->replica_ret == REPL_E_OTHER_CLUSTER) {
+		char msg[512];
+
+		other_cluster(&n->conf, msg, sizeof(msg));
+		say("%s\n", msg);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		log_error("the replica stopped: its log or endpoints could not be set up "

@@ -4,8 +4,9 @@
  *
  *   repld -c FILE		run the node FILE describes (its role: a
  *				replica, or the primary)
- *   repld -c FILE --check	only check FILE: "FILE: ok" on stdout, or
- *				"FILE:LINE: reason" on stderr
+ *   repld -c FILE --check	only check FILE and its TLS files: "FILE: ok"
+ *				on stdout, or "FILE:LINE: reason" (or
+ *				"FILE: TLS: reason") on stderr
  *   repld -c FILE --reconfigure	a primary adopts the file's membership
  *				even if its log stores another
  *   repld --help | --version
@@ -27,11 +28,13 @@
  * Exit status:
  *   0  stopped by SIGTERM/SIGINT (or --check, --help, --version succeeded)
  *   1  a runtime failure (the log or the endpoints could not be set up)
- *   2  bad usage, or a configuration file that does not load
+ *   2  bad usage, or a configuration file that does not load (its TLS
+ *      certificate, key or CA file too)
  *   3  fenced: a newer primary took over from this one
  *   4  promotion refused: fewer than n - k + 1 nodes reachable
  *   5  refused to start ("refused to start: ..."): the log is locked by
- *      another process
+ *      another process, missing or blank, another cluster's, or stores
+ *      another membership (without --reconfigure)
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -106,7 +109,8 @@ usage(FILE *f)
 		"Exit status: 0 clean stop, 1 runtime failure, 2 usage or\n"
 		"configuration error, 3 fenced by a newer primary, 4 promotion\n"
 		"refused (not enough nodes reachable), 5 refused to start (the\n"
-		"log is missing, or this node is no member: the message says).\n");
+		"log is locked, missing, another cluster's or stores another\n"
+		"membership, or this node is no member: the message says).\n");
 }
 
 static void
@@ -354,6 +358,13 @@ main(int argc, char *argv[])
 	}
 	if (repld_conf_load(path, &conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
+		return EXIT_USAGE;
+	}
+	/* the files as the engine loads them, before any log is touched */
+	if (conf.tls.ca != NULL && repl_tls_check(conf.tls.ca, conf.tls.cert,
+			conf.tls.key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		repld_conf_free(&conf);
 		return EXIT_USAGE;
 	}
 	if (check) {
