@@ -42,7 +42,7 @@ echo "$NAME: a primary and a replica bootstrapped ($((SECONDS - T0)) s)"
 conf 1 primary 3000 0 2
 run 1 "another membership"
 ((rc == 5)) || fail "another membership: exit $rc, not 5: $(tail -n 3 "$D/run.err")"
-grep -q "^repld: refused to start: the log stores another membership than 1 peers with quorum 0: make the configuration say the stored one, or start with --reconfigure" "$D/run.err" ||
+grep -q " error repld: refused to start: the log stores another membership than 1 peers with quorum 0: make the configuration say the stored one, or start with --reconfigure" "$D/run.err" ||
 	fail "another membership: no such message: $(tail -n 3 "$D/run.err")"
 : > "$D/node1.err"
 start 1 --reconfigure

@@ -848,7 +848,7 @@ node_tick(struct node *n)
 		char msg[512];
 
 		other_cluster(&n->conf, msg, sizeof(msg));
-		say("%s\n", msg);
+		log_error("%s", msg);
 		n->exit_code = code = 5;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		log_error("the replica stopped: its log or endpoints could not be set up "
