@@ -167,6 +167,11 @@ EXTRA_DIST += tests/tools/repld_tls_check.sh
 TESTS += tests/tools/repld_refused.sh
 EXTRA_DIST += tests/tools/repld_refused.sh
 
+# the failover tests' partition tool: pass, blackhole, refuse on demand
+check_PROGRAMS += tests/tools/tcp_proxy
+TESTS += tests/tools/tcp_proxy_test.sh
+EXTRA_DIST += tests/tools/tcp_proxy_test.sh
+
 # the admin socket's loop: one connection's order across a control verb,
 # a client that reads nothing holds up nobody, 8 clients at once
 check_PROGRAMS += tests/tools/admin_client
