@@ -105,12 +105,16 @@ two_leaders(void)
 
 	vu = coord_leader_valid_until(l1);
 	for (int i = 0; i < 4; i++) {
+		uint64_t before;
+
 		sleep_ms(150);
+		before = clock_now_ns();
 		OK(l1, coord_leader_renew(l1));
 		CU_ASSERT(coord_leader_valid(l1, clock_now_ns()));
 		CU_ASSERT(coord_leader_valid_until(l1) > vu);
 		vu = coord_leader_valid_until(l1);
 		/* TTL 1 s less the 100 ms margin, from the request's start */
+		CU_ASSERT(vu >= before + 900 * MS);
 		CU_ASSERT(vu <= clock_now_ns() + 900 * MS);
 	}
 	OK(l1, coord_leader_resign(l1));
