@@ -269,6 +269,10 @@ coord_leader_campaign_lease(struct coord_leader *l, const char *value,
 	if (value == NULL || l->state == COORD_LEADER_HELD)
 		return fail(l, ETCD_E_INVAL, "campaign: %s", value == NULL ?
 			"no value" : "the key is held already");
+	/* a put with lease 0 would be a key no lease takes away */
+	if (lease == 0 || granted_ttl < 1)
+		return fail(l, ETCD_E_INVAL, "campaign: lease %" PRId64 ", TTL %"
+			PRId64, lease, granted_ttl);
 	rc = campaign_txn(l, value, lease, out);
 	if (rc == ETCD_E_LEASE_NOT_FOUND) {
 		/* expired between its grant and now: once more, fresh */

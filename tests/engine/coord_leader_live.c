@@ -364,6 +364,10 @@ stale_lease(void)
 	CU_ASSERT_EQUAL_FATAL(etcd_lease_timetolive(c, stale, false, &tl),
 		ETCD_E_LEASE_NOT_FOUND);
 
+	/* no lease: refused, never a key without one */
+	CU_ASSERT_EQUAL(coord_leader_campaign_lease(l, V1, 0, ttl, sent, &r),
+		ETCD_E_INVAL);
+	CU_ASSERT_EQUAL(r.outcome, COORD_CAMPAIGN_ERROR);
 	OK(l, coord_leader_campaign_lease(l, V1, stale, ttl, sent, &r));
 	CU_ASSERT_EQUAL_FATAL(r.outcome, COORD_CAMPAIGN_WON);
 	CU_ASSERT(coord_leader_lease(l) != stale);
