@@ -25,7 +25,8 @@ engine_librepl_internal_la_SOURCES += \
 engine_librepl_internal_la_SOURCES += \
 	engine/coord/etcd_msg.c engine/coord/etcd_msg.h engine/coord/etcd_req.c \
 	engine/coord/etcd_b64.c engine/coord/etcd_http.c engine/coord/etcd_http.h \
-	engine/coord/etcd_client.c engine/coord/etcd_client.h engine/coord/etcd_watch.c
+	engine/coord/etcd_client.c engine/coord/etcd_client.h engine/coord/etcd_watch.c \
+	engine/coord/leader.c engine/coord/leader.h
 engine_librepl_internal_la_SOURCES += \
 	engine/primary/primary.h engine/primary/quorum.c \
 	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \

@@ -40,6 +40,7 @@ etcd_rc_name(enum etcd_rc rc)
 		[ETCD_E_PROTO] = "bad answer",
 		[ETCD_E_LEASE_NOT_FOUND] = "lease not found",
 		[ETCD_E_SERVER] = "etcd error", [ETCD_E_CANCELED] = "watch canceled",
+		[ETCD_E_CONTENDED] = "contended",
 	};
 
 	if ((unsigned)rc >= sizeof(names) / sizeof(names[0]) || names[rc] == NULL)

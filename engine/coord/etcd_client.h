@@ -37,6 +37,7 @@ enum etcd_rc {
 	ETCD_E_LEASE_NOT_FOUND,	/* etcd has no such lease (expired or revoked) */
 	ETCD_E_SERVER,		/* another etcd error: etcd_client_server_code() */
 	ETCD_E_CANCELED,	/* a watch canceled by etcd (e.g. compacted) */
+	ETCD_E_CONTENDED,	/* a compare-and-swap lost every bounded retry */
 };
 
 const char *etcd_rc_name(enum etcd_rc rc);

@@ -224,6 +224,15 @@ tests_engine_etcd_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
 tests_engine_etcd_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
 
+# the leader key under a lease, and the epochs counter, against a real
+# etcd on loopback (skipped without etcd)
+check_PROGRAMS += tests/engine/coord_leader_live
+TESTS += tests/engine/coord_leader_live.sh
+EXTRA_DIST += tests/engine/coord_leader_live.sh
+tests_engine_coord_leader_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_engine_coord_leader_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
 # the etcd client against a fake etcd: failover on Unavailable only,
 # timeouts, answers that are not etcd's, a watch's stream cut anywhere
 check_PROGRAMS += tests/engine/etcd_fake
