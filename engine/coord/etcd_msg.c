@@ -172,88 +172,76 @@ get_count(struct dctx *c, json_t *o, const char *name, int64_t *out)
 	return ret;
 }
 
+/*
+ * Member name of o, of the JSON type json_typeof() calls kind: *out, or
+ * NULL when absent (etcd omits zero and false members); -1 naming the
+ * member when it has another type.
+ */
 static int
-get_bool(struct dctx *c, json_t *o, const char *name, bool *out)
+member(struct dctx *c, json_t *o, const char *name, json_type kind,
+	const char *what, json_t **out)
 {
 	json_t *v = json_object_get(o, name);
 	size_t at;
 
-	*out = false;
+	*out = NULL;
 	if (v == NULL)
 		return 0;
-	if (!json_is_boolean(v)) {
+	/* true and false are two types to jansson, one to JSON */
+	if (json_typeof(v) != kind &&
+	    !(kind == JSON_TRUE && json_is_boolean(v))) {
 		at = push(c, name, 0);
-		bad(c, "not a boolean");
+		bad(c, "not %s", what);
 		pop(c, at);
 		return -1;
 	}
-	*out = json_is_true(v);
+	*out = v;
 	return 0;
+}
+
+static int
+get_bool(struct dctx *c, json_t *o, const char *name, bool *out)
+{
+	json_t *v;
+	int ret = member(c, o, name, JSON_TRUE, "a boolean", &v);
+
+	*out = v != NULL && json_is_true(v);
+	return ret;
 }
 
 /* a text member, kept up to the buffer's size ("" when absent) */
 static int
 get_text(struct dctx *c, json_t *o, const char *name, char *buf, size_t size)
 {
-	json_t *v = json_object_get(o, name);
-	size_t at;
+	json_t *v;
+	int ret = member(c, o, name, JSON_STRING, "a string", &v);
 
-	buf[0] = '\0';
-	if (v == NULL)
-		return 0;
-	if (!json_is_string(v)) {
-		at = push(c, name, 0);
-		bad(c, "not a string");
-		pop(c, at);
-		return -1;
-	}
-	snprintf(buf, size, "%s", json_string_value(v));
-	return 0;
+	snprintf(buf, size, "%s", v != NULL ? json_string_value(v) : "");
+	return ret;
 }
 
 /* the member's object, or *out = NULL when absent */
 static int
 get_obj(struct dctx *c, json_t *o, const char *name, json_t **out)
 {
-	json_t *v = json_object_get(o, name);
-	size_t at;
-
-	*out = NULL;
-	if (v == NULL)
-		return 0;
-	if (!json_is_object(v)) {
-		at = push(c, name, 0);
-		bad(c, "not an object");
-		pop(c, at);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	return member(c, o, name, JSON_OBJECT, "an object", out);
 }
 
 /* the member's array of at most max elements (*out NULL when absent) */
 static int
 get_arr(struct dctx *c, json_t *o, const char *name, size_t max, json_t **out)
 {
-	json_t *v = json_object_get(o, name);
 	size_t at;
 
-	*out = NULL;
-	if (v == NULL)
-		return 0;
-	at = push(c, name, 0);
-	if (!json_is_array(v)) {
-		bad(c, "not an array");
-		pop(c, at);
+	if (member(c, o, name, JSON_ARRAY, "an array", out))
 		return -1;
-	}
-	if (json_array_size(v) > max) {
+	if (*out != NULL && json_array_size(*out) > max) {
+		at = push(c, name, 0);
 		bad(c, "more than %zu elements", max);
 		pop(c, at);
+		*out = NULL;
 		return -1;
 	}
-	pop(c, at);
-	*out = v;
 	return 0;
 }
 
