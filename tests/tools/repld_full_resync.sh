@@ -12,17 +12,7 @@ LOGSIZE=256M
 . "$(dirname "$0")/cluster_lib.sh"
 T0=$SECONDS
 
-conf 1 primary 3000 1
-conf 2 replica
-conf 3 replica
-start 2
-start 3
-wait_for 2 "listening" "listening"
-wait_for 3 "listening" "listening"
-start 1
-up 1 2
-up 1 3
-wait_status 1 '"replicas_up":2' "both replicas up"
+start_cluster
 
 # node 3 loses its disk; the others go on and fill the log
 kill -9 "${pid[3]}"; wait "${pid[3]}" 2>/dev/null; unset "pid[3]"
