@@ -256,24 +256,37 @@ wal_free(struct wal *wal)
 	free(wal);
 }
 
+/* nh as the next header generation, durable in the older copy */
+static int
+hdr_write_next(struct wal *wal, struct wal_hdr *nh)
+{
+	nh->seq = wal->hdr.seq + 1;
+	return hdr_write(wal->mem, wal->base, 1 - wal->hdr_copy, nh);
+}
+
+/* ... and from now on the current one */
+static void
+hdr_take(struct wal *wal, const struct wal_hdr *nh)
+{
+	wal->hdr = *nh;
+	wal->hdr_copy = 1 - wal->hdr_copy;
+}
+
 /* write the next header generation into the older copy */
 int
 wal_hdr_update(struct wal *wal, struct wal_hdr *nh)
 {
-	int ret;
+	int ret = hdr_write_next(wal, nh);
 
-	nh->seq = wal->hdr.seq + 1;
-	ret = hdr_write(wal->mem, wal->base, 1 - wal->hdr_copy, nh);
-	if (ret == 0) {
-		wal->hdr = *nh;
-		wal->hdr_copy = 1 - wal->hdr_copy;
-	}
+	if (ret == 0)
+		hdr_take(wal, nh);
 	return ret;
 }
 
-/* the checkpoint is at: a new header generation, durable on return */
-int
-wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
+/* the current header with its checkpoint at at */
+static struct wal_hdr
+hdr_at_checkpoint(const struct wal *wal, const struct log_pos *at,
+		uint64_t ck_epoch)
 {
 	struct wal_hdr nh = wal->hdr;
 
@@ -282,6 +295,15 @@ wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
 	nh.ck_off = at->off;
 	nh.ck_lap = at->lap;
 	nh.ck_crc = at->crc;
+	return nh;
+}
+
+/* the checkpoint is at: a new header generation, durable on return */
+int
+wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
+{
+	struct wal_hdr nh = hdr_at_checkpoint(wal, at, ck_epoch);
+
 	return wal_hdr_update(wal, &nh);
 }
 
@@ -291,27 +313,21 @@ wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
  * then the space before at free.  Called with hdr_lock and lock held,
  * returns with both; lock is released while the generation is written and
  * persisted, so appenders reserve meanwhile (hdr_lock keeps every other
- * header writer, and so every other move of head, out).
+ * header writer, and so every other move of head, out; hdr and hdr_copy
+ * change only under it, so they are read here without lock).
  */
 int
 wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
 {
-	struct wal_hdr nh = wal->hdr;
-	int copy = 1 - wal->hdr_copy, ret;
+	struct wal_hdr nh = hdr_at_checkpoint(wal, at, ck_epoch);
+	int ret;
 
-	nh.ck_epoch = ck_epoch;
-	nh.ck_lsn = at->lsn;
-	nh.ck_off = at->off;
-	nh.ck_lap = at->lap;
-	nh.ck_crc = at->crc;
-	nh.seq = wal->hdr.seq + 1;
 	wal_unlock(wal);
-	ret = hdr_write(wal->mem, wal->base, copy, &nh);
+	ret = hdr_write_next(wal, &nh);
 	wal_lock(wal);
 	if (ret)
 		return ret;
-	wal->hdr = nh;
-	wal->hdr_copy = copy;
+	hdr_take(wal, &nh);
 	wal->used -= wal_distance(wal, &wal->head, at);
 	wal->head = *at;
 	pthread_cond_broadcast(&wal->space);
