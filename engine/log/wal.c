@@ -138,16 +138,6 @@ wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 	return err_medium(rpma_ext_mem_persist(wal->mem, (size_t)off, (size_t)len));
 }
 
-/* write h into copy k and make it durable */
-static int
-hdr_write(struct rpma_ext_mem *mem, char *base, int k, struct wal_hdr *h)
-{
-	h->crc = wal_hdr_crc(h);
-	memcpy(base + (size_t)k * HDR_COPY_SIZE, h, sizeof(*h));
-	REPL_FAULT(REPL_E_IO, {});
-	return err_medium(rpma_ext_mem_persist(mem, (size_t)k * HDR_COPY_SIZE, sizeof(*h)));
-}
-
 static int
 region(struct rpma_ext_mem *mem, char **base, size_t *size)
 {
@@ -199,7 +189,7 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	if ((ret = err_medium(rpma_ext_mem_persist(mem, 0, RING_OFF))))
 		return ret;
 	h.seq = 1;
-	if ((ret = hdr_write(mem, base, 0, &h)))
+	if ((ret = wal_hdr_write(mem, base, 0, &h)))
 		return ret;
 	memset(base + HDR_COPY_SIZE, 0, sizeof(h));	/* copy B: invalid */
 	REPL_FAULT(REPL_E_IO, {});
@@ -254,84 +244,6 @@ wal_free(struct wal *wal)
 	free(wal->idx);
 	free(wal->slots);
 	free(wal);
-}
-
-/* nh as the next header generation, durable in the older copy */
-static int
-hdr_write_next(struct wal *wal, struct wal_hdr *nh)
-{
-	nh->seq = wal->hdr.seq + 1;
-	return hdr_write(wal->mem, wal->base, 1 - wal->hdr_copy, nh);
-}
-
-/* ... and from now on the current one */
-static void
-hdr_take(struct wal *wal, const struct wal_hdr *nh)
-{
-	wal->hdr = *nh;
-	wal->hdr_copy = 1 - wal->hdr_copy;
-}
-
-/* write the next header generation into the older copy */
-int
-wal_hdr_update(struct wal *wal, struct wal_hdr *nh)
-{
-	int ret = hdr_write_next(wal, nh);
-
-	if (ret == 0)
-		hdr_take(wal, nh);
-	return ret;
-}
-
-/* the current header with its checkpoint at at */
-static struct wal_hdr
-hdr_at_checkpoint(const struct wal *wal, const struct log_pos *at,
-		uint64_t ck_epoch)
-{
-	struct wal_hdr nh = wal->hdr;
-
-	nh.ck_epoch = ck_epoch;
-	nh.ck_lsn = at->lsn;
-	nh.ck_off = at->off;
-	nh.ck_lap = at->lap;
-	nh.ck_crc = at->crc;
-	return nh;
-}
-
-/* the checkpoint is at: a new header generation, durable on return */
-int
-wal_set_checkpoint(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
-{
-	struct wal_hdr nh = hdr_at_checkpoint(wal, at, ck_epoch);
-
-	return wal_hdr_update(wal, &nh);
-}
-
-/*
- * The checkpoint (and with it the log's head) moves to at, the end of a
- * record of epoch ck_epoch: a new header generation, durable, and only
- * then the space before at free.  Called with hdr_lock and lock held,
- * returns with both; lock is released while the generation is written and
- * persisted, so appenders reserve meanwhile (hdr_lock keeps every other
- * header writer, and so every other move of head, out; hdr and hdr_copy
- * change only under it, so they are read here without lock).
- */
-int
-wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
-{
-	struct wal_hdr nh = hdr_at_checkpoint(wal, at, ck_epoch);
-	int ret;
-
-	wal_unlock(wal);
-	ret = hdr_write_next(wal, &nh);
-	wal_lock(wal);
-	if (ret)
-		return ret;
-	hdr_take(wal, &nh);
-	wal->used -= wal_distance(wal, &wal->head, at);
-	wal->head = *at;
-	pthread_cond_broadcast(&wal->space);
-	return 0;
 }
 
 /*

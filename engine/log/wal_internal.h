@@ -186,10 +186,13 @@ uint32_t wal_rec_crc_start(const struct rec_hdr *h, uint32_t prev);
 
 /* wal.c */
 int wal_persist(struct wal *wal, uint64_t off, uint64_t len);
+/* wal_hdr.c */
+int wal_hdr_write(struct rpma_ext_mem *mem, char *base, int k, struct wal_hdr *h);
 int wal_hdr_update(struct wal *wal, struct wal_hdr *nh);
 int wal_set_checkpoint(struct wal *wal, const struct log_pos *at,
 		uint64_t ck_epoch);
 int wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch);
+/* wal.c */
 void wal_advance(const struct wal *wal, struct log_pos *p, uint32_t len,
 		bool wrap, uint32_t crc);
 int wal_rec_at(const struct wal *wal, const struct log_pos *p, struct rec_hdr *h);

@@ -27,7 +27,7 @@ $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 # the log's recovery and its peer floors: the log and the memory
 # interface, no backend
 $(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/log/wal.c \
-		$(top_srcdir)/engine/log/wal_format.c $(top_srcdir)/engine/log/peer_floor.c \
+		$(top_srcdir)/engine/log/wal_format.c $(top_srcdir)/engine/log/wal_hdr.c $(top_srcdir)/engine/log/peer_floor.c \
 		$(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \
