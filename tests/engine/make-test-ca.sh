@@ -82,26 +82,20 @@ leaf replica1 replica1 ca 2
 leaf replica2 replica2 ca 3
 leaf intruder replica1 other-ca 4
 
-# expired: only 'openssl ca' sets dates in the past
-key expired
-openssl req -new -key expired.key -subj /CN=expired -config ca.cnf \
-	-out expired.csr
-: > index.txt
-echo 05 > serial
-openssl ca -batch -config ca.cnf -notext -in expired.csr \
-	-startdate 20000101000000Z -enddate 20000201000000Z \
-	-out expired.pem 2>/dev/null
-rm -f expired.csr index.txt* serial* 05.pem
+# dated NAME SERIAL START END: a leaf of ca valid only from START to END;
+# only 'openssl ca' sets dates outside the present
+dated() {
+	key "$1"
+	openssl req -new -key "$1.key" -subj "/CN=$1" -config ca.cnf \
+		-out "$1.csr"
+	: > index.txt
+	echo "$2" > serial
+	openssl ca -batch -config ca.cnf -notext -in "$1.csr" \
+		-startdate "$3" -enddate "$4" -out "$1.pem" 2>/dev/null
+	rm -f "$1.csr" index.txt* serial* "$2.pem"
+}
 
-# not valid yet
-key future
-openssl req -new -key future.key -subj /CN=future -config ca.cnf \
-	-out future.csr
-: > index.txt
-echo 06 > serial
-openssl ca -batch -config ca.cnf -notext -in future.csr \
-	-startdate 20990101000000Z -enddate 20990201000000Z \
-	-out future.pem 2>/dev/null
-rm -f future.csr index.txt* serial* 06.pem
+dated expired 05 20000101000000Z 20000201000000Z
+dated future 06 20990101000000Z 20990201000000Z
 
 cat ca.pem other-ca.pem > both-ca.pem
