@@ -447,8 +447,33 @@ parse_epoch(const struct etcd_bytes *b, uint64_t *v)
 	return true;
 }
 
+struct etcd_client *
+coord_leader_client(struct coord_leader *l)
+{
+	return l->c;
+}
+
+/*
+ * The epochs counter's compare-and-swap: take (next = max(cur + 1, epoch))
+ * or raise (next = max(cur, epoch), no write when cur is already there).
+ */
+static enum etcd_rc
+epoch_cas(struct coord_leader *l, uint64_t min_epoch, bool take, uint64_t *epoch);
+
 enum etcd_rc
 coord_epoch_take(struct coord_leader *l, uint64_t min_epoch, uint64_t *epoch)
+{
+	return epoch_cas(l, min_epoch, true, epoch);
+}
+
+enum etcd_rc
+coord_epoch_raise(struct coord_leader *l, uint64_t epoch, uint64_t *stored)
+{
+	return epoch_cas(l, epoch, false, stored);
+}
+
+static enum etcd_rc
+epoch_cas(struct coord_leader *l, uint64_t min_epoch, bool take, uint64_t *epoch)
 {
 	const uint8_t *k = (const uint8_t *)l->epochs_key;
 	size_t kl = strlen(l->epochs_key);
@@ -471,7 +496,11 @@ coord_epoch_take(struct coord_leader *l, uint64_t min_epoch, uint64_t *epoch)
 			}
 		}
 		etcd_range_free(&r);
-		next = cur + 1 > min_epoch ? cur + 1 : min_epoch;
+		if (!take && cur >= min_epoch) {
+			*epoch = cur;
+			return ETCD_OK;
+		}
+		next = take && cur + 1 > min_epoch ? cur + 1 : min_epoch;
 
 		char text[24];
 		int n = snprintf(text, sizeof(text), "%" PRIu64, next);

@@ -141,5 +141,15 @@ enum etcd_rc coord_leader_get(struct coord_leader *l, struct coord_holder *holde
  */
 enum etcd_rc coord_epoch_take(struct coord_leader *l, uint64_t min_epoch,
 	uint64_t *epoch);
+/*
+ * Raises the epochs counter to epoch when it holds less (a promotion that
+ * chose its epoch by its own rule records it); *stored the counter after.
+ * Compare-and-swap as coord_epoch_take.
+ */
+enum etcd_rc coord_epoch_raise(struct coord_leader *l, uint64_t epoch,
+	uint64_t *stored);
+
+/* the client this coordinator uses (same thread rule): other keys' calls */
+struct etcd_client *coord_leader_client(struct coord_leader *l);
 
 #endif

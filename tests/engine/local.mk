@@ -214,7 +214,7 @@ check_PROGRAMS += tests/engine/etcd_msg
 TESTS += tests/engine/etcd_msg
 tests_engine_etcd_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
-tests_engine_etcd_msg_LDADD = engine/librepl_internal.la $(JANSSON_LIBS) $(LDADD)
+tests_engine_etcd_msg_LDADD = engine/librepl_coord.la engine/librepl_internal.la $(JANSSON_LIBS) $(LDADD)
 
 # the etcd client against a real etcd on loopback (skipped without etcd)
 check_PROGRAMS += tests/engine/etcd_live
@@ -222,7 +222,7 @@ TESTS += tests/engine/etcd_live.sh
 EXTRA_DIST += tests/engine/etcd_live.sh
 tests_engine_etcd_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
-tests_engine_etcd_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+tests_engine_etcd_live_LDADD = engine/librepl_coord.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
 
 # the leader key under a lease, and the epochs counter, against a real
 # etcd on loopback (skipped without etcd)
@@ -231,7 +231,7 @@ TESTS += tests/engine/coord_leader_live.sh
 EXTRA_DIST += tests/engine/coord_leader_live.sh
 tests_engine_coord_leader_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
-tests_engine_coord_leader_live_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+tests_engine_coord_leader_live_LDADD = engine/librepl_coord.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
 
 # the etcd client against a fake etcd: failover on Unavailable only,
 # timeouts, answers that are not etcd's, a watch's stream cut anywhere
@@ -239,4 +239,4 @@ check_PROGRAMS += tests/engine/etcd_fake
 TESTS += tests/engine/etcd_fake
 tests_engine_etcd_fake_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
-tests_engine_etcd_fake_LDADD = engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+tests_engine_etcd_fake_LDADD = engine/librepl_coord.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)

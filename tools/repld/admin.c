@@ -53,6 +53,7 @@
 #include "admin_proto.h"
 #include "admin_req.h"
 #include "admin_status.h"
+#include "coordinator.h"
 #include "json_out.h"
 #include "reader.h"
 
@@ -264,6 +265,20 @@ serve(struct conn *c, const struct admin_req *req)
 	case ADMIN_READ:
 		reader_serve(c, req);
 		return;
+	case ADMIN_SWITCHOVER:
+	case ADMIN_FAILOVER: {
+		struct coord_answer a;
+
+		coordinator_switchover(atomic_load(&n->coord), req->node_id,
+			req->verb == ADMIN_FAILOVER, &a);
+		if (a.error != NULL)
+			conn_reply_error(c, a.error, 0, a.message);
+		else
+			out_line(c, json_pack("{s:b, s:I, s:I, s:o, s:s}", "ok", true,
+				"from", (json_int_t)a.from, "to", (json_int_t)a.to,
+				"epoch", jo_u64(a.epoch), "message", a.message));
+		return;
+	}
 	case ADMIN_APPEND:
 		break;
 	}

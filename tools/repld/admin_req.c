@@ -25,6 +25,8 @@ static const struct {
 	{ "RELOAD", ADMIN_RELOAD, 0, 0 },
 	{ "RELEASE", ADMIN_RELEASE, 1, 1 },
 	{ "READ", ADMIN_READ, 1, 2 },
+	{ "SWITCHOVER", ADMIN_SWITCHOVER, 0, 1 },
+	{ "FAILOVER", ADMIN_FAILOVER, 1, 1 },
 };
 
 const char *
@@ -136,7 +138,8 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 			name[i] = (argv[0][i] > ' ' && argv[0][i] <= '~') ? argv[0][i] : '?';
 		name[i] = '\0';
 		return bad(why, whylen, "unknown request \"%s\" (STATUS, APPEND, "
-			"VERIFY, PROMOTE, FENCE, ADD, REMOVE, RELOAD, RELEASE, READ)",
+			"VERIFY, PROMOTE, FENCE, ADD, REMOVE, RELOAD, RELEASE, READ, "
+			"SWITCHOVER, FAILOVER)",
 			name);
 	}
 	req->verb = verbs[v].verb;
@@ -200,6 +203,16 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 				"\"force\"");
 		req->force = argc > 1;
 		return ADMIN_PARSE_OK;
+	case ADMIN_SWITCHOVER:
+	case ADMIN_FAILOVER: {
+		uint64_t id;
+
+		if (argc > 1 && (!number(argv[1], 65535, &id) || id == 0))
+			return bad(why, whylen, "%s: NODE must be a node id 1..65535, "
+				"not \"%.40s\"", verbs[v].name, argv[1]);
+		req->node_id = argc > 1 ? (uint32_t)id : 0;
+		return ADMIN_PARSE_OK;
+	}
 	case ADMIN_ADD:
 	case ADMIN_REMOVE: {
 		uint64_t q;

@@ -23,6 +23,8 @@ enum admin_verb {
 	ADMIN_RELOAD,
 	ADMIN_RELEASE,
 	ADMIN_READ,
+	ADMIN_SWITCHOVER,
+	ADMIN_FAILOVER,
 };
 
 #define ADMIN_HOST_MAX 55
@@ -45,6 +47,8 @@ struct admin_req {
 	char host[ADMIN_HOST_MAX + 1];
 	uint16_t port;
 	int quorum;
+	/* SWITCHOVER, FAILOVER: the node to take over (0: the best replica) */
+	uint32_t node_id;
 };
 
 enum admin_parse {

@@ -4,11 +4,13 @@
 #include "config.h"
 #endif
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "admin_status.h"
+#include "coordinator.h"
 
 /* as the configuration names it: "verbs", or "ofi:" and the provider */
 static const char *
@@ -351,6 +353,50 @@ replica_json(struct node *n, json_t *o)
 	return bad;
 }
 
+/* the coordinator's view (coordinator.h), or NULL when out of memory */
+static json_t *
+coordinator_json(struct coordinator *coord)
+{
+	struct coord_view v;
+	json_t *members = json_array(), *leader, *sw;
+
+	coordinator_view(coord, &v);
+	for (int i = 0; members != NULL && i < v.n_members; i++) {
+		const struct coord_member *m = &v.members[i];
+
+		if (json_array_append_new(members, json_pack("{s:o, s:s, s:o, s:o, s:o, "
+				"s:b, s:b}", "node_id", jo_u64(m->node_id), "role", m->role,
+				"epoch", jo_u64(m->epoch), "last_lsn", jo_u64(m->last_lsn),
+				"last_epoch", jo_u64(m->last_epoch), "link_up", m->link_up,
+				"candidate", m->candidate)) != 0) {
+			json_decref(members);
+			members = NULL;
+		}
+	}
+	leader = !v.has_leader ? json_null() : json_pack("{s:o, s:o, s:s, s:I, s:o}",
+		"node_id", jo_u64(v.leader_id), "epoch", jo_u64(v.leader_epoch),
+		"state", v.leader_state, "lease_ttl_s", (json_int_t)v.leader_ttl_s,
+		"age_ms", jo_u64(v.leader_age_ms));
+	sw = !v.has_switchover ? json_null() : json_pack("{s:o, s:o, s:b}",
+		"from", jo_u64(v.sw_from), "to", jo_u64(v.sw_to),
+		"failover", v.sw_failover);
+	return json_pack("{s:o, s:b, s:o, s:s, s:b, s:o, s:b, s:o, s:o, s:o, s:o, "
+		"s:o, s:o}",
+		"endpoint", jo_str(v.endpoint),
+		"reachable", v.reachable,
+		"unreachable_ms", jo_u64(v.unreachable_ms),
+		"failover", coord_view_failover(&v),
+		"candidate", v.candidate,
+		"lease_ms", jo_u64(v.lease_ms),
+		"holds_leader", v.holds_leader,
+		"leader", leader,
+		"switchover", sw,
+		"members", members,
+		"campaigns", jo_u64(v.campaigns),
+		"promotions", jo_u64(v.promotions),
+		"last_error", jo_str(v.last_error));
+}
+
 json_t *
 admin_status_json(struct node *n)
 {
@@ -368,6 +414,10 @@ admin_status_json(struct node *n)
 	} else {
 		bad = replica_json(n, o);
 	}
+	struct coordinator *coord = atomic_load(&n->coord);
+
+	if (!bad && coord != NULL)
+		bad = json_object_set_new(o, "coordinator", coordinator_json(coord));
 	if (bad) {
 		json_decref(o);
 		return NULL;

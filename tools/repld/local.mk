@@ -3,7 +3,8 @@
 # repld.conf: read with libconfig, every setting checked
 noinst_LTLIBRARIES += tools/repld/librepld_conf.la
 tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repld_conf.h \
-	tools/repld/conf_read.c tools/repld/conf_read.h
+	tools/repld/conf_read.c tools/repld/conf_read.h \
+	tools/repld/conf_coord.c tools/repld/conf_coord.h
 tools_repld_librepld_conf_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) $(LIBCONFIG_CFLAGS)
 tools_repld_librepld_conf_la_LIBADD = $(LIBCONFIG_LIBS)
 
@@ -55,11 +56,15 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/json_out.c tools/repld/json_out.h \
 	tools/repld/http.c tools/repld/http.h \
 	tools/repld/metrics.c tools/repld/metrics.h \
-	tools/repld/metrics_text.c tools/repld/metrics_text.h
-# on librepl's public API only (tests/api/check-public-symbols.sh)
+	tools/repld/metrics_text.c tools/repld/metrics_text.h \
+	tools/repld/coordinator.c tools/repld/coordinator.h \
+	tools/repld/coord_keys.c tools/repld/coord_keys.h
+# on librepl's public API only (tests/api/check-public-symbols.sh), and
+# the coordinator's etcd client (engine/coord/, a library of its own)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	$(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
+	-I$(top_srcdir)/engine $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
+	engine/librepl_coord.la \
 	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
 # the Prometheus text exposition's writer

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coordinator.h"
 #include "log.h"
 #include "node.h"
 
@@ -821,7 +822,22 @@ node_tick(struct node *n)
 			pthread_mutex_unlock(&n->lock);
 			gate_close(n);
 			primary_close(n);
-			n->exit_code = code = 3;
+			if (n->conf.coordinator.n_endpoints > 0) {
+				/*
+				 * Automatic failover: it follows the new primary,
+				 * whose catch-up cuts any tail it did not
+				 * acknowledge; exiting would need a person.
+				 */
+				log_notice("serving as a replica of the newer primary");
+				pthread_mutex_lock(&n->lock);
+				n->fenced = false;	/* a replica: WRONG_ROLE */
+				pthread_mutex_unlock(&n->lock);
+				if (replica_start(n) != 0)
+					n->exit_code = code = 1;
+				gate_open(n);
+			} else {
+				n->exit_code = code = 3;
+			}
 		}
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == REPL_E_LOCKED) {
 		char msg[512];
@@ -885,6 +901,7 @@ node_stop(struct node *n)
 void
 node_free(struct node *n)
 {
+	coordinator_free(atomic_load(&n->coord));
 	retention_fini(&n->retention);
 	repld_conf_free(&n->conf);
 	pthread_mutex_destroy(&n->change);

@@ -25,6 +25,8 @@
 #include "repld_conf.h"
 #include "retention.h"
 
+struct coordinator;
+
 enum node_role {
 	NODE_DOWN = 0,		/* neither: starting, or failed */
 	NODE_REPLICA,
@@ -75,6 +77,13 @@ struct node {
 
 	/* the primary's log reuse and space alarm (its own lock) */
 	struct retention retention;
+
+	/*
+	 * automatic failover (coordinator.h); NULL without one.  Set once the
+	 * node started, while the admin socket already serves: atomic.  Freed
+	 * only by node_free, so a status may read it while the daemon stops.
+	 */
+	_Atomic(struct coordinator *) coord;
 };
 
 /* a node that is down yet; conf is taken over */

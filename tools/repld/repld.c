@@ -46,12 +46,14 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "admin.h"
+#include "coordinator.h"
 #include "http.h"
 #include "log.h"
 #include "node.h"
@@ -254,6 +256,18 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		*node_in_use = !admin_stop(&admin);
 		return EXIT_RUNTIME;
 	}
+	/* automatic failover, when the file names a coordinator */
+	struct coordinator *coord;
+
+	if (coordinator_start(n, &coord, err, sizeof(err)) != 0) {
+		log_error("%s", err);
+		retention_stop(&n->retention);
+		(void)node_stop(n);
+		http_stop(&http);
+		*node_in_use = !admin_stop(&admin);
+		return EXIT_RUNTIME;
+	}
+	atomic_store(&n->coord, coord);
 	/* the admin socket answers, a primary acknowledges, a replica listens */
 	notify_ready();
 	status_changed(n, &shown);
@@ -280,6 +294,8 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		}
 	}
 	notify_stopping();
+	/* first: it may be changing the node, and a primary's key goes now */
+	coordinator_stop(atomic_load(&n->coord));
 	retention_stop(&n->retention);	/* it may hold the gate */
 	ret = node_stop(n);
 	http_stop(&http);

@@ -24,6 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "conf_coord.h"
 #include "conf_read.h"
 #include "repld_conf.h"
 
@@ -57,7 +58,7 @@ static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
 	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
 	"timeouts", "admin_socket", "log_level", "retention",
-	"metrics_listen", NULL
+	"metrics_listen", "coordinator", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -588,7 +589,8 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 			BUSY_POLL_MAX, BUSY_POLL_AUTO, &o->busy_poll_us) ||
 	    load_peers(c, root, o) || load_quorum(c, root, o) ||
 	    load_tls(c, root, o) || load_timeouts(c, root, o) ||
-	    load_admin_socket(c, root, o) || load_metrics(c, root, o))
+	    load_admin_socket(c, root, o) || load_metrics(c, root, o) ||
+	    conf_load_coordinator(c, root, o))
 		return -1;
 	if (conf_opt_choice(c, root, "log_level", "log_level", level_names,
 			REPLD_LOG_NOTICE, &i))
@@ -660,6 +662,12 @@ repld_conf_free(struct repld_conf *conf)
 	free(conf->tls.key);
 	free(conf->admin_socket);
 	free(conf->metrics.host);
+	for (int i = 0; i < conf->coordinator.n_endpoints; i++)
+		free(conf->coordinator.endpoints[i]);
+	free(conf->coordinator.prefix);
+	free(conf->coordinator.ca);
+	free(conf->coordinator.cert);
+	free(conf->coordinator.key);
 	memset(conf, 0, sizeof(*conf));
 }
 

@@ -21,6 +21,8 @@
 #define REPLD_CONTROL_PORT_DEFAULT 7400
 #define REPLD_DATA_PORT_DEFAULT 7401
 #define REPLD_ADMIN_SOCKET_DEFAULT "/run/repld/repld.sock"
+#define REPLD_ETCD_ENDPOINTS_MAX 8
+#define REPLD_ETCD_PREFIX_DEFAULT "/rpma-repl/"
 
 enum repld_role {
 	REPLD_ROLE_REPLICA = 0,		/* the default: it waits for a primary */
@@ -124,6 +126,21 @@ struct repld_conf {
 
 	char *admin_socket;
 	enum repld_log_level log_level;
+
+	/*
+	 * coordinator.etcd: automatic failover (tools/repld/coordinator.h);
+	 * n_endpoints 0: none, promotion is the operator's (replctl promote)
+	 */
+	struct {
+		char *endpoints[REPLD_ETCD_ENDPOINTS_MAX];	/* "http://host:port" */
+		int n_endpoints;
+		char *prefix;			/* keys under PREFIX<cluster_uuid>/ */
+		int lease_ms;			/* the leases' TTL, whole seconds */
+		int timeout_ms;			/* one request */
+		char *ca, *cert, *key;		/* https: NULL the system's CAs,
+						   no client certificate */
+		int candidate;			/* may take over by itself */
+	} coordinator;
 
 	/* metrics_listen "HOST:PORT": the HTTP endpoints; host NULL: none */
 	struct {

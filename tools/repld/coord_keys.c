@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* coord_keys.c -- the coordinator's keys: values written and read totally */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <jansson.h>
+
+#include "coord_keys.h"
+
+#define NODE_ID_MAX 65535u
+/* the values the protocol carries stay within a signed 64-bit number */
+#define NUM_MAX ((uint64_t)INT64_MAX)
+
+/* json (taken) compact into buf; its length, 0 if it does not fit */
+static size_t
+dump(json_t *j, char *buf, size_t size)
+{
+	size_t n;
+
+	if (j == NULL)
+		return 0;
+	n = json_dumpb(j, buf, size > 0 ? size - 1 : 0, JSON_COMPACT);
+	json_decref(j);
+	if (n == 0 || n >= size)
+		return 0;
+	buf[n] = '\0';
+	return n;
+}
+
+size_t
+coord_leader_value(uint32_t node_id, uint64_t epoch, const char *state,
+		const char *ctl_addr, char *buf, size_t size)
+{
+	if (epoch > NUM_MAX)
+		return 0;
+	return dump(json_pack("{s:I, s:I, s:s, s:s}", "node_id", (json_int_t)node_id,
+		"epoch", (json_int_t)epoch, "state", state, "ctl_addr", ctl_addr),
+		buf, size);
+}
+
+size_t
+coord_member_value(const struct coord_member *m, const char *ctl_addr, char *buf,
+		size_t size)
+{
+	if (m->epoch > NUM_MAX || m->last_lsn > NUM_MAX || m->last_epoch > NUM_MAX)
+		return 0;
+	return dump(json_pack("{s:I, s:s, s:I, s:I, s:I, s:b, s:b, s:s}",
+		"node_id", (json_int_t)m->node_id, "role", m->role,
+		"epoch", (json_int_t)m->epoch, "last_lsn", (json_int_t)m->last_lsn,
+		"last_epoch", (json_int_t)m->last_epoch, "link_up", m->link_up,
+		"candidate", m->candidate, "ctl_addr", ctl_addr), buf, size);
+}
+
+size_t
+coord_switchover_value(uint32_t from, uint32_t to, bool failover, char *buf,
+		size_t size)
+{
+	return dump(json_pack("{s:I, s:I, s:b}", "from", (json_int_t)from,
+		"to", (json_int_t)to, "failover", failover), buf, size);
+}
+
+size_t
+coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn, char *buf,
+		size_t size)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	if (epoch > NUM_MAX || from_lsn > NUM_MAX)
+		return 0;
+	return dump(json_pack("{s:I, s:I, s:I, s:I}", "node_id", (json_int_t)node_id,
+		"epoch", (json_int_t)epoch, "from_lsn", (json_int_t)from_lsn,
+		"at_ms", (json_int_t)tv.tv_sec * 1000 + tv.tv_usec / 1000), buf, size);
+}
+
+/* ---- reading ---- */
+
+/* an object from exactly these bytes, or NULL */
+static json_t *
+object_of(const char *v, size_t len)
+{
+	json_t *j;
+
+	if (v == NULL || len == 0 || len > COORD_VALUE_MAX)
+		return NULL;
+	j = json_loadb(v, len, JSON_REJECT_DUPLICATES, NULL);
+	if (j != NULL && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+static bool
+num(json_t *o, const char *key, uint64_t max, uint64_t *out)
+{
+	json_t *v = json_object_get(o, key);
+	json_int_t i;
+
+	if (!json_is_integer(v) || (i = json_integer_value(v)) < 0 ||
+	    (uint64_t)i > max)
+		return false;
+	*out = (uint64_t)i;
+	return true;
+}
+
+static bool
+boolean(json_t *o, const char *key, bool *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_boolean(v))
+		return false;
+	*out = json_is_true(v);
+	return true;
+}
+
+/* a string of at most size - 1 bytes, one of names when names is given */
+static bool
+str(json_t *o, const char *key, const char *const *names, char *out, size_t size)
+{
+	json_t *v = json_object_get(o, key);
+	const char *s;
+
+	if (!json_is_string(v) || json_string_length(v) >= size)
+		return false;
+	s = json_string_value(v);
+	if (names != NULL) {
+		bool known = false;
+
+		for (int i = 0; names[i]; i++)
+			known |= strcmp(names[i], s) == 0;
+		if (!known)
+			return false;
+	}
+	snprintf(out, size, "%s", s);
+	return true;
+}
+
+bool
+coord_leader_parse(const char *v, size_t len, struct coord_leader_value *out)
+{
+	static const char *const states[] = { "primary", "promoting", NULL };
+	json_t *o = object_of(v, len);
+	uint64_t id = 0, epoch = 0;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->state, sizeof(out->state), "?");
+	if (o == NULL)
+		return false;
+	ok = num(o, "node_id", NODE_ID_MAX, &id) && id > 0 &&
+		num(o, "epoch", NUM_MAX, &epoch) &&
+		str(o, "state", states, out->state, sizeof(out->state));
+	json_decref(o);
+	if (!ok) {
+		snprintf(out->state, sizeof(out->state), "?");
+		return false;
+	}
+	out->node_id = (uint32_t)id;
+	out->epoch = epoch;
+	return true;
+}
+
+bool
+coord_member_parse(const char *v, size_t len, struct coord_member *out)
+{
+	static const char *const roles[] = { "primary", "replica", "down", NULL };
+	json_t *o = object_of(v, len);
+	uint64_t id = 0;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return false;
+	ok = num(o, "node_id", NODE_ID_MAX, &id) && id > 0 &&
+		str(o, "role", roles, out->role, sizeof(out->role)) &&
+		num(o, "epoch", NUM_MAX, &out->epoch) &&
+		num(o, "last_lsn", NUM_MAX, &out->last_lsn) &&
+		num(o, "last_epoch", NUM_MAX, &out->last_epoch) &&
+		boolean(o, "link_up", &out->link_up) &&
+		boolean(o, "candidate", &out->candidate);
+	json_decref(o);
+	if (!ok) {
+		memset(out, 0, sizeof(*out));
+		return false;
+	}
+	out->node_id = (uint32_t)id;
+	return true;
+}
+
+bool
+coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out)
+{
+	json_t *o = object_of(v, len);
+	uint64_t from = 0, to = 0;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return false;
+	ok = num(o, "from", NODE_ID_MAX, &from) && num(o, "to", NODE_ID_MAX, &to) &&
+		boolean(o, "failover", &out->failover);
+	json_decref(o);
+	if (!ok) {
+		memset(out, 0, sizeof(*out));
+		return false;
+	}
+	out->from = (uint32_t)from;
+	out->to = (uint32_t)to;
+	return true;
+}
+
+bool
+coord_member_same(const struct coord_member *a, const struct coord_member *b)
+{
+	return a->node_id == b->node_id && strcmp(a->role, b->role) == 0 &&
+		a->epoch == b->epoch && a->last_epoch == b->last_epoch &&
+		a->link_up == b->link_up && a->candidate == b->candidate;
+}
+
+/* ---- the tick's reads ---- */
+
+static enum etcd_rc
+failed(enum etcd_rc rc, char *why, size_t whylen, const char *what, const char *err)
+{
+	snprintf(why, whylen, "%s: %s", what, err && *err ? err : etcd_rc_name(rc));
+	return rc;
+}
+
+static int
+by_node(const void *a, const void *b)
+{
+	const struct coord_member *x = a, *y = b;
+
+	return (x->node_id > y->node_id) - (x->node_id < y->node_id);
+}
+
+enum etcd_rc
+coord_keys_read(struct etcd_client *etcd, struct coord_leader *leader,
+		const char *prefix, struct coord_keys *out, char *why, size_t whylen)
+{
+	struct coord_holder h;
+	struct etcd_range r;
+	char key[512];
+	enum etcd_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	out->leader_ttl_s = -1;
+	if ((rc = coord_leader_get(leader, &h)) != ETCD_OK)
+		return failed(rc, why, whylen, "leader", coord_leader_error(leader));
+	if (h.present) {
+		struct etcd_lease ls;
+
+		out->has_leader = true;
+		/* one that does not parse is held all the same: by "node 0" */
+		(void)coord_leader_parse(h.value, h.value_len, &out->leader);
+		if (h.lease != 0 &&
+		    etcd_lease_timetolive(etcd, h.lease, false, &ls) == ETCD_OK) {
+			out->leader_ttl_s = ls.ttl;
+			etcd_lease_free(&ls);
+		}
+	}
+	coord_holder_free(&h);
+
+	snprintf(key, sizeof(key), "%smembers/", prefix);
+	if ((rc = etcd_get_prefix(etcd, key, strlen(key), false, &r)) != ETCD_OK)
+		return failed(rc, why, whylen, "members", etcd_client_error(etcd));
+	for (size_t i = 0; i < r.n_kvs; i++) {
+		struct coord_member m;
+
+		if (!coord_member_parse((const char *)r.kvs[i].value.p, r.kvs[i].value.len,
+				&m)) {
+			out->bad_members++;
+			continue;
+		}
+		/* the key names the same node as its value, once */
+		char want[32];
+		bool dup = false;
+
+		snprintf(want, sizeof(want), "%" PRIu32, m.node_id);
+		if (r.kvs[i].key.len != strlen(key) + strlen(want) ||
+		    memcmp(r.kvs[i].key.p + strlen(key), want, strlen(want)) != 0) {
+			out->bad_members++;
+			continue;
+		}
+		for (int j = 0; j < out->n_members; j++)
+			dup |= out->members[j].node_id == m.node_id;
+		if (dup || out->n_members == COORD_MEMBERS_MAX) {
+			out->bad_members++;
+			continue;
+		}
+		out->members[out->n_members++] = m;
+	}
+	etcd_range_free(&r);
+	qsort(out->members, (size_t)out->n_members, sizeof(out->members[0]), by_node);
+
+	snprintf(key, sizeof(key), "%sswitchover", prefix);
+	if ((rc = etcd_get(etcd, key, strlen(key), &r)) != ETCD_OK)
+		return failed(rc, why, whylen, "switchover", etcd_client_error(etcd));
+	/* one that does not parse names nobody: ignored until its lease ends */
+	if (r.n_kvs > 0 && coord_switchover_parse((const char *)r.kvs[0].value.p,
+			r.kvs[0].value.len, &out->sw))
+		out->has_switchover = true;
+	etcd_range_free(&r);
+	return ETCD_OK;
+}

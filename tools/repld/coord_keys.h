@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * coord_keys.h -- the coordinator's keys under PREFIX<uuid>/ in etcd: their
+ * values written (JSON, jansson) and read back.  What etcd holds is
+ * untrusted (another version, an operator's etcdctl, a restored backup):
+ * every value is parsed totally, and one that does not parse is as good
+ * as absent for the member list, and "held by an unknown node" for the
+ * leader key -- never a reason to campaign.
+ *
+ *   leader          {"node_id","epoch","state":"promoting"|"primary","ctl_addr"}
+ *   members/<id>    {"node_id","role","epoch","last_lsn","last_epoch",
+ *                    "link_up","candidate","ctl_addr"}
+ *   switchover      {"from","to","failover"}
+ *   history/<epoch> {"node_id","epoch","from_lsn","at_ms"}
+ *   epochs          decimal text (engine/coord/leader.h)
+ */
+#ifndef REPLD_COORD_KEYS_H
+#define REPLD_COORD_KEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coord/etcd_client.h"
+#include "coord/leader.h"
+#include "coordinator.h"
+
+#define COORD_VALUE_MAX 512
+
+struct coord_leader_value {
+	uint32_t node_id;		/* 0: a value that does not parse */
+	uint64_t epoch;
+	char state[12];			/* "primary", "promoting" ("?" if not) */
+};
+
+struct coord_switchover {
+	uint32_t from, to;		/* to 0: the most advanced replica */
+	bool failover;
+};
+
+/* the cluster's keys as one tick read them */
+struct coord_keys {
+	bool has_leader;
+	struct coord_leader_value leader;
+	int64_t leader_ttl_s;		/* -1: unknown */
+	bool has_switchover;
+	struct coord_switchover sw;
+	struct coord_member members[COORD_MEMBERS_MAX];	/* by node id */
+	int n_members;
+	int bad_members;		/* keys whose value did not parse */
+};
+
+/* each: the value's length in buf (NUL-terminated), 0 if it cannot be made */
+size_t coord_leader_value(uint32_t node_id, uint64_t epoch, const char *state,
+		const char *ctl_addr, char *buf, size_t size);
+size_t coord_member_value(const struct coord_member *m, const char *ctl_addr,
+		char *buf, size_t size);
+size_t coord_switchover_value(uint32_t from, uint32_t to, bool failover,
+		char *buf, size_t size);
+size_t coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn,
+		char *buf, size_t size);
+
+/* total parsers: false when the bytes are not such a value */
+bool coord_leader_parse(const char *v, size_t len, struct coord_leader_value *out);
+bool coord_member_parse(const char *v, size_t len, struct coord_member *out);
+bool coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out);
+
+/* the same role, epoch, link and candidacy (the position aside) */
+bool coord_member_same(const struct coord_member *a, const struct coord_member *b);
+
+/*
+ * Reads leader (and its lease's TTL), members/ and switchover.  ETCD_OK,
+ * or the failing call's code with why.
+ */
+enum etcd_rc coord_keys_read(struct etcd_client *etcd, struct coord_leader *leader,
+		const char *prefix, struct coord_keys *out, char *why, size_t whylen);
+
+#endif

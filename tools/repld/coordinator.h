@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * coordinator.h -- automatic failover on etcd (repld.conf's coordinator):
+ * a thread beside the node that
+ *
+ *   - publishes this node under PREFIX<uuid>/members/<id> (its role, epoch,
+ *     log position, whether its link to the primary is up), with a lease
+ *     of its own;
+ *   - as the primary, holds PREFIX<uuid>/leader with its lease, renewed
+ *     every lease/3, and steps down when a switchover names it;
+ *   - as a replica, campaigns for the leader key when it is gone, its own
+ *     link to the primary is down and no live member reports one up: the
+ *     most advanced log first, the r-th after r * lease/2; the winner runs
+ *     the node's own promotion (node_promote) and gives the key back at
+ *     once when that promotion is refused, backing off lease * [1, 2).
+ *
+ * etcd only decides who may try to promote.  Whether a promotion may go
+ * on (n - k + 1 nodes fenced, the most advanced log, the commit rule) is
+ * the engine's, so a wrong lease costs availability, never an acknowledged
+ * record (docs/replication.md, "Automatic failover").  While etcd does not
+ * answer the primary goes on acknowledging and failover pauses.
+ *
+ * Threads: the coordinator's own thread does every etcd call and every
+ * change of the node it starts (those in a worker thread, so that the
+ * leases are renewed while a promotion or a step-down runs).  The view and
+ * the request slot are under its lock, a leaf: no node lock is taken while
+ * it is held.
+ */
+#ifndef REPLD_COORDINATOR_H
+#define REPLD_COORDINATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "repld_conf.h"
+
+struct node;
+struct coordinator;
+
+#define COORD_MEMBERS_MAX (REPLD_PEERS_MAX + 1)
+
+/* a live members/<id> key, as published */
+struct coord_member {
+	uint32_t node_id;
+	char role[8];			/* "primary", "replica", "down" */
+	uint64_t epoch, last_lsn, last_epoch;
+	bool link_up, candidate;
+};
+
+/* what status, the metrics and the log show (a copy) */
+struct coord_view {
+	char endpoint[256];		/* the endpoint tried first */
+	bool reachable;
+	uint64_t unreachable_ms;	/* 0 while reachable */
+	bool candidate;
+	uint64_t lease_ms;		/* as etcd granted (0: none yet) */
+	bool holds_leader;
+	bool has_leader;		/* leader_*: the key as last read */
+	uint32_t leader_id;
+	uint64_t leader_epoch;
+	char leader_state[12];		/* "primary", "promoting", "?" */
+	int64_t leader_ttl_s;		/* its lease's TTL left; -1 unknown */
+	uint64_t leader_age_ms;		/* since the key was read */
+	bool has_switchover;
+	uint32_t sw_from, sw_to;
+	bool sw_failover;
+	struct coord_member members[COORD_MEMBERS_MAX];
+	int n_members;
+	uint64_t campaigns, promotions;
+	char last_error[256];
+};
+
+/* "armed", "paused" (etcd unreachable) or "off" (not a candidate) */
+const char *coord_view_failover(const struct coord_view *v);
+
+/*
+ * Starts the thread when n's configuration names a coordinator (*out NULL
+ * when it does not).  0, or -1 with why in err.
+ */
+int coordinator_start(struct node *n, struct coordinator **out, char *err,
+		size_t errlen);
+/*
+ * Resigns the leader key if held, revokes the member lease, ends the
+ * thread; the view stays readable, and requests are refused, until
+ * coordinator_free.  NULL: nothing.
+ */
+void coordinator_stop(struct coordinator *c);
+void coordinator_free(struct coordinator *c);
+
+void coordinator_view(struct coordinator *c, struct coord_view *v);
+
+/* a SWITCHOVER or FAILOVER request's answer (error NULL: done) */
+struct coord_answer {
+	const char *error;		/* NO_COORDINATOR, COORDINATOR_UNREACHABLE,
+					   NO_PRIMARY, BAD_TARGET, PENDING */
+	uint32_t from, to;
+	uint64_t epoch;
+	char message[320];
+};
+
+/*
+ * Records a switchover in etcd (to 0: the most advanced replica; failover:
+ * also with no primary, the target campaigning regardless of its link)
+ * and returns; the primary steps down and the target takes over by
+ * themselves.  Any thread.
+ */
+void coordinator_switchover(struct coordinator *c, uint32_t to, bool failover,
+		struct coord_answer *a);
+
+#endif
