@@ -33,11 +33,12 @@ set -u
 
 . "$(dirname "$0")/man_lib.sh"
 conf_c="$srcdir/tools/repld/repld_conf.c"
+conf_coord_c="$srcdir/tools/repld/conf_coord.c"
 repld_c="$srcdir/tools/repld/repld.c"
 proto_h="$srcdir/tools/repld/admin_proto.h"
 replctl_c="$srcdir/tools/replctl/replctl.c"
 replctl_bin=${REPLCTL:-tools/replctl/replctl}
-man_require "$conf_c" "$repld_c" "$proto_h" "$replctl_c"
+man_require "$conf_c" "$conf_coord_c" "$repld_c" "$proto_h" "$replctl_c"
 
 repld8="$mandir/repld.8"
 conf5="$mandir/repld.conf.5"
@@ -103,7 +104,8 @@ done
 
 # ---- c) repld.conf.5: every setting, at its place ----------------------------
 # the code's: "GROUP.KEY" for a group's, "KEY" at the top level; peer_keys
-# are the entries of the list "peers"
+# are the entries of the list "peers"; a table named a_b_keys holds the
+# settings of the group a.b (conf_coord.c's nested groups)
 awk '
 /static const char \*const [a-z_]+_keys\[\][[:space:]]*=/ {
 	match($0, /[a-z_]+_keys\[/)
@@ -120,14 +122,17 @@ intable {
 			print key
 		else if (table == "peer")
 			print "peers." key
-		else
-			print table "." key
+		else {
+			path = table
+			gsub(/_/, ".", path)
+			print path "." key
+		}
 		line = substr(line, RSTART + RLENGTH)
 	}
 	if ($0 ~ /};/)
 		intable = 0
 	line = ""
-}' "$conf_c" | sort -u > "$tmp/code-settings"
+}' "$conf_c" "$conf_coord_c" | sort -u > "$tmp/code-settings"
 if [ ! -s "$tmp/code-settings" ] || ! grep -qx node_id "$tmp/code-settings"; then
 	fail "no setting found in the *_keys[] tables of $conf_c (has their form changed?)"
 fi
@@ -136,19 +141,20 @@ fi
 # group's .RS/.RE its settings
 if [ -f "$conf5" ]; then
 	awk '
+	BEGIN { depth = 0 }
 	/^\.RS/ { depth++; next }
 	/^\.RE/ { if (depth > 0) depth--; next }
 	/^\.BR [a-z_]+ " \(/ {
-		name = $2
-		if (depth == 0) {
-			group = name
-			print name
-		} else if (depth == 1) {
-			print group "." name
-		}
+		at[depth] = $2
+		path = at[0]
+		for (d = 1; d <= depth; d++)
+			path = path "." at[d]
+		print path
 	}' "$conf5" | sort -u > "$tmp/page-settings"
 	# a group is documented by its entry; the page lists groups as settings
-	sed 's/\..*$//' "$tmp/code-settings" | sort -u > "$tmp/code-top"
+	# (and each group of a nested group: coordinator, coordinator.etcd)
+	awk -F. '{ p = $1; print p; for (i = 2; i < NF; i++) { p = p "." $i; print p } }' \
+		"$tmp/code-settings" | sort -u > "$tmp/code-top"
 	cat "$tmp/code-settings" "$tmp/code-top" | sort -u > "$tmp/code-all"
 	comm -23 "$tmp/code-all" "$tmp/page-settings" > "$tmp/missing"
 	comm -13 "$tmp/code-all" "$tmp/page-settings" > "$tmp/extra"

@@ -54,12 +54,19 @@
  *			({"ok":true,"end":true,"next":N}); with it, when the
  *			client sends anything or goes.  Its position holds
  *			retention (reader.c, retention.h)
+ *   SWITCHOVER [NODE]	(any node with a coordinator) record in etcd that
+ *			the primary steps down and NODE (default: the most
+ *			advanced replica) takes over; answers at once
+ *			{"ok":true,"from":F,"to":T,"epoch":E,"message":...}
+ *   FAILOVER NODE	the same, also with no primary, NODE campaigning
+ *			regardless of its link (coordinator.h)
  *
  * Error names beyond repl.h's REPL_E_*: "BAD_REQUEST" (the request does
  * not parse), "WRONG_ROLE" (the verb is not served by this node's role),
  * "BUSY" (ADMIN_CLIENTS_MAX connections are served already; retry),
  * "STOPPING" (the daemon is stopping); a READ's stream also "RELEASED"
- * and "READER_LOST".  Changes of state (PROMOTE, FENCE,
+ * and "READER_LOST"; SWITCHOVER and FAILOVER "NO_COORDINATOR",
+ * "COORDINATOR_UNREACHABLE", "NO_PRIMARY", "BAD_TARGET", "PENDING".  Changes of state (PROMOTE, FENCE,
  * ADD, REMOVE, RELOAD) run one at a time; appends wait while one runs.
  */
 #ifndef REPLD_ADMIN_PROTO_H

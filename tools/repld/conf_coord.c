@@ -23,11 +23,12 @@
 
 #include "conf_coord.h"
 
+/* a table's name is its group's path, "_" for "." (check-product-man.sh) */
 static const char *const coordinator_keys[] = { "etcd", "candidate", NULL };
-static const char *const etcd_keys[] = {
+static const char *const coordinator_etcd_keys[] = {
 	"endpoints", "prefix", "lease_ms", "timeout_ms", "tls", NULL
 };
-static const char *const etcd_tls_keys[] = { "ca", "cert", "key", NULL };
+static const char *const coordinator_etcd_tls_keys[] = { "ca", "cert", "key", NULL };
 
 #define ENDPOINT_MAX 255
 
@@ -165,10 +166,10 @@ load_etcd_tls(struct conf_ctx *c, const config_setting_t *etcd, struct repld_con
 
 	if (s == NULL)
 		return 0;
-	if (conf_get_group(c, s, "coordinator.etcd.tls", etcd_tls_keys))
+	if (conf_get_group(c, s, "coordinator.etcd.tls", coordinator_etcd_tls_keys))
 		return -1;
 	for (int i = 0; i < 3; i++)
-		m[i] = config_setting_get_member(s, etcd_tls_keys[i]);
+		m[i] = config_setting_get_member(s, coordinator_etcd_tls_keys[i]);
 	if ((m[1] == NULL) != (m[2] == NULL))
 		return conf_fail(c, s, "coordinator.etcd.tls has %s without %s: a client "
 				"certificate needs its key", m[1] ? "cert" : "key",
@@ -178,7 +179,7 @@ load_etcd_tls(struct conf_ctx *c, const config_setting_t *etcd, struct repld_con
 
 		if (m[i] == NULL)
 			continue;
-		snprintf(what, sizeof(what), "coordinator.etcd.tls.%s", etcd_tls_keys[i]);
+		snprintf(what, sizeof(what), "coordinator.etcd.tls.%s", coordinator_etcd_tls_keys[i]);
 		if (conf_get_path(c, m[i], what, field[i]) ||
 		    conf_check_readable(c, m[i], what, *field[i]))
 			return -1;
@@ -203,7 +204,7 @@ conf_load_coordinator(struct conf_ctx *c, const config_setting_t *root,
 	if ((etcd = config_setting_get_member(s, "etcd")) == NULL)
 		return conf_fail(c, s, "coordinator.etcd is required: the coordinator "
 				"is etcd (endpoints = [ ... ])");
-	if (conf_get_group(c, etcd, "coordinator.etcd", etcd_keys) ||
+	if (conf_get_group(c, etcd, "coordinator.etcd", coordinator_etcd_keys) ||
 	    load_endpoints(c, etcd, o) || load_prefix(c, etcd, o) ||
 	    conf_opt_int(c, etcd, "lease_ms", "coordinator.etcd.lease_ms",
 			COORD_LEASE_MS_MIN, COORD_LEASE_MS_MAX, COORD_LEASE_MS_DEFAULT,

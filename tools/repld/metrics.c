@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "coordinator.h"
 #include "metrics.h"
 
 #ifndef PACKAGE_VERSION
@@ -372,6 +373,29 @@ session_text(struct mtext *t, const struct view *v)
 		"received.", r, in->commits);
 }
 
+/* automatic failover: families always, samples with a coordinator */
+static void
+coordinator_text(struct mtext *t, struct node *n)
+{
+	struct coordinator *coord = atomic_load(&n->coord);
+	struct coord_view cv = { 0 };
+	bool has = coord != NULL;
+
+	if (has)
+		coordinator_view(coord, &cv);
+	gauge(t, "repld_coordinator_reachable", "1 while etcd answers the "
+		"coordinator; 0 means automatic failover is paused.", has,
+		cv.reachable);
+	gauge(t, "repld_coordinator_unreachable_seconds", "Seconds since etcd "
+		"last answered (0 while it answers).", has, cv.unreachable_ms / 1000);
+	gauge(t, "repld_coordinator_leader", "1 while this node holds the "
+		"leader key.", has, cv.holds_leader);
+	counter(t, "repld_coordinator_campaigns_total", "Campaigns for the "
+		"leader key this node began.", has, cv.campaigns);
+	counter(t, "repld_coordinator_promotions_total", "Campaigns this node "
+		"won and promoted itself after.", has, cv.promotions);
+}
+
 void
 metrics_render(struct node *n, struct mtext *t)
 {
@@ -397,4 +421,5 @@ metrics_render(struct node *n, struct mtext *t)
 	primary_text(t, &v);
 	replicas_text(t, &v);
 	session_text(t, &v);
+	coordinator_text(t, n);
 }
