@@ -363,6 +363,34 @@ defaults(void)
 	CU_ASSERT_STRING_EQUAL(conf.metrics.host, "localhost");
 	CU_ASSERT_EQUAL(conf.metrics.port, 1);
 	repld_conf_free(&conf);
+
+	/* coordinator: none by default; the defaults; every setting given */
+	write_file("c0.conf", BASE "log = { path = \"/x\"; };\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("c0.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(conf.coordinator.n_endpoints, 0);
+	repld_conf_free(&conf);
+	write_file("c1.conf", BASE "log = { path = \"/x\"; };\n"
+			"coordinator = { etcd = { endpoints = [ \"http://10.0.0.1:2379\", "
+			"\"https://[::1]:2379/\", \"http://etcd\" ]; }; };\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("c1.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(conf.coordinator.n_endpoints, 3);
+	CU_ASSERT_STRING_EQUAL(conf.coordinator.endpoints[1], "https://[::1]:2379/");
+	CU_ASSERT_STRING_EQUAL(conf.coordinator.prefix, "/rpma-repl/");
+	CU_ASSERT_EQUAL(conf.coordinator.lease_ms, 6000);
+	CU_ASSERT_EQUAL(conf.coordinator.timeout_ms, 1000);
+	CU_ASSERT_EQUAL(conf.coordinator.candidate, 1);
+	CU_ASSERT_PTR_NULL(conf.coordinator.ca);
+	repld_conf_free(&conf);
+	write_file("c2.conf", BASE "log = { path = \"/x\"; };\n"
+			"coordinator = { etcd = { endpoints = [ \"http://a:1\" ]; "
+			"prefix = \"/x/y/\"; lease_ms = 1000; }; candidate = false; };\n");
+	CU_ASSERT_EQUAL_FATAL(load_tmp("c2.conf", &conf, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(conf.coordinator.prefix, "/x/y/");
+	CU_ASSERT_EQUAL(conf.coordinator.lease_ms, 1000);
+	/* a third of a 1 s lease, not the 1 s default */
+	CU_ASSERT_EQUAL(conf.coordinator.timeout_ms, 333);
+	CU_ASSERT_EQUAL(conf.coordinator.candidate, 0);
+	repld_conf_free(&conf);
 }
 
 static void

@@ -14,6 +14,17 @@ CONF_BAD = \
 	tests/tools/conf-bad/address-port.conf \
 	tests/tools/conf-bad/admin-socket-long.conf \
 	tests/tools/conf-bad/backend-dram.conf \
+	tests/tools/conf-bad/coordinator-candidate.conf \
+	tests/tools/conf-bad/coordinator-endpoint-path.conf \
+	tests/tools/conf-bad/coordinator-endpoint-port.conf \
+	tests/tools/conf-bad/coordinator-endpoint-scheme.conf \
+	tests/tools/conf-bad/coordinator-endpoint-twice.conf \
+	tests/tools/conf-bad/coordinator-key.conf \
+	tests/tools/conf-bad/coordinator-lease.conf \
+	tests/tools/conf-bad/coordinator-no-etcd.conf \
+	tests/tools/conf-bad/coordinator-prefix.conf \
+	tests/tools/conf-bad/coordinator-timeout.conf \
+	tests/tools/conf-bad/coordinator-tls-cert.conf \
 	tests/tools/conf-bad/duplicate.conf \
 	tests/tools/conf-bad/flush-apm-ofi.conf \
 	tests/tools/conf-bad/flush-bad.conf \
