@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * coord_internal.h -- the coordinator's own state and the calls its files
+ * share: coordinator.c (the thread, the member key, the view),
+ * coord_rules.c (the leader key: hold, campaign, promote, step down) and
+ * coord_switchover.c (the admin's requests).  Everything here but the
+ * lock's fields is the coordinator thread's alone.
+ */
+#ifndef REPLD_COORD_INTERNAL_H
+#define REPLD_COORD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coord/etcd_client.h"
+#include "coord/leader.h"
+#include "coord_keys.h"
+#include "coordinator.h"
+#include "node.h"
+
+#define TICK_MS 100
+#define MS UINT64_C(1000000)
+
+enum worker_state { WORKER_IDLE = 0, WORKER_RUNNING, WORKER_DONE };
+enum worker_kind { WORK_PROMOTE = 1, WORK_STEP_DOWN };
+
+struct coordinator {
+	struct node *n;
+	uint32_t node_id;
+	uint64_t lease_ms;		/* configured */
+	char ctl_addr[80];
+	char *prefix;			/* PREFIX<uuid>/ */
+	char *k_members, *k_me, *k_switchover, *k_history;
+	struct coord_leader *leader;
+	struct etcd_client *etcd;	/* the leader's: this thread's only */
+
+	pthread_t thread;
+	pthread_mutex_t lock;		/* guards view, stop, req */
+	pthread_cond_t cond;
+	bool stop;
+	struct coord_view view;
+	struct {
+		bool pending, done;
+		uint32_t to;
+		bool failover;
+		struct coord_answer *ans;
+	} req;
+
+	/* the worker: one change of the node at a time */
+	pthread_t worker;
+	atomic_int worker_state;
+	enum worker_kind work;
+	int worker_ret;
+	char worker_msg[512];
+
+	/* the member key's lease */
+	int64_t member_lease;
+	uint64_t member_renew_at;
+	struct coord_member published;	/* node_id 0: nothing yet */
+	uint64_t published_at;
+
+	uint64_t leader_renew_at;
+	/* the cluster as last read */
+	struct coord_keys keys;
+	bool keys_valid;
+	uint64_t keys_at;
+
+	uint64_t eligible_since;	/* 0: not eligible to campaign */
+	uint64_t backoff_until;
+	uint64_t waiting_logged;	/* the holder epoch last logged */
+	bool reachable;
+	uint64_t unreachable_since;
+	unsigned seed;
+};
+
+
+/* what the node is now, as one tick reads it */
+struct local {
+	enum node_role role;
+	uint64_t epoch, last_lsn;
+	bool link_up;
+	bool member;		/* its log holds a membership, and a floor */
+};
+
+
+uint64_t co_now_ns(void);
+void co_local_read(struct coordinator *c, struct local *l);
+
+/* a call's outcome: true on ETCD_OK; reachability and last_error */
+bool co_etcd_ok(struct coordinator *c, enum etcd_rc rc, const char *what,
+		const char *detail);
+bool co_client_ok(struct coordinator *c, enum etcd_rc rc, const char *what);
+bool co_leader_ok(struct coordinator *c, enum etcd_rc rc, const char *what);
+
+/* the worker thread: a promotion or a step-down; false if it cannot start */
+bool co_worker_start(struct coordinator *c, enum worker_kind kind);
+
+/* coord_rules.c */
+void co_resign(struct coordinator *c, const char *why);
+void co_back_off(struct coordinator *c, uint64_t now);
+void co_renew(struct coordinator *c, uint64_t now);
+bool co_campaign(struct coordinator *c, const char *value);
+void co_primary_tick(struct coordinator *c, const struct local *l);
+void co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now);
+void co_promoted(struct coordinator *c, uint64_t now);
+void co_stepped_down(struct coordinator *c);
+
+/* coord_switchover.c: a request, on the coordinator thread */
+void co_serve_request(struct coordinator *c, uint32_t to, bool failover,
+		struct coord_answer *a);
+
+#endif
