@@ -95,3 +95,12 @@ $(FUZZ_DIR)/fuzz_etcd_msg: tests/fuzz/fuzz_etcd_msg.c \
 		$(top_srcdir)/engine/coord/etcd_msg.c $(top_srcdir)/engine/coord/etcd_b64.c
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -o $@ $^ $(JANSSON_LIBS)
+
+# the coordinator's key values as etcd holds them (tools/repld/coord_keys.c)
+FUZZ_TARGETS += coord_keys
+EXTRA_DIST += tests/fuzz/fuzz_coord_keys.c
+$(FUZZ_DIR)/fuzz_coord_keys: tests/fuzz/fuzz_coord_keys.c \
+		$(top_srcdir)/tools/repld/coord_keys.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS) \
+		-o $@ $^ $(JANSSON_LIBS)

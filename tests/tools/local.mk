@@ -180,6 +180,8 @@ EXTRA_DIST += tests/tools/repld_refused.sh
 
 # the failover tests' partition tool: pass, blackhole, refuse on demand
 check_PROGRAMS += tests/tools/tcp_proxy
+# and their stopwatch: the first acknowledgement by any node
+check_PROGRAMS += tests/tools/first_ack
 TESTS += tests/tools/tcp_proxy_test.sh
 EXTRA_DIST += tests/tools/tcp_proxy_test.sh
 

@@ -77,6 +77,16 @@ tests_tools_metrics_text_test_SOURCES = tests/tools/metrics_text_test.c \
 tests_tools_metrics_text_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
 tests_tools_metrics_text_test_LDADD = $(LDADD) -lm
 
+# the coordinator's key values written and read back, and etcd's bytes
+# that are not such values refused whole
+check_PROGRAMS += tests/tools/coord_keys_test
+TESTS += tests/tools/coord_keys_test
+tests_tools_coord_keys_test_SOURCES = tests/tools/coord_keys_test.c \
+	tools/repld/coord_keys.c
+tests_tools_coord_keys_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
+	-I$(top_srcdir)/engine $(JANSSON_CFLAGS)
+tests_tools_coord_keys_test_LDADD = $(JANSSON_LIBS)
+
 # the admin socket's text, both ends: requests, replies, replctl's reader
 check_PROGRAMS += tests/tools/admin_proto_test
 TESTS += tests/tools/admin_proto_test

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * coord_keys_test.c -- the coordinator's key values (tools/repld/coord_keys.c):
+ * what it writes reads back the same, and what etcd may hold that is not
+ * such a value is refused whole -- never half-read into a campaign.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "coord_keys.h"
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { failures++; \
+	fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+
+static void
+round_trips(void)
+{
+	char buf[COORD_VALUE_MAX];
+	struct coord_leader_value lv;
+	struct coord_member m = { .node_id = 3, .role = "replica", .epoch = 131074,
+		.last_lsn = 9007199254740993ull, .last_epoch = 131074, .link_up = true,
+		.candidate = false }, back;
+	struct coord_switchover sw;
+	size_t n;
+
+	n = coord_leader_value(2, 131074, "primary", "10.0.0.2:7400", buf, sizeof(buf));
+	CHECK(n > 0 && n == strlen(buf));
+	CHECK(coord_leader_parse(buf, n, &lv));
+	CHECK(lv.node_id == 2 && lv.epoch == 131074 && strcmp(lv.state, "primary") == 0);
+
+	n = coord_member_value(&m, "[::1]:7400", buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK(coord_member_parse(buf, n, &back));
+	CHECK(back.node_id == 3 && strcmp(back.role, "replica") == 0 &&
+		back.last_lsn == m.last_lsn && back.link_up && !back.candidate);
+	CHECK(coord_member_same(&m, &back));
+	back.link_up = false;
+	CHECK(!coord_member_same(&m, &back));
+	back = m;
+	back.last_lsn++;
+	CHECK(coord_member_same(&m, &back));	/* the position aside */
+
+	n = coord_switchover_value(1, 0, true, buf, sizeof(buf));
+	CHECK(n > 0 && coord_switchover_parse(buf, n, &sw));
+	CHECK(sw.from == 1 && sw.to == 0 && sw.failover);
+
+	/* too small a buffer: no value rather than a cut one */
+	CHECK(coord_leader_value(2, 1, "primary", "x", buf, 10) == 0);
+	CHECK(coord_history_value(2, 131074, 42, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"at_ms\":") != NULL);
+}
+
+static void
+leader_refused(void)
+{
+	static const char *const bad[] = {
+		"", "null", "[]", "42", "\"primary\"", "{",
+		"{\"node_id\":0,\"epoch\":1,\"state\":\"primary\"}",
+		"{\"node_id\":65536,\"epoch\":1,\"state\":\"primary\"}",
+		"{\"node_id\":-1,\"epoch\":1,\"state\":\"primary\"}",
+		"{\"node_id\":1.5,\"epoch\":1,\"state\":\"primary\"}",
+		"{\"node_id\":\"1\",\"epoch\":1,\"state\":\"primary\"}",
+		"{\"node_id\":1,\"epoch\":-5,\"state\":\"primary\"}",
+		"{\"node_id\":1,\"state\":\"primary\"}",
+		"{\"node_id\":1,\"epoch\":1,\"state\":\"leader\"}",
+		"{\"node_id\":1,\"epoch\":1,\"state\":1}",
+		"{\"node_id\":1,\"node_id\":2,\"epoch\":1,\"state\":\"primary\"}",
+		"{\"node_id\":1,\"epoch\":1,\"state\":\"primary\"} trailing",
+	};
+	struct coord_leader_value lv;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		bool ok = coord_leader_parse(bad[i], strlen(bad[i]), &lv);
+
+		CHECK(!ok);
+		if (ok)
+			fprintf(stderr, "  accepted: %s\n", bad[i]);
+		CHECK(lv.node_id == 0 && strcmp(lv.state, "?") == 0);
+	}
+	/* a NUL inside, and more than a value holds */
+	CHECK(!coord_leader_parse("{\"node_id\":1\0}", 15, &lv));
+	char big[COORD_VALUE_MAX + 64];
+
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "{\"node_id\":1,\"epoch\":1,\"state\":\"primary\"}", 41);
+	CHECK(!coord_leader_parse(big, sizeof(big), &lv));
+	/* unknown keys are another version's: accepted */
+	CHECK(coord_leader_parse("{\"node_id\":1,\"epoch\":1,\"state\":\"promoting\","
+		"\"new\":[1]}", 53, &lv) && lv.node_id == 1);
+}
+
+static void
+member_refused(void)
+{
+	static const char *const bad[] = {
+		"{}",
+		"{\"node_id\":1,\"role\":\"leader\",\"epoch\":1,\"last_lsn\":1,"
+			"\"last_epoch\":1,\"link_up\":true,\"candidate\":true}",
+		"{\"node_id\":1,\"role\":\"replica\",\"epoch\":1,\"last_lsn\":1,"
+			"\"last_epoch\":1,\"link_up\":1,\"candidate\":true}",
+		"{\"node_id\":1,\"role\":\"replica\",\"epoch\":1,\"last_lsn\":1,"
+			"\"last_epoch\":1,\"link_up\":true}",
+		"{\"node_id\":1,\"role\":\"replica\",\"epoch\":1,"
+			"\"last_lsn\":18446744073709551615,\"last_epoch\":1,"
+			"\"link_up\":true,\"candidate\":true}",
+		"{\"node_id\":1,\"role\":\"replicas\",\"epoch\":1,\"last_lsn\":1,"
+			"\"last_epoch\":1,\"link_up\":true,\"candidate\":true}",
+	};
+	struct coord_member m;
+	struct coord_switchover sw;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!coord_member_parse(bad[i], strlen(bad[i]), &m));
+		CHECK(m.node_id == 0);
+	}
+	CHECK(!coord_switchover_parse("{\"from\":1,\"to\":70000,\"failover\":false}",
+		38, &sw));
+	CHECK(!coord_switchover_parse("{\"from\":1,\"to\":2}", 17, &sw));
+	CHECK(sw.from == 0 && sw.to == 0);
+}
+
+int
+main(void)
+{
+	round_trips();
+	leader_refused();
+	member_refused();
+	if (failures) {
+		fprintf(stderr, "coord_keys_test: %d checks failed\n", failures);
+		return 1;
+	}
+	printf("coord_keys_test: all checks passed\n");
+	return 0;
+}
