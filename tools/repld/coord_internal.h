@@ -20,7 +20,9 @@
 #include "coordinator.h"
 #include "node.h"
 
-#define TICK_MS 100
+/* a tick: a tenth of the lease, within these */
+#define TICK_MS_MIN 100
+#define TICK_MS_MAX 500
 #define MS UINT64_C(1000000)
 
 enum worker_state { WORKER_IDLE = 0, WORKER_RUNNING, WORKER_DONE };
@@ -30,6 +32,7 @@ struct coordinator {
 	struct node *n;
 	uint32_t node_id;
 	uint64_t lease_ms;		/* configured */
+	uint64_t tick_ms;
 	char ctl_addr[80];
 	char *prefix;			/* PREFIX<uuid>/ */
 	char *k_members, *k_me, *k_switchover, *k_history;
@@ -69,7 +72,7 @@ struct coordinator {
 
 	uint64_t eligible_since;	/* 0: not eligible to campaign */
 	uint64_t backoff_until;
-	uint64_t waiting_logged;	/* the holder epoch last logged */
+	uint64_t waiting_logged;	/* 1: a foreign leader value was logged */
 	bool reachable;
 	uint64_t unreachable_since;
 	unsigned seed;

@@ -105,13 +105,27 @@ co_primary_tick(struct coordinator *c, const struct local *l)
 		return;
 	if (!c->keys_valid)
 		return;
+	/*
+	 * Another node won the key: this primary's lease ran out while etcd
+	 * answered the others (a pause, a partition from etcd that healed)
+	 * and its replicas lost it.  It stops acknowledging now, by stepping
+	 * down; fencing made its acknowledgements safe even before it knew.
+	 * A value that does not parse names no node: it is reported, not
+	 * obeyed.
+	 */
 	if (k->has_leader && k->leader.node_id != c->node_id) {
-		if (c->waiting_logged != k->leader.epoch + 1) {
+		if (k->leader.node_id != 0 &&
+		    atomic_load(&c->worker_state) == WORKER_IDLE) {
 			log_warning("coordinator: the leader key is held by node %" PRIu32
 				" (epoch %" PRIu64 ", %s): this primary (epoch %" PRIu64
-				") expects to be fenced", k->leader.node_id,
+				") lost its lease: stepping down", k->leader.node_id,
 				k->leader.epoch, k->leader.state, l->epoch);
-			c->waiting_logged = k->leader.epoch + 1;
+			(void)co_worker_start(c, WORK_STEP_DOWN);
+		} else if (k->leader.node_id == 0 && c->waiting_logged != 1) {
+			log_error("coordinator: the leader key holds a value that is not "
+				"one of repld's: no failover can take place until it "
+				"goes (delete it with etcdctl if no repld wrote it)");
+			c->waiting_logged = 1;
 		}
 		return;
 	}
@@ -283,6 +297,6 @@ co_stepped_down(struct coordinator *c)
 {
 	if (c->worker_ret != 0)
 		log_warning("coordinator: the step-down failed: %s", c->worker_msg);
-	co_resign(c, "this node stepped down for a switchover");
+	co_resign(c, "this node stepped down");
 }
 

@@ -5,7 +5,7 @@
  * what and why; coord_rules.c the leader key's rules, coord_keys.c how
  * the keys' values are written and read).
  *
- * One tick (TICK_MS): renew what is due, read the cluster's keys, then act
+ * One tick (a tenth of the lease, 100..500 ms): renew what is due, read the cluster's keys, then act
  * by role:
  *
  *   primary  leader not held --> campaign (CREATE == 0); held by an older
@@ -333,7 +333,7 @@ coord_main(void *arg)
 		if (c->stop || (c->req.pending && !c->req.done))
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += TICK_MS * 1000000L;
+		until.tv_nsec += (long)c->tick_ms * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
@@ -409,6 +409,8 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 	c->n = n;
 	c->node_id = conf->node_id;
 	c->lease_ms = (uint64_t)conf->coordinator.lease_ms;
+	c->tick_ms = c->lease_ms / 10 < TICK_MS_MIN ? TICK_MS_MIN :
+		c->lease_ms / 10 > TICK_MS_MAX ? TICK_MS_MAX : c->lease_ms / 10;
 	c->reachable = true;	/* until a call says otherwise */
 	c->seed = (unsigned)(co_now_ns() ^ (uint64_t)getpid() ^ conf->node_id);
 	snprintf(c->ctl_addr, sizeof(c->ctl_addr),
