@@ -29,6 +29,7 @@
 #define POLL_MS 100		/* between two STATUS */
 #define WAIT_DEFAULT_S 30
 #define WAIT_MAX_S 86400
+#define WHY_MAX 600		/* a client's why and what a STATUS showed */
 
 static int64_t
 mono_ms(void)
@@ -41,7 +42,6 @@ mono_ms(void)
 
 /* what the request asked for and what its answer said */
 struct want {
-	bool failover;
 	uint64_t from, to, epoch;	/* to 0: whichever replica wins */
 };
 
@@ -193,9 +193,9 @@ cmd_switchover(int argc, char *argv[], struct live_opts *o)
 	};
 	const char *what = argv[0];
 	bool failover = strcmp(what, "failover") == 0;
-	struct want w = { .failover = failover };
+	struct want w = { 0 };
 	uint64_t to = 0, wait_s = WAIT_DEFAULT_S, node = 0, epoch = 0;
-	char line[ADMIN_LINE_MAX], why[sizeof(((struct client *)0)->why) + 300];
+	char line[ADMIN_LINE_MAX], why[WHY_MAX];
 	struct client c;
 	int64_t start, ms;
 	json_t *d;
