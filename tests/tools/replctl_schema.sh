@@ -4,7 +4,8 @@
 # replctl_schema.sh -- replctl(8)'s JSON schemas hold for what a running
 # cluster prints, both ways.  The page's JSON OUTPUT section has, per
 # object, a comment ".\" schema: NAME" and one entry per key,
-# "\fBPATH\fR (TYPE)" or "\fBPATH\fR (TYPE, optional)"; this test reads
+# "\fBPATH\fR (TYPE)" or "\fBPATH\fR (TYPE, optional)", TYPE perhaps
+# "object or null" (always there, null when it has nothing); this test reads
 # them from the page (so a key documented there is all it takes) and
 # holds each output of a three-node cluster (status of the primary, also
 # with a replica down, and of a replica; verify, append, read, bench, a reload's
@@ -13,7 +14,7 @@
 #   - every key printed is documented, with its type (integer; number: an
 #     integer or a fraction; string, boolean, object, array);
 #   - every documented key that is not optional is printed, wherever the
-#     object or array holding it is.
+#     object or array holding it is (not null).
 #
 # Environment: REPLD, REPLCTL, JSON_KEYS (the build tree's by default),
 # MAN_PAGE (docs/man/replctl.8 of the source tree).
@@ -32,15 +33,16 @@ T0=$SECONDS
 sed -n -E '
 	/^\.\\" schema: / { s/^\.\\" schema: ([a-z-]+).*/S \1/p; d; }
 	/^\.SH / { s/.*/E/p; d; }
-	s/^\\fB([][A-Za-z0-9_.]+)\\fR \(([a-z]+)(, (optional))?\)$/K \1 \2 \4/p
+	s/^\\fB([][A-Za-z0-9_.]+)\\fR \(([a-z]+)( or (null))?(, (optional))?\)$/K \1 \2\/\4 \6/p
 ' "$MAN_PAGE" | awk '
 	$1 == "S" { schema = $2; next }
 	$1 == "E" { schema = ""; next }
 	$1 == "K" && schema != "" {
+		sub(/\/$/, "", $3)	# TYPE, or TYPE/null
 		print schema, $2, $3, ($4 == "optional" ? "optional" : "required")
 	}' > "$D/schemas"
 for s in status-primary status-replica status-log verify reply error append \
-	read-record read-end bench dump-header dump-record dump-end; do
+	read-record read-end bench dump-header dump-record dump-end switchover; do
 	n=$(awk -v s=$s '$1 == s' "$D/schemas" | wc -l)
 	((n > 0)) || fail "replctl.8 has no schema $s (or none of its keys parse)"
 done
@@ -60,18 +62,21 @@ check() {
 			return p
 		}
 		function fits(doc, got) {
+			if (got == "null" && doc ~ /\/null$/) return 1
+			sub(/\/.*/, "", doc)
 			return doc == got || (doc == "number" && (got == "integer" || got == "real"))
 		}
 		function done_object() {
 			for (k in type)
-				if (need[k] && !(k in seen) && (parent(k) == "" || parent(k) in seen))
+				if (need[k] && !(k in seen) && (parent(k) == "" ||
+				    (parent(k) in seen && seen[parent(k)] != "null")))
 					printf "documented key %s (%s) is missing from object %d\n", k, type[k], obj
 			delete seen
 		}
 		FNR == NR { if ($1 == schema) { type[$2] = $3; need[$2] = $4 == "required" } next }
 		$0 == "--" { done_object(); obj++; next }
 		{
-			seen[$1] = 1
+			seen[$1] = $2
 			if ($1 ~ /\[\]$/) next		# an element: its members say
 			if (!($1 in type))
 				printf "key %s (%s) is not documented\n", $1, $2
@@ -100,6 +105,34 @@ live 1 --json status
 check status-primary "status of the primary"
 live 2 status --json
 check status-replica "status of a replica"
+# with a coordinator (repld.conf(5)) both carry its object, the leader
+# key and a pending switchover null or not: its keys as its contract
+# gives them, put into this cluster's own status
+if command -v python3 > /dev/null; then
+	cp "$D/out" "$D/status-replica"
+	live 1 --json status
+	cp "$D/out" "$D/status-primary"
+	for role in primary replica; do
+		for held in true false; do
+			python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+held = sys.argv[1] == "true"
+d["coordinator"] = {"endpoint": "http://127.0.0.1:2379", "reachable": True,
+	"unreachable_ms": 0, "failover": "armed", "candidate": True,
+	"lease_ms": 1000, "holds_leader": held,
+	"leader": {"node_id": 1, "epoch": 65537, "state": "primary",
+		"lease_ttl_s": -1, "age_ms": 120} if held else None,
+	"switchover": None if held else {"from": 1, "to": 2, "failover": False},
+	"members": [{"node_id": 1, "role": "primary", "epoch": 65537,
+		"last_lsn": 42, "last_epoch": 65537, "link_up": True,
+		"candidate": True}] if held else [],
+	"campaigns": 0, "promotions": 0, "last_error": ""}
+print(json.dumps(d, separators=(",", ":")))' "$held" < "$D/status-$role" > "$D/out"
+			check "status-$role" "status of a $role with a coordinator (leader key held: $held)"
+		done
+	done
+fi
 live 1 --json append < "$D/in"
 [[ $rc -eq 0 ]] || fail "append: exit $rc: $(cat "$D/live.err")"
 check append "append --json"

@@ -99,4 +99,10 @@ int client_not_acked(const struct live_opts *o, struct client *c, const char *wh
  */
 int client_error_exit(const json_t *doc);
 
+/*
+ * status's coordinator block (coord_show.c), after the rest: nothing when
+ * the STATUS d has no "coordinator" object (none configured)
+ */
+void print_coordinator(const json_t *d);
+
 #endif

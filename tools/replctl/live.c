@@ -188,11 +188,13 @@ print_status(const json_t *d)
 				num(d, "head_moves", n[5], sizeof(n[5])),
 				num(d, "commits", n7, sizeof(n7)));
 		}
+		print_coordinator(d);
 		return;
 	}
 	printf("\n");
 	print_replicas(d, true);
 	print_link_counters(d);
+	print_coordinator(d);
 }
 
 /*

@@ -21,7 +21,8 @@
  * Live, against a running repld through its admin socket (-s SOCKET, or
  * -c FILE's admin_socket, or $REPLD_SOCKET, or /run/repld/repld.sock):
  * status, peers, verify, promote, fence, add, remove, reload, release,
- * append, read, bench (see usage below and replctl(8)).
+ * append, read, bench, and with a coordinator (repld.conf(5)) switchover
+ * and failover (see usage below and replctl(8)).
  *
  * Global options (-s, -c, --json, --timeout) may come before the command
  * or anywhere among its arguments.  Exit codes (replctl(8), EXIT STATUS):
@@ -88,6 +89,8 @@ usage(FILE *f)
 		"  verify [--from LSN] [--to LSN]    checksums: primary vs replicas\n"
 		"  promote [--force]                 a replica becomes the primary\n"
 		"  fence                             the primary steps down\n"
+		"  switchover [--to NODE] [--wait S] the primary hands its role on\n"
+		"  failover --to NODE [--wait S]     NODE takes over, primary or not\n"
 		"  add HOST:PORT [--quorum K]        add a replica (primary)\n"
 		"  remove HOST:PORT [--quorum K]     remove a replica (primary)\n"
 		"  reload                            re-read the membership (SIGHUP)\n"
@@ -114,6 +117,8 @@ static const struct {
 	{ "verify", cmd_live },
 	{ "promote", cmd_live },
 	{ "fence", cmd_live },
+	{ "switchover", cmd_switchover },	/* with a coordinator */
+	{ "failover", cmd_switchover },
 	{ "add", cmd_live },
 	{ "remove", cmd_live },
 	{ "reload", cmd_live },

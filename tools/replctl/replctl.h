@@ -60,5 +60,7 @@ int cmd_live(int argc, char *argv[], struct live_opts *o);
 int cmd_append(int argc, char *argv[], struct live_opts *o);
 int cmd_bench(int argc, char *argv[], struct live_opts *o);
 int cmd_read(int argc, char *argv[], struct live_opts *o);
+/* switchover and failover: the request, then STATUS until it is done */
+int cmd_switchover(int argc, char *argv[], struct live_opts *o);
 
 #endif
