@@ -209,6 +209,12 @@ tests_tools_json_keys_LDADD = $(JANSSON_LIBS)
 TESTS += tests/tools/replctl_schema.sh
 EXTRA_DIST += tests/tools/replctl_schema.sh
 
+# replctl switchover and failover against a scripted admin socket: the
+# requests, the wait for the new leader, every exit code; status's
+# coordinator block
+TESTS += tests/tools/replctl_switchover.sh
+EXTRA_DIST += tests/tools/replctl_switchover.sh
+
 # replctl bench --csv with several clients: a row per acknowledged append,
 # latencies positive, each client's start offsets nondecreasing; the plot
 # of tools/bench/plot-bench (77 for that part without gnuplot)

@@ -22,7 +22,7 @@
 #   7. status shows the coordinator block (endpoint, leader, pending
 #      switchover, members; unreachable and paused); its exit status is
 #      the usual one;
-#   8. a repld without a coordinator answers the verbs BAD_REQUEST:
+#   8. a repld without a coordinator answers the verbs NO_COORDINATOR:
 #      exit 1 with its message.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default).
@@ -252,10 +252,10 @@ sed -n '/^coordinator/,$p' <<< "$out" | sed 's/^/    /'
 conf 2 replica
 start 2
 wait_for 2 "listening" "listening"
-run 1 "switchover: BAD_REQUEST: .+" -s "$(sock 2)" switchover --to 1
+run 1 "switchover: NO_COORDINATOR: .+" -s "$(sock 2)" switchover --to 1
 echo "$NAME: without a coordinator: $(cat "$D/run.err")"
-run 1 "failover: BAD_REQUEST: .+" -s "$(sock 2)" --json failover --to 1
-[[ $out == '{"ok":false,"error":"BAD_REQUEST",'* ]] || fail "failover --json, no coordinator: $out"
+run 1 "failover: NO_COORDINATOR: .+" -s "$(sock 2)" --json failover --to 1
+[[ $out == '{"ok":false,"error":"NO_COORDINATOR",'* ]] || fail "failover --json, no coordinator: $out"
 run 5 "follows no primary" -s "$(sock 2)" status
 grep -q '^coordinator' <<< "$out" && fail "status without a coordinator shows a block: $out"
 stop 2
