@@ -482,3 +482,38 @@ coordinator_view(struct coordinator *c, struct coord_view *v)
 	*v = c->view;
 	pthread_mutex_unlock(&c->lock);
 }
+
+uint32_t
+coordinator_leader_at_start(const struct repld_conf *conf, uint64_t *epoch)
+{
+	struct etcd_client_cfg ecfg = {
+		.endpoints = (const char *const *)conf->coordinator.endpoints,
+		.n_endpoints = (size_t)conf->coordinator.n_endpoints,
+		.timeout_ms = conf->coordinator.timeout_ms,
+		.ca_file = conf->coordinator.ca,
+		.cert_file = conf->coordinator.cert,
+		.key_file = conf->coordinator.key,
+	};
+	struct etcd_client *etcd;
+	struct etcd_range r;
+	struct coord_leader_value v = { 0 };
+	char key[512], err[256];
+
+	*epoch = 0;
+	if (conf->coordinator.n_endpoints == 0 ||
+	    (etcd = etcd_client_new(&ecfg, err, sizeof(err))) == NULL)
+		return 0;
+	snprintf(key, sizeof(key), "%s%s/leader", conf->coordinator.prefix,
+		conf->cluster_uuid_text);
+	if (etcd_get(etcd, key, strlen(key), &r) == ETCD_OK) {
+		if (r.n_kvs > 0)
+			(void)coord_leader_parse((const char *)r.kvs[0].value.p,
+				r.kvs[0].value.len, &v);
+		etcd_range_free(&r);
+	}
+	etcd_client_free(etcd);
+	if (v.node_id == conf->node_id)
+		return 0;
+	*epoch = v.epoch;
+	return v.node_id;
+}

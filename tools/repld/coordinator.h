@@ -90,6 +90,16 @@ void coordinator_free(struct coordinator *c);
 
 void coordinator_view(struct coordinator *c, struct coord_view *v);
 
+/*
+ * At start, before the node opens its log: the node id of the leader key's
+ * holder when it is another node than conf's (0: none, this node, or etcd
+ * does not answer within the configured timeout).  A node whose file says
+ * primary then starts as a replica rather than attempt a restart
+ * promotion that the failover already superseded.
+ */
+uint32_t coordinator_leader_at_start(const struct repld_conf *conf,
+		uint64_t *epoch);
+
 /* a SWITCHOVER or FAILOVER request's answer (error NULL: done) */
 struct coord_answer {
 	const char *error;		/* NO_COORDINATOR, COORDINATOR_UNREACHABLE,

@@ -502,7 +502,7 @@ node_start(struct node *n, const struct node_start_how *how)
 	if (how->reinit && n->conf.role != REPLD_ROLE_REPLICA)
 		log_warning("--reinit: this node starts as a replica (a log made anew "
 			"holds nothing to lead with); promote it once caught up");
-	if (n->conf.role == REPLD_ROLE_REPLICA || how->reinit) {
+	if (n->conf.role == REPLD_ROLE_REPLICA || how->reinit || how->as_replica) {
 		ret = replica_start(n) ? 1 : 0;
 	} else if ((ret = primary_open(n, &oh, msg, sizeof(msg)))) {
 		if (ret == REPL_E_SUPERSEDED) {

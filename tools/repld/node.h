@@ -99,6 +99,8 @@ struct node_start_how {
 	bool reconfigure;	/* a primary: the file's membership is the next */
 	bool bootstrap;		/* the first start of a new cluster */
 	bool reinit;		/* a replica whose log is made anew */
+	bool as_replica;	/* whatever the file's role: the coordinator
+				   found another node leading */
 };
 /* 0, or the daemon's exit code (repld(8)) */
 int node_start(struct node *n, const struct node_start_how *how);

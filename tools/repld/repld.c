@@ -242,7 +242,23 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 			n->conf.metrics.host,
 			strchr(n->conf.metrics.host, ':') ? "]" : "",
 			n->conf.metrics.port);
-	if ((ret = node_start(n, how)) != 0) {
+	/*
+	 * A primary by its file, not a new cluster's: if etcd names another
+	 * leader, a failover happened while this node was down, and it
+	 * follows (its restart promotion would be refused the same, later).
+	 */
+	struct node_start_how start = *how;
+	uint64_t leader_epoch;
+	uint32_t leader;
+
+	if (n->conf.role == REPLD_ROLE_PRIMARY && !how->bootstrap &&
+	    (leader = coordinator_leader_at_start(&n->conf, &leader_epoch)) != 0) {
+		log_notice("coordinator: node %u holds the leader key (epoch %llu): "
+			"starting as a replica", leader,
+			(unsigned long long)leader_epoch);
+		start.as_replica = true;
+	}
+	if ((ret = node_start(n, &start)) != 0) {
 		(void)node_stop(n);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
