@@ -182,6 +182,13 @@ EXTRA_DIST += tests/tools/repld_refused.sh
 check_PROGRAMS += tests/tools/tcp_proxy
 # and their stopwatch: the first acknowledgement by any node
 check_PROGRAMS += tests/tools/first_ack
+EXTRA_DIST += tests/tools/ha_cluster.sh
+
+# automatic failover on etcd: 20 rounds of kill -9 of the primary under
+# appends; every acknowledged record on the new primary, the old one back
+# as a replica, the failover time's p50/p99 (skipped without etcd)
+TESTS += tests/tools/repld_ha_failover.sh
+EXTRA_DIST += tests/tools/repld_ha_failover.sh
 TESTS += tests/tools/tcp_proxy_test.sh
 EXTRA_DIST += tests/tools/tcp_proxy_test.sh
 

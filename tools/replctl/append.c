@@ -5,11 +5,13 @@
  * one record (--whole).  A record is at least a byte: an empty line ends
  * the command as bad input (exit 2, its line number named) unless
  * --skip-empty.  Requests are pipelined WINDOW deep; each LSN is printed
- * once the daemon says it is durable.
+ * (and flushed: a script reads them as they come) once the daemon says it
+ * is durable, at the latest when the next line has been read.
  */
 #include "config.h"
 
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +60,18 @@ take_reply(struct client *c, const struct live_opts *o, uint64_t recno, int *ret
 	} else if (!o->json) {
 		printf("%" PRIu64 "\n", jin_u64(d, "lsn", 0));
 	}
+	fflush(stdout);
 	json_decref(d);
 	return 0;
+}
+
+/* an answer has (begun to) come in: taking it does not wait for the daemon */
+static bool
+reply_ready(const struct client *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+	return c->have > c->line_len || poll(&p, 1, 0) == 1;
 }
 
 int
@@ -166,6 +178,14 @@ cmd_append(int argc, char *argv[], struct live_opts *o)
 			break;
 		}
 		sent++;
+		/* the answers already here: printed now, not a window later */
+		while (answered < sent && reply_ready(&c))
+			if (take_reply(&c, o, ++answered, &ret) != 0) {
+				lost = true;
+				break;
+			}
+		if (lost)
+			break;
 		if (sent - answered == WINDOW) {
 			if (take_reply(&c, o, ++answered, &ret) != 0) {
 				lost = true;

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# ha_cluster.sh -- what the automatic-failover tests share (sourced after
+# cluster_lib.sh, not run): one etcd on loopback in the test's directory
+# and a three-node cluster whose files name it as their coordinator.
+#
+# Provides: ha_etcd_start [ETCD OPTION...] ($ETCD_URL, $ETCD_PID; killed at
+# exit with the rest), ha_etcd_kill, ha_conf N ROLE LEASE_MS,
+# ha_start_cluster LEASE_MS, wait_lines FILE N WHAT, ha_primary_of N...,
+# ha_wait_replica_of N PRIMARY SECONDS WHAT, ha_check_acked NODE FILE WHAT,
+# coord_field N EXPR (a python expression over the status's "coordinator").
+# ENDPOINTS (default $ETCD_URL) is what the files list.
+
+ETCD=${ETCD:-$(command -v etcd)}
+ETCD_PORT=$((BASE + 20))	# and the next one: cluster_lib's nodes use 6
+
+ha_etcd_start() {
+	local u=http://127.0.0.1 i
+	ETCD_URL=$u:$ETCD_PORT
+	"$ETCD" --name "$NAME" --data-dir "$D/etcd" \
+		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
+		--listen-peer-urls "$u:$((ETCD_PORT + 1))" \
+		--initial-advertise-peer-urls "$u:$((ETCD_PORT + 1))" \
+		--initial-cluster "$NAME=$u:$((ETCD_PORT + 1))" \
+		--heartbeat-interval=50 --election-timeout=500 \
+		"$@" --logger zap --log-outputs "$D/etcd.log" >> "$D/etcd.out" 2>&1 &
+	ETCD_PID=$!
+	bg+=("$ETCD_PID")
+	for ((i = 0; i < 100; i++)); do
+		curl -sf --max-time 1 "$ETCD_URL/version" > /dev/null && return 0
+		kill -0 "$ETCD_PID" 2>/dev/null || fail "etcd exited: $(tail -n 5 "$D/etcd.log")"
+		sleep 0.1
+	done
+	fail "etcd did not answer /version in 10 s"
+}
+
+ha_etcd_kill() {
+	kill -9 "$ETCD_PID" 2>/dev/null
+	wait "$ETCD_PID" 2>/dev/null
+}
+
+# ha_conf N ROLE LEASE_MS: cluster_lib's file, failure detection in 500 ms,
+# and the coordinator
+ha_conf() {
+	conf "$1" "$2"
+	sed -i 's/down_ms = 1000;/down_ms = 500;/' "$D/node$1.conf"
+	cat >> "$D/node$1.conf" <<-EOF
+	coordinator = {
+		etcd = {
+			endpoints = [ "${ENDPOINTS:-$ETCD_URL}" ];
+			lease_ms = $3;
+		};
+	};
+	EOF
+}
+
+# python3 over one node's status: coord_field N 'c["failover"]'
+coord_field() {
+	status_json "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d.get("coordinator") or {}
+print('"$2"')' 2>/dev/null
+}
+
+role_of() {
+	status_json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["role"])' \
+		2>/dev/null
+}
+
+ha_start_cluster() {
+	local t
+	ha_conf 1 primary "$1"
+	ha_conf 2 replica "$1"
+	ha_conf 3 replica "$1"
+	start 2
+	start 3
+	wait_for 2 "listening" "listening"
+	wait_for 3 "listening" "listening"
+	start 1
+	up 1 2
+	up 1 3
+	for ((t = 0; t < 100; t++)); do
+		[[ $(coord_field 1 'c.get("holds_leader")') == True ]] && break
+		sleep 0.1
+	done
+	[[ $(coord_field 1 'c.get("holds_leader")') == True ]] ||
+		fail "node1 does not hold the leader key 10 s after it started"
+	echo "$NAME: cluster up, node1 holds the leader key ($((SECONDS - T0)) s)"
+}
+
+# wait_lines FILE N WHAT: until FILE has N lines (10 s)
+wait_lines() {
+	local t
+	for ((t = 0; t < 100; t++)); do
+		[[ -e $1 && $(wc -l < "$1") -ge $2 ]] && return 0
+		sleep 0.1
+	done
+	fail "no $3 in 10 s (have $(cat "$1" 2>/dev/null | wc -l))"
+}
+
+# ha_primary_of N...: the one of the nodes whose status says primary (10 s)
+ha_primary_of() {
+	local t n
+	for ((t = 0; t < 100; t++)); do
+		for n in "$@"; do
+			[[ $(role_of "$n") == primary ]] && { echo "$n"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# ha_wait_replica_of N PRIMARY SECONDS WHAT: N a replica following PRIMARY
+ha_wait_replica_of() {
+	local t got
+	for ((t = 0; t < $3 * 10; t++)); do
+		got=$(status_json "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["role"], d.get("following"), d.get("primary_node"))' 2>/dev/null)
+		[[ $got == "replica True $2" ]] && return 0
+		sleep 0.1
+	done
+	fail "$4: node$1 is not a replica following node$2 after $3 s (role, following, primary: $got)"
+}
+
+# ha_check_acked NODE FILE WHAT: every "LSN BYTES" line of FILE is a record
+# the primary NODE reads back with that LSN and those bytes
+ha_check_acked() {
+	local out=$D/read.out missing
+	"$CTL" -s "$(sock "$1")" read --from 0 --payload text > "$out" 2>> "$D/ctl.err" ||
+		fail "$3: replctl read through node$1 failed: $(tail -n 2 "$D/ctl.err")"
+	# the read's lines are "LSN LEN BYTES": compare "LSN BYTES"
+	missing=$(awk 'NR == FNR { lsn = $1; sub(/^[^ ]+ [^ ]+ /, ""); have[lsn " " $0] = 1; next }
+		!($0 in have)' "$out" "$2")
+	[[ -z $missing ]] ||
+		fail "$3: acknowledged records not on node$1 as acknowledged: $(head -n 3 <<< "$missing")"
+}
