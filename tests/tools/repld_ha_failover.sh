@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# repld_ha_failover.sh -- automatic failover on etcd, ROUNDS times (20 by
+# repld_ha_failover.sh -- automatic failover on etcd, HA_ROUNDS times (20 by
 # default): three repld nodes with a coordinator (lease 1 s) beside one
 # etcd on loopback.  Each round:
 #
@@ -25,7 +25,7 @@ NAME=repld_ha_failover
 ETCD=${ETCD:-$(command -v etcd)}
 [[ -n $ETCD && -x $ETCD ]] ||
 	{ echo "SKIP: $NAME: no etcd binary (Debian: apt-get install etcd-server)"; exit 77; }
-ROUNDS=${ROUNDS:-20}
+ROUNDS=${HA_ROUNDS:-20}
 P99_MS=${FAILOVER_P99_MS:-2000}
 LOGSIZE=${LOGSIZE:-16M}
 FIRST_ACK=${FIRST_ACK:-./tests/tools/first_ack}
