@@ -103,12 +103,18 @@ s.listen(4)
 while True:
 	c, _ = s.accept()
 	f = c.makefile("rwb")
-	for raw in f:
-		line = raw.decode().rstrip("\n")
-		with open(log, "a") as l:
-			l.write(line + "\n")
-		f.write((json.dumps(answer(line), separators=(",", ":")) + "\n").encode())
-		f.flush()
+	# a client that goes before its answer (replctl after its last
+	# STATUS) ends its connection, not the stand-in
+	try:
+		for raw in f:
+			line = raw.decode().rstrip("\n")
+			with open(log, "a") as l:
+				l.write(line + "\n")
+			f.write((json.dumps(answer(line), separators=(",", ":")) + "\n").encode())
+			f.flush()
+		f.close()
+	except (BrokenPipeError, ConnectionResetError):
+		pass
 	c.close()
 EOF
 
