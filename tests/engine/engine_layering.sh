@@ -78,7 +78,12 @@ done
 objs=
 for c in $(cd "$top" && find engine -name '*.c' ! -path 'engine/examples/*' | sort); do
 	d=$(dirname "$c")
-	o=$build/$d/.libs/librepl_internal_la-$(basename "$c" .c).o
+	# coord/ is its own library (it alone needs libcurl), the rest one
+	case $d in
+	engine/coord) lib=librepl_coord_la ;;
+	*) lib=librepl_internal_la ;;
+	esac
+	o=$build/$d/.libs/$lib-$(basename "$c" .c).o
 	if [ ! -f "$o" ]; then
 		echo "FAIL: no object $o for $c (build first)"
 		exit 1
@@ -89,7 +94,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for o in $objs; do
 	unit=$(basename "$o" .o)
-	unit=${unit#librepl_internal_la-}
+	unit=${unit#librepl_*_la-}
 	w=$(wing_of "$o")
 	nm "$o" | awk -v u="$w/$unit" '$2 ~ /^[TDBRC]$/ { print $3, u }' >> "$tmp/defs"
 	nm "$o" | awk -v u="$w/$unit" '$1 == "U" { print $2, u }' >> "$tmp/uses"
