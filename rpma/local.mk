@@ -18,7 +18,8 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/mem.c rpma/mem.h rpma/mem_file.c rpma/mem_pmem.c \
 	rpma/mr.c rpma/mr.h \
 	rpma/mr_remote.c rpma/mr_remote.h \
-	rpma/ofi/ofi.h rpma/ofi/ofi_conn.c rpma/ofi/ofi_data.c rpma/ofi/ofi_ep.c \
+	rpma/ofi/ofi.h rpma/ofi/ofi_conn.c rpma/ofi/ofi_data.c rpma/ofi/ofi_dl.c \
+	rpma/ofi/ofi_ep.c \
 	rpma/ofi/ofi_peer.c rpma/ofi/ofi_progress.c rpma/ofi/ofi_request.c \
 	rpma/ofi/ofi_srq.c \
 	rpma/peer.c rpma/peer.h \
@@ -33,7 +34,8 @@ rpma_librpmacore_internal_la_SOURCES = \
 
 
 rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS) $(RDMACM_CFLAGS)
-rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(RDMACM_LIBS) $(FABRIC_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS)
+# libfabric is not linked: rpma/ofi/ofi_dl.c loads it on first use
+rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(RDMACM_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS) $(DLOPEN_LIBS)
 
 lib_LTLIBRARIES += rpma/librpmacore.la
 rpma_librpmacore_la_SOURCES =

@@ -31,6 +31,25 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+/*
+ * libfabric's own functions, through ofi_dl.c: it is loaded on first use,
+ * not linked.  Every call below these lines goes there; the operation
+ * tables of the objects it makes need nothing of this.
+ */
+int rpma_fi_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints, struct fi_info **info);
+void rpma_fi_freeinfo(struct fi_info *info);
+struct fi_info *rpma_fi_dupinfo(const struct fi_info *info);
+int rpma_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		void *context);
+const char *rpma_fi_strerror(int errnum);
+#define fi_getinfo rpma_fi_getinfo
+#define fi_freeinfo rpma_fi_freeinfo
+#define fi_dupinfo rpma_fi_dupinfo
+#define fi_fabric rpma_fi_fabric
+#define fi_strerror rpma_fi_strerror
+#define fi_allocinfo() rpma_fi_dupinfo(NULL)
+
 #include "conn.h"
 #include "peer.h"
 #include "progress.h"
