@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -302,11 +303,41 @@ ctl_listener_close(struct ctl_listener **l_ptr)
 	*l_ptr = NULL;
 }
 
+/*
+ * The address a connection to family leaves from: src when it is one
+ * numeric address of that family and no wildcard; false otherwise.
+ */
+static bool
+source_of(const char *src, int family, struct sockaddr_storage *ss,
+		socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	if (src == NULL)
+		return false;
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET && inet_pton(AF_INET, src, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		*len = sizeof(*in);
+		return in->sin_addr.s_addr != htonl(INADDR_ANY);
+	}
+	if (family == AF_INET6 && inet_pton(AF_INET6, src, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		*len = sizeof(*in6);
+		return !IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
+	}
+	return false;
+}
+
 /* one address: 0 and *fd_out connected, or -errno */
 static int
-connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out)
+connect_one(const struct addrinfo *ai, const char *src, int64_t deadline,
+		int *fd_out)
 {
-	int fd, ret, err = 0;
+	struct sockaddr_storage from;
+	socklen_t fromlen = 0;
+	int fd, ret, err = 0, one = 1;
 	socklen_t errlen = sizeof(err);
 
 	REPL_FAULT(-EMFILE, {});
@@ -314,6 +345,20 @@ connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out)
 		SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0)
 		return -errno;
+	if (source_of(src, ai->ai_family, &from, &fromlen)) {
+#ifdef IP_BIND_ADDRESS_NO_PORT
+		/* the port is picked at connect(), per destination: a node
+		 * that connects often does not run out of ports */
+		(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+			sizeof(one));
+#else
+		(void)one;
+#endif
+		if (bind(fd, (struct sockaddr *)&from, fromlen) != 0) {
+			ret = -errno;
+			goto fail;
+		}
+	}
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
 		if (errno != EINPROGRESS && errno != EINTR) {
 			ret = -errno;
@@ -344,6 +389,13 @@ int
 ctl_connect(const char *host, const char *port, int timeout_ms,
 		struct ctl_tls *tls, struct ctl_chan **ch_ptr)
 {
+	return ctl_connect_from(host, port, NULL, timeout_ms, tls, ch_ptr);
+}
+
+int
+ctl_connect_from(const char *host, const char *port, const char *src,
+		int timeout_ms, struct ctl_tls *tls, struct ctl_chan **ch_ptr)
+{
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
@@ -367,7 +419,7 @@ ctl_connect(const char *host, const char *port, int timeout_ms,
 	}
 	ret = -EADDRNOTAVAIL;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		if ((ret = connect_one(ai, deadline, &fd)) == 0) {
+		if ((ret = connect_one(ai, src, deadline, &fd)) == 0) {
 			/* its own failures (the handshake's) say why */
 			ret = chan_new(fd, ai->ai_addr, ai->ai_addrlen,
 				tls ? tls->ctx : NULL, true, deadline, ch_ptr);
@@ -376,7 +428,11 @@ ctl_connect(const char *host, const char *port, int timeout_ms,
 		if (ret == -ETIMEDOUT)
 			break;	/* the time is spent for every address */
 	}
-	ctl_set_error("connect to %s:%s: %s", host, port, strerror(-ret));
+	if (src != NULL && ret == -EADDRNOTAVAIL)
+		ctl_set_error("connect to %s:%s from %s: %s", host, port, src,
+			strerror(-ret));
+	else
+		ctl_set_error("connect to %s:%s: %s", host, port, strerror(-ret));
 out:
 	freeaddrinfo(res);
 	return ret;

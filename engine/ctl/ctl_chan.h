@@ -112,6 +112,16 @@ void ctl_listener_close(struct ctl_listener **l_ptr);
  */
 int ctl_connect(const char *host, const char *port, int timeout_ms,
 		struct ctl_tls *tls, struct ctl_chan **ch_ptr);
+/*
+ * ctl_connect() from the local address src: where src is one numeric
+ * address (not a wildcard, not a name) of the destination's family, the
+ * connection leaves from it (any port), so that a peer, a firewall or a
+ * relay sees the address this node listens on rather than whichever the
+ * route picks; otherwise (NULL, "0.0.0.0", "::", a name, another family)
+ * as ctl_connect().  A src that is no local address fails: -EADDRNOTAVAIL.
+ */
+int ctl_connect_from(const char *host, const char *port, const char *src,
+		int timeout_ms, struct ctl_tls *tls, struct ctl_chan **ch_ptr);
 
 /* why the calling thread's last failed ctl_tls_new(), ctl_listen(),
  * ctl_accept() or ctl_connect() failed (a thread-local string), e.g.

@@ -168,6 +168,10 @@ struct repl_cfg {
 	 * acknowledging at once and says so (repl_status().fenced) instead
 	 * of both nodes calling themselves the primary.  listen_port NULL
 	 * (default): it does not listen; listen_addr NULL: every address.
+	 * A listen_addr that is one numeric address is also where the
+	 * control connections this primary opens (to its replicas, and to
+	 * the nodes its promotion fences) leave from, so that its peers see
+	 * the address the membership names.
 	 */
 	const char *listen_addr;
 	const char *listen_port;

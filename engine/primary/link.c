@@ -351,7 +351,9 @@ link_connect(struct link *l)
 	cluster_lock(c);
 	link_set_state(l, REPL_LINK_CONNECTING);
 	cluster_unlock(c);
-	ret = ctl_connect(l->host, l->ctl_port, c->cfg.down_timeout_ms, c->tls, &l->ch);
+	/* from where this primary listens: the address its peers know it by */
+	ret = ctl_connect_from(l->host, l->ctl_port, c->cfg.listen_addr,
+		c->cfg.down_timeout_ms, c->tls, &l->ch);
 	if (ret) {
 		link_fail(l, "cannot reach its control port: %s", ret == -EPROTO ?
 			ctl_last_error() : strerror(-ret));

@@ -100,8 +100,8 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 
 	f->why[0] = '\0';
 	f->older = false;
-	ret = ctl_connect(rep->host, rep->port, c->cfg.down_timeout_ms, c->tls,
-		&f->ch);
+	ret = ctl_connect_from(rep->host, rep->port, c->cfg.listen_addr,
+		c->cfg.down_timeout_ms, c->tls, &f->ch);
 	if (ret) {
 		snprintf(f->why, sizeof(f->why), "unreachable: %s", ret == -EPROTO ?
 			ctl_last_error() : strerror(-ret));
