@@ -3,10 +3,14 @@
  * tcp_proxy.c -- a TCP relay the tests put between two nodes (or a node
  * and etcd) to cut the network between them on demand:
  *
- *   tcp_proxy LISTEN_PORT TARGET_PORT [PIDFILE]
+ *   tcp_proxy [--only-from ADDR] LISTEN_PORT [TARGET_ADDR:]TARGET_PORT [PIDFILE]
  *
  * listens on 127.0.0.1:LISTEN_PORT and relays each connection to
- * 127.0.0.1:TARGET_PORT, both ways.  Signals switch its mode:
+ * TARGET_ADDR (an IPv4 address, 127.0.0.1 by default):TARGET_PORT, both
+ * ways.  With --only-from, the modes below cut only the connections that
+ * come from ADDR (a node that listens there and connects from there), and
+ * the others always pass: one relay cuts a link one node has to a peer but
+ * not the link another node has to the same peer.  Signals switch its mode:
  *
  *   SIGUSR2   pass (the start): bytes flow
  *   SIGUSR1   blackhole: connections stay open and new ones are accepted,
@@ -21,6 +25,7 @@
  * Hand-written: socat and the like relay, but cannot switch a live
  * connection between these modes.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -43,7 +48,12 @@ static volatile sig_atomic_t want = MODE_PASS, stop;
 
 struct pair {
 	int fd[2];	/* 0: the client's side, 1: the target's */
+	bool cut;	/* the mode applies to it (--only-from) */
 };
+
+static struct in_addr target_addr = { .s_addr = 0 };
+static struct in_addr only_from;
+static bool has_only_from;
 
 static struct pair pairs[PAIRS_MAX];
 static int n_pairs;
@@ -88,7 +98,7 @@ dial(int port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 		.sin_port = htons((uint16_t)port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		.sin_addr = target_addr };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 
 	if (fd < 0)
@@ -99,6 +109,24 @@ dial(int port)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
+}
+
+/* [ADDR:]PORT: the port, ADDR into target_addr; -1 if it is neither */
+static int
+parse_target(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char a[INET_ADDRSTRLEN];
+
+	if (colon == NULL)
+		return atoi(arg);
+	if ((size_t)(colon - arg) >= sizeof(a))
+		return -1;
+	memcpy(a, arg, (size_t)(colon - arg));
+	a[colon - arg] = '\0';
+	if (inet_pton(AF_INET, a, &target_addr) != 1)
+		return -1;
+	return atoi(colon + 1);
 }
 
 static int
@@ -146,17 +174,23 @@ relay(int from, int to, enum mode mode)
 static void
 accept_one(int lfd, int target, enum mode mode)
 {
-	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), t, one = 1;
+	struct sockaddr_in from;
+	socklen_t len = sizeof(from);
+	int c = accept4(lfd, (struct sockaddr *)&from, &len, SOCK_CLOEXEC), t,
+		one = 1;
+	bool cut;
 
 	if (c < 0)
 		return;
-	if (mode == MODE_REFUSE || n_pairs == PAIRS_MAX ||
+	cut = !has_only_from || (from.sin_family == AF_INET &&
+		from.sin_addr.s_addr == only_from.s_addr);
+	if ((cut && mode == MODE_REFUSE) || n_pairs == PAIRS_MAX ||
 	    (t = dial(target)) < 0) {
 		reset_close(c);
 		return;
 	}
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	pairs[n_pairs++] = (struct pair){ { c, t } };
+	pairs[n_pairs++] = (struct pair){ { c, t }, cut };
 }
 
 int
@@ -166,11 +200,27 @@ main(int argc, char **argv)
 	enum mode mode = MODE_PASS;
 	int lfd, target;
 
+	target_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (argc >= 3 && strcmp(argv[1], "--only-from") == 0) {
+		if (inet_pton(AF_INET, argv[2], &only_from) != 1) {
+			fprintf(stderr, "tcp_proxy: --only-from %s: not an IPv4 "
+				"address\n", argv[2]);
+			return 2;
+		}
+		has_only_from = true;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: tcp_proxy LISTEN_PORT TARGET_PORT [PIDFILE]\n");
+		fprintf(stderr, "usage: tcp_proxy [--only-from ADDR] LISTEN_PORT "
+			"[TARGET_ADDR:]TARGET_PORT [PIDFILE]\n");
 		return 2;
 	}
-	target = atoi(argv[2]);
+	if ((target = parse_target(argv[2])) < 0) {
+		fprintf(stderr, "tcp_proxy: %s: not [ADDR:]PORT with an IPv4 "
+			"address\n", argv[2]);
+		return 2;
+	}
 	if ((lfd = listen_on(atoi(argv[1]))) < 0) {
 		fprintf(stderr, "tcp_proxy: cannot listen on port %s: %s\n",
 			argv[1], strerror(errno));
@@ -200,8 +250,9 @@ main(int argc, char **argv)
 		if ((enum mode)want != mode) {
 			mode = (enum mode)want;
 			if (mode == MODE_REFUSE)
-				while (n_pairs > 0)
-					drop_pair(n_pairs - 1, true);
+				for (int i = n_pairs - 1; i >= 0; i--)
+					if (pairs[i].cut)
+						drop_pair(i, true);
 			printf("mode %s\n", mode_names[mode]);
 			fflush(stdout);
 		}
@@ -225,7 +276,7 @@ main(int argc, char **argv)
 			for (int k = 0; k < 2 && ok; k++)
 				if (pfd[1 + 2 * i + k].revents)
 					ok = relay(pairs[i].fd[k], pairs[i].fd[1 - k],
-						mode);
+						pairs[i].cut ? mode : MODE_PASS);
 			if (!ok)
 				drop_pair(i, false);
 		}
