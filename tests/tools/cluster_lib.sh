@@ -22,6 +22,9 @@ REPLD=${REPLD:-./tools/repld/repld}
 CTL=${REPLCTL:-./tools/replctl/replctl}
 [[ -x $REPLD ]] || { echo "$NAME: $REPLD not built"; exit 99; }
 [[ -x $CTL ]] || { echo "$NAME: $CTL not built"; exit 99; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lt_unwrap.sh"
+lt_unwrap REPLD
+lt_unwrap CTL
 D=$(mktemp -d "/dev/shm/$NAME.XXXXXX") || exit 99
 declare -A pid=()
 bg=()
@@ -32,6 +35,8 @@ cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
 	for p in "${pid[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	# KEEP_DIR: the nodes' files and logs outlive the test there
+	[[ -n ${KEEP_DIR-} ]] && rm -rf "$KEEP_DIR" && cp -r "$D" "$KEEP_DIR"
 	rm -rf "$D"
 }
 trap cleanup EXIT
