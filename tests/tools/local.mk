@@ -244,3 +244,29 @@ EXTRA_DIST += tests/tools/repld_notify.sh
 # is at most 3.0, Type=notify with a watchdog, no restart after 2..5
 TESTS += tests/tools/repld_unit.sh
 EXTRA_DIST += tests/tools/repld_unit.sh
+
+# automatic failover on etcd (repld's coordinator): ha_lib.sh is what they
+# share; etcd down 30 s under load: appends go on, failover paused, no
+# promotion, the leader key taken back
+EXTRA_DIST += tests/tools/ha_lib.sh
+TESTS += tests/tools/repld_ha_etcd_down.sh
+EXTRA_DIST += tests/tools/repld_ha_etcd_down.sh
+# a primary SIGSTOPped past its lease: a replica takes over; resumed, the old
+# one acknowledges nothing new and rejoins as a replica (it does not exit)
+TESTS += tests/tools/repld_ha_sigstop.sh
+EXTRA_DIST += tests/tools/repld_ha_sigstop.sh
+# replctl switchover, switchover --to, failover --to under load: a new
+# primary each time, the old one its replica, nothing acknowledged lost;
+# BAD_TARGET and NO_COORDINATOR refused with exit 1
+TESTS += tests/tools/repld_ha_switchover.sh
+EXTRA_DIST += tests/tools/repld_ha_switchover.sh
+# the primary cut from etcd (a tcp_proxy blackholed): no failover, appends
+# go on; with a replica cut from it too, that replica does not campaign
+# while the other reports link_up; cut from etcd and both replicas: a
+# replica takes over, and the old primary, healed, rejoins as its replica
+TESTS += tests/tools/repld_ha_partition.sh
+EXTRA_DIST += tests/tools/repld_ha_partition.sh
+# a three-member etcd losing its leader under load: no failover, appends go
+# on; then the primary killed with two members left: a replica takes over
+TESTS += tests/tools/repld_ha_etcd_cluster.sh
+EXTRA_DIST += tests/tools/repld_ha_etcd_cluster.sh
