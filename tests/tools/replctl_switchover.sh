@@ -17,7 +17,9 @@
 #   4. a refusal (PENDING, NO_COORDINATOR, ...): exit 1 with the
 #      daemon's name and message; --json: its error object;
 #   5. no new primary within --wait: exit 1 naming what it saw last,
-#      within about --wait; --json: an error object WAIT_TIMEDOUT;
+#      within about --wait; --json: an error object WAIT_TIMEDOUT; a
+#      slow daemon whose last STATUS the end of the wait cuts short is
+#      still the one seen before, not "unreachable";
 #   6. the socket gone during the wait: exit 4; none at all: exit 4;
 #   7. status shows the coordinator block (endpoint, leader, pending
 #      switchover, members; unreachable and paused); its exit status is
@@ -40,9 +42,9 @@ T0=$SECONDS
 # through "promoting"), never (node 1 stays), refuse (PENDING),
 # unreachable (etcd unreachable, failover paused), gone (the socket goes
 # after 3 STATUS), noleader (nobody holds the leader key, a failover to
-# node 2 pending)
+# node 2 pending), slow (as never, each STATUS answered after 0.35 s)
 cat > "$D/fake.py" <<'EOF'
-import json, os, socket, sys
+import json, os, socket, sys, time
 path, scenario, log = sys.argv[1], sys.argv[2], sys.argv[3]
 polls = 0
 pending = None
@@ -83,6 +85,8 @@ def answer(line):
 	w = line.split()
 	if w and w[0] == "STATUS":
 		polls += 1
+		if scenario == "slow":
+			time.sleep(0.35)
 		if scenario == "gone" and polls > 3:
 			os.unlink(path)
 			sys.exit(0)
@@ -210,6 +214,12 @@ run 1 "no node took over from node 1 as the primary in 1 s" -s "$F" --json switc
 	fail "--wait ran out, --json: $out"
 fake unreachable
 run 1 "etcd unreachable from this node" -s "$F" switchover --wait 1
+fake slow
+for w in 1 2; do
+	run 1 "not the primary after $w s \(--wait\); last seen: node 1 holds the leader key" \
+		-s "$F" switchover --to 2 --wait $w
+done
+echo "$NAME: --wait ran out on a slow daemon: ok"
 
 # 6. unreachable
 fake gone

@@ -121,6 +121,9 @@ done(const json_t *d, const struct want *w, uint64_t *node, uint64_t *epoch,
  * lost meanwhile is opened again (the node may be the one stepping down).
  * 0 with the new primary, EXIT_FAILED with what was seen last, or
  * EXIT_UNREACHABLE when the last attempts could not reach the daemon.
+ * An attempt that ran out of a time the end of the wait cut shorter than
+ * --timeout says nothing of the daemon: it does not replace what an
+ * earlier one saw.  One refused or answered at once does.
  */
 static int
 watch(const struct live_opts *o, struct client *c, const struct want *w,
@@ -128,24 +131,31 @@ watch(const struct live_opts *o, struct client *c, const struct want *w,
 		char *seen, size_t len)
 {
 	int64_t end = start + wait_ms;
-	int ret;
+	int last = -1;		/* what the last attempt that counts ended in */
+	char now_seen[WHY_MAX];
 
 	snprintf(seen, len, "no STATUS answered yet");
 	for (;;) {
 		int64_t now = mono_ms(), next = now + POLL_MS;
 		struct live_opts q = *o;
 		json_t *d = NULL;
+		bool cut = false;
+		int ret;
+		int64_t t0 = now;
 
 		/* no connect and no STATUS waits past the end of the wait */
-		if (end - now < q.timeout_ms)
+		if (end - now < q.timeout_ms) {
 			q.timeout_ms = end - now > 0 ? (int)(end - now) : 1;
+			cut = true;
+		}
 		if (c->fd < 0 && client_open(c, &q) != 0) {
-			snprintf(seen, len, "%s", c->why);
+			snprintf(now_seen, sizeof(now_seen), "%s", c->why);
 			ret = EXIT_UNREACHABLE;
 		} else {
 			c->timeout_ms = q.timeout_ms;
-			ret = ask(c, "STATUS", &d, seen, len);
-			if (ret == 0 && done(d, w, node, epoch, seen, len)) {
+			ret = ask(c, "STATUS", &d, now_seen, sizeof(now_seen));
+			if (ret == 0 && done(d, w, node, epoch, now_seen,
+					sizeof(now_seen))) {
 				json_decref(d);
 				return 0;
 			}
@@ -154,9 +164,13 @@ watch(const struct live_opts *o, struct client *c, const struct want *w,
 			if (ret != 0)
 				client_close(c);
 		}
+		if (ret == 0 || !cut || last < 0 || mono_ms() - t0 < q.timeout_ms) {
+			snprintf(seen, len, "%s", now_seen);
+			last = ret;
+		}
 		now = mono_ms();
 		if (now >= end)
-			return ret == EXIT_UNREACHABLE ? EXIT_UNREACHABLE : EXIT_FAILED;
+			return last == EXIT_UNREACHABLE ? EXIT_UNREACHABLE : EXIT_FAILED;
 		if (next > end)
 			next = end;
 		if (next > now)
