@@ -27,6 +27,7 @@ struct etcd_client {
 	int64_t server_code;
 	char url[512];		/* of the last attempt */
 	char err[512];
+	uint64_t requests;	/* attempts sent, over every endpoint */
 };
 
 const char *
@@ -142,6 +143,12 @@ etcd_client_endpoint(const struct etcd_client *c)
 	return c->http.endpoints[c->cur];
 }
 
+uint64_t
+etcd_client_requests(const struct etcd_client *c)
+{
+	return c->requests;
+}
+
 const struct etcd_http *
 etcd_client_http(const struct etcd_client *c)
 {
@@ -186,6 +193,7 @@ post(struct etcd_client *c, const char *path, char *body, const char *why,
 		}
 		if (sent_ns != NULL)
 			*sent_ns = clock_now_ns();
+		c->requests++;
 		cc = curl_easy_perform(c->h);
 		if (cc == CURLE_OK) {
 			/* Unavailable (no leader, leader changed): not applied */

@@ -63,6 +63,8 @@ const char *etcd_client_error(const struct etcd_client *c);
 int64_t etcd_client_server_code(const struct etcd_client *c);
 /* the endpoint the next call tries first */
 const char *etcd_client_endpoint(const struct etcd_client *c);
+/* the HTTP requests sent so far, every attempt on every endpoint counted */
+uint64_t etcd_client_requests(const struct etcd_client *c);
 
 enum etcd_rc etcd_lease_grant(struct etcd_client *c, int64_t ttl_s,
 	int64_t *id, int64_t *ttl);

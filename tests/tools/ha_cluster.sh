@@ -8,6 +8,7 @@
 # exit with the rest), ha_etcd_kill, ha_conf N ROLE LEASE_MS,
 # ha_start_cluster LEASE_MS, wait_lines FILE N WHAT, ha_primary_of N...,
 # ha_wait_replica_of N PRIMARY SECONDS WHAT, ha_check_acked NODE FILE WHAT,
+# ha_idle_requests SECONDS,
 # coord_field N EXPR (a python expression over the status's "coordinator").
 # ENDPOINTS (default $ETCD_URL) is what the files list.
 
@@ -87,6 +88,26 @@ ha_start_cluster() {
 	[[ $(coord_field 1 'c.get("holds_leader")') == True ]] ||
 		fail "node1 does not hold the leader key 10 s after it started"
 	echo "$NAME: cluster up, node1 holds the leader key ($((SECONDS - T0)) s)"
+}
+
+# ha_idle_requests SECONDS: the cluster idle (lease 1 s, a tick of 100 ms),
+# each node's coordinator sends etcd a tick's few requests and no more: the
+# keys read (the leader key and its lease's TTL, the members, a pending
+# switchover) and the renewals due; at most 6 per tick, and 10 more
+ha_idle_requests() {
+	local n a b lim=$(($1 * 10 * 6 + 10))
+	declare -A was=()
+	for n in 1 2 3; do was[$n]=$(jnum "$(status_json $n)" etcd_requests); done
+	sleep "$1"
+	for n in 1 2 3; do
+		b=$(jnum "$(status_json $n)" etcd_requests)
+		a=${was[$n]}
+		[[ -n $a && -n $b ]] || fail "node$n's status has no coordinator.etcd_requests"
+		echo "$NAME: idle: node$n sent etcd $((b - a)) requests in $1 s"
+		# each tick reads the keys: none counted is a counter broken
+		((b - a >= $1 * 2)) || fail "idle, node$n counted $((b - a)) etcd requests in $1 s"
+		((b - a <= lim)) || fail "idle, node$n sent etcd $((b - a)) requests in $1 s (at most $lim)"
+	done
 }
 
 # wait_lines FILE N WHAT: until FILE has N lines (10 s)

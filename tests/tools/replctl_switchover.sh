@@ -73,7 +73,7 @@ def coordinator():
 			 "last_epoch": 65537, "link_up": True, "candidate": True},
 			{"node_id": 3, "role": "replica", "epoch": 65537, "last_lsn": 40,
 			 "last_epoch": 65537, "link_up": False, "candidate": False}],
-		"campaigns": 2, "promotions": 1,
+		"campaigns": 2, "promotions": 1, "etcd_requests": 40,
 		"last_error": "" if reach else "http://127.0.0.1:2379: connection refused"}
 def status():
 	return {"ok": True, "version": "0.1.0", "role": "replica", "node_id": 2,

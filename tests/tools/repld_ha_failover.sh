@@ -3,7 +3,8 @@
 #
 # repld_ha_failover.sh -- automatic failover on etcd, HA_ROUNDS times (20 by
 # default): three repld nodes with a coordinator (lease 1 s) beside one
-# etcd on loopback.  Each round:
+# etcd on loopback.  First, idle for 2 s, no node's coordinator sends etcd
+# more than a few requests per tick (coordinator.etcd_requests).  Each round:
 #
 #   1. appends go through the primary (one replctl append fed a line per
 #      record, each line "round R record I"), the acknowledged LSNs noted;
@@ -36,6 +37,7 @@ T0=$SECONDS
 
 ha_etcd_start
 ha_start_cluster 1000
+ha_idle_requests 2
 
 primary=1
 : > "$D/acked"

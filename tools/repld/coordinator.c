@@ -250,6 +250,7 @@ view_update(struct coordinator *c, uint64_t now)
 	v->reachable = c->reachable;
 	v->unreachable_ms = c->reachable ? 0 : (now - c->unreachable_since) / MS;
 	v->candidate = c->n->conf.coordinator.candidate != 0;
+	v->etcd_requests = etcd_client_requests(c->etcd);
 	v->holds_leader = coord_leader_state(c->leader) == COORD_LEADER_HELD;
 	if (v->holds_leader)
 		v->lease_ms = (uint64_t)coord_leader_ttl(c->leader) * 1000;
@@ -405,7 +406,13 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 		return -1;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
+	/* the loop's deadlines are CLOCK_MONOTONIC: so must the cond's be */
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	c->n = n;
 	c->node_id = conf->node_id;
 	c->lease_ms = (uint64_t)conf->coordinator.lease_ms;

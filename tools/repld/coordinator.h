@@ -68,6 +68,7 @@ struct coord_view {
 	struct coord_member members[COORD_MEMBERS_MAX];
 	int n_members;
 	uint64_t campaigns, promotions;
+	uint64_t etcd_requests;		/* HTTP requests its client sent */
 	char last_error[256];
 };
 
