@@ -6,10 +6,9 @@
 #
 # Provides: ha_etcd_start [ETCD OPTION...] ($ETCD_URL, $ETCD_PID; killed at
 # exit with the rest), ha_etcd_kill, ha_conf N ROLE LEASE_MS,
-# ha_start_cluster LEASE_MS, wait_lines FILE N WHAT, ha_primary_of N...,
+# ha_start_cluster LEASE_MS, wait_lines FILE N WHAT,
 # ha_wait_replica_of N PRIMARY SECONDS WHAT, ha_check_acked NODE FILE WHAT,
-# ha_idle_requests SECONDS,
-# coord_field N EXPR (a python expression over the status's "coordinator").
+# ha_idle_requests SECONDS.
 # ENDPOINTS (default $ETCD_URL) is what the files list.
 
 ETCD=${ETCD:-$(command -v etcd)}
@@ -55,18 +54,11 @@ ha_conf() {
 	EOF
 }
 
-# python3 over one node's status: coord_field N 'c["failover"]'
-coord_field() {
-	status_json "$1" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-c = d.get("coordinator") or {}
-print('"$2"')' 2>/dev/null
-}
-
+# the top-level fields come before the coordinator's object (whose members
+# have a role too): the first match is the node's own.  No python3 per
+# poll: its start is what a loaded machine makes slow.
 role_of() {
-	status_json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["role"])' \
-		2>/dev/null
+	jstr "$(status_json "$1")" role
 }
 
 ha_start_cluster() {
@@ -82,10 +74,10 @@ ha_start_cluster() {
 	up 1 2
 	up 1 3
 	for ((t = 0; t < 100; t++)); do
-		[[ $(coord_field 1 'c.get("holds_leader")') == True ]] && break
+		[[ $(status_json 1) == *'"holds_leader":true'* ]] && break
 		sleep 0.1
 	done
-	[[ $(coord_field 1 'c.get("holds_leader")') == True ]] ||
+	[[ $(status_json 1) == *'"holds_leader":true'* ]] ||
 		fail "node1 does not hold the leader key 10 s after it started"
 	echo "$NAME: cluster up, node1 holds the leader key ($((SECONDS - T0)) s)"
 }
@@ -120,27 +112,13 @@ wait_lines() {
 	fail "no $3 in 10 s (have $(cat "$1" 2>/dev/null | wc -l))"
 }
 
-# ha_primary_of N...: the one of the nodes whose status says primary (10 s)
-ha_primary_of() {
-	local t n
-	for ((t = 0; t < 100; t++)); do
-		for n in "$@"; do
-			[[ $(role_of "$n") == primary ]] && { echo "$n"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
-}
-
 # ha_wait_replica_of N PRIMARY SECONDS WHAT: N a replica following PRIMARY
 ha_wait_replica_of() {
-	local t got
+	local t got s
 	for ((t = 0; t < $3 * 10; t++)); do
-		got=$(status_json "$1" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print(d["role"], d.get("following"), d.get("primary_node"))' 2>/dev/null)
-		[[ $got == "replica True $2" ]] && return 0
+		s=$(status_json "$1")
+		got="$(jstr "$s" role) $(grep -o '"following":[a-z]*' <<< "$s" | head -n 1 | cut -d: -f2) $(jnum "$s" primary_node)"
+		[[ $got == "replica true $2" ]] && return 0
 		sleep 0.1
 	done
 	fail "$4: node$1 is not a replica following node$2 after $3 s (role, following, primary: $got)"

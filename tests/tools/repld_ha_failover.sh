@@ -62,16 +62,18 @@ for ((r = 1; r <= ROUNDS; r++)); do
 
 	# 2. the kill, and the first acknowledgement after it
 	kill -9 "${pid[$primary]}"
-	out=$("$FIRST_ACK" 15000 $((1000 + r)) $(for n in 1 2 3; do
-		[[ $n == "$primary" ]] || sock $n; done)) ||
+	others=($(for n in 1 2 3; do [[ $n == "$primary" ]] || echo $n; done))
+	out=$("$FIRST_ACK" 15000 $((1000 + r)) $(for n in "${others[@]}"; do sock $n; done)) ||
 		fail "round $r: no node acknowledged within 15 s of the kill"
-	ms=$(cut -d' ' -f2 <<< "$out")
+	read -r idx ms _ <<< "$out"
 	times+=("$ms")
 	wait "${pid[$primary]}" 2>/dev/null
 	unset "pid[$primary]"
 	old=$primary
-	primary=$(ha_primary_of $(for n in 1 2 3; do [[ $n == "$old" ]] || echo $n; done))
-	[[ -n $primary ]] || fail "round $r: a node acknowledged but none says primary"
+	# the node that acknowledged, and it says so
+	primary=${others[idx - 1]}
+	[[ $(role_of "$primary") == primary ]] ||
+		fail "round $r: node$primary acknowledged but its status says $(role_of "$primary")"
 	: > "$D/stop.gen"
 	sleep 0.1
 	kill "$app" 2>/dev/null
