@@ -405,6 +405,21 @@ etcd_get_prefix(struct etcd_client *c, const void *prefix, size_t len,
 }
 
 enum etcd_rc
+etcd_get_range(struct etcd_client *c, const void *key, size_t key_len,
+	const void *end, size_t end_len, struct etcd_range *out)
+{
+	struct etcd_op op = {
+		.kind = ETCD_OP_RANGE, .key = key, .key_len = key_len,
+		.range_end = end, .range_end_len = end_len,
+	};
+
+	memset(out, 0, sizeof(*out));
+	if (key_len == 0 || end_len == 0)
+		return fail(c, ETCD_E_INVAL, "etcd request: a range needs a key and an end");
+	return unary_op(c, "/v3/kv/range", &op, out);
+}
+
+enum etcd_rc
 etcd_put(struct etcd_client *c, const void *key, size_t key_len,
 	const void *value, size_t value_len, int64_t lease, struct etcd_header *hdr)
 {

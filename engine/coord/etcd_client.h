@@ -86,6 +86,9 @@ enum etcd_rc etcd_get(struct etcd_client *c, const void *key, size_t key_len,
 	struct etcd_range *out);
 enum etcd_rc etcd_get_prefix(struct etcd_client *c, const void *prefix,
 	size_t len, bool count_only, struct etcd_range *out);
+/* every key in [key, end), in key order, at one revision */
+enum etcd_rc etcd_get_range(struct etcd_client *c, const void *key,
+	size_t key_len, const void *end, size_t end_len, struct etcd_range *out);
 /* lease 0: none; hdr may be NULL */
 enum etcd_rc etcd_put(struct etcd_client *c, const void *key, size_t key_len,
 	const void *value, size_t value_len, int64_t lease,

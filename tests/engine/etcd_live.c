@@ -319,6 +319,16 @@ cas(void)
 	CU_ASSERT_EQUAL_FATAL(r.n_kvs, 2);
 	CU_ASSERT_EQUAL(r.kvs[1].value.len, 0);	/* an empty value: omitted */
 	etcd_range_free(&r);
+	/* a range [m/2, m0\0): m/2 and m0, in key order, not m/1 */
+	OK(etcd_get_range(c, PFX "m/2", strlen(PFX "m/2"), PFX "m0", strlen(PFX "m0") + 1,
+		&r));
+	CU_ASSERT_EQUAL_FATAL(r.n_kvs, 2);
+	CU_ASSERT(r.kvs[0].key.len == strlen(PFX "m/2") &&
+		memcmp(r.kvs[0].key.p, PFX "m/2", r.kvs[0].key.len) == 0);
+	CU_ASSERT(r.kvs[1].value.len == 7 && memcmp(r.kvs[1].value.p, "outside", 7) == 0);
+	etcd_range_free(&r);
+	CU_ASSERT_EQUAL(etcd_get_range(c, PFX "m/2", strlen(PFX "m/2"), "", 0, &r),
+		ETCD_E_INVAL);
 	int64_t deleted;
 
 	OK(etcd_delete(c, PFX "m/", strlen(PFX "m/"), true, &deleted));

@@ -69,10 +69,10 @@ bool coord_switchover_parse(const char *v, size_t len, struct coord_switchover *
 bool coord_member_same(const struct coord_member *a, const struct coord_member *b);
 
 /*
- * Reads leader (and its lease's TTL), members/ and switchover.  ETCD_OK,
- * or the failing call's code with why.
+ * Reads leader, members/ and switchover in one range (one revision), then
+ * the leader's lease's TTL.  ETCD_OK, or the failing call's code with why.
  */
-enum etcd_rc coord_keys_read(struct etcd_client *etcd, struct coord_leader *leader,
-		const char *prefix, struct coord_keys *out, char *why, size_t whylen);
+enum etcd_rc coord_keys_read(struct etcd_client *etcd, const char *prefix,
+		struct coord_keys *out, char *why, size_t whylen);
 
 #endif

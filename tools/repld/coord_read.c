@@ -26,72 +26,103 @@ by_node(const void *a, const void *b)
 	return (x->node_id > y->node_id) - (x->node_id < y->node_id);
 }
 
-enum etcd_rc
-coord_keys_read(struct etcd_client *etcd, struct coord_leader *leader,
-		const char *prefix, struct coord_keys *out, char *why, size_t whylen)
+/* whether key (klen bytes) is prefix then name exactly */
+static bool
+key_is(const uint8_t *key, size_t klen, const char *prefix, const char *name)
 {
-	struct coord_holder h;
+	size_t pl = strlen(prefix), nl = strlen(name);
+
+	return klen == pl + nl && memcmp(key, prefix, pl) == 0 &&
+		memcmp(key + pl, name, nl) == 0;
+}
+
+/* a members/ID key: its value must name the same node, once */
+static void
+add_member(struct coord_keys *out, const struct etcd_kv *kv, size_t id_at)
+{
+	struct coord_member m;
+	char want[32];
+	bool dup = false;
+
+	if (!coord_member_parse((const char *)kv->value.p, kv->value.len, &m)) {
+		out->bad_members++;
+		return;
+	}
+	snprintf(want, sizeof(want), "%" PRIu32, m.node_id);
+	if (kv->key.len != id_at + strlen(want) ||
+	    memcmp(kv->key.p + id_at, want, strlen(want)) != 0) {
+		out->bad_members++;
+		return;
+	}
+	for (int j = 0; j < out->n_members; j++)
+		dup |= out->members[j].node_id == m.node_id;
+	if (dup || out->n_members == COORD_MEMBERS_MAX) {
+		out->bad_members++;
+		return;
+	}
+	out->members[out->n_members++] = m;
+}
+
+/*
+ * One range, [PREFIX "leader", PREFIX "switchover\0"): the leader key,
+ * every members/ key and the switchover key lie in it (in that order),
+ * the epochs counter and the history before it.  One request instead of
+ * three, and one revision: the leader, the members and a pending
+ * switchover as they were together.  Then the leader's lease's TTL.
+ */
+enum etcd_rc
+coord_keys_read(struct etcd_client *etcd, const char *prefix,
+		struct coord_keys *out, char *why, size_t whylen)
+{
+	char from[512], end[512], members[512];
 	struct etcd_range r;
-	char key[512];
+	int64_t lease = 0;
 	enum etcd_rc rc;
+	int nf, ne, nm;
 
 	memset(out, 0, sizeof(*out));
 	out->leader_ttl_s = -1;
-	if ((rc = coord_leader_get(leader, &h)) != ETCD_OK)
-		return failed(rc, why, whylen, "leader", coord_leader_error(leader));
-	if (h.present) {
-		struct etcd_lease ls;
-
-		out->has_leader = true;
-		/* one that does not parse is held all the same: by "node 0" */
-		(void)coord_leader_parse(h.value, h.value_len, &out->leader);
-		if (h.lease != 0 &&
-		    etcd_lease_timetolive(etcd, h.lease, false, &ls) == ETCD_OK) {
-			out->leader_ttl_s = ls.ttl;
-			etcd_lease_free(&ls);
-		}
+	nf = snprintf(from, sizeof(from), "%sleader", prefix);
+	/* the end is exclusive: "switchover" followed by a NUL byte */
+	ne = snprintf(end, sizeof(end), "%sswitchover", prefix) + 1;
+	nm = snprintf(members, sizeof(members), "%smembers/", prefix);
+	if (nf < 0 || (size_t)nf >= sizeof(from) || ne <= 0 ||
+	    (size_t)ne >= sizeof(end) || nm < 0 || (size_t)nm >= sizeof(members)) {
+		snprintf(why, whylen, "keys: the prefix is too long");
+		return ETCD_E_INVAL;
 	}
-	coord_holder_free(&h);
-
-	snprintf(key, sizeof(key), "%smembers/", prefix);
-	if ((rc = etcd_get_prefix(etcd, key, strlen(key), false, &r)) != ETCD_OK)
-		return failed(rc, why, whylen, "members", etcd_client_error(etcd));
+	if ((rc = etcd_get_range(etcd, from, (size_t)nf, end, (size_t)ne, &r)) != ETCD_OK)
+		return failed(rc, why, whylen, "keys", etcd_client_error(etcd));
 	for (size_t i = 0; i < r.n_kvs; i++) {
-		struct coord_member m;
+		const struct etcd_kv *kv = &r.kvs[i];
 
-		if (!coord_member_parse((const char *)r.kvs[i].value.p, r.kvs[i].value.len,
-				&m)) {
-			out->bad_members++;
-			continue;
+		if (key_is(kv->key.p, kv->key.len, prefix, "leader")) {
+			out->has_leader = true;
+			/* one that does not parse is held all the same: by "node 0" */
+			(void)coord_leader_parse((const char *)kv->value.p, kv->value.len,
+				&out->leader);
+			lease = kv->lease;
+		} else if (key_is(kv->key.p, kv->key.len, prefix, "switchover")) {
+			/* one that does not parse names nobody: ignored until its lease ends */
+			if (coord_switchover_parse((const char *)kv->value.p, kv->value.len,
+					&out->sw))
+				out->has_switchover = true;
+		} else if (kv->key.len > (size_t)nm &&
+			   memcmp(kv->key.p, members, (size_t)nm) == 0) {
+			add_member(out, kv, (size_t)nm);
 		}
-		/* the key names the same node as its value, once */
-		char want[32];
-		bool dup = false;
-
-		snprintf(want, sizeof(want), "%" PRIu32, m.node_id);
-		if (r.kvs[i].key.len != strlen(key) + strlen(want) ||
-		    memcmp(r.kvs[i].key.p + strlen(key), want, strlen(want)) != 0) {
-			out->bad_members++;
-			continue;
-		}
-		for (int j = 0; j < out->n_members; j++)
-			dup |= out->members[j].node_id == m.node_id;
-		if (dup || out->n_members == COORD_MEMBERS_MAX) {
-			out->bad_members++;
-			continue;
-		}
-		out->members[out->n_members++] = m;
+		/* anything else between them is no key of ours: ignored */
 	}
 	etcd_range_free(&r);
 	qsort(out->members, (size_t)out->n_members, sizeof(out->members[0]), by_node);
 
-	snprintf(key, sizeof(key), "%sswitchover", prefix);
-	if ((rc = etcd_get(etcd, key, strlen(key), &r)) != ETCD_OK)
-		return failed(rc, why, whylen, "switchover", etcd_client_error(etcd));
-	/* one that does not parse names nobody: ignored until its lease ends */
-	if (r.n_kvs > 0 && coord_switchover_parse((const char *)r.kvs[0].value.p,
-			r.kvs[0].value.len, &out->sw))
-		out->has_switchover = true;
-	etcd_range_free(&r);
+	if (lease != 0) {
+		struct etcd_lease ls;
+
+		if (etcd_lease_timetolive(etcd, lease, false, &ls) == ETCD_OK) {
+			out->leader_ttl_s = ls.ttl;
+			etcd_lease_free(&ls);
+		}
+	}
 	return ETCD_OK;
 }

@@ -228,7 +228,7 @@ read_keys(struct coordinator *c, uint64_t now)
 {
 	struct coord_keys k;
 	char why[256];
-	enum etcd_rc rc = coord_keys_read(c->etcd, c->leader, c->prefix, &k, why,
+	enum etcd_rc rc = coord_keys_read(c->etcd, c->prefix, &k, why,
 		sizeof(why));
 
 	if (!co_etcd_ok(c, rc, "read", why)) {
