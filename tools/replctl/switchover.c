@@ -139,15 +139,11 @@ watch(const struct live_opts *o, struct client *c, const struct want *w,
 		int64_t now = mono_ms(), next = now + POLL_MS;
 		struct live_opts q = *o;
 		json_t *d = NULL;
-		bool cut = false;
 		int ret;
-		int64_t t0 = now;
 
 		/* no connect and no STATUS waits past the end of the wait */
-		if (end - now < q.timeout_ms) {
+		if (end - now < q.timeout_ms)
 			q.timeout_ms = end - now > 0 ? (int)(end - now) : 1;
-			cut = true;
-		}
 		if (c->fd < 0 && client_open(c, &q) != 0) {
 			snprintf(now_seen, sizeof(now_seen), "%s", c->why);
 			ret = EXIT_UNREACHABLE;
@@ -164,7 +160,11 @@ watch(const struct live_opts *o, struct client *c, const struct want *w,
 			if (ret != 0)
 				client_close(c);
 		}
-		if (ret == 0 || !cut || last < 0 || mono_ms() - t0 < q.timeout_ms) {
+		/* ran out of a shortened time: says nothing, keep the last */
+		bool cut_short = ret != 0 && q.timeout_ms < o->timeout_ms &&
+			mono_ms() - now >= q.timeout_ms;
+
+		if (!cut_short || last < 0) {
 			snprintf(seen, len, "%s", now_seen);
 			last = ret;
 		}
