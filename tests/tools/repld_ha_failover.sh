@@ -7,7 +7,8 @@
 # more than a few requests per tick (coordinator.etcd_requests).  Each round:
 #
 #   1. appends go through the primary (one replctl append fed a line per
-#      record, each line "round R record I"), the acknowledged LSNs noted;
+#      record, each line "round R record I", written to a file before it is
+#      sent), the acknowledged LSNs noted;
 #   2. the primary is killed (SIGKILL); tests/tools/first_ack, started at
 #      once, appends through the survivors until one acknowledges: the
 #      failover time, from the kill to the first acknowledgement by the
@@ -43,18 +44,19 @@ primary=1
 : > "$D/acked"
 times=()
 for ((r = 1; r <= ROUNDS; r++)); do
-	# 1. appends through the primary, until it dies
+	# 1. appends through the primary, until it dies.  gen writes each line
+	# to lines.R before it hands it to replctl, so lines.R holds every line
+	# replctl has read; it ends at its first write after replctl has gone.
 	gen() {
-		local i=0
-		while [[ ! -e $D/stop.gen ]]; do
-			echo "round $r record $((++i))"
+		local i=0 line
+		while :; do
+			line="round $r record $((++i))"
+			echo "$line" >&3
+			echo "$line" 2>/dev/null || return 0
 			sleep 0.002
 		done
 	}
-	gen > "$D/lines.$r" &
-	gpid=$!
-	bg+=($gpid)
-	tail -f --pid="$gpid" "$D/lines.$r" 2>/dev/null | "$CTL" -s "$(sock $primary)" --timeout 10 \
+	gen 3> "$D/lines.$r" | "$CTL" -s "$(sock $primary)" --timeout 10 \
 		append --client-id "$r" > "$D/lsn.$r" 2> "$D/append.$r.err" &
 	app=$!
 	bg+=($app)
@@ -74,11 +76,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	primary=${others[idx - 1]}
 	[[ $(role_of "$primary") == primary ]] ||
 		fail "round $r: node$primary acknowledged but its status says $(role_of "$primary")"
-	: > "$D/stop.gen"
-	sleep 0.1
 	kill "$app" 2>/dev/null
 	wait "$app" 2>/dev/null
-	rm -f "$D/stop.gen"
 	# line i of the input was acknowledged as the i-th LSN printed
 	n=$(wc -l < "$D/lsn.$r")
 	paste -d' ' "$D/lsn.$r" <(head -n "$n" "$D/lines.$r") >> "$D/acked"
