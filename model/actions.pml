@@ -547,8 +547,22 @@ inline PROMOTE(q, f) {
 	((kind == 0 && !IN(MOLD(nd[a].ms), c)) || \
 	 (kind == 1 && IN(MOLD(nd[a].ms), c) && c != a && POP(MOLD(nd[a].ms)) > 2) || \
 	 (kind == 2 && c >= 1 && c < POP(MOLD(nd[a].ms)) && c != KOLD(nd[a].ms)))
+/* the J that change (a, c, kind) stores */
+#define JNEW(a, c, kind) (kind == 0 -> MOLD(nd[a].ms) | (1 << c) : \
+			 (kind == 1 -> MOLD(nd[a].ms) & ~(1 << c) : MOLD(nd[a].ms)))
+#define JKNEW(a, c, kind) (kind == 2 -> c : \
+			 (kind == 1 && KOLD(nd[a].ms) >= POP(MOLD(nd[a].ms)) - 2 -> \
+			  POP(MOLD(nd[a].ms)) - 2 : KOLD(nd[a].ms)))
+#define JOF(a, c, kind)	MS(CE(nd[a].ms) + 1, 1, MOLD(nd[a].ms), KOLD(nd[a].ms), \
+			 JNEW(a, c, kind), JKNEW(a, c, kind))
+/* DCS_CHANGES: the compare-and-swap in the store that precedes J */
+#ifdef DCS_CHANGES
+#define DCS_OK(a, c, kind) (CE(JOF(a, c, kind)) > CE(dcs) || JOF(a, c, kind) == dcs)
+#else
+#define DCS_OK(a, c, kind) 1
+#endif
 #define G_CHANGE(a, c, kind) (G_CHANGER(a) && IN(CHANGE_KINDS, kind) && \
-			 CHANGE_OK(a, c, kind))
+			 CHANGE_OK(a, c, kind) && DCS_OK(a, c, kind))
 #define G_CHANGER(a)	(nd[a].prim && !JT(nd[a].ms) && changes < MAXCHG)
 inline CHANGE(a, c, kind) {
 	if
@@ -556,6 +570,9 @@ inline CHANGE(a, c, kind) {
 	:: kind == 1 -> printf("change: n%d removes node %d\n", a, c)
 	:: else -> printf("change: n%d sets k to %d\n", a, c)
 	fi;
+#ifdef DCS_CHANGES
+	dcs = JOF(a, c, kind);
+#endif
 	Mo = MOLD(nd[a].ms);
 	Mko = KOLD(nd[a].ms);
 	if
@@ -571,6 +588,9 @@ inline CHANGE(a, c, kind) {
 #else
 	nd[a].ms = MS(CE(nd[a].ms) + 1, 1, Mo, Mko, Mn, Mkn);
 	nd[a].memok = 0;
+#endif
+#ifdef DCS_CHANGES
+	assert(nd[a].ms == dcs);	/* JOF is the J CHANGE stores */
 #endif
 	changes++
 }

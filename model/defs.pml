@@ -37,6 +37,11 @@
  *                    counts itself toward k + 1 (default: it does not)
  *   MATCH_CONFIG_EPOCH  a promotion counts the nodes whose membership has
  *                    its config epoch (default: the same membership)
+ *   DCS_CHANGES      every change is first taken in a coordination store
+ *                    (etcd) by compare-and-swap: a J is stored only if its
+ *                    config epoch is above the store's, or it is the J the
+ *                    store holds (a later primary carrying the same change
+ *                    on); with MATCH_CONFIG_EPOCH it must pass
  *   BOOTSTRAP_ACTION + BOOTSTRAP_ANY_REACHABLE  a lost disk restarted with
  *                    --bootstrap, refused only if a peer it reaches holds
  *                    something (default with BOOTSTRAP_ACTION: every other

@@ -17,6 +17,9 @@ byte ackep[L];		/* the epoch of the primary that first acknowledged it */
 
 unsigned losses : 2;	/* disks lost so far */
 unsigned changes : 2;	/* membership changes started so far */
+#ifdef DCS_CHANGES
+unsigned dcs : 16;	/* the change (its J) the coordination store holds */
+#endif
 
 /* replaying a trail (spin -DSHOW_TRAIL=1 -t) prints the state after each
  * step; the search runs with 0 and skips that (the same model either way,
