@@ -150,6 +150,7 @@ dist_man_MANS += \
 	docs/man/repl_record_info.3 \
 	docs/man/repl_release.3 \
 	docs/man/repl_lsn_keeping.3 \
+	docs/man/repl_membership.3 \
 	docs/man/repl_replica_close.3 \
 	docs/man/repl_replica_info.3 \
 	docs/man/repl_replica_open.3 \

@@ -17,4 +17,10 @@ int facade_err(int ret);
 /* repl.h's backend as the core's; REPL_E_INVAL for an unknown one */
 int facade_backend(enum repl_backend b, enum rpma_ext_mem_backend *out);
 
+struct membership;
+/* the stored membership as repl.h shows it (repl_reader_header,
+ * repl_membership) */
+void facade_membership_out(const struct membership *ms,
+		struct repl_membership *out);
+
 #endif

@@ -309,6 +309,20 @@ repl_lsn_keeping(struct repl *repl, uint64_t keep_bytes, uint64_t *lsn)
 }
 
 int
+repl_membership(struct repl *repl, struct repl_membership *out)
+{
+	struct membership ms;
+
+	if (repl == NULL || out == NULL)
+		return REPL_E_INVAL;
+	memset(&ms, 0, sizeof(ms));
+	if (repl->cluster)
+		cluster_membership(repl->cluster, &ms);
+	facade_membership_out(&ms, out);
+	return 0;
+}
+
+int
 repl_status(struct repl *repl, struct repl_status *st)
 {
 	struct wal_status ws;

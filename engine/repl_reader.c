@@ -155,8 +155,8 @@ repl_reader_close(struct repl_reader **reader_ptr)
 	return 0;
 }
 
-static void
-membership_out(const struct membership *ms, struct repl_membership *out)
+void
+facade_membership_out(const struct membership *ms, struct repl_membership *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (ms->config_epoch == 0)
@@ -207,7 +207,7 @@ repl_reader_header(struct repl_reader *reader, struct repl_log_header *hdr)
 	/* the medium's counters need the device; offline only the state */
 	hdr->clean = h->state != STATE_OPEN;
 	hdr->promise_pending = (h->flags & WAL_F_PROMISE_PENDING) != 0;
-	membership_out(&reader->ms, &hdr->membership);
+	facade_membership_out(&reader->ms, &hdr->membership);
 	return 0;
 }
 

@@ -544,6 +544,13 @@ struct repl_membership {
 	struct repl_member nodes[REPL_MEMBERS_MAX];
 };
 
+/*
+ * A primary's stored membership now (it changes with a membership change:
+ * the joint one, then the final one).  A log opened without replicas has
+ * none (config_epoch 0).
+ */
+int repl_membership(struct repl *repl, struct repl_membership *out);
+
 struct repl_log_header {
 	uint8_t cluster_uuid[16];
 	uint32_t node_id;

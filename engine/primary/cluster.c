@@ -305,6 +305,14 @@ cluster_config_joint(struct cluster *c)
 	return joint;
 }
 
+void
+cluster_membership(struct cluster *c, struct membership *out)
+{
+	cluster_lock(c);
+	*out = c->ms;
+	cluster_unlock(c);
+}
+
 /* what start made, once no link thread runs */
 static void
 cluster_free(struct cluster *c)

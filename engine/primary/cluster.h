@@ -14,6 +14,7 @@
 #include "log/wal.h"
 
 struct cluster;
+struct membership;
 
 struct cluster_replica {
 	const char *host;
@@ -159,6 +160,8 @@ int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st
 uint64_t cluster_config_epoch(struct cluster *c);
 /* is it joint (a change in progress, not yet committed)? */
 bool cluster_config_joint(struct cluster *c);
+/* a copy of the membership it stores now */
+void cluster_membership(struct cluster *c, struct membership *out);
 int cluster_links_up(struct cluster *c);
 
 /*

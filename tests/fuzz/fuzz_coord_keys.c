@@ -4,7 +4,8 @@
  * from arbitrary bytes, as etcd may hold them (another version, an
  * operator's etcdctl, a restored backup).  Besides "no crash, no leak":
  * a value refused leaves nothing behind (node id 0), and a value accepted
- * is within its bounds and, written again, reads back the same.
+ * is within its bounds and, written again, reads back the same (the
+ * membership key included).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct coord_leader_value lv, lv2;
 	struct coord_member m, m2;
 	struct coord_switchover sw, sw2;
+	static struct coord_membership ms, ms2;
+	static char mbuf[COORD_MEMBERSHIP_VALUE_MAX];
 	size_t n;
 
 	if (coord_leader_parse(v, size, &lv)) {
@@ -49,6 +52,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(sw2.from == sw.from && sw2.to == sw.to && sw2.failover == sw.failover);
 	} else {
 		CHECK(sw.from == 0 && sw.to == 0);
+	}
+	if (coord_membership_parse(v, size, &ms)) {
+		CHECK(ms.config_epoch >= 1 && ms.n >= 1 && ms.n <= COORD_MEMBERS_MAX &&
+			ms.quorum < (uint32_t)ms.n);
+		n = coord_membership_value(&ms, mbuf, sizeof(mbuf));
+		CHECK(n > 0 && coord_membership_parse(mbuf, n, &ms2));
+		CHECK(coord_membership_same(&ms, &ms2) && coord_membership_same(&ms2, &ms));
+	} else {
+		CHECK(ms.n == 0 && ms.config_epoch == 0);
 	}
 	return 0;
 }

@@ -102,5 +102,6 @@ EXTRA_DIST += tests/fuzz/fuzz_coord_keys.c
 $(FUZZ_DIR)/fuzz_coord_keys: tests/fuzz/fuzz_coord_keys.c \
 		$(top_srcdir)/tools/repld/coord_keys.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/repld $(JANSSON_CFLAGS) \
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/repld \
+		-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include $(JANSSON_CFLAGS) \
 		-o $@ $^ $(JANSSON_LIBS)

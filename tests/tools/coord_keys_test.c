@@ -121,12 +121,67 @@ member_refused(void)
 	CHECK(sw.from == 0 && sw.to == 0);
 }
 
+#define N1 "{\"node_id\":1,\"ctl_addr\":\"10.0.0.1:7000\"}"
+#define N2 "{\"node_id\":2,\"ctl_addr\":\"10.0.0.2:7000\"}"
+#define N0 "{\"node_id\":0,\"ctl_addr\":\"[fe80::1]:7000\"}"
+
+static void
+membership_values(void)
+{
+	static const char *const bad[] = {
+		"{}",
+		/* no epoch 0; the quorum below the number of nodes */
+		"{\"config_epoch\":0,\"quorum\":1,\"nodes\":[" N1 "," N2 "]}",
+		"{\"config_epoch\":3,\"quorum\":2,\"nodes\":[" N1 "," N2 "]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[]}",
+		/* a node twice, by id or by address */
+		"{\"config_epoch\":3,\"quorum\":1,\"nodes\":[" N1 "," N1 "]}",
+		"{\"config_epoch\":3,\"quorum\":1,\"nodes\":[" N1 ","
+			"{\"node_id\":1,\"ctl_addr\":\"10.0.0.9:7000\"}]}",
+		"{\"config_epoch\":3,\"quorum\":1,\"nodes\":[" N1 ","
+			"{\"node_id\":5,\"ctl_addr\":\"10.0.0.1:7000\"}]}",
+		/* addresses that are none */
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":1,\"ctl_addr\":\"h\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":1,\"ctl_addr\":\"h:0\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":1,\"ctl_addr\":\"h:65536\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":1,\"ctl_addr\":\"a b:1\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":1,\"ctl_addr\":\"a:b:1\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":1,\"ctl_addr\":\":1\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[{\"node_id\":70000,\"ctl_addr\":\"h:1\"}]}",
+		"{\"config_epoch\":3,\"quorum\":0,\"nodes\":[1]}",
+	};
+	const char *good = "{\"config_epoch\":3,\"quorum\":1,\"nodes\":[" N1 "," N0 "]}";
+	struct coord_membership m, m2;
+	char buf[COORD_MEMBERSHIP_VALUE_MAX];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!coord_membership_parse(bad[i], strlen(bad[i]), &m));
+		CHECK(m.n == 0 && m.config_epoch == 0);
+	}
+	CHECK(coord_membership_parse(good, strlen(good), &m));
+	CHECK(m.config_epoch == 3 && m.quorum == 1 && m.n == 2);
+	CHECK(m.nodes[0].node_id == 1 && strcmp(m.nodes[1].ctl_addr, "[fe80::1]:7000") == 0);
+	n = coord_membership_value(&m, buf, sizeof(buf));
+	CHECK(n > 0 && strcmp(buf, good) == 0);
+	CHECK(coord_membership_parse(buf, n, &m2) && coord_membership_same(&m, &m2));
+	/* a node id learned still names the same node; another epoch does not */
+	m2.nodes[1].node_id = 3;
+	CHECK(coord_membership_same(&m, &m2));
+	m2.nodes[0].node_id = 4;
+	CHECK(!coord_membership_same(&m, &m2));
+	m2 = m;
+	m2.config_epoch = 5;
+	CHECK(!coord_membership_same(&m, &m2));
+}
+
 int
 main(void)
 {
 	round_trips();
 	leader_refused();
 	member_refused();
+	membership_values();
 	if (failures) {
 		fprintf(stderr, "coord_keys_test: %d checks failed\n", failures);
 		return 1;

@@ -260,6 +260,8 @@ EXTRA_DIST += tests/tools/repld_ha_sigstop.sh
 # BAD_TARGET and NO_COORDINATOR refused with exit 1
 TESTS += tests/tools/repld_ha_switchover.sh
 EXTRA_DIST += tests/tools/repld_ha_switchover.sh
+TESTS += tests/tools/repld_ha_membership.sh
+EXTRA_DIST += tests/tools/repld_ha_membership.sh
 # the primary cut from etcd (a tcp_proxy blackholed): no failover, appends
 # go on; with a replica cut from it too, that replica does not campaign
 # while the other reports link_up; cut from etcd and both replicas: a

@@ -107,6 +107,10 @@ static const struct {
 	{ REPL_E_OTHER_CLUSTER, "REPL_E_OTHER_CLUSTER" },
 	{ NODE_E_WRONG_ROLE, "WRONG_ROLE" },
 	{ NODE_E_STOPPING, "STOPPING" },
+	{ NODE_E_COORD_UNREACHABLE, "COORDINATOR_UNREACHABLE" },
+	{ NODE_E_NOT_LEADER, "NOT_LEADER" },
+	{ NODE_E_CHANGE_PENDING, "CHANGE_PENDING" },
+	{ NODE_E_CONFLICT, "CONFLICT" },
 };
 
 json_t *
@@ -358,9 +362,20 @@ static json_t *
 coordinator_json(struct coordinator *coord)
 {
 	struct coord_view v;
-	json_t *members = json_array(), *leader, *sw;
+	json_t *members = json_array(), *leader, *sw, *ms, *nodes = json_array();
 
 	coordinator_view(coord, &v);
+	for (int i = 0; nodes != NULL && v.has_ms && i < v.ms.n; i++)
+		if (json_array_append_new(nodes, json_pack("{s:o, s:s}", "node_id",
+				jo_u64(v.ms.nodes[i].node_id), "ctl_addr",
+				v.ms.nodes[i].ctl_addr)) != 0) {
+			json_decref(nodes);
+			nodes = NULL;
+		}
+	ms = v.ms_state[0] == '\0' ? (json_decref(nodes), json_null()) :
+		json_pack("{s:s, s:o, s:o, s:o}", "state", v.ms_state,
+			"config_epoch", jo_u64(v.has_ms ? v.ms.config_epoch : 0),
+			"quorum", jo_u64(v.has_ms ? v.ms.quorum : 0), "nodes", nodes);
 	for (int i = 0; members != NULL && i < v.n_members; i++) {
 		const struct coord_member *m = &v.members[i];
 
@@ -381,7 +396,7 @@ coordinator_json(struct coordinator *coord)
 		"from", jo_u64(v.sw_from), "to", jo_u64(v.sw_to),
 		"failover", v.sw_failover);
 	return json_pack("{s:o, s:b, s:o, s:s, s:b, s:o, s:b, s:o, s:o, s:o, s:o, "
-		"s:o, s:o, s:o}",
+		"s:o, s:o, s:o, s:o}",
 		"endpoint", jo_str(v.endpoint),
 		"reachable", v.reachable,
 		"unreachable_ms", jo_u64(v.unreachable_ms),
@@ -395,7 +410,8 @@ coordinator_json(struct coordinator *coord)
 		"campaigns", jo_u64(v.campaigns),
 		"promotions", jo_u64(v.promotions),
 		"etcd_requests", jo_u64(v.etcd_requests),
-		"last_error", jo_str(v.last_error));
+		"last_error", jo_str(v.last_error),
+		"membership", ms);
 }
 
 json_t *

@@ -26,7 +26,8 @@
 #define MS UINT64_C(1000000)
 
 enum worker_state { WORKER_IDLE = 0, WORKER_RUNNING, WORKER_DONE };
-enum worker_kind { WORK_PROMOTE = 1, WORK_STEP_DOWN };
+enum worker_kind { WORK_PROMOTE = 1, WORK_STEP_DOWN, WORK_CARRY };
+enum req_kind { REQ_SWITCHOVER = 0, REQ_MEMBERSHIP, REQ_WITHDRAW };
 
 struct coordinator {
 	struct node *n;
@@ -36,6 +37,7 @@ struct coordinator {
 	char ctl_addr[80];
 	char *prefix;			/* PREFIX<uuid>/ */
 	char *k_members, *k_me, *k_switchover, *k_history;
+	char *k_leader, *k_membership;
 	struct coord_leader *leader;
 	struct etcd_client *etcd;	/* the leader's: this thread's only */
 
@@ -46,9 +48,17 @@ struct coordinator {
 	struct coord_view view;
 	struct {
 		bool pending, done;
+		enum req_kind kind;
+		/* REQ_SWITCHOVER */
 		uint32_t to;
 		bool failover;
 		struct coord_answer *ans;
+		/* REQ_MEMBERSHIP, REQ_WITHDRAW: rev in and out, ret */
+		const struct coord_membership *ms;
+		int64_t rev;
+		int ret;
+		char *msg;
+		size_t msglen;
 	} req;
 
 	/* the worker: one change of the node at a time */
@@ -70,6 +80,12 @@ struct coordinator {
 	bool keys_valid;
 	uint64_t keys_at;
 
+	/* the membership key's change being carried (WORK_CARRY) */
+	struct coord_membership carry;	/* also WORK_PROMOTE's peers */
+	bool promote_ms;		/* WORK_PROMOTE over carry's peers */
+	uint64_t carry_backoff_until;
+	uint64_t carry_warned;		/* the key's epoch last reported */
+
 	uint64_t eligible_since;	/* 0: not eligible to campaign */
 	uint64_t backoff_until;
 	uint64_t waiting_logged;	/* 1: a foreign leader value was logged */
@@ -85,6 +101,7 @@ struct local {
 	uint64_t epoch, last_lsn;
 	bool link_up;
 	bool member;		/* its log holds a membership, and a floor */
+	uint64_t config_epoch;	/* a replica's stored membership's */
 };
 
 
@@ -109,6 +126,17 @@ void co_primary_tick(struct coordinator *c, const struct local *l);
 void co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now);
 void co_promoted(struct coordinator *c, uint64_t now);
 void co_stepped_down(struct coordinator *c);
+
+/* coord_membership.c */
+int co_serve_membership(struct coordinator *c, bool withdraw,
+		const struct coord_membership *m, int64_t rev_in, int64_t *rev_out,
+		char *msg, size_t msglen);
+void co_membership_tick(struct coordinator *c, uint64_t now);
+void co_membership_view(struct coordinator *c, uint64_t log_ce, bool joint);
+void co_carry_run(struct coordinator *c);
+/* before a coordinated promotion: the peers of carry */
+void co_take_peers(struct coordinator *c);
+void co_carried(struct coordinator *c, uint64_t now);
 
 /* coord_switchover.c: a request, on the coordinator thread */
 void co_serve_request(struct coordinator *c, uint32_t to, bool failover,

@@ -78,15 +78,36 @@ coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn, char *b
 		"at_ms", (json_int_t)tv.tv_sec * 1000 + tv.tv_usec / 1000), buf, size);
 }
 
+size_t
+coord_membership_value(const struct coord_membership *m, char *buf, size_t size)
+{
+	json_t *nodes = json_array(), *o;
+
+	if (nodes == NULL || m->config_epoch > NUM_MAX) {
+		json_decref(nodes);
+		return 0;
+	}
+	for (int i = 0; i < m->n; i++)
+		if (json_array_append_new(nodes, json_pack("{s:I, s:s}", "node_id",
+				(json_int_t)m->nodes[i].node_id, "ctl_addr",
+				m->nodes[i].ctl_addr)) != 0) {
+			json_decref(nodes);
+			return 0;
+		}
+	o = json_pack("{s:I, s:I, s:o}", "config_epoch", (json_int_t)m->config_epoch,
+		"quorum", (json_int_t)m->quorum, "nodes", nodes);
+	return dump(o, buf, size);
+}
+
 /* ---- reading ---- */
 
-/* an object from exactly these bytes, or NULL */
+/* an object from exactly these bytes (at most max), or NULL */
 static json_t *
-object_of(const char *v, size_t len)
+object_max(const char *v, size_t len, size_t max)
 {
 	json_t *j;
 
-	if (v == NULL || len == 0 || len > COORD_VALUE_MAX)
+	if (v == NULL || len == 0 || len > max)
 		return NULL;
 	j = json_loadb(v, len, JSON_REJECT_DUPLICATES, NULL);
 	if (j != NULL && !json_is_object(j)) {
@@ -94,6 +115,12 @@ object_of(const char *v, size_t len)
 		j = NULL;
 	}
 	return j;
+}
+
+static json_t *
+object_of(const char *v, size_t len)
+{
+	return object_max(v, len, COORD_VALUE_MAX);
 }
 
 static bool
@@ -213,6 +240,103 @@ coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out)
 	}
 	out->from = (uint32_t)from;
 	out->to = (uint32_t)to;
+	return true;
+}
+
+/* "host:port" or "[ipv6]:port": a host of 1..REPLD_ADDRESS_MAX bytes
+ * without blanks (or ':' outside brackets), a port 1..65535 without a sign
+ * or leading zero */
+static bool
+ctl_addr_ok(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	size_t hl;
+	unsigned long port = 0;
+	bool bracketed = s[0] == '[';	/* an IPv6 address: "[a:b::c]:port" */
+
+	if (colon == NULL || (hl = (size_t)(colon - s)) == 0 || hl > REPLD_ADDRESS_MAX + 2 ||
+	    (bracketed && (hl < 3 || s[hl - 1] != ']')) ||
+	    (!bracketed && hl > REPLD_ADDRESS_MAX))
+		return false;
+	for (size_t i = bracketed; i < hl - bracketed; i++)
+		if (s[i] <= ' ' || (s[i] == ':' && !bracketed) || s[i] == 0x7f ||
+		    s[i] == '[' || s[i] == ']')
+			return false;
+	if (colon[1] < '1' || colon[1] > '9' || strlen(colon + 1) > 5)
+		return false;
+	for (const char *p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		port = port * 10 + (unsigned long)(*p - '0');
+	}
+	return port >= 1 && port <= 65535;
+}
+
+bool
+coord_membership_parse(const char *v, size_t len, struct coord_membership *out)
+{
+	json_t *o = object_max(v, len, COORD_MEMBERSHIP_VALUE_MAX), *nodes, *e;
+	uint64_t ce = 0, k = 0;
+	size_t i;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return false;
+	nodes = json_object_get(o, "nodes");
+	ok = num(o, "config_epoch", NUM_MAX, &ce) && ce >= 1 &&
+		num(o, "quorum", COORD_MEMBERS_MAX, &k) && json_is_array(nodes) &&
+		json_array_size(nodes) >= 1 &&
+		json_array_size(nodes) <= COORD_MEMBERS_MAX && k < json_array_size(nodes);
+	json_array_foreach(ok ? nodes : NULL, i, e) {
+		struct coord_ms_node *nd = &out->nodes[i];
+		uint64_t id = 0;
+
+		ok = json_is_object(e) && num(e, "node_id", NODE_ID_MAX, &id) &&
+			str(e, "ctl_addr", NULL, nd->ctl_addr, sizeof(nd->ctl_addr)) &&
+			ctl_addr_ok(nd->ctl_addr);
+		if (!ok)
+			break;
+		nd->node_id = (uint32_t)id;
+		/* a node listed twice, by id or by address, is no membership */
+		for (size_t j = 0; ok && j < i; j++)
+			ok = (id == 0 || out->nodes[j].node_id != id) &&
+				strcmp(out->nodes[j].ctl_addr, nd->ctl_addr) != 0;
+		if (!ok)
+			break;
+	}
+	if (ok)
+		out->n = (int)json_array_size(nodes);
+	json_decref(o);
+	if (!ok) {
+		memset(out, 0, sizeof(*out));
+		return false;
+	}
+	out->config_epoch = ce;
+	out->quorum = (uint32_t)k;
+	return true;
+}
+
+static bool
+ms_node_in(const struct coord_ms_node *x, const struct coord_membership *m)
+{
+	for (int i = 0; i < m->n; i++)
+		if (strcmp(m->nodes[i].ctl_addr, x->ctl_addr) == 0 &&
+		    (x->node_id == 0 || m->nodes[i].node_id == 0 ||
+		     m->nodes[i].node_id == x->node_id))
+			return true;
+	return false;
+}
+
+bool
+coord_membership_same(const struct coord_membership *a,
+		const struct coord_membership *b)
+{
+	if (a->config_epoch != b->config_epoch || a->quorum != b->quorum || a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (!ms_node_in(&a->nodes[i], b))
+			return false;
 	return true;
 }
 

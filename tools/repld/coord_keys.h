@@ -10,6 +10,7 @@
  *   leader          {"node_id","epoch","state":"promoting"|"primary","ctl_addr"}
  *   members/<id>    {"node_id","role","epoch","last_lsn","last_epoch",
  *                    "link_up","candidate","ctl_addr"}
+ *   membership      {"config_epoch","quorum","nodes":[{"node_id","ctl_addr"}...]}
  *   switchover      {"from","to","failover"}
  *   history/<epoch> {"node_id","epoch","from_lsn","at_ms"}
  *   epochs          decimal text (engine/coord/leader.h)
@@ -24,8 +25,11 @@
 #include "coord/etcd_client.h"
 #include "coord/leader.h"
 #include "coordinator.h"
+#include "repld_conf.h"
 
 #define COORD_VALUE_MAX 512
+#define COORD_MEMBERSHIP_VALUE_MAX 2048
+
 
 struct coord_leader_value {
 	uint32_t node_id;		/* 0: a value that does not parse */
@@ -45,6 +49,10 @@ struct coord_keys {
 	int64_t leader_ttl_s;		/* -1: unknown */
 	bool has_switchover;
 	struct coord_switchover sw;
+	bool has_membership;		/* a value that parses */
+	bool bad_membership;		/* a key whose value does not parse */
+	int64_t membership_rev;		/* its mod_revision (0: no key) */
+	struct coord_membership membership;
 	struct coord_member members[COORD_MEMBERS_MAX];	/* by node id */
 	int n_members;
 	int bad_members;		/* keys whose value did not parse */
@@ -60,7 +68,15 @@ size_t coord_switchover_value(uint32_t from, uint32_t to, bool failover,
 size_t coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn,
 		char *buf, size_t size);
 
+size_t coord_membership_value(const struct coord_membership *m, char *buf,
+		size_t size);
+
 /* total parsers: false when the bytes are not such a value */
+bool coord_membership_parse(const char *v, size_t len, struct coord_membership *out);
+/* the same configuration epoch, quorum and nodes (in any order); a node id
+ * 0 on either side matches any by address */
+bool coord_membership_same(const struct coord_membership *a,
+		const struct coord_membership *b);
 bool coord_leader_parse(const char *v, size_t len, struct coord_leader_value *out);
 bool coord_member_parse(const char *v, size_t len, struct coord_member *out);
 bool coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out);
@@ -69,7 +85,7 @@ bool coord_switchover_parse(const char *v, size_t len, struct coord_switchover *
 bool coord_member_same(const struct coord_member *a, const struct coord_member *b);
 
 /*
- * Reads leader, members/ and switchover in one range (one revision), then
+ * Reads leader, members/, membership and switchover in one range (one revision), then
  * the leader's lease's TTL.  ETCD_OK, or the failing call's code with why.
  */
 enum etcd_rc coord_keys_read(struct etcd_client *etcd, const char *prefix,

@@ -65,7 +65,8 @@ add_member(struct coord_keys *out, const struct etcd_kv *kv, size_t id_at)
 
 /*
  * One range, [PREFIX "leader", PREFIX "switchover\0"): the leader key,
- * every members/ key and the switchover key lie in it (in that order),
+ * every members/ key, the membership key and the switchover key lie in it
+ * (in that order: '/' sorts before 'h'),
  * the epochs counter and the history before it.  One request instead of
  * three, and one revision: the leader, the members and a pending
  * switchover as they were together.  Then the leader's lease's TTL.
@@ -102,6 +103,11 @@ coord_keys_read(struct etcd_client *etcd, const char *prefix,
 			(void)coord_leader_parse((const char *)kv->value.p, kv->value.len,
 				&out->leader);
 			lease = kv->lease;
+		} else if (key_is(kv->key.p, kv->key.len, prefix, "membership")) {
+			out->membership_rev = kv->mod_revision;
+			out->has_membership = coord_membership_parse(
+				(const char *)kv->value.p, kv->value.len, &out->membership);
+			out->bad_membership = !out->has_membership;
 		} else if (key_is(kv->key.p, kv->key.len, prefix, "switchover")) {
 			/* one that does not parse names nobody: ignored until its lease ends */
 			if (coord_switchover_parse((const char *)kv->value.p, kv->value.len,

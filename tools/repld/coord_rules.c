@@ -101,8 +101,10 @@ co_primary_tick(struct coordinator *c, const struct local *l)
 		(void)co_worker_start(c, WORK_STEP_DOWN);
 		return;
 	}
-	if (coord_leader_state(c->leader) == COORD_LEADER_HELD)
+	if (coord_leader_state(c->leader) == COORD_LEADER_HELD) {
+		co_membership_tick(c, co_now_ns());
 		return;
+	}
 	if (!c->keys_valid)
 		return;
 	/*
@@ -242,6 +244,11 @@ co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now)
 		return;
 	}
 	log_notice("coordinator: won the leader key: promoting this replica");
+	/* the key's membership, once this log holds it, names the peers */
+	c->promote_ms = k->has_membership && l->config_epoch != 0 &&
+		k->membership.config_epoch == l->config_epoch;
+	if (c->promote_ms)
+		c->carry = k->membership;
 	if (!co_worker_start(c, WORK_PROMOTE)) {
 		co_resign(c, "the promotion could not start");
 		co_back_off(c, now);

@@ -149,6 +149,7 @@ coordinator_switchover(struct coordinator *c, uint32_t to, bool failover,
 	}
 	c->req.pending = true;
 	c->req.done = false;
+	c->req.kind = REQ_SWITCHOVER;
 	c->req.to = to;
 	c->req.failover = failover;
 	c->req.ans = a;

@@ -82,6 +82,7 @@ co_local_read(struct coordinator *c, struct local *l)
 		 * lead with: the promotion would refuse it anyway.
 		 */
 		l->member = info.config_epoch != 0 && !info.floor_pending;
+		l->config_epoch = info.config_epoch;
 	}
 }
 
@@ -197,9 +198,13 @@ worker_main(void *arg)
 	struct coordinator *c = arg;
 
 	(void)pthread_setname_np(pthread_self(), "repld-coord-w");
-	if (c->work == WORK_PROMOTE)
+	if (c->work == WORK_PROMOTE) {
+		if (c->promote_ms)
+			co_take_peers(c);
 		c->worker_ret = node_promote(c->n, false, c->worker_msg,
 			sizeof(c->worker_msg));
+	} else if (c->work == WORK_CARRY)
+		co_carry_run(c);
 	else
 		c->worker_ret = node_fence(c->n, c->worker_msg, sizeof(c->worker_msg));
 	atomic_store(&c->worker_state, WORKER_DONE);
@@ -215,7 +220,8 @@ co_worker_start(struct coordinator *c, enum worker_kind kind)
 	if (pthread_create(&c->worker, NULL, worker_main, c) != 0) {
 		atomic_store(&c->worker_state, WORKER_IDLE);
 		log_error("coordinator: cannot start a thread for the %s",
-			kind == WORK_PROMOTE ? "promotion" : "step-down");
+			kind == WORK_PROMOTE ? "promotion" : kind == WORK_CARRY ?
+			"membership change" : "step-down");
 		return false;
 	}
 	return true;
@@ -287,6 +293,8 @@ tick(struct coordinator *c)
 		atomic_store(&c->worker_state, WORKER_IDLE);
 		if (c->work == WORK_PROMOTE)
 			co_promoted(c, now);
+		else if (c->work == WORK_CARRY)
+			co_carried(c, now);
 		else
 			co_stepped_down(c);
 	}
@@ -297,19 +305,33 @@ tick(struct coordinator *c)
 
 	pthread_mutex_lock(&c->lock);
 	if (c->req.pending && !c->req.done) {
+		enum req_kind kind = c->req.kind;
 		uint32_t to = c->req.to;
 		bool failover = c->req.failover;
 		struct coord_answer *a = c->req.ans;
+		const struct coord_membership *ms = c->req.ms;
+		int64_t rev = c->req.rev;
+		char *msg = c->req.msg;
+		size_t msglen = c->req.msglen;
+		int ret = 0;
 
 		pthread_mutex_unlock(&c->lock);
-		co_serve_request(c, to, failover, a);
+		if (kind == REQ_SWITCHOVER)
+			co_serve_request(c, to, failover, a);
+		else
+			ret = co_serve_membership(c, kind == REQ_WITHDRAW, ms, rev, &rev,
+				msg, msglen);
 		read_keys(c, now);
 		pthread_mutex_lock(&c->lock);
+		c->req.ret = ret;
+		c->req.rev = rev;
 		c->req.done = true;
 		pthread_cond_broadcast(&c->cond);
 	}
 	pthread_mutex_unlock(&c->lock);
 
+	if (l.role == NODE_REPLICA && c->keys_valid)
+		co_membership_view(c, l.config_epoch, false);
 	if (atomic_load(&c->worker_state) == WORKER_IDLE && c->reachable) {
 		if (l.role == NODE_PRIMARY)
 			co_primary_tick(c, &l);
@@ -341,7 +363,11 @@ coord_main(void *arg)
 		}
 		(void)pthread_cond_timedwait(&c->cond, &c->lock, &until);
 	}
-	if (c->req.pending && !c->req.done) {
+	if (c->req.pending && !c->req.done && c->req.kind != REQ_SWITCHOVER) {
+		c->req.ret = NODE_E_COORD_UNREACHABLE;
+		snprintf(c->req.msg, c->req.msglen, "the daemon is stopping: nothing "
+			"changed");
+	} else if (c->req.pending && !c->req.done) {
 		c->req.ans->error = "COORDINATOR_UNREACHABLE";
 		snprintf(c->req.ans->message, sizeof(c->req.ans->message),
 			"the daemon is stopping");
@@ -373,6 +399,8 @@ coordinator_free(struct coordinator *c)
 	free(c->k_me);
 	free(c->k_switchover);
 	free(c->k_history);
+	free(c->k_leader);
+	free(c->k_membership);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -431,7 +459,9 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 	    (c->k_members = cat(c->prefix, "members/")) == NULL ||
 	    (c->k_me = cat(c->k_members, me)) == NULL ||
 	    (c->k_switchover = cat(c->prefix, "switchover")) == NULL ||
-	    (c->k_history = cat(c->prefix, "history/")) == NULL) {
+	    (c->k_history = cat(c->prefix, "history/")) == NULL ||
+	    (c->k_leader = cat(c->prefix, "leader")) == NULL ||
+	    (c->k_membership = cat(c->prefix, "membership")) == NULL) {
 		snprintf(err, errlen, "coordinator: out of memory");
 		coordinator_free(c);
 		return -1;

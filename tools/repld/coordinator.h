@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "repl.h"
 #include "repld_conf.h"
 
 struct node;
@@ -46,6 +47,24 @@ struct coord_member {
 	char role[8];			/* "primary", "replica", "down" */
 	uint64_t epoch, last_lsn, last_epoch;
 	bool link_up, candidate;
+};
+
+/*
+ * The membership key: a configuration by node id (0: not known yet, the
+ * node then named by its control address) with its configuration epoch --
+ * every node, the primary among them, and the quorum k.  Written only by
+ * compare-and-swap, by the leader key's holder (coord_membership.c).
+ */
+struct coord_ms_node {
+	uint32_t node_id;
+	char ctl_addr[REPLD_ADDRESS_MAX + 10];	/* "host:port", "[v6]:port" */
+};
+
+struct coord_membership {
+	uint64_t config_epoch;		/* >= 1 */
+	uint32_t quorum;		/* < n */
+	int n;				/* 1 .. COORD_MEMBERS_MAX */
+	struct coord_ms_node nodes[COORD_MEMBERS_MAX];
 };
 
 /* what status, the metrics and the log show (a copy) */
@@ -69,6 +88,11 @@ struct coord_view {
 	int n_members;
 	uint64_t campaigns, promotions;
 	uint64_t etcd_requests;		/* HTTP requests its client sent */
+	/* the membership key, and how it stands to this node's log:
+	   "applied", "pending", "behind", "changing", "absent", "invalid" */
+	bool has_ms;
+	struct coord_membership ms;
+	char ms_state[12];
 	char last_error[256];
 };
 
@@ -100,6 +124,31 @@ void coordinator_view(struct coordinator *c, struct coord_view *v);
  */
 uint32_t coordinator_leader_at_start(const struct repld_conf *conf,
 		uint64_t *epoch);
+
+/* a log's final membership as the key says it (false: joint, none, or a
+ * node without a control address) */
+bool coord_membership_from_log(const struct repl_membership *m,
+		struct coord_membership *out);
+
+/*
+ * A membership change on the primary, before it is carried to the logs:
+ * writes want (the next final membership, its configuration epoch the
+ * log's + 2) to the membership key by compare-and-swap -- on the revision
+ * last read, and only while this node's lease holds the leader key.  0
+ * (*rev: the revision written), or NODE_E_COORD_UNREACHABLE,
+ * NODE_E_NOT_LEADER, NODE_E_CHANGE_PENDING or NODE_E_CONFLICT with a
+ * sentence in msg: nothing was written.  Any thread but the coordinator's.
+ */
+int coordinator_membership_propose(struct coordinator *c,
+		const struct coord_membership *want, int64_t *rev, char *msg,
+		size_t msglen);
+/*
+ * A proposal the log did not take (no membership of its epoch was stored
+ * anywhere): the key goes back to applied if it still holds what rev
+ * wrote.  Best effort: the tick carries a change left in the key.
+ */
+void coordinator_membership_withdraw(struct coordinator *c,
+		const struct coord_membership *applied, int64_t rev);
 
 /* a SWITCHOVER or FAILOVER request's answer (error NULL: done) */
 struct coord_answer {

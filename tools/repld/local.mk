@@ -60,6 +60,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/coordinator.c tools/repld/coordinator.h \
 	tools/repld/coord_internal.h tools/repld/coord_rules.c \
 	tools/repld/coord_switchover.c tools/repld/coord_read.c \
+	tools/repld/coord_membership.c \
 	tools/repld/coord_keys.c tools/repld/coord_keys.h
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
 # the coordinator's etcd client (engine/coord/, a library of its own)
@@ -84,7 +85,7 @@ TESTS += tests/tools/coord_keys_test
 tests_tools_coord_keys_test_SOURCES = tests/tools/coord_keys_test.c \
 	tools/repld/coord_keys.c
 tests_tools_coord_keys_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/engine $(JANSSON_CFLAGS)
+	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
 tests_tools_coord_keys_test_LDADD = $(JANSSON_LIBS)
 
 # the admin socket's text, both ends: requests, replies, replctl's reader

@@ -623,19 +623,54 @@ free_unshared(const struct repld_peer *a, int na, const struct repld_peer *keep,
 	}
 }
 
+/* the final membership of this node and peers, quorum, config epoch ce;
+ * node ids from the stored membership where it names the address */
+static void
+proposal_of(const struct node *n, const struct repl_membership *stored,
+		const struct repld_peer *peers, int n_peers, int quorum, uint64_t ce,
+		struct coord_membership *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->config_epoch = ce;
+	out->quorum = (uint32_t)quorum;
+	out->nodes[0].node_id = n->conf.node_id;
+	snprintf(out->nodes[0].ctl_addr, sizeof(out->nodes[0].ctl_addr),
+		strchr(n->conf.listen.address, ':') ? "[%s]:%u" : "%s:%u",
+		n->conf.listen.address, n->conf.listen.control_port);
+	out->n = 1;
+	for (int i = 0; i < n_peers && out->n < COORD_MEMBERS_MAX; i++) {
+		struct coord_ms_node *nd = &out->nodes[out->n++];
+
+		snprintf(nd->ctl_addr, sizeof(nd->ctl_addr),
+			strchr(peers[i].address, ':') ? "[%s]:%u" : "%s:%u",
+			peers[i].address, peers[i].control_port);
+		for (uint32_t j = 0; j < stored->count && j < REPL_MEMBERS_MAX; j++)
+			if (strcmp(stored->nodes[j].host, peers[i].address) == 0 &&
+			    stored->nodes[j].port == peers[i].control_port)
+				nd->node_id = stored->nodes[j].node_id;
+	}
+}
+
 /*
  * Apply a new membership (peers, quorum) to the primary: drain, close,
- * open with it as the next configuration.  If that open fails the old
+ * open with it as the next configuration.  With a coordinator and propose,
+ * the change is first written to etcd's membership key by compare-and-swap
+ * (docs/replication.md, "The membership in etcd"); a refusal there changes
+ * nothing.  If that open fails the old
  * membership is reopened.  It owns the addresses in peers from here: what
  * does not end up in the node's membership is freed.  Called with
  * n->change held.
  */
 static int
 remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
-		char *msg, size_t msglen)
+		bool propose, char *msg, size_t msglen)
 {
 	struct repld_peer old[REPLD_PEERS_MAX];
 	int old_n = n->conf.n_peers, old_k = n->conf.quorum, ret;
+	struct coordinator *coord = atomic_load(&n->coord);
+	struct repl_membership stored;
+	struct coord_membership want, applied;
+	int64_t rev = 0;
 	char why[512];
 
 	if (quorum < 0 || quorum > n_peers) {
@@ -649,6 +684,26 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 			"this node is %s", node_role_name(node_role(n)));
 		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
 		return NODE_E_WRONG_ROLE;
+	}
+	memset(&stored, 0, sizeof(stored));
+	if (coord != NULL && propose) {
+		if (node_membership(n, &stored) != 0 || stored.config_epoch == 0 ||
+		    (stored.flags & REPL_MEMBERSHIP_JOINT)) {
+			snprintf(msg, msglen, "the membership is changed on a primary "
+				"that stores a final membership; this one %s",
+				stored.config_epoch == 0 ? "is changing state" :
+				"is in the middle of a change");
+			free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
+			return REPL_E_MEMBERSHIP;
+		}
+		proposal_of(n, &stored, peers, n_peers, quorum,
+			stored.config_epoch + 2, &want);
+		if ((ret = coordinator_membership_propose(coord, &want, &rev, msg,
+				msglen)) != 0) {
+			log_warning("%s", msg);
+			free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
+			return ret;
+		}
 	}
 	memcpy(old, n->conf.peers, sizeof(old));
 	log_notice("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d",
@@ -689,6 +744,18 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	if (primary_open(n, &(struct open_how){ 0 }, why, sizeof(why)) != 0) {
 		log_error("the old membership could not be reopened either: %s", why);
 		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
+	} else if (rev != 0) {
+		struct repl_membership now;
+
+		/*
+		 * Back under the old configuration epoch: no membership of the
+		 * proposal's was stored on any node (the primary stores it
+		 * first), so the key may say the old one again.
+		 */
+		if (node_membership(n, &now) == 0 &&
+		    now.config_epoch == stored.config_epoch &&
+		    coord_membership_from_log(&now, &applied))
+			coordinator_membership_withdraw(coord, &applied, rev);
 	}
 	gate_open(n);
 	return ret;
@@ -721,7 +788,7 @@ node_add(struct node *n, const char *host, uint16_t port, int quorum,
 		peers[np] = (struct repld_peer){ strdup(host), port };
 		ret = peers[np].address == NULL ? REPL_E_NOMEM :
 			remember(n, peers, np + 1,
-				quorum >= 0 ? quorum : n->conf.quorum, msg, msglen);
+				quorum >= 0 ? quorum : n->conf.quorum, true, msg, msglen);
 	}
 	pthread_mutex_unlock(&n->change);
 	return ret;
@@ -746,10 +813,65 @@ node_remove(struct node *n, const char *host, uint16_t port, int quorum,
 		/* fewer replicas than the quorum: the quorum shrinks with them */
 		k = quorum >= 0 ? quorum :
 			n->conf.quorum > np - 1 ? np - 1 : n->conf.quorum;
-		ret = remember(n, peers, np - 1, k, msg, msglen);
+		ret = remember(n, peers, np - 1, k, true, msg, msglen);
 	}
 	pthread_mutex_unlock(&n->change);
 	return ret;
+}
+
+int
+node_carry(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
+		uint64_t config_epoch, char *msg, size_t msglen)
+{
+	struct repl_membership stored;
+	int ret;
+
+	pthread_mutex_lock(&n->change);
+	/* the change this primary was asked for itself, carried meanwhile */
+	if (node_membership(n, &stored) == 0 && stored.config_epoch >= config_epoch) {
+		snprintf(msg, msglen, "the log holds configuration epoch %llu already",
+			(unsigned long long)stored.config_epoch);
+		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
+		pthread_mutex_unlock(&n->change);
+		return 0;
+	}
+	ret = remember(n, peers, n_peers, quorum, false, msg, msglen);
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+int
+node_take_peers(struct node *n, struct repld_peer *peers, int n_peers, int quorum)
+{
+	struct repld_peer old[REPLD_PEERS_MAX];
+	int old_n, ret = 0;
+
+	pthread_mutex_lock(&n->change);
+	if (node_role(n) == NODE_PRIMARY) {
+		free_unshared(peers, n_peers, NULL, 0);
+		ret = -1;
+	} else {
+		old_n = n->conf.n_peers;
+		memcpy(old, n->conf.peers, sizeof(old));
+		set_members(n, peers, n_peers, quorum);
+		free_unshared(old, old_n, peers, n_peers);
+	}
+	pthread_mutex_unlock(&n->change);
+	return ret;
+}
+
+int
+node_membership(struct node *n, struct repl_membership *out)
+{
+	bool changing;
+	struct repl *repl;
+
+	memset(out, 0, sizeof(*out));
+	if (node_role(n) != NODE_PRIMARY || (repl = node_try_enter(n, &changing)) == NULL)
+		return -1;
+	(void)repl_membership(repl, out);
+	node_leave(n);
+	return 0;
 }
 
 int
@@ -788,8 +910,8 @@ node_reload(struct node *n, char *msg, size_t msglen)
 			n->conf.n_peers, n->conf.quorum);
 		ret = 0;
 	} else {
-		ret = remember(n, fresh.peers, fresh.n_peers, fresh.quorum, msg,
-			msglen);
+		ret = remember(n, fresh.peers, fresh.n_peers, fresh.quorum, true,
+			msg, msglen);
 	}
 	/* the file's addresses belong to the node now, or are freed */
 	if (!same)

@@ -36,6 +36,11 @@ enum node_role {
 /* the gate's refusals, beyond repl.h's REPL_E_* */
 #define NODE_E_WRONG_ROLE	(-1)	/* a replica, or down */
 #define NODE_E_STOPPING		(-2)	/* a stop has begun */
+/* a membership change with a coordinator, refused before anything changed */
+#define NODE_E_COORD_UNREACHABLE (-3)	/* etcd does not answer */
+#define NODE_E_NOT_LEADER	(-4)	/* this node does not hold the leader key */
+#define NODE_E_CHANGE_PENDING	(-5)	/* etcd holds a change not yet carried */
+#define NODE_E_CONFLICT		(-6)	/* etcd's membership changed meanwhile */
 
 struct node {
 	const char *conf_path;
@@ -121,6 +126,19 @@ int node_remove(struct node *n, const char *host, uint16_t port, int quorum,
 		char *msg, size_t msglen);
 /* read the configuration file again and apply its membership */
 int node_reload(struct node *n, char *msg, size_t msglen);
+/*
+ * The coordinator carries the membership key's change to the log: peers
+ * (addresses the node takes over) and quorum, without writing etcd again;
+ * nothing when the log holds config_epoch or a later one already.
+ */
+int node_carry(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
+		uint64_t config_epoch, char *msg, size_t msglen);
+/* a replica's peers and quorum for its next promotion (addresses taken
+ * over); -1 (and freed) on a primary */
+int node_take_peers(struct node *n, struct repld_peer *peers, int n_peers,
+		int quorum);
+/* a primary's stored membership; -1 when not a primary (or changing) */
+int node_membership(struct node *n, struct repl_membership *out);
 
 /* every TICK: notices a fenced primary or a failed replica; -1 or an exit code */
 int node_tick(struct node *n);
