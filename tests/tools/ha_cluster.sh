@@ -9,15 +9,26 @@
 # ha_start_cluster LEASE_MS, wait_lines FILE N WHAT,
 # ha_wait_replica_of N PRIMARY SECONDS WHAT, ha_check_acked NODE FILE WHAT,
 # ha_idle_requests SECONDS.
-# ENDPOINTS (default $ETCD_URL) is what the files list.
+# ENDPOINTS (default $ETCD_URL) is what the files list.  ETCD_TLS=DIR:
+# etcd serves https with DIR/etcd.{pem,key}, asks for client certificates
+# signed by DIR/ca.pem, and the files give each node DIR/ca.pem and
+# DIR/primary.{pem,key} (coordinator.etcd.tls).
 
 ETCD=${ETCD:-$(command -v etcd)}
 ETCD_PORT=$((BASE + 20))	# and the next one: cluster_lib's nodes use 6
 
 ha_etcd_start() {
-	local u=http://127.0.0.1 i
+	local u=http://127.0.0.1 i tls=()
 	ETCD_URL=$u:$ETCD_PORT
-	"$ETCD" --name "$NAME" --data-dir "$D/etcd" \
+	ETCD_CURL=()
+	if [[ -n ${ETCD_TLS-} ]]; then
+		ETCD_URL=https://127.0.0.1:$ETCD_PORT
+		tls=(--cert-file "$ETCD_TLS/etcd.pem" --key-file "$ETCD_TLS/etcd.key"
+			--client-cert-auth --trusted-ca-file "$ETCD_TLS/ca.pem")
+		ETCD_CURL=(--cacert "$ETCD_TLS/ca.pem" --cert "$ETCD_TLS/primary.pem"
+			--key "$ETCD_TLS/primary.key")
+	fi
+	"$ETCD" --name "$NAME" --data-dir "$D/etcd" "${tls[@]}" \
 		--listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
 		--listen-peer-urls "$u:$((ETCD_PORT + 1))" \
 		--initial-advertise-peer-urls "$u:$((ETCD_PORT + 1))" \
@@ -27,7 +38,8 @@ ha_etcd_start() {
 	ETCD_PID=$!
 	bg+=("$ETCD_PID")
 	for ((i = 0; i < 100; i++)); do
-		curl -sf --max-time 1 "$ETCD_URL/version" > /dev/null && return 0
+		curl -sf --max-time 1 "${ETCD_CURL[@]}" "$ETCD_URL/version" > /dev/null &&
+			return 0
 		kill -0 "$ETCD_PID" 2>/dev/null || fail "etcd exited: $(tail -n 5 "$D/etcd.log")"
 		sleep 0.1
 	done
@@ -42,6 +54,8 @@ ha_etcd_kill() {
 # ha_conf N ROLE LEASE_MS: cluster_lib's file, failure detection in 500 ms,
 # and the coordinator
 ha_conf() {
+	local tls=
+	[[ -n ${ETCD_TLS-} ]] && tls="tls = { ca = \"$ETCD_TLS/ca.pem\"; cert = \"$ETCD_TLS/primary.pem\"; key = \"$ETCD_TLS/primary.key\"; };"
 	conf "$1" "$2"
 	sed -i 's/down_ms = 1000;/down_ms = 500;/' "$D/node$1.conf"
 	cat >> "$D/node$1.conf" <<-EOF
@@ -49,6 +63,7 @@ ha_conf() {
 		etcd = {
 			endpoints = [ "${ENDPOINTS:-$ETCD_URL}" ];
 			lease_ms = $3;
+			$tls
 		};
 	};
 	EOF

@@ -260,8 +260,13 @@ EXTRA_DIST += tests/tools/repld_ha_sigstop.sh
 # BAD_TARGET and NO_COORDINATOR refused with exit 1
 TESTS += tests/tools/repld_ha_switchover.sh
 EXTRA_DIST += tests/tools/repld_ha_switchover.sh
+# the membership key: add, remove, a failover over it, a change left in
+# it carried, one it cannot carry left alone
 TESTS += tests/tools/repld_ha_membership.sh
 EXTRA_DIST += tests/tools/repld_ha_membership.sh
+# the coordinator over https with client certificates, and a failover
+TESTS += tests/tools/repld_ha_etcd_tls.sh
+EXTRA_DIST += tests/tools/repld_ha_etcd_tls.sh
 # the primary cut from etcd (a tcp_proxy blackholed): no failover, appends
 # go on; with a replica cut from it too, that replica does not campaign
 # while the other reports link_up; cut from etcd and both replicas: a
