@@ -7,7 +7,9 @@
  *     log position, whether its link to the primary is up), with a lease
  *     of its own;
  *   - as the primary, holds PREFIX<uuid>/leader with its lease, renewed
- *     every lease/3, and steps down when a switchover names it;
+ *     every lease/3, and steps down when a switchover names it; keeps
+ *     PREFIX<uuid>/membership equal to its log's membership, and carries a
+ *     change left there (coord_membership.c);
  *   - as a replica, campaigns for the leader key when it is gone, its own
  *     link to the primary is down and no live member reports one up: the
  *     most advanced log first, the r-th after r * lease/2; the winner runs
@@ -24,7 +26,10 @@
  * change of the node it starts (those in a worker thread, so that the
  * leases are renewed while a promotion or a step-down runs).  The view and
  * the request slot are under its lock, a leaf: no node lock is taken while
- * it is held.
+ * it is held.  A membership change waits for the coordinator's thread while
+ * holding the node's change lock (node.c, remember); that thread never
+ * takes the change lock (it reads the node with node_try_enter, and what
+ * needs the lock runs in the worker), so the wait closes no cycle.
  */
 #ifndef REPLD_COORDINATOR_H
 #define REPLD_COORDINATOR_H

@@ -397,6 +397,13 @@ coordinator_text(struct mtext *t, struct node *n)
 	counter(t, "repld_coordinator_etcd_requests_total", "HTTP requests the "
 		"coordinator sent to etcd (each attempt on each endpoint).", has,
 		cv.etcd_requests);
+	gauge(t, "repld_coordinator_membership_config_epoch", "The configuration "
+		"epoch etcd's membership key holds (0: absent or not a membership).",
+		has, cv.has_ms ? cv.ms.config_epoch : 0);
+	gauge(t, "repld_coordinator_membership_pending", "1 while etcd's "
+		"membership key holds a later configuration epoch than this node's "
+		"log (a change not yet carried, or not yet given to this replica).",
+		has, strcmp(cv.ms_state, "pending") == 0);
 }
 
 void
