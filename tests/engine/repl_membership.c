@@ -312,6 +312,17 @@ main(void)
 	CHECK(st.config_epoch == 1 && !st.config_joint);
 	CHECK(repl_wait_durable(r, append(r, 20), 10000) == 0);
 	CHECK(members(r, 2, 5000));
+	{
+		/* the running primary's own view: what its log stores */
+		struct repl_membership live;
+
+		CHECK(repl_membership(r, &live) == 0);
+		CHECK(live.config_epoch == 1 && live.version == 2 && live.k == 1 &&
+			live.count == 3 && live.n_new == 3 && live.flags == 0);
+		CHECK(live.nodes[0].node_id == 1 && live.nodes[0].port != 0);
+		CHECK(repl_membership(NULL, &live) == REPL_E_INVAL &&
+			repl_membership(r, NULL) == REPL_E_INVAL);
+	}
 	repl_close(&r);
 	ms = stored(ppath);
 	CHECK(ms.config_epoch == 1 && ms.count == 3 && ms.k == 1 && ms.flags == 0);
@@ -375,6 +386,14 @@ main(void)
 				usleep(50000);
 		}
 		CHECK(up);
+	}
+	{
+		struct repl_membership live;
+
+		CHECK(repl_membership(r, &live) == 0);
+		CHECK(live.config_epoch == 6 && (live.flags & REPL_MEMBERSHIP_JOINT) &&
+			live.k == 2 && live.k_old == 2 && live.n_old == 3 &&
+			live.n_new == 4);
 	}
 	left = append(r, 1);
 	CHECK(repl_wait_durable(r, left, 1500) == REPL_E_TIMEDOUT);
