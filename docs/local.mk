@@ -125,6 +125,7 @@ EXTRA_DIST += tests/man/check-man-pages.sh tests/man/man_lib.sh
 
 # the replication engine: the control channel's messages
 EXTRA_DIST += docs/replication.md
+EXTRA_DIST += docs/sqlite.md
 
 # librepl, the replication engine's library for databases: one page per
 # exported function (repl_appendv.3, repl_replica_status.3 and the pages

@@ -96,6 +96,14 @@ $(FUZZ_DIR)/fuzz_etcd_msg: tests/fuzz/fuzz_etcd_msg.c \
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -o $@ $^ $(JANSSON_LIBS)
 
+# replvfs's transaction records as a log or a peer holds them
+FUZZ_TARGETS += txn_record
+EXTRA_DIST += tests/fuzz/fuzz_txn_record.c
+$(FUZZ_DIR)/fuzz_txn_record: tests/fuzz/fuzz_txn_record.c \
+		$(top_srcdir)/sqlite/txn_record.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/sqlite -o $@ $^
+
 # the coordinator's key values as etcd holds them (tools/repld/coord_keys.c)
 FUZZ_TARGETS += coord_keys
 EXTRA_DIST += tests/fuzz/fuzz_coord_keys.c

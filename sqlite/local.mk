@@ -1,0 +1,28 @@
+# sqlite/ -- replvfs, SQLite over librepl: a committed transaction's WAL
+# frames become one librepl record (docs/sqlite.md)
+
+# the transaction record: its codec alone, with no SQLite and no librepl
+noinst_LTLIBRARIES += sqlite/libtxn_record.la
+sqlite_libtxn_record_la_SOURCES = sqlite/txn_record.c sqlite/txn_record.h
+
+check_PROGRAMS += tests/sqlite/txn_record_test
+TESTS += tests/sqlite/txn_record_test
+tests_sqlite_txn_record_test_SOURCES = tests/sqlite/txn_record_test.c
+tests_sqlite_txn_record_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sqlite
+tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
+
+# the VFS, as a loadable SQLite extension: libreplvfs.so, entry point
+# sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
+lib_LTLIBRARIES += sqlite/libreplvfs.la
+sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
+	sqlite/rv_db.c sqlite/rv_db.h
+sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
+	-I$(top_srcdir)/tools/repld $(SQLITE3_CFLAGS)
+sqlite_libreplvfs_la_LDFLAGS = -module -avoid-version -shared
+sqlite_libreplvfs_la_LIBADD = sqlite/libtxn_record.la tools/repld/librepld_conf.la \
+	engine/librepl.la
+
+# the sqlite3 shell and Python's sqlite3 through the extension, beside two
+# repld replicas; a COMMIT the replicas do not hold fails
+TESTS += tests/sqlite/replvfs_shell.sh
+EXTRA_DIST += tests/sqlite/replvfs_shell.sh

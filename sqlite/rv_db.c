@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rv_db.c -- a replicated SQLite database: its log, its staged transaction
+ * and its commit (rv_db.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "repl.h"
+#include "repld_conf.h"
+#include "rv_db.h"
+#include "txn_record.h"
+
+
+struct rv_db {
+	struct rv_db *next;
+	int refs;
+	char *path;
+	struct repl *repl;
+	uint8_t db_uuid[16];		/* the cluster's: one database per log */
+
+	/*
+	 * Guards what follows.  SQLite's WAL write lock already makes the
+	 * writers one at a time; this covers a connection opening the -wal
+	 * (wal_seen) while another writes, and keeps the order of SQLite's
+	 * calls out of the argument.  Held across a commit's wait: the next
+	 * writer waits for the write lock then anyway.
+	 */
+	pthread_mutex_t lock;
+
+	/* the -wal as its header said */
+	uint32_t page_size;
+	uint32_t salt1, salt2;
+	bool wal_reset;			/* the next record says the WAL restarted */
+
+	/*
+	 * The transaction being written, in record layout: buf holds the
+	 * header's room, then frames first .. first + n - 1, each its page
+	 * number and page.  It grows and never shrinks: a commit allocates
+	 * nothing once the largest transaction has been seen.
+	 */
+	uint8_t *buf;
+	size_t cap;
+	uint32_t first, n;
+	uint32_t commit_frame;		/* 0: the commit frame is not written */
+	uint32_t db_size;
+
+	int timeout_ms;			/* a commit's wait for the replicas */
+	uint64_t next_txid;
+	uint64_t commits, last_lsn;
+	int poisoned;			/* 0, or the REPL_E_* that left the log
+					   and this file in doubt */
+};
+
+static pthread_mutex_t dbs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rv_db *dbs;
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static enum repl_backend
+backend_of(enum repld_backend b)
+{
+	return b == REPLD_BACKEND_PMEM ? REPL_BACKEND_PMEM :
+		b == REPLD_BACKEND_CRASH ? REPL_BACKEND_CRASH : REPL_BACKEND_FILE;
+}
+
+static const char *
+provider_of(const struct repld_conf *conf)
+{
+	switch (conf->transport) {
+	case REPLD_TRANSPORT_VERBS:
+		return "verbs";
+	case REPLD_TRANSPORT_OFI_NET:
+		return "net";
+	case REPLD_TRANSPORT_OFI_TCP:
+		return "tcp";
+	default:
+		return repl_rdma_available(conf->listen.address) ? "verbs" : "tcp";
+	}
+}
+
+/* the log of conf, opened as the primary: 0 or a REPL_E_* */
+static int
+log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
+{
+	struct repl_replica reps[REPLD_PEERS_MAX];
+	char ports[REPLD_PEERS_MAX][8], ctl_port[8];
+	struct repl_cfg cfg = {
+		.path = conf->log.path,
+		.backend = backend_of(conf->log.backend),
+		.size = conf->log.size,
+		.create = bootstrap,
+		.node_id = conf->node_id,
+		.full_timeout_ms = conf->full_timeout_ms,
+		.busy_poll_us = conf->busy_poll_us,
+		.replicas = reps,
+		.n_replicas = conf->n_peers,
+		.quorum = conf->quorum,
+		.provider = provider_of(conf),
+		.heartbeat_ms = conf->timeouts.heartbeat_ms,
+		.down_timeout_ms = conf->timeouts.down_ms,
+		.promote_wait_ms = conf->timeouts.promote_wait_ms,
+		.flush_method = (int)conf->flush_method,
+		.bootstrap = bootstrap,
+		.listen_addr = conf->listen.address,
+		.listen_port = ctl_port,
+		.tls_ca = conf->tls.ca,
+		.tls_cert = conf->tls.cert,
+		.tls_key = conf->tls.key,
+	};
+
+	snprintf(ctl_port, sizeof(ctl_port), "%u", conf->listen.control_port);
+	for (int i = 0; i < conf->n_peers; i++) {
+		snprintf(ports[i], sizeof(ports[i]), "%u", conf->peers[i].control_port);
+		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
+	}
+	memcpy(cfg.cluster_uuid, conf->cluster_uuid, sizeof(cfg.cluster_uuid));
+	return repl_open(&cfg, out);
+}
+
+/*
+ * The next transaction id: one past the newest transaction record's (1 for
+ * a log without one).  Walks back over the records that are not
+ * transactions (each promotion's epoch-start record).
+ */
+static uint64_t
+txid_after(struct repl *repl)
+{
+	struct repl_status st;
+	struct repl_record_info info;
+	char magic[4];
+	size_t len;
+
+	if (repl_status(repl, &st) != 0 || st.last_lsn == 0)
+		return 1;
+	for (uint64_t lsn = st.last_lsn; lsn >= st.first_lsn && lsn > 0; lsn--)
+		if (repl_record_info(repl, lsn, &info) == 0 && info.client_id != 0 &&
+		    info.len >= TXN_HDR_SIZE &&
+		    repl_read(repl, lsn, magic, sizeof(magic), &len) == 0 &&
+		    memcmp(magic, TXN_MAGIC, 4) == 0)
+			return info.client_id + 1;
+	return 1;
+}
+
+struct rv_db *
+rv_db_find(const char *db_path)
+{
+	struct rv_db *d;
+
+	pthread_mutex_lock(&dbs_lock);
+	for (d = dbs; d != NULL && strcmp(d->path, db_path) != 0; d = d->next)
+		;
+	if (d != NULL)
+		d->refs++;
+	pthread_mutex_unlock(&dbs_lock);
+	return d;
+}
+
+struct rv_db *
+rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
+		int timeout_ms, char *why, size_t whylen)
+{
+	struct repld_conf conf;
+	struct rv_db *d;
+	char err[512];
+	int ret;
+
+	pthread_mutex_lock(&dbs_lock);
+	for (d = dbs; d != NULL && strcmp(d->path, db_path) != 0; d = d->next)
+		;
+	if (d != NULL) {
+		d->refs++;
+		pthread_mutex_unlock(&dbs_lock);
+		return d;
+	}
+	if (conf_path == NULL || *conf_path == '\0') {
+		pthread_mutex_unlock(&dbs_lock);
+		snprintf(why, whylen, "replvfs: %s: no repl_conf=FILE in its URI (the "
+			"repld.conf that names its log and replicas)", db_path);
+		return NULL;
+	}
+	if (repld_conf_load(conf_path, &conf, err, sizeof(err)) != 0) {
+		pthread_mutex_unlock(&dbs_lock);
+		snprintf(why, whylen, "replvfs: %s: %s", conf_path, err);
+		return NULL;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL || (d->path = strdup(db_path)) == NULL ||
+	    pthread_mutex_init(&d->lock, NULL) != 0) {
+		free(d);
+		repld_conf_free(&conf);
+		pthread_mutex_unlock(&dbs_lock);
+		snprintf(why, whylen, "replvfs: out of memory");
+		return NULL;
+	}
+	/* opening the log may wait for the replicas (a promotion) */
+	if ((ret = log_open(&conf, bootstrap, &d->repl)) != 0) {
+		snprintf(why, whylen, "replvfs: %s: the log %s did not open as the "
+			"primary: %s", db_path, conf.log.path, repl_strerror(ret));
+		repld_conf_free(&conf);
+		free(d->path);
+		free(d);
+		pthread_mutex_unlock(&dbs_lock);
+		return NULL;
+	}
+	memcpy(d->db_uuid, conf.cluster_uuid, sizeof(d->db_uuid));
+	repld_conf_free(&conf);
+	d->refs = 1;
+	d->timeout_ms = timeout_ms;
+	d->next_txid = txid_after(d->repl);
+	d->next = dbs;
+	dbs = d;
+	pthread_mutex_unlock(&dbs_lock);
+	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: its transactions go to the log of %s "
+		"(next transaction id %llu)", db_path, conf_path,
+		(unsigned long long)d->next_txid);
+	return d;
+}
+
+void
+rv_db_put(struct rv_db *d)
+{
+	struct rv_db **p;
+
+	if (d == NULL)
+		return;
+	pthread_mutex_lock(&dbs_lock);
+	if (--d->refs > 0) {
+		pthread_mutex_unlock(&dbs_lock);
+		return;
+	}
+	for (p = &dbs; *p != NULL && *p != d; p = &(*p)->next)
+		;
+	if (*p == d)
+		*p = d->next;
+	pthread_mutex_unlock(&dbs_lock);
+	(void)repl_close(&d->repl);
+	pthread_mutex_destroy(&d->lock);
+	free(d->buf);
+	free(d->path);
+	free(d);
+}
+
+/* ---- the -wal's writes ---- */
+
+uint32_t
+rv_db_page_size(struct rv_db *d)
+{
+	uint32_t ps;
+
+	pthread_mutex_lock(&d->lock);
+	ps = d->page_size;
+	pthread_mutex_unlock(&d->lock);
+	return ps;
+}
+
+static int writable(struct rv_db *d);
+
+static void
+unstage(struct rv_db *d)
+{
+	d->first = d->n = 0;
+	d->commit_frame = 0;
+	d->db_size = 0;
+}
+
+void
+rv_db_wal_reset(struct rv_db *d)
+{
+	pthread_mutex_lock(&d->lock);
+	unstage(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* a WAL header's page size and salts; SQLITE_OK or SQLITE_IOERR_WRITE */
+static int
+take_header(struct rv_db *d, const uint8_t hdr[32])
+{
+	uint32_t ps = be32(hdr + 8);
+
+	if (ps < TXN_PAGE_MIN || ps > TXN_PAGE_MAX || (ps & (ps - 1)) != 0) {
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a WAL header with page size %u",
+			d->path, ps);
+		return SQLITE_IOERR_WRITE;
+	}
+	d->page_size = ps;
+	d->salt1 = be32(hdr + 16);
+	d->salt2 = be32(hdr + 20);
+	return SQLITE_OK;
+}
+
+int
+rv_db_wal_header(struct rv_db *d, const uint8_t hdr[32])
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	if ((rc = take_header(d, hdr)) == SQLITE_OK) {
+		/* a new WAL generation: what was staged belonged to the old one */
+		d->wal_reset = true;
+		unstage(d);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+int
+rv_db_wal_seen(struct rv_db *d, const uint8_t hdr[32])
+{
+	int rc = SQLITE_OK;
+
+	/* another connection's -wal open changes nothing a writer stages */
+	pthread_mutex_lock(&d->lock);
+	if (d->page_size == 0)
+		rc = take_header(d, hdr);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* room for frames first .. frame; false when out of memory */
+static bool
+reserve(struct rv_db *d, uint32_t frame)
+{
+	size_t need = txn_record_len(frame - d->first + 1, d->page_size);
+	uint8_t *b;
+
+	if (need <= d->cap)
+		return true;
+	need = need > 2 * d->cap ? need : 2 * d->cap;
+	if ((b = realloc(d->buf, need)) == NULL)
+		return false;
+	d->buf = b;
+	d->cap = need;
+	return true;
+}
+
+static uint8_t *
+frame_at(struct rv_db *d, uint32_t frame)
+{
+	return d->buf + txn_record_len(frame - d->first, d->page_size);
+}
+
+static int
+frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
+{
+	uint32_t pgno = be32(hdr), commit = be32(hdr + 4);
+
+	if (d->poisoned != 0)
+		return writable(d);
+	if (d->page_size == 0 || pgno == 0) {
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: WAL frame %u %s", d->path, frame,
+			d->page_size == 0 ? "written before any WAL header" :
+			"names page 0");
+		return SQLITE_IOERR_WRITE;
+	}
+	/*
+	 * A frame below the staged ones, or past them, begins another
+	 * transaction: what is staged was rolled back (its frames lie past
+	 * the WAL's last commit, where the next one writes again).
+	 */
+	if (d->n == 0 || frame < d->first || frame > d->first + d->n) {
+		unstage(d);
+		d->first = frame;
+	}
+	if (!reserve(d, frame))
+		return SQLITE_IOERR_NOMEM;
+	txn_pgno_encode(pgno, frame_at(d, frame));
+	if (frame == d->first + d->n)
+		d->n++;
+	/* a frame rewritten in place is staged again, committing or not */
+	if (commit != 0) {
+		d->commit_frame = frame;
+		d->db_size = commit;
+	} else if (d->commit_frame == frame) {
+		d->commit_frame = 0;
+	}
+	return SQLITE_OK;
+}
+
+/* the staged transaction, first .. commit frame, as one durable record */
+static int
+commit(struct rv_db *d)
+{
+	uint32_t n = d->commit_frame - d->first + 1;
+	struct txn_hdr h = {
+		.version = TXN_VERSION, .flags = TXN_F_FIRST | TXN_F_LAST |
+			(d->wal_reset ? TXN_F_WAL_RESET : 0),
+		.page_size = d->page_size, .n_frames = n, .wal_salt1 = d->salt1,
+		.wal_salt2 = d->salt2, .first_frame = d->first, .db_size = d->db_size,
+	};
+	struct iovec iov;
+	uint64_t lsn = 0;
+	int ret;
+
+	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
+	if (!txn_hdr_encode(&h, d->buf))
+		return SQLITE_IOERR_WRITE;
+	iov.iov_base = d->buf;
+	iov.iov_len = txn_record_len(n, d->page_size);
+	if ((ret = repl_appendv(d->repl, &iov, 1, d->next_txid, &lsn)) != 0) {
+		/* not appended: the transaction rolls back, nothing is in doubt */
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (%u pages) not "
+			"appended: %s", d->path, (unsigned long long)d->next_txid, n,
+			repl_strerror(ret));
+		return ret == REPL_E_FULL ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+	}
+	if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
+		/*
+		 * Appended, and maybe durable after all (a timeout, a fence with
+		 * the record in flight): the log may keep a transaction this
+		 * file rolls back.  No more writes until the database is opened
+		 * again from the log.
+		 */
+		d->poisoned = ret;
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (LSN %llu) "
+			"not durable: %s; its outcome is the log's (look up its "
+			"transaction id), and this database takes no more writes",
+			d->path, (unsigned long long)d->next_txid,
+			(unsigned long long)lsn, repl_strerror(ret));
+		return SQLITE_IOERR_WRITE;
+	}
+	d->next_txid++;
+	d->commits++;
+	d->last_lsn = lsn;
+	d->wal_reset = false;
+	/* the next transaction begins past this commit frame */
+	d->first = d->commit_frame + 1;
+	d->n = 0;
+	d->commit_frame = 0;
+	d->db_size = 0;
+	return SQLITE_OK;
+}
+
+int
+rv_db_frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = frame_header(d, frame, hdr);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+static int
+frame_page(struct rv_db *d, uint32_t frame, const void *page, int len)
+{
+	if (d->n == 0 || frame < d->first || frame >= d->first + d->n ||
+	    (uint32_t)len != d->page_size) {
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a %d-byte page of WAL frame %u "
+			"without its frame header", d->path, len, frame);
+		return SQLITE_IOERR_WRITE;
+	}
+	memcpy(frame_at(d, frame) + TXN_FRAME_HDR_SIZE, page, (size_t)len);
+	/* no padding follows the commit frame (POWERSAFE_OVERWRITE): its page
+	 * is the transaction's last write */
+	return frame == d->commit_frame ? commit(d) : SQLITE_OK;
+}
+
+int
+rv_db_frame_page(struct rv_db *d, uint32_t frame, const void *page, int len)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = frame_page(d, frame, page, len);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+static int
+writable(struct rv_db *d)
+{
+	if (d->poisoned == 0)
+		return SQLITE_OK;
+	sqlite3_log(SQLITE_IOERR, "replvfs: %s: a commit's outcome is unknown (%s): "
+		"close and open the database again before writing", d->path,
+		repl_strerror(d->poisoned));
+	return SQLITE_IOERR_WRITE;
+}
+
+int
+rv_db_writable(struct rv_db *d)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = writable(d);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void
+rv_db_stats(struct rv_db *d, struct rv_db_stats *out)
+{
+	pthread_mutex_lock(&d->lock);
+	out->commits = d->commits;
+	out->last_lsn = d->last_lsn;
+	out->next_txid = d->next_txid;
+	out->poisoned = d->poisoned != 0;
+	pthread_mutex_unlock(&d->lock);
+}

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vfs.c -- the "repl" VFS: SQLite's default VFS with the -wal's writes
+ * watched.  A database opened through it (file:NAME?vfs=repl&repl_conf=
+ * FILE) has its log opened as the primary (rv_db.c); every WAL frame
+ * written is staged, and the write of the commit frame's page returns
+ * only once the transaction is one durable record.  SQLite updates the
+ * wal-index (and so shows the transaction to readers) only after that
+ * write returns, so no reader of this process sees a transaction before
+ * it is durable where the configuration says.
+ *
+ * The database file, the -shm and every other file pass through
+ * unchanged.  The VFS reports SQLITE_IOCAP_POWERSAFE_OVERWRITE, so that
+ * SQLite never pads a commit frame with copies of itself; and it refuses
+ * the writes of a rollback-journal transaction (main_write_ok): a
+ * database of this VFS is in WAL mode, where each transaction is frames.
+ */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "replvfs.h"
+#include "rv_db.h"
+
+#define WAL_HDR 32
+#define FRAME_HDR 24
+
+enum rv_kind { RV_OTHER = 0, RV_MAIN, RV_WAL };
+
+struct rv_file {
+	sqlite3_file base;
+	enum rv_kind kind;
+	struct rv_db *db;		/* RV_MAIN, RV_WAL */
+	bool wal_mode;			/* RV_MAIN: its header says WAL mode */
+	sqlite3_file real[];		/* the default VFS's file, szOsFile bytes */
+};
+
+static sqlite3_vfs *under;		/* the default VFS */
+
+static sqlite3_file *
+real_of(sqlite3_file *f)
+{
+	return ((struct rv_file *)f)->real;
+}
+
+/* ---- methods: passed through, the -wal's writes watched ---- */
+
+static int
+rv_close(sqlite3_file *f)
+{
+	struct rv_file *rf = (struct rv_file *)f;
+	int rc = rf->real->pMethods ? rf->real->pMethods->xClose(rf->real) : SQLITE_OK;
+
+	rv_db_put(rf->db);
+	rf->db = NULL;
+	return rc;
+}
+
+static int
+rv_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
+{
+	return real_of(f)->pMethods->xRead(real_of(f), buf, amt, off);
+}
+
+/* a write of the -wal: its header, a frame's header, or a frame's page */
+static int
+wal_write(struct rv_file *rf, const void *buf, int amt, sqlite3_int64 off)
+{
+	struct rv_db *d = rf->db;
+	uint32_t page = rv_db_page_size(d);
+	sqlite3_int64 at = off - WAL_HDR, step = FRAME_HDR + (sqlite3_int64)page;
+
+	if (off == 0 && amt == WAL_HDR)
+		return rv_db_wal_header(d, buf);
+	if (off >= WAL_HDR && page != 0) {
+		if (at % step == 0 && amt == FRAME_HDR)
+			return rv_db_frame_header(d, (uint32_t)(at / step) + 1, buf);
+		if (at % step == FRAME_HDR && amt == (int)page)
+			return rv_db_frame_page(d, (uint32_t)(at / step) + 1, buf, amt);
+	}
+	sqlite3_log(SQLITE_IOERR, "replvfs: a write of %d bytes at offset %lld of a "
+		"-wal is neither its header, nor a frame's header, nor its page", amt,
+		(long long)off);
+	return SQLITE_IOERR_WRITE;
+}
+
+/*
+ * A write of the database file itself.  In WAL mode those are a
+ * checkpoint's copies of frames the log holds.  Outside it they would be
+ * a rollback-journal transaction, which no record carries: refused, but
+ * for the one that makes a new, empty database a WAL one (PRAGMA
+ * journal_mode=WAL: page 1 with its format bytes 18 and 19 set to 2).
+ */
+static int
+main_write_ok(struct rv_file *rf, const uint8_t *buf, int amt, sqlite3_int64 off)
+{
+	sqlite3_int64 size = 0;
+	uint8_t hdr[20];
+
+	if (rf->wal_mode)
+		return SQLITE_OK;
+	if (rf->real->pMethods->xFileSize(rf->real, &size) != SQLITE_OK)
+		return SQLITE_IOERR_WRITE;
+	if (size >= (sqlite3_int64)sizeof(hdr) &&
+	    rf->real->pMethods->xRead(rf->real, hdr, sizeof(hdr), 0) == SQLITE_OK &&
+	    hdr[18] == 2 && hdr[19] == 2) {
+		rf->wal_mode = true;
+		return SQLITE_OK;
+	}
+	if (size == 0 && off == 0 && amt >= 20 && buf[18] == 2 && buf[19] == 2)
+		return SQLITE_OK;
+	sqlite3_log(SQLITE_IOERR, "replvfs: a write of a database not in WAL mode "
+		"is refused: its transactions would not be in the log (a new "
+		"database: PRAGMA journal_mode=WAL before anything else; an "
+		"existing one is not taken over)");
+	return SQLITE_IOERR_WRITE;
+}
+
+static int
+rv_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
+{
+	struct rv_file *rf = (struct rv_file *)f;
+	int rc;
+
+	if (rf->kind == RV_MAIN && (rc = main_write_ok(rf, buf, amt, off)) != SQLITE_OK)
+		return rc;
+	/* the -wal gets the bytes first: SQLite reads its frames back */
+	rc = rf->real->pMethods->xWrite(rf->real, buf, amt, off);
+	if (rc != SQLITE_OK || rf->kind != RV_WAL)
+		return rc;
+	return wal_write(rf, buf, amt, off);
+}
+
+static int
+rv_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+	struct rv_file *rf = (struct rv_file *)f;
+
+	if (rf->kind == RV_WAL && size == 0)
+		rv_db_wal_reset(rf->db);
+	return rf->real->pMethods->xTruncate(rf->real, size);
+}
+
+static int
+rv_sync(sqlite3_file *f, int flags)
+{
+	return real_of(f)->pMethods->xSync(real_of(f), flags);
+}
+
+static int
+rv_file_size(sqlite3_file *f, sqlite3_int64 *size)
+{
+	return real_of(f)->pMethods->xFileSize(real_of(f), size);
+}
+
+static int
+rv_lock(sqlite3_file *f, int level)
+{
+	return real_of(f)->pMethods->xLock(real_of(f), level);
+}
+
+static int
+rv_unlock(sqlite3_file *f, int level)
+{
+	return real_of(f)->pMethods->xUnlock(real_of(f), level);
+}
+
+static int
+rv_check_reserved(sqlite3_file *f, int *out)
+{
+	return real_of(f)->pMethods->xCheckReservedLock(real_of(f), out);
+}
+
+/* "PRAGMA journal_mode" to anything but WAL is refused on our databases */
+static int
+pragma(struct rv_file *rf, char **arg)
+{
+	const char *name = arg[1], *value = arg[2];
+
+	if (name != NULL && sqlite3_stricmp(name, "journal_mode") == 0 &&
+	    value != NULL && sqlite3_stricmp(value, "wal") != 0) {
+		arg[0] = sqlite3_mprintf("replvfs: a replicated database stays in "
+			"WAL mode (journal_mode=%s refused)", value);
+		return SQLITE_ERROR;
+	}
+	return rf->real->pMethods->xFileControl(rf->real, SQLITE_FCNTL_PRAGMA, arg);
+}
+
+static int
+rv_file_control(sqlite3_file *f, int op, void *arg)
+{
+	struct rv_file *rf = (struct rv_file *)f;
+
+	if (op == SQLITE_FCNTL_PRAGMA && rf->kind == RV_MAIN)
+		return pragma(rf, arg);
+	return rf->real->pMethods->xFileControl(rf->real, op, arg);
+}
+
+static int
+rv_sector_size(sqlite3_file *f)
+{
+	return real_of(f)->pMethods->xSectorSize(real_of(f));
+}
+
+static int
+rv_device_characteristics(sqlite3_file *f)
+{
+	return real_of(f)->pMethods->xDeviceCharacteristics(real_of(f)) |
+		SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+}
+
+static int
+rv_shm_map(sqlite3_file *f, int pg, int pgsz, int extend, void volatile **pp)
+{
+	return real_of(f)->pMethods->xShmMap(real_of(f), pg, pgsz, extend, pp);
+}
+
+static int
+rv_shm_lock(sqlite3_file *f, int offset, int n, int flags)
+{
+	return real_of(f)->pMethods->xShmLock(real_of(f), offset, n, flags);
+}
+
+static void
+rv_shm_barrier(sqlite3_file *f)
+{
+	real_of(f)->pMethods->xShmBarrier(real_of(f));
+}
+
+static int
+rv_shm_unmap(sqlite3_file *f, int del)
+{
+	return real_of(f)->pMethods->xShmUnmap(real_of(f), del);
+}
+
+static int
+rv_fetch(sqlite3_file *f, sqlite3_int64 off, int amt, void **pp)
+{
+	return real_of(f)->pMethods->xFetch(real_of(f), off, amt, pp);
+}
+
+static int
+rv_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
+{
+	return real_of(f)->pMethods->xUnfetch(real_of(f), off, p);
+}
+
+static const sqlite3_io_methods rv_methods = {
+	.iVersion = 3,
+	.xClose = rv_close,
+	.xRead = rv_read,
+	.xWrite = rv_write,
+	.xTruncate = rv_truncate,
+	.xSync = rv_sync,
+	.xFileSize = rv_file_size,
+	.xLock = rv_lock,
+	.xUnlock = rv_unlock,
+	.xCheckReservedLock = rv_check_reserved,
+	.xFileControl = rv_file_control,
+	.xSectorSize = rv_sector_size,
+	.xDeviceCharacteristics = rv_device_characteristics,
+	.xShmMap = rv_shm_map,
+	.xShmLock = rv_shm_lock,
+	.xShmBarrier = rv_shm_barrier,
+	.xShmUnmap = rv_shm_unmap,
+	.xFetch = rv_fetch,
+	.xUnfetch = rv_unfetch,
+};
+
+/* ---- the VFS ---- */
+
+/* an existing -wal's header: its page size and salts */
+static int
+wal_opened(struct rv_file *rf)
+{
+	sqlite3_int64 size = 0;
+	uint8_t hdr[WAL_HDR];
+	int rc;
+
+	if ((rc = rf->real->pMethods->xFileSize(rf->real, &size)) != SQLITE_OK)
+		return rc;
+	if (size < WAL_HDR)
+		return SQLITE_OK;
+	if ((rc = rf->real->pMethods->xRead(rf->real, hdr, WAL_HDR, 0)) != SQLITE_OK)
+		return rc;
+	return rv_db_wal_seen(rf->db, hdr);
+}
+
+static int
+rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
+		int *out_flags)
+{
+	struct rv_file *rf = (struct rv_file *)f;
+	char why[768];
+	int rc;
+
+	(void)vfs;
+	memset(rf, 0, sizeof(*rf));
+	if (name != NULL && (flags & SQLITE_OPEN_MAIN_DB)) {
+		rf->kind = RV_MAIN;
+		rf->db = rv_db_get(name, sqlite3_uri_parameter(name, "repl_conf"),
+			sqlite3_uri_boolean(name, "repl_bootstrap", 0),
+			(int)sqlite3_uri_int64(name, "repl_timeout_ms", REPLVFS_TIMEOUT_MS),
+			why, sizeof(why));
+		if (rf->db == NULL) {
+			sqlite3_log(SQLITE_CANTOPEN, "%s", why);
+			return SQLITE_CANTOPEN;
+		}
+	} else if (name != NULL && (flags & SQLITE_OPEN_WAL)) {
+		rf->kind = RV_WAL;
+		rf->db = rv_db_find(sqlite3_filename_database(name));
+		if (rf->db == NULL) {
+			sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: a -wal without its "
+				"database open", name);
+			return SQLITE_CANTOPEN;
+		}
+	}
+	rc = under->xOpen(under, name, rf->real, flags, out_flags);
+	if (rc != SQLITE_OK) {
+		rv_db_put(rf->db);
+		rf->db = NULL;
+		return rc;
+	}
+	rf->base.pMethods = &rv_methods;
+	if (rf->kind == RV_WAL && (rc = wal_opened(rf)) != SQLITE_OK) {
+		rv_close(f);
+		rf->base.pMethods = NULL;
+		return rc;
+	}
+	return SQLITE_OK;
+}
+
+static int
+rv_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
+{
+	(void)vfs;
+	return under->xDelete(under, name, sync_dir);
+}
+
+static int
+rv_access(sqlite3_vfs *vfs, const char *name, int flags, int *out)
+{
+	(void)vfs;
+	return under->xAccess(under, name, flags, out);
+}
+
+static int
+rv_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+	(void)vfs;
+	return under->xFullPathname(under, name, n, out);
+}
+
+static void *
+rv_dl_open(sqlite3_vfs *vfs, const char *name)
+{
+	(void)vfs;
+	return under->xDlOpen(under, name);
+}
+
+static void
+rv_dl_error(sqlite3_vfs *vfs, int n, char *msg)
+{
+	(void)vfs;
+	under->xDlError(under, n, msg);
+}
+
+static void (*rv_dl_sym(sqlite3_vfs *vfs, void *h, const char *sym))(void)
+{
+	(void)vfs;
+	return under->xDlSym(under, h, sym);
+}
+
+static void
+rv_dl_close(sqlite3_vfs *vfs, void *h)
+{
+	(void)vfs;
+	under->xDlClose(under, h);
+}
+
+static int
+rv_randomness(sqlite3_vfs *vfs, int n, char *out)
+{
+	(void)vfs;
+	return under->xRandomness(under, n, out);
+}
+
+static int
+rv_sleep(sqlite3_vfs *vfs, int us)
+{
+	(void)vfs;
+	return under->xSleep(under, us);
+}
+
+static int
+rv_current_time(sqlite3_vfs *vfs, double *out)
+{
+	(void)vfs;
+	return under->xCurrentTime(under, out);
+}
+
+static int
+rv_get_last_error(sqlite3_vfs *vfs, int n, char *out)
+{
+	(void)vfs;
+	return under->xGetLastError ? under->xGetLastError(under, n, out) : 0;
+}
+
+static int
+rv_current_time_int64(sqlite3_vfs *vfs, sqlite3_int64 *out)
+{
+	(void)vfs;
+	return under->xCurrentTimeInt64(under, out);
+}
+
+static sqlite3_vfs rv_vfs = {
+	.iVersion = 2,
+	.zName = REPLVFS_NAME,
+	.xOpen = rv_open,
+	.xDelete = rv_delete,
+	.xAccess = rv_access,
+	.xFullPathname = rv_full_pathname,
+	.xDlOpen = rv_dl_open,
+	.xDlError = rv_dl_error,
+	.xDlSym = rv_dl_sym,
+	.xDlClose = rv_dl_close,
+	.xRandomness = rv_randomness,
+	.xSleep = rv_sleep,
+	.xCurrentTime = rv_current_time,
+	.xGetLastError = rv_get_last_error,
+	.xCurrentTimeInt64 = rv_current_time_int64,
+};
+
+int
+replvfs_register(void)
+{
+	if (sqlite3_vfs_find(REPLVFS_NAME) != NULL)
+		return SQLITE_OK;
+	if ((under = sqlite3_vfs_find(NULL)) == NULL)
+		return SQLITE_ERROR;
+	rv_vfs.mxPathname = under->mxPathname;
+	rv_vfs.szOsFile = (int)sizeof(struct rv_file) + under->szOsFile;
+	return sqlite3_vfs_register(&rv_vfs, 0);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * txn_record_test.c -- replvfs's transaction records (sqlite/txn_record.c):
+ * a record written reads back the same, field by field and frame by frame;
+ * every header field a log or a peer could get wrong is refused whole,
+ * with a sentence naming it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txn_record.h"
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { failures++; \
+	fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+
+#define PAGE 512
+
+/* a record of n frames, page i filled with byte i + 1, pgno 3 i + 1 */
+static size_t
+make(uint8_t *buf, const struct txn_hdr *h)
+{
+	size_t off = TXN_HDR_SIZE;
+
+	if (!txn_hdr_encode(h, buf))
+		return 0;
+	for (uint32_t i = 0; i < h->n_frames; i++) {
+		txn_pgno_encode(3 * i + 1, buf + off);
+		memset(buf + off + TXN_FRAME_HDR_SIZE, (int)(i + 1), h->page_size);
+		off += TXN_FRAME_HDR_SIZE + h->page_size;
+	}
+	return off;
+}
+
+static struct txn_hdr
+good(void)
+{
+	struct txn_hdr h = {
+		.version = TXN_VERSION, .flags = TXN_F_FIRST | TXN_F_LAST,
+		.page_size = PAGE, .n_frames = 3, .wal_salt1 = 0x11223344,
+		.wal_salt2 = 0xdeadbeef, .first_frame = 7, .db_size = 9,
+	};
+
+	for (int i = 0; i < 16; i++)
+		h.db_uuid[i] = (uint8_t)(0xa0 + i);
+	return h;
+}
+
+static void
+round_trip(void)
+{
+	static uint8_t buf[TXN_HDR_SIZE + 3 * (TXN_FRAME_HDR_SIZE + PAGE)];
+	struct txn_hdr h = good(), got;
+	char why[160];
+	size_t len = make(buf, &h);
+	uint32_t pgno;
+	const uint8_t *page;
+
+	CHECK(len == txn_record_len(3, PAGE) && len == sizeof(buf));
+	/* the layout is the header comment's, little-endian */
+	CHECK(memcmp(buf, "RSQL", 4) == 0 && buf[4] == 1 && buf[5] == 0 &&
+		buf[6] == 3 && buf[24] == 0 && buf[25] == 2 && buf[28] == 3 &&
+		buf[32] == 0x44 && buf[35] == 0x11 && buf[40] == 7 && buf[44] == 9);
+	CHECK(txn_record_parse(buf, len, &got, why, sizeof(why)));
+	CHECK(memcmp(&got, &h, sizeof(h)) == 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		txn_frame(buf, &got, i, &pgno, &page);
+		CHECK(pgno == 3 * i + 1 && page[0] == i + 1 && page[PAGE - 1] == i + 1);
+	}
+	/* a middle part: neither flag, no db_size */
+	h.flags = 0;
+	h.db_size = 0;
+	CHECK(make(buf, &h) == len && txn_record_parse(buf, len, &got, why, sizeof(why)));
+	CHECK(got.flags == 0 && got.db_size == 0);
+}
+
+static void
+refused(void)
+{
+	static uint8_t buf[TXN_HDR_SIZE + 3 * (TXN_FRAME_HDR_SIZE + PAGE) + 1];
+	struct txn_hdr h = good(), got, bad;
+	char why[160];
+	size_t len = make(buf, &h);
+	static const struct {
+		size_t at;
+		uint8_t v;
+		const char *named;
+	} flips[] = {
+		{ 0, 'X', "magic" }, { 4, 2, "version" }, { 6, 0x0b, "flags" },
+		{ 25, 3, "page_size" }, { 24, 0x01, "page_size" },
+		{ 28, 0, "n_frames" }, { 28, 4, "bytes" }, { 40, 0, "first_frame" },
+		{ 44, 0, "db_size" }, { TXN_HDR_SIZE, 0, "page number 0" },
+	};
+
+	for (size_t i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+		uint8_t was = buf[flips[i].at];
+
+		buf[flips[i].at] = flips[i].v;
+		if (flips[i].at == 44 || flips[i].at == TXN_HDR_SIZE)
+			memset(buf + flips[i].at, 0, 4);
+		why[0] = '\0';
+		got.n_frames = 99;
+		CHECK(!txn_record_parse(buf, len, &got, why, sizeof(why)));
+		CHECK(got.n_frames == 0 && got.page_size == 0);
+		if (strstr(why, flips[i].named) == NULL && !(flips[i].at == 0 &&
+		    strstr(why, "RSQL"))) {
+			failures++;
+			fprintf(stderr, "FAIL: byte %zu: \"%s\" does not name %s\n",
+				flips[i].at, why, flips[i].named);
+		}
+		make(buf, &h);
+		(void)was;
+	}
+	/* a byte more or less than the frames fill, or shorter than a header */
+	CHECK(!txn_record_parse(buf, len + 1, &got, why, sizeof(why)));
+	CHECK(!txn_record_parse(buf, len - 1, &got, why, sizeof(why)));
+	CHECK(!txn_record_parse(buf, 47, &got, why, sizeof(why)) && strstr(why, "header"));
+	CHECK(!txn_record_parse(NULL, 0, &got, why, sizeof(why)));
+	/* db_size on a part that is not the last one */
+	bad = h;
+	bad.flags = TXN_F_FIRST;
+	CHECK(!txn_hdr_encode(&bad, buf));
+	/* frames that run past the last WAL frame index */
+	bad = h;
+	bad.first_frame = UINT32_MAX - 1;
+	CHECK(make(buf, &bad) == len && !txn_record_parse(buf, len, &got, why, sizeof(why)));
+	CHECK(strstr(why, "frame index") != NULL);
+}
+
+int
+main(void)
+{
+	round_trip();
+	refused();
+	if (failures) {
+		fprintf(stderr, "txn_record_test: %d checks failed\n", failures);
+		return 1;
+	}
+	printf("txn_record_test: all checks passed\n");
+	return 0;
+}
