@@ -26,3 +26,12 @@ sqlite_libreplvfs_la_LIBADD = sqlite/libtxn_record.la tools/repld/librepld_conf.
 # repld replicas; a COMMIT the replicas do not hold fails
 TESTS += tests/sqlite/replvfs_shell.sh
 EXTRA_DIST += tests/sqlite/replvfs_shell.sh
+
+# single-row INSERT transactions, plain SQLite or through replvfs, timed
+# per COMMIT (tools/bench/sqlite-vs runs it beside the baselines)
+noinst_PROGRAMS += tools/bench/sqlite-bench
+tools_bench_sqlite_bench_SOURCES = tools/bench/sqlite_bench.c
+tools_bench_sqlite_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/bench \
+	$(SQLITE3_CFLAGS)
+tools_bench_sqlite_bench_LDADD = tools/bench/libbenchutil.la $(SQLITE3_LIBS) -lpthread
+dist_noinst_SCRIPTS += tools/bench/sqlite-vs
