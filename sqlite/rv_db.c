@@ -55,6 +55,8 @@ struct rv_db {
 	uint32_t db_size;
 
 	int timeout_ms;			/* a commit's wait for the replicas */
+	bool pipelined;			/* repl_commit=pipelined: the wait
+					   after the WAL write lock is let go */
 	uint64_t next_txid;
 	uint64_t commits, last_lsn;
 	int poisoned;			/* 0, or the REPL_E_* that left the log
@@ -63,6 +65,30 @@ struct rv_db {
 
 static pthread_mutex_t dbs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rv_db *dbs;
+
+/*
+ * PIPELINED: the commit this thread appended and has not waited for yet.
+ * The VFS's write of the commit frame runs in the thread whose
+ * sqlite3_step commits, and so does the connection's WAL hook that waits
+ * (vfs.c), after SQLite let the write lock go.
+ */
+static _Thread_local struct {
+	bool armed;			/* this commit's WAL hook will wait */
+	struct rv_db *d;		/* a reference, while set */
+	uint64_t lsn, txid;
+} pending;
+
+void
+rv_db_arm_pending(void)
+{
+	pending.armed = true;
+}
+
+void
+rv_db_disarm_pending(void)
+{
+	pending.armed = false;
+}
 
 static uint32_t
 be32(const uint8_t *p)
@@ -171,7 +197,7 @@ rv_db_find(const char *db_path)
 
 struct rv_db *
 rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
-		int timeout_ms, char *why, size_t whylen)
+		int timeout_ms, bool pipelined, char *why, size_t whylen)
 {
 	struct repld_conf conf;
 	struct rv_db *d;
@@ -219,6 +245,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 	repld_conf_free(&conf);
 	d->refs = 1;
 	d->timeout_ms = timeout_ms;
+	d->pipelined = pipelined;
 	d->next_txid = txid_after(d->repl);
 	d->next = dbs;
 	dbs = d;
@@ -389,6 +416,42 @@ frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
 	return SQLITE_OK;
 }
 
+/*
+ * Appended, and maybe durable after all (a timeout, a fence with the
+ * record in flight): the log may keep a transaction this file rolls back
+ * (or, pipelined, shows).  No more writes until the database is opened
+ * again from the log.  Under d->lock.
+ */
+static void
+poison(struct rv_db *d, int ret, uint64_t lsn, uint64_t txid)
+{
+	d->poisoned = ret;
+	sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (LSN %llu) not "
+		"durable: %s; its outcome is the log's (look up its transaction "
+		"id), and this database takes no more writes", d->path,
+		(unsigned long long)txid, (unsigned long long)lsn, repl_strerror(ret));
+}
+
+int
+rv_db_wait_pending(void)
+{
+	struct rv_db *d = pending.d;
+	int ret;
+
+	pending.armed = false;
+	if (d == NULL)
+		return SQLITE_OK;
+	pending.d = NULL;
+	/* not under d->lock: the next writer appends meanwhile (group commit) */
+	if ((ret = repl_wait_durable(d->repl, pending.lsn, d->timeout_ms)) != 0) {
+		pthread_mutex_lock(&d->lock);
+		poison(d, ret, pending.lsn, pending.txid);
+		pthread_mutex_unlock(&d->lock);
+	}
+	rv_db_put(d);
+	return ret == 0 ? SQLITE_OK : SQLITE_IOERR_WRITE;
+}
+
 /* the staged transaction, first .. commit frame, as one durable record */
 static int
 commit(struct rv_db *d)
@@ -404,6 +467,14 @@ commit(struct rv_db *d)
 	uint64_t lsn = 0;
 	int ret;
 
+	/* a commit whose wait did not run (no hook) is waited for first */
+	if (pending.d != NULL) {
+		pthread_mutex_unlock(&d->lock);
+		ret = rv_db_wait_pending();
+		pthread_mutex_lock(&d->lock);
+		if (ret != SQLITE_OK)
+			return ret;
+	}
 	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
 	if (!txn_hdr_encode(&h, d->buf))
 		return SQLITE_IOERR_WRITE;
@@ -416,21 +487,19 @@ commit(struct rv_db *d)
 			repl_strerror(ret));
 		return ret == REPL_E_FULL ? SQLITE_FULL : SQLITE_IOERR_WRITE;
 	}
-	if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
-		/*
-		 * Appended, and maybe durable after all (a timeout, a fence with
-		 * the record in flight): the log may keep a transaction this
-		 * file rolls back.  No more writes until the database is opened
-		 * again from the log.
-		 */
-		d->poisoned = ret;
-		sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (LSN %llu) "
-			"not durable: %s; its outcome is the log's (look up its "
-			"transaction id), and this database takes no more writes",
-			d->path, (unsigned long long)d->next_txid,
-			(unsigned long long)lsn, repl_strerror(ret));
+	if (d->pipelined && pending.armed) {
+		/* the connection's WAL hook waits, once the write lock is free */
+		pthread_mutex_lock(&dbs_lock);
+		d->refs++;
+		pthread_mutex_unlock(&dbs_lock);
+		pending.d = d;
+		pending.lsn = lsn;
+		pending.txid = d->next_txid;
+	} else if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
+		poison(d, ret, lsn, d->next_txid);
 		return SQLITE_IOERR_WRITE;
 	}
+	pending.armed = false;
 	d->next_txid++;
 	d->commits++;
 	d->last_lsn = lsn;

@@ -31,7 +31,7 @@ struct rv_db;
  * sentence) on failure.
  */
 struct rv_db *rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
-		int timeout_ms, char *why, size_t whylen);
+		int timeout_ms, bool pipelined, char *why, size_t whylen);
 /* the database of db_path if this process has it open (a reference) */
 struct rv_db *rv_db_find(const char *db_path);
 void rv_db_put(struct rv_db *d);
@@ -48,6 +48,19 @@ int rv_db_frame_page(struct rv_db *d, uint32_t frame, const void *page,
 		int len);
 /* the -wal was truncated or removed: what is staged is gone */
 void rv_db_wal_reset(struct rv_db *d);
+
+/*
+ * PIPELINED (repl_commit=pipelined): a commit frame's write appends and
+ * returns; the connection's WAL hook, after SQLite let the write lock go,
+ * calls this to wait until this thread's last commit is durable.  SQLITE_OK
+ * (also when nothing waits), or SQLITE_IOERR_WRITE: the commit is not known
+ * durable (and the database takes no more writes).
+ */
+int rv_db_wait_pending(void);
+/* this thread's next commit will be waited for by its WAL hook */
+void rv_db_arm_pending(void);
+/* a transaction ended (its locks let go): an arm it did not use lapses */
+void rv_db_disarm_pending(void);
 
 /* a write transaction may begin (not poisoned); SQLITE_OK or an error */
 int rv_db_writable(struct rv_db *d);

@@ -167,6 +167,10 @@ rv_lock(sqlite3_file *f, int level)
 static int
 rv_unlock(sqlite3_file *f, int level)
 {
+	/* after a commit's frames: an arm a commit without frames left
+	 * must not carry over to another connection's commit */
+	if (((struct rv_file *)f)->kind == RV_MAIN && level == SQLITE_LOCK_NONE)
+		rv_db_disarm_pending();
 	return real_of(f)->pMethods->xUnlock(real_of(f), level);
 }
 
@@ -291,6 +295,15 @@ wal_opened(struct rv_file *rf)
 	return rv_db_wal_seen(rf->db, hdr);
 }
 
+/* repl_commit: "strict" (the default) or "pipelined"; false: strict */
+static bool
+commit_mode(sqlite3_filename name)
+{
+	const char *m = sqlite3_uri_parameter(name, "repl_commit");
+
+	return m != NULL && sqlite3_stricmp(m, "pipelined") == 0;
+}
+
 static int
 rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		int *out_flags)
@@ -306,7 +319,7 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		rf->db = rv_db_get(name, sqlite3_uri_parameter(name, "repl_conf"),
 			sqlite3_uri_boolean(name, "repl_bootstrap", 0),
 			(int)sqlite3_uri_int64(name, "repl_timeout_ms", REPLVFS_TIMEOUT_MS),
-			why, sizeof(why));
+			commit_mode(name), why, sizeof(why));
 		if (rf->db == NULL) {
 			sqlite3_log(SQLITE_CANTOPEN, "%s", why);
 			return SQLITE_CANTOPEN;
@@ -436,6 +449,53 @@ static sqlite3_vfs rv_vfs = {
 	.xCurrentTimeInt64 = rv_current_time_int64,
 };
 
+/*
+ * A pipelined commit waits in the connection's WAL hook, which SQLite runs
+ * in the committing thread after it let the write lock go.  SQLite sets
+ * every new connection's WAL hook itself (its automatic checkpoint) after
+ * the extensions ran, and an application may set one too, so the hook is
+ * set anew by a commit hook just before each commit, which also arms this
+ * thread's commit (rv_db_arm_pending): only an armed commit defers its
+ * wait; one whose connection has no such commit hook (an application set
+ * its own) waits in the VFS, as a strict one.  A WAL hook replaces the
+ * automatic checkpoint, so it checkpoints (PASSIVE) as that would, at
+ * 1000 frames.
+ */
+#define AUTOCHECKPOINT_FRAMES 1000
+
+static int
+wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
+{
+	int rc = rv_db_wait_pending();
+
+	(void)arg;
+	if (frames >= AUTOCHECKPOINT_FRAMES)
+		(void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE,
+			NULL, NULL);
+	return rc;
+}
+
+static int
+commit_hook(void *arg)
+{
+	(void)sqlite3_wal_hook(arg, wal_hook, NULL);
+	rv_db_arm_pending();
+	return 0;
+}
+
+static int
+conn_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
+{
+	sqlite3_vfs *v = NULL;
+
+	(void)err;
+	(void)api;
+	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK &&
+	    v == &rv_vfs)
+		(void)sqlite3_commit_hook(db, commit_hook, db);
+	return SQLITE_OK;
+}
+
 int
 replvfs_register(void)
 {
@@ -445,5 +505,7 @@ replvfs_register(void)
 		return SQLITE_ERROR;
 	rv_vfs.mxPathname = under->mxPathname;
 	rv_vfs.szOsFile = (int)sizeof(struct rv_file) + under->szOsFile;
+	if (sqlite3_auto_extension((void (*)(void))conn_init) != SQLITE_OK)
+		return SQLITE_ERROR;
 	return sqlite3_vfs_register(&rv_vfs, 0);
 }

@@ -12,6 +12,7 @@
 #      transaction id 1, 2, ...), and both replicas hold every record;
 #   2. PRAGMA integrity_check is ok and the rows are there; a rollback
 #      journal (journal_mode=DELETE) is refused;
+#   2b. the shell again, repl_commit=pipelined: 20 transactions, 20 records;
 #   3. Python's sqlite3 opens the same database again (a restart of the
 #      primary: no bootstrap) through the extension and commits one more
 #      transaction, with the next transaction id;
@@ -86,6 +87,24 @@ for node in 2 3; do
 done
 echo "$NAME: 42 transactions committed by the shell, 42 records, on both replicas ($((SECONDS - T0)) s)"
 
+# 2b. the same, pipelined (repl_commit=pipelined): the wait runs in the
+# connection's WAL hook, after the write lock; 20 more transactions
+{
+	echo ".load ${EXT%.so}"
+	echo ".open '$URI&repl_commit=pipelined'"
+	for ((i = 1; i <= 20; i++)); do
+		echo "INSERT INTO t(v) VALUES('pipelined $i');"
+	done
+	echo "SELECT count(*) FROM t;"
+} > "$D/pipe.sql"
+"$SQLITE3" -bail < "$D/pipe.sql" > "$D/pipe.out" 2> "$D/pipe.err" ||
+	fail "sqlite3, pipelined: $(cat "$D/pipe.err")"
+[[ $(cat "$D/pipe.out") == 260 ]] || fail "pipelined: $(cat "$D/pipe.out") rows, not 260"
+"$CTL" dump "$D/node1.log" > "$DUMP" 2> "$D/dump.err" || fail "replctl dump: $(cat "$D/dump.err")"
+n=$(grep -c '^ *[0-9]\+ .* 5253514c' "$DUMP")
+[[ $n == 62 ]] || { cp "$DUMP" /tmp/pipe.dump; cp "$D/pipe.err" /tmp/pipe.err; } && [[ $n == 62 ]] || fail "after the pipelined ones the log holds $n RSQL records, not 62"
+echo "$NAME: 20 pipelined transactions, 62 records"
+
 # 3. Python, the same database again: the log is reopened as the primary;
 # 4. then both replicas killed: the next COMMIT is not durable, and fails
 python3 - "$EXT" "$URI&repl_timeout_ms=1500" "${pid[2]}" "${pid[3]}" \
@@ -128,15 +147,15 @@ except sqlite3.Error as e:
 db.close()
 EOF
 mapfile -t py < "$D/py.out"
-[[ ${py[0]} == 241 && ${py[1]} == ok ]] || fail "python's answers: ${py[*]}"
+[[ ${py[0]} == 261 && ${py[1]} == ok ]] || fail "python's answers: ${py[*]}"
 "$CTL" dump "$D/node1.log" > "$DUMP" 2> "$D/dump.err" || fail "replctl dump: $(cat "$D/dump.err")"
-# its record's client id is the next transaction id, 43
-grep '5253514c' "$DUMP" | sed -n 43p | grep -qw 43 ||
-	fail "python's transaction is not transaction 43: $(grep 5253514c "$DUMP" | sed -n 43p)"
-echo "$NAME: python committed transaction 43 through the extension"
+# its record's client id is the next transaction id, 63
+grep '5253514c' "$DUMP" | sed -n 63p | grep -qw 63 ||
+	fail "python's transaction is not transaction 63: $(grep 5253514c "$DUMP" | sed -n 63p)"
+echo "$NAME: python committed transaction 63 through the extension"
 [[ ${py[2]} == "refused after"*"disk I/O error"* ]] ||
 	fail "a COMMIT with no replica was not refused: ${py[2]}"
-[[ ${py[3]} == 241 ]] || fail "the refused transaction is visible: ${py[3]} rows"
+[[ ${py[3]} == 261 ]] || fail "the refused transaction is visible: ${py[3]} rows"
 [[ ${py[4]} == "refused: disk I/O error" ]] ||
 	fail "the database took a write after a commit in doubt: ${py[4]}"
 echo "$NAME: replicas killed: COMMIT ${py[2]}; not visible; later writes refused"
@@ -145,4 +164,5 @@ unset 'pid[2]' 'pid[3]'
 clean_stderr "$D/shell.err" "sqlite3"
 for n in 2 3; do clean_stderr "$D/node$n.err" "node$n"; done
 clean_stderr "$D/py.err" "python3"
+clean_stderr "$D/pipe.err" "sqlite3, pipelined"
 echo "$NAME: ok ($((SECONDS - T0)) s)"
