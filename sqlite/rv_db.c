@@ -16,6 +16,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "repl.h"
+#include "primary_cfg.h"
 #include "repld_conf.h"
 #include "rv_db.h"
 #include "txn_record.h"
@@ -58,7 +59,6 @@ struct rv_db {
 	bool pipelined;			/* repl_commit=pipelined: the wait
 					   after the WAL write lock is let go */
 	uint64_t next_txid;
-	uint64_t commits, last_lsn;
 	int poisoned;			/* 0, or the REPL_E_* that left the log
 					   and this file in doubt */
 };
@@ -96,65 +96,17 @@ be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static enum repl_backend
-backend_of(enum repld_backend b)
-{
-	return b == REPLD_BACKEND_PMEM ? REPL_BACKEND_PMEM :
-		b == REPLD_BACKEND_CRASH ? REPL_BACKEND_CRASH : REPL_BACKEND_FILE;
-}
-
-static const char *
-provider_of(const struct repld_conf *conf)
-{
-	switch (conf->transport) {
-	case REPLD_TRANSPORT_VERBS:
-		return "verbs";
-	case REPLD_TRANSPORT_OFI_NET:
-		return "net";
-	case REPLD_TRANSPORT_OFI_TCP:
-		return "tcp";
-	default:
-		return repl_rdma_available(conf->listen.address) ? "verbs" : "tcp";
-	}
-}
-
 /* the log of conf, opened as the primary: 0 or a REPL_E_* */
 static int
 log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
 {
-	struct repl_replica reps[REPLD_PEERS_MAX];
-	char ports[REPLD_PEERS_MAX][8], ctl_port[8];
-	struct repl_cfg cfg = {
-		.path = conf->log.path,
-		.backend = backend_of(conf->log.backend),
-		.size = conf->log.size,
-		.create = bootstrap,
-		.node_id = conf->node_id,
-		.full_timeout_ms = conf->full_timeout_ms,
-		.busy_poll_us = conf->busy_poll_us,
-		.replicas = reps,
-		.n_replicas = conf->n_peers,
-		.quorum = conf->quorum,
-		.provider = provider_of(conf),
-		.heartbeat_ms = conf->timeouts.heartbeat_ms,
-		.down_timeout_ms = conf->timeouts.down_ms,
-		.promote_wait_ms = conf->timeouts.promote_wait_ms,
-		.flush_method = (int)conf->flush_method,
-		.bootstrap = bootstrap,
-		.listen_addr = conf->listen.address,
-		.listen_port = ctl_port,
-		.tls_ca = conf->tls.ca,
-		.tls_cert = conf->tls.cert,
-		.tls_key = conf->tls.key,
-	};
+	struct primary_cfg pc;
+	bool no_rdma;
 
-	snprintf(ctl_port, sizeof(ctl_port), "%u", conf->listen.control_port);
-	for (int i = 0; i < conf->n_peers; i++) {
-		snprintf(ports[i], sizeof(ports[i]), "%u", conf->peers[i].control_port);
-		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
-	}
-	memcpy(cfg.cluster_uuid, conf->cluster_uuid, sizeof(cfg.cluster_uuid));
-	return repl_open(&cfg, out);
+	primary_cfg_fill(&pc, conf, primary_cfg_provider(conf, &no_rdma));
+	pc.cfg.create = bootstrap;
+	pc.cfg.bootstrap = bootstrap;
+	return repl_open(&pc.cfg, out);
 }
 
 /*
@@ -282,17 +234,6 @@ rv_db_put(struct rv_db *d)
 
 /* ---- the -wal's writes ---- */
 
-uint32_t
-rv_db_page_size(struct rv_db *d)
-{
-	uint32_t ps;
-
-	pthread_mutex_lock(&d->lock);
-	ps = d->page_size;
-	pthread_mutex_unlock(&d->lock);
-	return ps;
-}
-
 static int writable(struct rv_db *d);
 
 static void
@@ -328,18 +269,17 @@ take_header(struct rv_db *d, const uint8_t hdr[32])
 	return SQLITE_OK;
 }
 
-int
-rv_db_wal_header(struct rv_db *d, const uint8_t hdr[32])
+/* a WAL header written: a new WAL generation */
+static int
+wal_header(struct rv_db *d, const uint8_t hdr[32])
 {
 	int rc;
 
-	pthread_mutex_lock(&d->lock);
 	if ((rc = take_header(d, hdr)) == SQLITE_OK) {
-		/* a new WAL generation: what was staged belonged to the old one */
+		/* what was staged belonged to the old generation */
 		d->wal_reset = true;
 		unstage(d);
 	}
-	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
 
@@ -501,8 +441,6 @@ commit(struct rv_db *d)
 	}
 	pending.armed = false;
 	d->next_txid++;
-	d->commits++;
-	d->last_lsn = lsn;
 	d->wal_reset = false;
 	/* the next transaction begins past this commit frame */
 	d->first = d->commit_frame + 1;
@@ -510,17 +448,6 @@ commit(struct rv_db *d)
 	d->commit_frame = 0;
 	d->db_size = 0;
 	return SQLITE_OK;
-}
-
-int
-rv_db_frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
-{
-	int rc;
-
-	pthread_mutex_lock(&d->lock);
-	rc = frame_header(d, frame, hdr);
-	pthread_mutex_unlock(&d->lock);
-	return rc;
 }
 
 static int
@@ -538,13 +465,29 @@ frame_page(struct rv_db *d, uint32_t frame, const void *page, int len)
 	return frame == d->commit_frame ? commit(d) : SQLITE_OK;
 }
 
+#define WAL_HDR_SIZE 32
+#define FRAME_HDR_SIZE 24
+
 int
-rv_db_frame_page(struct rv_db *d, uint32_t frame, const void *page, int len)
+rv_db_wal_write(struct rv_db *d, const void *buf, int amt, int64_t off)
 {
-	int rc;
+	int64_t at = off - WAL_HDR_SIZE, step;
+	int rc = SQLITE_IOERR_WRITE;
 
 	pthread_mutex_lock(&d->lock);
-	rc = frame_page(d, frame, page, len);
+	step = FRAME_HDR_SIZE + (int64_t)d->page_size;
+	if (off == 0 && amt == WAL_HDR_SIZE)
+		rc = wal_header(d, buf);
+	else if (off >= WAL_HDR_SIZE && d->page_size != 0 && at % step == 0 &&
+		 amt == FRAME_HDR_SIZE)
+		rc = frame_header(d, (uint32_t)(at / step) + 1, buf);
+	else if (off >= WAL_HDR_SIZE && d->page_size != 0 &&
+		 at % step == FRAME_HDR_SIZE && amt == (int)d->page_size)
+		rc = frame_page(d, (uint32_t)(at / step) + 1, buf, amt);
+	else
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a write of %d bytes at offset "
+			"%lld of the -wal is neither its header, nor a frame's header, "
+			"nor its page", d->path, amt, (long long)off);
 	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
@@ -558,26 +501,4 @@ writable(struct rv_db *d)
 		"close and open the database again before writing", d->path,
 		repl_strerror(d->poisoned));
 	return SQLITE_IOERR_WRITE;
-}
-
-int
-rv_db_writable(struct rv_db *d)
-{
-	int rc;
-
-	pthread_mutex_lock(&d->lock);
-	rc = writable(d);
-	pthread_mutex_unlock(&d->lock);
-	return rc;
-}
-
-void
-rv_db_stats(struct rv_db *d, struct rv_db_stats *out)
-{
-	pthread_mutex_lock(&d->lock);
-	out->commits = d->commits;
-	out->last_lsn = d->last_lsn;
-	out->next_txid = d->next_txid;
-	out->poisoned = d->poisoned != 0;
-	pthread_mutex_unlock(&d->lock);
 }

@@ -36,16 +36,14 @@ struct rv_db *rv_db_get(const char *db_path, const char *conf_path, bool bootstr
 struct rv_db *rv_db_find(const char *db_path);
 void rv_db_put(struct rv_db *d);
 
-/* what the -wal's writes say (vfs.c); each an SQLITE_* code */
-int rv_db_wal_header(struct rv_db *d, const uint8_t hdr[32]);
-int rv_db_frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24]);
-/* the page size the -wal's header gave (0: none seen yet) */
-uint32_t rv_db_page_size(struct rv_db *d);
+/*
+ * A write of the -wal (vfs.c, after the file took it): its header, a
+ * frame's header or a frame's page; the commit frame's page commits the
+ * transaction.  SQLITE_OK or an SQLITE_* error.
+ */
+int rv_db_wal_write(struct rv_db *d, const void *buf, int amt, int64_t off);
 /* an existing -wal's header, read when a connection opens it */
 int rv_db_wal_seen(struct rv_db *d, const uint8_t hdr[32]);
-/* a page of frame; the commit frame's page commits the transaction */
-int rv_db_frame_page(struct rv_db *d, uint32_t frame, const void *page,
-		int len);
 /* the -wal was truncated or removed: what is staged is gone */
 void rv_db_wal_reset(struct rv_db *d);
 
@@ -61,17 +59,5 @@ int rv_db_wait_pending(void);
 void rv_db_arm_pending(void);
 /* a transaction ended (its locks let go): an arm it did not use lapses */
 void rv_db_disarm_pending(void);
-
-/* a write transaction may begin (not poisoned); SQLITE_OK or an error */
-int rv_db_writable(struct rv_db *d);
-
-/* what the commits did, for tests and status */
-struct rv_db_stats {
-	uint64_t commits;		/* transactions made durable */
-	uint64_t last_lsn;		/* the last one's record */
-	uint64_t next_txid;
-	bool poisoned;
-};
-void rv_db_stats(struct rv_db *d, struct rv_db_stats *out);
 
 #endif

@@ -28,7 +28,6 @@ SQLITE_EXTENSION_INIT3
 #include "rv_db.h"
 
 #define WAL_HDR 32
-#define FRAME_HDR 24
 
 enum rv_kind { RV_OTHER = 0, RV_MAIN, RV_WAL };
 
@@ -65,28 +64,6 @@ static int
 rv_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 {
 	return real_of(f)->pMethods->xRead(real_of(f), buf, amt, off);
-}
-
-/* a write of the -wal: its header, a frame's header, or a frame's page */
-static int
-wal_write(struct rv_file *rf, const void *buf, int amt, sqlite3_int64 off)
-{
-	struct rv_db *d = rf->db;
-	uint32_t page = rv_db_page_size(d);
-	sqlite3_int64 at = off - WAL_HDR, step = FRAME_HDR + (sqlite3_int64)page;
-
-	if (off == 0 && amt == WAL_HDR)
-		return rv_db_wal_header(d, buf);
-	if (off >= WAL_HDR && page != 0) {
-		if (at % step == 0 && amt == FRAME_HDR)
-			return rv_db_frame_header(d, (uint32_t)(at / step) + 1, buf);
-		if (at % step == FRAME_HDR && amt == (int)page)
-			return rv_db_frame_page(d, (uint32_t)(at / step) + 1, buf, amt);
-	}
-	sqlite3_log(SQLITE_IOERR, "replvfs: a write of %d bytes at offset %lld of a "
-		"-wal is neither its header, nor a frame's header, nor its page", amt,
-		(long long)off);
-	return SQLITE_IOERR_WRITE;
 }
 
 /*
@@ -133,7 +110,7 @@ rv_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
 	rc = rf->real->pMethods->xWrite(rf->real, buf, amt, off);
 	if (rc != SQLITE_OK || rf->kind != RV_WAL)
 		return rc;
-	return wal_write(rf, buf, amt, off);
+	return rv_db_wal_write(rf->db, buf, amt, off);
 }
 
 static int
