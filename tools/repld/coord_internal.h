@@ -29,6 +29,21 @@ enum worker_state { WORKER_IDLE = 0, WORKER_RUNNING, WORKER_DONE };
 enum worker_kind { WORK_PROMOTE = 1, WORK_STEP_DOWN, WORK_CARRY };
 enum req_kind { REQ_SWITCHOVER = 0, REQ_MEMBERSHIP, REQ_WITHDRAW };
 
+/* a request another thread hands to the coordinator's (co_request) */
+struct coord_req {
+	enum req_kind kind;
+	/* REQ_SWITCHOVER: its answer in ans */
+	uint32_t to;
+	bool failover;
+	struct coord_answer *ans;
+	/* REQ_MEMBERSHIP, REQ_WITHDRAW: rev in and out, ret, msg */
+	const struct coord_membership *ms;
+	int64_t rev;
+	int ret;
+	char *msg;
+	size_t msglen;
+};
+
 struct coordinator {
 	struct node *n;
 	uint32_t node_id;
@@ -48,17 +63,7 @@ struct coordinator {
 	struct coord_view view;
 	struct {
 		bool pending, done;
-		enum req_kind kind;
-		/* REQ_SWITCHOVER */
-		uint32_t to;
-		bool failover;
-		struct coord_answer *ans;
-		/* REQ_MEMBERSHIP, REQ_WITHDRAW: rev in and out, ret */
-		const struct coord_membership *ms;
-		int64_t rev;
-		int ret;
-		char *msg;
-		size_t msglen;
+		struct coord_req *r;	/* the asking thread's, while pending */
 	} req;
 
 	/* the worker: one change of the node at a time */
@@ -113,6 +118,12 @@ bool co_etcd_ok(struct coordinator *c, enum etcd_rc rc, const char *what,
 		const char *detail);
 bool co_client_ok(struct coordinator *c, enum etcd_rc rc, const char *what);
 bool co_leader_ok(struct coordinator *c, enum etcd_rc rc, const char *what);
+
+/*
+ * Hands r to the coordinator's thread, one request at a time, and waits
+ * for its answer (in r).  false: the daemon is stopping, nothing was asked.
+ */
+bool co_request(struct coordinator *c, struct coord_req *r);
 
 /* the worker thread: a promotion or a step-down; false if it cannot start */
 bool co_worker_start(struct coordinator *c, enum worker_kind kind);

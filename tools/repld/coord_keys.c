@@ -246,8 +246,9 @@ coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out)
 /* "host:port" or "[ipv6]:port": a host of 1..REPLD_ADDRESS_MAX bytes
  * without blanks (or ':' outside brackets), a port 1..65535 without a sign
  * or leading zero */
-static bool
-ctl_addr_ok(const char *s)
+bool
+coord_ctl_addr_split(const char *s, char host[REPLD_ADDRESS_MAX + 1],
+		uint16_t *port_out)
 {
 	const char *colon = strrchr(s, ':');
 	size_t hl;
@@ -269,7 +270,16 @@ ctl_addr_ok(const char *s)
 			return false;
 		port = port * 10 + (unsigned long)(*p - '0');
 	}
-	return port >= 1 && port <= 65535;
+	if (port < 1 || port > 65535)
+		return false;
+	if (host != NULL) {
+		/* brackets off: what a peer's address is */
+		memcpy(host, s + bracketed, hl - 2 * bracketed);
+		host[hl - 2 * bracketed] = '\0';
+	}
+	if (port_out != NULL)
+		*port_out = (uint16_t)port;
+	return true;
 }
 
 bool
@@ -294,7 +304,7 @@ coord_membership_parse(const char *v, size_t len, struct coord_membership *out)
 
 		ok = json_is_object(e) && num(e, "node_id", NODE_ID_MAX, &id) &&
 			str(e, "ctl_addr", NULL, nd->ctl_addr, sizeof(nd->ctl_addr)) &&
-			ctl_addr_ok(nd->ctl_addr);
+			coord_ctl_addr_split(nd->ctl_addr, NULL, NULL);
 		if (!ok)
 			break;
 		nd->node_id = (uint32_t)id;

@@ -71,6 +71,14 @@ size_t coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn,
 size_t coord_membership_value(const struct coord_membership *m, char *buf,
 		size_t size);
 
+/*
+ * "host:port" or "[ipv6]:port" (a ctl_addr): a host of 1..REPLD_ADDRESS_MAX
+ * bytes without blanks (or ':' outside brackets), a port 1..65535; false if
+ * not.  host (brackets off) and port may be NULL.
+ */
+bool coord_ctl_addr_split(const char *s, char host[REPLD_ADDRESS_MAX + 1],
+		uint16_t *port);
+
 /* total parsers: false when the bytes are not such a value */
 bool coord_membership_parse(const char *v, size_t len, struct coord_membership *out);
 /* the same configuration epoch, quorum and nodes (in any order); a node id

@@ -52,8 +52,7 @@ coord_membership_from_log(const struct repl_membership *m,
 			return false;
 		nd = &out->nodes[out->n++];
 		nd->node_id = e->node_id;
-		snprintf(nd->ctl_addr, sizeof(nd->ctl_addr),
-			strchr(e->host, ':') ? "[%s]:%u" : "%s:%u", e->host, e->port);
+		repld_host_port(nd->ctl_addr, sizeof(nd->ctl_addr), e->host, e->port);
 	}
 	return out->n >= 1 && out->quorum < (uint32_t)out->n;
 }
@@ -179,35 +178,20 @@ static int
 ask(struct coordinator *c, bool withdraw, const struct coord_membership *m,
 		int64_t rev_in, int64_t *rev_out, char *msg, size_t msglen)
 {
-	int ret;
+	struct coord_req r = {
+		.kind = withdraw ? REQ_WITHDRAW : REQ_MEMBERSHIP, .ms = m,
+		.rev = rev_in, .msg = msg, .msglen = msglen,
+	};
 
 	if (c == NULL)
 		return 0;
-	pthread_mutex_lock(&c->lock);
-	while (c->req.pending && !c->stop)
-		pthread_cond_wait(&c->cond, &c->lock);
-	if (c->stop) {
-		pthread_mutex_unlock(&c->lock);
+	if (!co_request(c, &r)) {
 		snprintf(msg, msglen, "the daemon is stopping: nothing changed");
 		return NODE_E_COORD_UNREACHABLE;
 	}
-	c->req.pending = true;
-	c->req.done = false;
-	c->req.kind = withdraw ? REQ_WITHDRAW : REQ_MEMBERSHIP;
-	c->req.ms = m;
-	c->req.rev = rev_in;
-	c->req.msg = msg;
-	c->req.msglen = msglen;
-	pthread_cond_broadcast(&c->cond);
-	while (!c->req.done)
-		pthread_cond_wait(&c->cond, &c->lock);
-	ret = c->req.ret;
 	if (rev_out != NULL)
-		*rev_out = c->req.rev;
-	c->req.pending = false;
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-	return ret;
+		*rev_out = r.rev;
+	return r.ret;
 }
 
 int
@@ -237,27 +221,14 @@ is_me(const struct coordinator *c, const struct coord_ms_node *nd)
 		(nd->node_id == 0 && strcmp(nd->ctl_addr, c->ctl_addr) == 0);
 }
 
-/* "host:port" or "[v6]:port" into a peer (the host malloc'd); false if not */
+/* a ctl_addr into a peer (the host malloc'd); false if not one */
 static bool
 peer_of(const char *ctl_addr, struct repld_peer *p)
 {
-	const char *colon = strrchr(ctl_addr, ':');
-	size_t hl;
 	char host[REPLD_ADDRESS_MAX + 1];
 
-	if (colon == NULL)
-		return false;
-	hl = (size_t)(colon - ctl_addr);
-	if (ctl_addr[0] == '[') {
-		ctl_addr++;
-		hl -= 2;
-	}
-	if (hl == 0 || hl > REPLD_ADDRESS_MAX)
-		return false;
-	memcpy(host, ctl_addr, hl);
-	host[hl] = '\0';
-	p->control_port = (uint16_t)strtoul(colon + 1, NULL, 10);
-	return (p->address = strdup(host)) != NULL;
+	return coord_ctl_addr_split(ctl_addr, host, &p->control_port) &&
+		(p->address = strdup(host)) != NULL;
 }
 
 /* m's nodes but this one as peers (hosts malloc'd); -1 with why if not */

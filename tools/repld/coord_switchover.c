@@ -137,28 +137,10 @@ coordinator_switchover(struct coordinator *c, uint32_t to, bool failover,
 			"(replctl promote)");
 		return;
 	}
-	pthread_mutex_lock(&c->lock);
-	/* one request at a time: the slot is free once the last was answered */
-	while (c->req.pending && !c->stop)
-		pthread_cond_wait(&c->cond, &c->lock);
-	if (c->stop) {
-		pthread_mutex_unlock(&c->lock);
+	if (!co_request(c, &(struct coord_req){ .kind = REQ_SWITCHOVER, .to = to,
+			.failover = failover, .ans = a })) {
 		a->error = "COORDINATOR_UNREACHABLE";
 		snprintf(a->message, sizeof(a->message), "the daemon is stopping");
-		return;
 	}
-	c->req.pending = true;
-	c->req.done = false;
-	c->req.kind = REQ_SWITCHOVER;
-	c->req.to = to;
-	c->req.failover = failover;
-	c->req.ans = a;
-	pthread_cond_broadcast(&c->cond);
-	/* the thread answers it, or does on its way out (coord_main) */
-	while (!c->req.done)
-		pthread_cond_wait(&c->cond, &c->lock);
-	c->req.pending = false;
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
 }
 

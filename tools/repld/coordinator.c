@@ -227,6 +227,31 @@ co_worker_start(struct coordinator *c, enum worker_kind kind)
 	return true;
 }
 
+bool
+co_request(struct coordinator *c, struct coord_req *r)
+{
+	pthread_mutex_lock(&c->lock);
+	/* one request at a time: the slot is free once the last was answered */
+	while (c->req.pending && !c->stop)
+		pthread_cond_wait(&c->cond, &c->lock);
+	if (c->stop) {
+		pthread_mutex_unlock(&c->lock);
+		return false;
+	}
+	c->req.pending = true;
+	c->req.done = false;
+	c->req.r = r;
+	pthread_cond_broadcast(&c->cond);
+	/* the thread answers it, or does on its way out (coord_main) */
+	while (!c->req.done)
+		pthread_cond_wait(&c->cond, &c->lock);
+	c->req.pending = false;
+	c->req.r = NULL;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return true;
+}
+
 /* ---- the loop ---- */
 
 static void
@@ -305,26 +330,17 @@ tick(struct coordinator *c)
 
 	pthread_mutex_lock(&c->lock);
 	if (c->req.pending && !c->req.done) {
-		enum req_kind kind = c->req.kind;
-		uint32_t to = c->req.to;
-		bool failover = c->req.failover;
-		struct coord_answer *a = c->req.ans;
-		const struct coord_membership *ms = c->req.ms;
-		int64_t rev = c->req.rev;
-		char *msg = c->req.msg;
-		size_t msglen = c->req.msglen;
-		int ret = 0;
+		/* the asker waits until done: r is its, and ours meanwhile */
+		struct coord_req *r = c->req.r;
 
 		pthread_mutex_unlock(&c->lock);
-		if (kind == REQ_SWITCHOVER)
-			co_serve_request(c, to, failover, a);
+		if (r->kind == REQ_SWITCHOVER)
+			co_serve_request(c, r->to, r->failover, r->ans);
 		else
-			ret = co_serve_membership(c, kind == REQ_WITHDRAW, ms, rev, &rev,
-				msg, msglen);
+			r->ret = co_serve_membership(c, r->kind == REQ_WITHDRAW, r->ms,
+				r->rev, &r->rev, r->msg, r->msglen);
 		read_keys(c, now);
 		pthread_mutex_lock(&c->lock);
-		c->req.ret = ret;
-		c->req.rev = rev;
 		c->req.done = true;
 		pthread_cond_broadcast(&c->cond);
 	}
@@ -363,14 +379,18 @@ coord_main(void *arg)
 		}
 		(void)pthread_cond_timedwait(&c->cond, &c->lock, &until);
 	}
-	if (c->req.pending && !c->req.done && c->req.kind != REQ_SWITCHOVER) {
-		c->req.ret = NODE_E_COORD_UNREACHABLE;
-		snprintf(c->req.msg, c->req.msglen, "the daemon is stopping: nothing "
-			"changed");
-	} else if (c->req.pending && !c->req.done) {
-		c->req.ans->error = "COORDINATOR_UNREACHABLE";
-		snprintf(c->req.ans->message, sizeof(c->req.ans->message),
-			"the daemon is stopping");
+	if (c->req.pending && !c->req.done) {
+		struct coord_req *r = c->req.r;
+
+		if (r->kind == REQ_SWITCHOVER) {
+			r->ans->error = "COORDINATOR_UNREACHABLE";
+			snprintf(r->ans->message, sizeof(r->ans->message),
+				"the daemon is stopping");
+		} else {
+			r->ret = NODE_E_COORD_UNREACHABLE;
+			snprintf(r->msg, r->msglen, "the daemon is stopping: nothing "
+				"changed");
+		}
 		c->req.done = true;
 		pthread_cond_broadcast(&c->cond);
 	}
@@ -448,9 +468,8 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 		c->lease_ms / 10 > TICK_MS_MAX ? TICK_MS_MAX : c->lease_ms / 10;
 	c->reachable = true;	/* until a call says otherwise */
 	c->seed = (unsigned)(co_now_ns() ^ (uint64_t)getpid() ^ conf->node_id);
-	snprintf(c->ctl_addr, sizeof(c->ctl_addr),
-		strchr(conf->listen.address, ':') ? "[%s]:%u" : "%s:%u",
-		conf->listen.address, conf->listen.control_port);
+	repld_host_port(c->ctl_addr, sizeof(c->ctl_addr), conf->listen.address,
+		conf->listen.control_port);
 	snprintf(me, sizeof(me), "%u", conf->node_id);
 	if (asprintf(&c->prefix, "%s%s/", conf->coordinator.prefix,
 			conf->cluster_uuid_text) < 0)

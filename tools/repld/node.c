@@ -14,6 +14,7 @@
 #include "coordinator.h"
 #include "log.h"
 #include "node.h"
+#include "primary_cfg.h"
 
 _Static_assert(REPL_BUSY_POLL_AUTO == -1 && REPL_BUSY_POLL_MAX == 1000000,
 	"repld_conf.c reads busy_poll_us with repl.h's values");
@@ -40,23 +41,14 @@ node_role(struct node *n)
 static const char *
 provider_of(const struct repld_conf *conf)
 {
-	switch (conf->transport) {
-	case REPLD_TRANSPORT_VERBS:
-		return "verbs";
-	case REPLD_TRANSPORT_OFI_NET:
-		return "net";
-	case REPLD_TRANSPORT_OFI_TCP:
-		return "tcp";
-	case REPLD_TRANSPORT_AUTO:
-	default:
-		/* an RDMA device serving the listen address: use it */
-		if (repl_rdma_available(conf->listen.address))
-			return "verbs";
-		/* expected on hosts without RDMA: not an error */
+	bool no_rdma;
+	const char *p = primary_cfg_provider(conf, &no_rdma);
+
+	/* expected on hosts without RDMA: not an error */
+	if (no_rdma)
 		log_notice("no RDMA device for %s: using tcp (ofi)",
 			conf->listen.address);
-		return "tcp";
-	}
+	return p;
 }
 
 /* ---- the gate ---- */
@@ -165,17 +157,6 @@ replica_main(void *arg)
 	return NULL;
 }
 
-static enum repl_backend
-backend_of(enum repld_backend b)
-{
-	switch (b) {
-	case REPLD_BACKEND_PMEM:	return REPL_BACKEND_PMEM;
-	case REPLD_BACKEND_CRASH:	return REPL_BACKEND_CRASH;
-	case REPLD_BACKEND_FILE:
-	default:			return REPL_BACKEND_FILE;
-	}
-}
-
 /*
  * Open the log as a replica and serve it in a thread.  An open that fails
  * leaves the node a replica with replica_ret set: node_tick says why.
@@ -202,7 +183,7 @@ replica_start(struct node *n)
 	}
 	cfg = (struct repl_replica_cfg){
 		.path = conf->log.path,
-		.backend = backend_of(conf->log.backend),
+		.backend = primary_cfg_backend(conf->log.backend),
 		.size = conf->log.size,
 		/*
 		 * Formats a blank medium only for a new cluster; made anew
@@ -319,52 +300,24 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 {
 	const bool force = how->force, reconfigure = how->reconfigure;
 	const struct repld_conf *conf = &n->conf;
-	struct repl_replica reps[REPLD_PEERS_MAX];
-	char ports[REPLD_PEERS_MAX][8];
-	struct repl_cfg cfg = {
-		.path = conf->log.path,
-		.backend = backend_of(conf->log.backend),
-		.size = conf->log.size,
-		.node_id = conf->node_id,
-		.full_timeout_ms = conf->full_timeout_ms,
-		.busy_poll_us = conf->busy_poll_us,	/* -1: REPL_BUSY_POLL_AUTO */
-		.replicas = reps,
-		.n_replicas = conf->n_peers,
-		.quorum = conf->quorum,
-		.provider = n->provider,
-		.heartbeat_ms = conf->timeouts.heartbeat_ms,
-		.down_timeout_ms = conf->timeouts.down_ms,
-		.promote_wait_ms = conf->timeouts.promote_wait_ms,
-		.force_promotion = force,
-		/* REPLD_FLUSH_* has REPL_FLUSH_*'s values; native never gets here */
-		.flush_method = (int)conf->flush_method,
-		.reconfigure = reconfigure,
-		.bootstrap = how->bootstrap,
-		.refuse_if_superseded = how->restart,
-		/* a promotion elsewhere reaches this primary where its replica was */
-		.listen_addr = conf->listen.address,
-		.listen_port = n->ctl_port,
-		.tls_ca = conf->tls.ca,
-		.tls_cert = conf->tls.cert,
-		.tls_key = conf->tls.key,
-	};
+	struct primary_cfg pc;
 	struct repl *repl = NULL;
 	struct repl_status st;
 	int ret;
 
 	snprintf(n->ctl_port, sizeof(n->ctl_port), "%u", conf->listen.control_port);
-	for (int i = 0; i < conf->n_peers; i++) {
-		snprintf(ports[i], sizeof(ports[i]), "%u", conf->peers[i].control_port);
-		reps[i] = (struct repl_replica){ conf->peers[i].address, ports[i] };
-	}
-	memcpy(cfg.cluster_uuid, conf->cluster_uuid, sizeof(cfg.cluster_uuid));
+	primary_cfg_fill(&pc, conf, n->provider);
+	pc.cfg.force_promotion = force;
+	pc.cfg.reconfigure = reconfigure;
+	pc.cfg.bootstrap = how->bootstrap;
+	pc.cfg.refuse_if_superseded = how->restart;
 	/* only the first start of a cluster makes a primary's log */
-	cfg.create = how->bootstrap;
+	pc.cfg.create = how->bootstrap;
 	log_notice("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)",
-		conf->node_id, cfg.create ? "creating" : "opening", conf->log.path,
+		conf->node_id, pc.cfg.create ? "creating" : "opening", conf->log.path,
 		n->provider, conf->n_peers, conf->quorum,
 		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
-	if ((ret = repl_open(&cfg, &repl)) != 0) {
+	if ((ret = repl_open(&pc.cfg, &repl)) != 0) {
 		struct stat lst;
 
 		/*
@@ -634,16 +587,14 @@ proposal_of(const struct node *n, const struct repl_membership *stored,
 	out->config_epoch = ce;
 	out->quorum = (uint32_t)quorum;
 	out->nodes[0].node_id = n->conf.node_id;
-	snprintf(out->nodes[0].ctl_addr, sizeof(out->nodes[0].ctl_addr),
-		strchr(n->conf.listen.address, ':') ? "[%s]:%u" : "%s:%u",
+	repld_host_port(out->nodes[0].ctl_addr, sizeof(out->nodes[0].ctl_addr),
 		n->conf.listen.address, n->conf.listen.control_port);
 	out->n = 1;
 	for (int i = 0; i < n_peers && out->n < COORD_MEMBERS_MAX; i++) {
 		struct coord_ms_node *nd = &out->nodes[out->n++];
 
-		snprintf(nd->ctl_addr, sizeof(nd->ctl_addr),
-			strchr(peers[i].address, ':') ? "[%s]:%u" : "%s:%u",
-			peers[i].address, peers[i].control_port);
+		repld_host_port(nd->ctl_addr, sizeof(nd->ctl_addr), peers[i].address,
+			peers[i].control_port);
 		for (uint32_t j = 0; j < stored->count && j < REPL_MEMBERS_MAX; j++)
 			if (strcmp(stored->nodes[j].host, peers[i].address) == 0 &&
 			    stored->nodes[j].port == peers[i].control_port)

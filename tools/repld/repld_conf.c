@@ -92,9 +92,8 @@ static const char *const level_names[] = {
 	"", "error", "warning", "notice", "info", "debug", NULL
 };
 
-/* "host:port", IPv6 in brackets */
-static void
-host_port(char *buf, size_t size, const char *host, unsigned port)
+void
+repld_host_port(char *buf, size_t size, const char *host, unsigned port)
 {
 	snprintf(buf, size, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
 }
@@ -347,12 +346,13 @@ load_peers(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *
 		p->control_port = (uint16_t)port;
 
 		/* names as written: nothing is resolved while loading */
-		host_port(a, sizeof(a), p->address, p->control_port);
+		repld_host_port(a, sizeof(a), p->address, p->control_port);
 		if (strcasecmp(p->address, o->listen.address) == 0 &&
 		    p->control_port == o->listen.control_port)
 			return conf_fail(c, e, "peer %s is this node's own listen address", a);
 		for (int j = 0; j < i; j++) {
-			host_port(b, sizeof(b), o->peers[j].address, o->peers[j].control_port);
+			repld_host_port(b, sizeof(b), o->peers[j].address,
+				o->peers[j].control_port);
 			if (strcasecmp(a, b) == 0)
 				return conf_fail(c, e, "peer %s is listed twice "
 						"(first on line %u)", a,

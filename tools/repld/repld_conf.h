@@ -164,6 +164,8 @@ void repld_conf_free(struct repld_conf *conf);
 
 /* a value as the file spells it */
 const char *repld_backend_name(enum repld_backend b);
+/* "host:port" into buf, an IPv6 address in brackets */
+void repld_host_port(char *buf, size_t size, const char *host, unsigned port);
 const char *repld_flush_name(enum repld_flush_method f);
 
 #endif
