@@ -15,7 +15,7 @@ tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
 # sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
-	sqlite/rv_db.c sqlite/rv_db.h \
+	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_apply.c sqlite/rv_apply.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
 	-I$(top_srcdir)/tools/repld $(SQLITE3_CFLAGS)

@@ -6,11 +6,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
@@ -18,6 +21,7 @@ SQLITE_EXTENSION_INIT3
 #include "repl.h"
 #include "primary_cfg.h"
 #include "repld_conf.h"
+#include "rv_apply.h"
 #include "rv_db.h"
 #include "txn_record.h"
 
@@ -133,6 +137,88 @@ txid_after(struct repl *repl)
 	return 1;
 }
 
+/*
+ * At the cluster's first start, a database file that already holds pages
+ * becomes the log's first transaction (id 1): every page, page 1 marked
+ * for WAL mode.  The log must hold all of a database, because every open
+ * rebuilds the file from it.  0 (also: nothing to import), or -1 with why.
+ */
+static int
+import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
+{
+	char wal[4096];
+	struct stat st;
+	uint8_t hdr[100], *buf = NULL;
+	uint32_t ps, pages;
+	struct txn_hdr h;
+	struct iovec iov;
+	uint64_t lsn;
+	int fd = -1, ret;
+
+	if (stat(path, &st) != 0 || st.st_size == 0)
+		return 0;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &st) == 0 && st.st_size > 0) {
+		snprintf(why, whylen, "replvfs: %s: its -wal holds frames: checkpoint "
+			"it first (sqlite3 %s 'PRAGMA wal_checkpoint(TRUNCATE)')",
+			path, path);
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0 ||
+	    pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		snprintf(why, whylen, "replvfs: %s: %s", path,
+			fd < 0 ? strerror(errno) : "not an SQLite database (too short)");
+		goto fail;
+	}
+	ps = (uint32_t)hdr[16] << 8 | hdr[17];
+	ps = ps == 1 ? 65536 : ps;
+	if (memcmp(hdr, "SQLite format 3", 16) != 0 || ps < TXN_PAGE_MIN ||
+	    ps > TXN_PAGE_MAX || (ps & (ps - 1)) != 0 || st.st_size % ps != 0) {
+		snprintf(why, whylen, "replvfs: %s: not an SQLite database (its header "
+			"or its size)", path);
+		goto fail;
+	}
+	pages = (uint32_t)(st.st_size / ps);
+	h = (struct txn_hdr){ .version = TXN_VERSION, .flags = TXN_F_FIRST |
+		TXN_F_LAST | TXN_F_WAL_RESET, .page_size = ps, .n_frames = pages,
+		.first_frame = 1, .db_size = pages };
+	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
+	if ((buf = malloc(txn_record_len(pages, ps))) == NULL) {
+		snprintf(why, whylen, "replvfs: %s: out of memory", path);
+		goto fail;
+	}
+	txn_hdr_encode(&h, buf);
+	for (uint32_t i = 0; i < pages; i++) {
+		uint8_t *f = buf + txn_record_len(i, ps);
+
+		txn_pgno_encode(i + 1, f);
+		if (pread(fd, f + TXN_FRAME_HDR_SIZE, ps, (off_t)i * ps) != (ssize_t)ps) {
+			snprintf(why, whylen, "replvfs: %s: page %u: %s", path, i + 1,
+				strerror(errno));
+			goto fail;
+		}
+	}
+	buf[TXN_HDR_SIZE + TXN_FRAME_HDR_SIZE + 18] = 2;
+	buf[TXN_HDR_SIZE + TXN_FRAME_HDR_SIZE + 19] = 2;
+	iov.iov_base = buf;
+	iov.iov_len = txn_record_len(pages, ps);
+	if ((ret = repl_appendv(d->repl, &iov, 1, d->next_txid, &lsn)) != 0 ||
+	    (ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
+		snprintf(why, whylen, "replvfs: %s: its %u pages did not become the "
+			"log's first transaction: %s", path, pages, repl_strerror(ret));
+		goto fail;
+	}
+	d->next_txid++;
+	free(buf);
+	close(fd);
+	return 0;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 struct rv_db *
 rv_db_find(const char *db_path)
 {
@@ -154,6 +240,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 	struct repld_conf conf;
 	struct rv_db *d;
 	char err[512];
+	uint64_t records = 0;
 	int ret;
 
 	pthread_mutex_lock(&dbs_lock);
@@ -199,13 +286,31 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 	d->timeout_ms = timeout_ms;
 	d->pipelined = pipelined;
 	d->next_txid = txid_after(d->repl);
+	/*
+	 * The log is the database: the file is rebuilt from it, so neither a
+	 * -wal frame the log lacks nor one SQLite did not sync survives.
+	 */
+	if (bootstrap && import_file(d, db_path, why, whylen) != 0)
+		goto fail_open;
+	if (rv_rebuild(d->repl, db_path, d->db_uuid, &records, err, sizeof(err))) {
+		snprintf(why, whylen, "replvfs: rebuilding from the log: %s", err);
+		goto fail_open;
+	}
 	d->next = dbs;
 	dbs = d;
 	pthread_mutex_unlock(&dbs_lock);
-	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: its transactions go to the log of %s "
-		"(next transaction id %llu)", db_path, conf_path,
+	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: rebuilt from %llu transaction "
+		"records of the log of %s (next transaction id %llu)", db_path,
+		(unsigned long long)records, conf_path,
 		(unsigned long long)d->next_txid);
 	return d;
+fail_open:
+	(void)repl_close(&d->repl);
+	pthread_mutex_destroy(&d->lock);
+	free(d->path);
+	free(d);
+	pthread_mutex_unlock(&dbs_lock);
+	return NULL;
 }
 
 void

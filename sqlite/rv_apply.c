@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rv_apply.c -- transaction records written into a database file (rv_apply.h) */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rv_apply.h"
+#include "txn_record.h"
+
+#define DB_HDR_WRITE_VERSION	18	/* 1 legacy (rollback), 2 WAL */
+#define DB_HDR_CHANGE_COUNTER	24
+#define DB_HDR_VALID_FOR	92
+
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+int
+rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
+		const void *data, size_t len, char *why, size_t whylen)
+{
+	struct txn_hdr h;
+	char err[256];
+
+	if (!txn_record_parse(data, len, &h, err, sizeof(err))) {
+		snprintf(why, whylen, "%s: the record at LSN %llu is not a replvfs "
+			"transaction: %s", a->name, (unsigned long long)lsn, err);
+		return -1;
+	}
+	if (memcmp(h.db_uuid, a->db_uuid, sizeof(h.db_uuid)) != 0) {
+		snprintf(why, whylen, "%s: the record at LSN %llu is another "
+			"database's (its identity is not the log's cluster UUID)",
+			a->name, (unsigned long long)lsn);
+		return -1;
+	}
+	if (a->page_size != 0 && h.page_size != a->page_size) {
+		snprintf(why, whylen, "%s: the record at LSN %llu has %u-byte pages, "
+			"the records before it %u", a->name, (unsigned long long)lsn,
+			h.page_size, a->page_size);
+		return -1;
+	}
+	/* the writer makes one record of each transaction (docs/sqlite.md) */
+	if ((h.flags & (TXN_F_FIRST | TXN_F_LAST)) != (TXN_F_FIRST | TXN_F_LAST)) {
+		snprintf(why, whylen, "%s: the record at LSN %llu is a part of a "
+			"transaction (flags %#x): parts are not applied", a->name,
+			(unsigned long long)lsn, h.flags);
+		return -1;
+	}
+	a->page_size = h.page_size;
+	for (uint32_t i = 0; i < h.n_frames; i++) {
+		const uint8_t *page;
+		uint8_t first[TXN_PAGE_MAX];
+		uint32_t pgno;
+
+		txn_frame(data, &h, i, &pgno, &page);
+		if (pgno == 1 && a->rollback_header) {
+			/*
+			 * Readers of a replica's copy are plain SQLite in
+			 * rollback-journal mode (rv_copy.c): page 1 says so,
+			 * and its change counter tells them to drop their
+			 * cache.
+			 */
+			memcpy(first, page, h.page_size);
+			first[DB_HDR_WRITE_VERSION] = 1;
+			first[DB_HDR_WRITE_VERSION + 1] = 1;
+			a->change_counter++;
+			put_be32(first + DB_HDR_CHANGE_COUNTER, a->change_counter);
+			put_be32(first + DB_HDR_VALID_FOR, a->change_counter);
+			page = first;
+		}
+		if (write_all(a->fd, page, h.page_size,
+				(off_t)(pgno - 1) * h.page_size) != 0) {
+			snprintf(why, whylen, "%s: page %u of the record at LSN %llu: %s",
+				a->name, pgno, (unsigned long long)lsn, strerror(errno));
+			return -1;
+		}
+	}
+	if (ftruncate(a->fd, (off_t)h.db_size * h.page_size) != 0) {
+		snprintf(why, whylen, "%s: the record at LSN %llu: truncating to %u "
+			"pages: %s", a->name, (unsigned long long)lsn, h.db_size,
+			strerror(errno));
+		return -1;
+	}
+	a->db_pages = h.db_size;
+	a->applied_lsn = lsn;
+	a->txid = txid;
+	a->records++;
+	return 0;
+}
+
+struct rebuild {
+	struct rv_apply a;
+	char *why;
+	size_t whylen;
+};
+
+static int
+rebuild_one(void *arg, uint64_t lsn, const void *data, size_t len)
+{
+	struct rebuild *r = arg;
+
+	return rv_apply_record(&r->a, lsn, 0, data, len, r->why, r->whylen) ? 1 : 0;
+}
+
+static void
+sync_dir_of(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (copy == NULL)
+		return;
+	if ((fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+int
+rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
+		uint64_t *records, char *why, size_t whylen)
+{
+	struct rebuild r = { .why = why, .whylen = whylen };
+	char tmp[4096], side[4096];
+	struct stat st;
+	mode_t mode = 0644;
+	int ret;
+
+	if (snprintf(tmp, sizeof(tmp), "%s-repl-rebuild", path) >= (int)sizeof(tmp)) {
+		snprintf(why, whylen, "%s: the path is too long", path);
+		return -1;
+	}
+	if (stat(path, &st) == 0)
+		mode = st.st_mode & 07777;
+	if ((r.a.fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	r.a.name = path;
+	memcpy(r.a.db_uuid, db_uuid, sizeof(r.a.db_uuid));
+	ret = repl_iterate(repl, 0, rebuild_one, &r);
+	if (ret < 0) {
+		snprintf(why, whylen, "%s: reading its log: %s", path, repl_strerror(ret));
+		goto fail;
+	}
+	if (ret > 0)
+		goto fail;
+	*records = r.a.records;
+	if (r.a.records == 0) {
+		/* nothing to rebuild from: a file with pages is not the log's */
+		close(r.a.fd);
+		unlink(tmp);
+		if (stat(path, &st) == 0 && st.st_size > 0) {
+			snprintf(why, whylen, "%s: its log holds no transaction, yet the "
+				"file holds %lld bytes: open it with repl_bootstrap=1 to "
+				"make it the log's (or remove it)", path,
+				(long long)st.st_size);
+			return -1;
+		}
+		return 0;
+	}
+	if (fsync(r.a.fd) != 0) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	close(r.a.fd);
+	/* the old -wal's frames are not the log's: gone before the rename */
+	for (int i = 0; i < 2; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, i ? "-shm" : "-wal");
+		if (unlink(side) != 0 && errno != ENOENT) {
+			snprintf(why, whylen, "%s: %s", side, strerror(errno));
+			unlink(tmp);
+			return -1;
+		}
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(why, whylen, "%s -> %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	sync_dir_of(path);
+	return 0;
+fail:
+	close(r.a.fd);
+	unlink(tmp);
+	return -1;
+}
