@@ -36,3 +36,15 @@ tools_bench_sqlite_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/ben
 	$(SQLITE3_CFLAGS)
 tools_bench_sqlite_bench_LDADD = tools/bench/libbenchutil.la $(SQLITE3_LIBS) -lpthread
 dist_noinst_SCRIPTS += tools/bench/sqlite-vs
+
+# the application of the failover test: checks the acknowledged
+# transactions at open, then commits until killed
+check_PROGRAMS += tests/sqlite/replvfs_writer
+tests_sqlite_replvfs_writer_SOURCES = tests/sqlite/replvfs_writer.c
+tests_sqlite_replvfs_writer_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
+tests_sqlite_replvfs_writer_LDADD = $(SQLITE3_LIBS)
+
+# SIGKILL of the primary application in its transactions, ROUNDS (20)
+# times, a replica promoted each time: no acknowledged transaction lost
+TESTS += tests/sqlite/replvfs_failover.sh
+EXTRA_DIST += tests/sqlite/replvfs_failover.sh

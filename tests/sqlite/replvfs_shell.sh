@@ -102,7 +102,7 @@ echo "$NAME: 42 transactions committed by the shell, 42 records, on both replica
 [[ $(cat "$D/pipe.out") == 260 ]] || fail "pipelined: $(cat "$D/pipe.out") rows, not 260"
 "$CTL" dump "$D/node1.log" > "$DUMP" 2> "$D/dump.err" || fail "replctl dump: $(cat "$D/dump.err")"
 n=$(grep -c '^ *[0-9]\+ .* 5253514c' "$DUMP")
-[[ $n == 62 ]] || { cp "$DUMP" /tmp/pipe.dump; cp "$D/pipe.err" /tmp/pipe.err; } && [[ $n == 62 ]] || fail "after the pipelined ones the log holds $n RSQL records, not 62"
+[[ $n == 62 ]] || fail "after the pipelined ones the log holds $n RSQL records, not 62"
 echo "$NAME: 20 pipelined transactions, 62 records"
 
 # 3. Python, the same database again: the log is reopened as the primary;

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * replvfs_writer -- the application of the SQLite failover test: it opens
+ * a database through replvfs, checks it against the transactions
+ * acknowledged so far, then commits transactions until it is killed.
+ *
+ *   replvfs_writer EXTENSION URI ACKED [SECONDS]
+ *
+ * ACKED lists, a line each, the ids of the transactions whose COMMIT
+ * returned SQLITE_OK (appended after the COMMIT, so a kill may leave one
+ * committed id out of it, never one in it that was not acknowledged).
+ * Each transaction inserts its id into two tables, a(id, payload) and
+ * b(id, id * 7), payloads of 1 to 3 pages every 16th, so a transaction is
+ * present whole or not at all.
+ *
+ * At open: PRAGMA integrity_check is "ok"; every acknowledged id is in a
+ * and b; a and b hold the same ids; b's values are right.  Prints
+ * "checked: A acknowledged present, R rows, next N" and exits 1 with what
+ * is wrong otherwise.  Then it commits until SECONDS (0: forever) and
+ * exits 0; a COMMIT that fails exits 3.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+static sqlite3 *db;
+
+static void
+die(int code, const char *what)
+{
+	fprintf(stderr, "replvfs_writer: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
+	exit(code);
+}
+
+static int64_t
+one_int(const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		die(1, sql);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void
+exec(const char *sql, int code)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "replvfs_writer: %s: %s\n", sql, err ? err : "?");
+		exit(code);
+	}
+}
+
+static void
+check(const char *acked_path, int64_t *next)
+{
+	sqlite3_stmt *st, *in_a, *in_b;
+	FILE *f;
+	int64_t id, n = 0;
+	const char *ok;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		die(1, "integrity_check");
+	ok = (const char *)sqlite3_column_text(st, 0);
+	if (ok == NULL || strcmp(ok, "ok") != 0) {
+		fprintf(stderr, "replvfs_writer: integrity_check: %s\n", ok ? ok : "?");
+		exit(1);
+	}
+	sqlite3_finalize(st);
+	if (one_int("SELECT count(*) FROM a WHERE id NOT IN (SELECT id FROM b)") != 0 ||
+	    one_int("SELECT count(*) FROM b WHERE id NOT IN (SELECT id FROM a)") != 0 ||
+	    one_int("SELECT count(*) FROM b WHERE v != id * 7") != 0) {
+		fprintf(stderr, "replvfs_writer: a partial transaction: a and b differ\n");
+		exit(1);
+	}
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM a WHERE id = ?", -1, &in_a, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT 1 FROM b WHERE id = ?", -1, &in_b, NULL))
+		die(1, "prepare");
+	if ((f = fopen(acked_path, "r")) != NULL) {
+		while (fscanf(f, "%" SCNd64, &id) == 1) {
+			sqlite3_bind_int64(in_a, 1, id);
+			sqlite3_bind_int64(in_b, 1, id);
+			if (sqlite3_step(in_a) != SQLITE_ROW ||
+			    sqlite3_step(in_b) != SQLITE_ROW) {
+				fprintf(stderr, "replvfs_writer: acknowledged transaction "
+					"%" PRId64 " is lost\n", id);
+				exit(1);
+			}
+			sqlite3_reset(in_a);
+			sqlite3_reset(in_b);
+			n++;
+		}
+		fclose(f);
+	}
+	sqlite3_finalize(in_a);
+	sqlite3_finalize(in_b);
+	*next = one_int("SELECT coalesce(max(id), 0) + 1 FROM a");
+	printf("checked: %" PRId64 " acknowledged present, %" PRId64 " rows, next %"
+		PRId64 "\n", n, one_int("SELECT count(*) FROM a"), *next);
+	fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+	sqlite3 *loader;
+	sqlite3_stmt *ins_a, *ins_b;
+	char *err = NULL, line[32];
+	int64_t next;
+	double seconds;
+	struct timespec t0, now;
+	int fd;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: replvfs_writer EXTENSION URI ACKED [SECONDS]\n");
+		return 2;
+	}
+	seconds = argc > 4 ? atof(argv[4]) : 0;
+	if (sqlite3_open(":memory:", &loader) != SQLITE_OK ||
+	    sqlite3_enable_load_extension(loader, 1) != SQLITE_OK ||
+	    sqlite3_load_extension(loader, argv[1], NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "replvfs_writer: %s: %s\n", argv[1], err ? err : "?");
+		return 1;
+	}
+	if (sqlite3_open_v2(argv[2], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			SQLITE_OPEN_URI, NULL) != SQLITE_OK)
+		die(1, argv[2]);
+	sqlite3_busy_timeout(db, 5000);
+	exec("PRAGMA journal_mode=WAL", 1);
+	exec("CREATE TABLE IF NOT EXISTS a(id INTEGER PRIMARY KEY, p BLOB);"
+		"CREATE TABLE IF NOT EXISTS b(id INTEGER PRIMARY KEY, v INT)", 1);
+	check(argv[3], &next);
+	if ((fd = open(argv[3], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
+		perror(argv[3]);
+		return 1;
+	}
+	if (sqlite3_prepare_v2(db, "INSERT INTO a VALUES(?, randomblob(?))", -1,
+			&ins_a, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO b VALUES(?, ? * 7)", -1, &ins_b, NULL))
+		die(1, "prepare");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;; next++) {
+		int len;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (seconds > 0 && (double)(now.tv_sec - t0.tv_sec) +
+				(double)(now.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+			break;
+		exec("BEGIN", 3);
+		sqlite3_bind_int64(ins_a, 1, next);
+		sqlite3_bind_int(ins_a, 2, next % 16 == 0 ? 4096 * (1 + next % 3) : 64);
+		sqlite3_bind_int64(ins_b, 1, next);
+		sqlite3_bind_int64(ins_b, 2, next);
+		if (sqlite3_step(ins_a) != SQLITE_DONE || sqlite3_step(ins_b) != SQLITE_DONE)
+			die(3, "insert");
+		sqlite3_reset(ins_a);
+		sqlite3_reset(ins_b);
+		exec("COMMIT", 3);
+		len = snprintf(line, sizeof(line), "%" PRId64 "\n", next);
+		if (write(fd, line, (size_t)len) != len) {
+			perror(argv[3]);
+			return 1;
+		}
+	}
+	sqlite3_finalize(ins_a);
+	sqlite3_finalize(ins_b);
+	close(fd);
+	sqlite3_close(db);
+	sqlite3_close(loader);
+	return 0;
+}
