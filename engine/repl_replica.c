@@ -148,6 +148,26 @@ repl_replica_info(struct repl_replica_node *node, struct repl_replica_info *info
 }
 
 int
+repl_replica_iterate(struct repl_replica_node *node, uint64_t from,
+		repl_iterate_fn *cb, void *arg)
+{
+	int ret;
+
+	if (node == NULL || node->replica == NULL || cb == NULL)
+		return REPL_E_INVAL;
+	ret = replica_iterate(node->replica, from, cb, arg);
+	return ret < 0 ? facade_err(ret) : ret;
+}
+
+int
+repl_replica_wait(struct repl_replica_node *node, uint64_t lsn, int timeout_ms)
+{
+	if (node == NULL || timeout_ms < 0)
+		return REPL_E_INVAL;
+	return replica_state_wait(&node->state, lsn, timeout_ms);
+}
+
+int
 repl_replica_close(struct repl_replica_node **node_ptr)
 {
 	if (node_ptr == NULL)

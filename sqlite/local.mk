@@ -11,16 +11,24 @@ tests_sqlite_txn_record_test_SOURCES = tests/sqlite/txn_record_test.c
 tests_sqlite_txn_record_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sqlite
 tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
 
+# a replica's copy of the database, followed in repld (sqlite_copy), and
+# the pages of a record written into a file: no SQLite needed
+noinst_LTLIBRARIES += sqlite/librv_copy.la
+sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h \
+	sqlite/rv_apply.c sqlite/rv_apply.h
+sqlite_librv_copy_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite
+sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
+
 # the VFS, as a loadable SQLite extension: libreplvfs.so, entry point
 # sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
-	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_apply.c sqlite/rv_apply.h \
+	sqlite/rv_db.c sqlite/rv_db.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
 	-I$(top_srcdir)/tools/repld $(SQLITE3_CFLAGS)
 sqlite_libreplvfs_la_LDFLAGS = -module -avoid-version -shared
-sqlite_libreplvfs_la_LIBADD = sqlite/libtxn_record.la tools/repld/librepld_conf.la \
+sqlite_libreplvfs_la_LIBADD = sqlite/librv_copy.la tools/repld/librepld_conf.la \
 	engine/librepl.la
 
 # the sqlite3 shell and Python's sqlite3 through the extension, beside two
@@ -48,3 +56,8 @@ tests_sqlite_replvfs_writer_LDADD = $(SQLITE3_LIBS)
 # times, a replica promoted each time: no acknowledged transaction lost
 TESTS += tests/sqlite/replvfs_failover.sh
 EXTRA_DIST += tests/sqlite/replvfs_failover.sh
+
+# repld replicas with sqlite_copy: plain SQLite reads their copies while
+# the primary commits; a replica killed, restarted, caught up
+TESTS += tests/sqlite/replvfs_replica.sh
+EXTRA_DIST += tests/sqlite/replvfs_replica.sh

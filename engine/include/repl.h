@@ -492,6 +492,11 @@ struct repl_replica_info {
 					   batch once) */
 	uint64_t persist_barriers;	/* the medium's barriers they took
 					   (file: fdatasyncs) */
+	uint64_t commit_lsn;		/* the primary's commit point, as its
+					   last COMMIT said (0: none since
+					   open) */
+	uint64_t readable_lsn;		/* the newest record readers can take:
+					   committed and in this log */
 };
 
 struct repl_replica_node;
@@ -505,6 +510,19 @@ int repl_replica_stop(struct repl_replica_node *node);
 int repl_replica_info(struct repl_replica_node *node,
 		struct repl_replica_info *info);
 int repl_replica_close(struct repl_replica_node **node_ptr);
+
+/*
+ * Readers of a replica's log, from any thread while it is open: they see
+ * only committed records (up to readable_lsn), in LSN order, as
+ * repl_iterate does on a primary.  cb runs under the log's lock, which
+ * the serving thread takes too: copy what it needs and return.
+ * repl_replica_wait returns 0 once a record at lsn or later is readable,
+ * REPL_E_TIMEDOUT after timeout_ms.
+ */
+int repl_replica_iterate(struct repl_replica_node *node, uint64_t from,
+		repl_iterate_fn *cb, void *arg);
+int repl_replica_wait(struct repl_replica_node *node, uint64_t lsn,
+		int timeout_ms);
 
 /* ---- reading a log offline --------------------------------------- */
 

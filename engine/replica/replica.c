@@ -190,6 +190,13 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		p = m->u.commit.flushed;
 		wal_note_persisted(r->wal, &p);
 		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
+		if (r->cfg->state != NULL) {
+			struct wal_status ws;
+
+			wal_status(r->wal, &ws);
+			replica_state_commit(r->cfg->state, m->u.commit.commit_lsn,
+				ws.last_lsn);
+		}
 		return 0;
 	case CTL_MEMBERSHIP: {
 		struct membership cur;
@@ -709,4 +716,13 @@ replica_run(const struct replica_cfg *cfg)
 	ret = replica_serve(r);
 	replica_close(&r);
 	return ret;
+}
+
+int
+replica_iterate(struct replica *r, uint64_t from,
+		int (*cb)(void *arg, uint64_t lsn, const void *data, size_t len),
+		void *arg)
+{
+	/* the wal takes its own lock: the serving thread may run meanwhile */
+	return wal_iterate(r->wal, from, cb, arg);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/clock.h"
 #include "common/elog.h"
@@ -73,15 +74,32 @@ replica_state_init(struct replica_state *st)
 {
 	if (st == NULL)
 		return REPL_E_INVAL;
+	pthread_condattr_t ca;
+	int ret;
+
 	memset(&st->snap, 0, sizeof(st->snap));
-	return pthread_mutex_init(&st->lock, NULL) ? REPL_E_NOMEM : 0;
+	st->readable_lsn = st->commit_lsn = 0;
+	if (pthread_mutex_init(&st->lock, NULL))
+		return REPL_E_NOMEM;
+	/* waits are timed on the monotonic clock, as every timeout here */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	ret = pthread_cond_init(&st->readable, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ret) {
+		pthread_mutex_destroy(&st->lock);
+		return REPL_E_NOMEM;
+	}
+	return 0;
 }
 
 void
 replica_state_destroy(struct replica_state *st)
 {
-	if (st)
+	if (st) {
+		pthread_cond_destroy(&st->readable);
 		pthread_mutex_destroy(&st->lock);
+	}
 }
 
 void
@@ -89,7 +107,45 @@ replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 {
 	pthread_mutex_lock(&st->lock);
 	*out = st->snap;
+	out->commit_lsn = st->commit_lsn;
+	out->readable_lsn = st->readable_lsn;
 	pthread_mutex_unlock(&st->lock);
+}
+
+void
+replica_state_commit(struct replica_state *st, uint64_t commit_lsn,
+		uint64_t last_lsn)
+{
+	uint64_t readable = commit_lsn < last_lsn ? commit_lsn : last_lsn;
+
+	pthread_mutex_lock(&st->lock);
+	st->commit_lsn = commit_lsn;
+	if (readable != st->readable_lsn) {
+		st->readable_lsn = readable;
+		pthread_cond_broadcast(&st->readable);
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+int
+replica_state_wait(struct replica_state *st, uint64_t lsn, int timeout_ms)
+{
+	struct timespec until;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&st->lock);
+	while (st->readable_lsn < lsn && ret == 0)
+		ret = pthread_cond_timedwait(&st->readable, &st->lock, &until);
+	ret = st->readable_lsn >= lsn ? 0 : REPL_E_TIMEDOUT;
+	pthread_mutex_unlock(&st->lock);
+	return ret;
 }
 
 /* take a fresh copy, outside the state's lock, then swap it in */

@@ -309,6 +309,23 @@ primary_json(struct node *n, struct repl *repl, json_t *o)
 	return bad;
 }
 
+/* sqlite_copy's state, or null without one */
+static json_t *
+copy_json(struct node *n)
+{
+	struct rv_copy_status st;
+
+	if (!node_copy_status(n, &st))
+		return json_null();
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+		"path", n->conf.sqlite_copy, "state", rv_copy_state_name(st.state),
+		"applied_lsn", jo_u64(st.applied_lsn),
+		"transactions", jo_u64(st.transactions),
+		"batches", jo_u64(st.batches), "lock_wait_ms", jo_u64(st.lock_wait_ms),
+		"page_size", jo_u64(st.page_size), "pages", jo_u64(st.pages),
+		"error", st.error);
+}
+
 static int
 replica_json(struct node *n, json_t *o)
 {
@@ -354,6 +371,9 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "persist_barriers", jo_u64(rs.persist_barriers));
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "peers", list);
+	bad |= json_object_set_new(o, "commit_lsn", jo_u64(rs.commit_lsn));
+	bad |= json_object_set_new(o, "readable_lsn", jo_u64(rs.readable_lsn));
+	bad |= json_object_set_new(o, "sqlite_copy", copy_json(n));
 	return bad;
 }
 

@@ -66,9 +66,9 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
 # the coordinator's etcd client (engine/coord/, a library of its own)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/engine $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
+	-I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
-	engine/librepl_coord.la \
+	engine/librepl_coord.la sqlite/librv_copy.la \
 	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
 # the Prometheus text exposition's writer

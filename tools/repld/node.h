@@ -23,6 +23,7 @@
 
 #include "repl.h"
 #include "repld_conf.h"
+#include "rv_copy.h"
 #include "retention.h"
 
 struct coordinator;
@@ -74,6 +75,9 @@ struct node {
 	/* the replica's open or run result (REPL_E_*), once it failed or returned */
 	atomic_int replica_ret;
 	struct repl_replica_info replica_last;	/* what it served last */
+	struct rv_copy *copy;		/* sqlite_copy, while a replica; under
+					   lock */
+	struct rv_copy_status copy_last;	/* what it showed last */
 	char ctl_port[8], data_port[8];
 	/* the replica's peers: the file's peers as they were at replica_start */
 	struct repl_replica floor_peers[REPLD_PEERS_MAX];
@@ -151,6 +155,8 @@ void node_free(struct node *n);
 enum node_role node_role(struct node *n);
 /* what the replica serves (or served last), for STATUS */
 void node_replica_info(struct node *n, struct repl_replica_info *info);
+/* false: no sqlite_copy configured */
+bool node_copy_status(struct node *n, struct rv_copy_status *st);
 const char *node_role_name(enum node_role r);
 
 #endif

@@ -58,7 +58,7 @@ static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
 	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
 	"timeouts", "admin_socket", "log_level", "retention",
-	"metrics_listen", "coordinator", NULL
+	"metrics_listen", "coordinator", "sqlite_copy", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -590,6 +590,9 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 	    load_peers(c, root, o) || load_quorum(c, root, o) ||
 	    load_tls(c, root, o) || load_timeouts(c, root, o) ||
 	    load_admin_socket(c, root, o) || load_metrics(c, root, o) ||
+	    (config_setting_get_member(root, "sqlite_copy") != NULL &&
+	     conf_get_path(c, config_setting_get_member(root, "sqlite_copy"),
+			"sqlite_copy", &o->sqlite_copy)) ||
 	    conf_load_coordinator(c, root, o))
 		return -1;
 	if (conf_opt_choice(c, root, "log_level", "log_level", level_names,
@@ -661,6 +664,7 @@ repld_conf_free(struct repld_conf *conf)
 	free(conf->tls.cert);
 	free(conf->tls.key);
 	free(conf->admin_socket);
+	free(conf->sqlite_copy);
 	free(conf->metrics.host);
 	for (int i = 0; i < conf->coordinator.n_endpoints; i++)
 		free(conf->coordinator.endpoints[i]);

@@ -125,6 +125,11 @@ struct repld_conf {
 	} timeouts;
 
 	char *admin_socket;
+	/*
+	 * sqlite_copy: on a replica, the database file it keeps of a replvfs
+	 * log (sqlite/rv_copy.h); NULL: none
+	 */
+	char *sqlite_copy;
 	enum repld_log_level log_level;
 
 	/*

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rv_copy.c -- a replica's copy of a replvfs database (rv_copy.h) */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rv_apply.h"
+#include "rv_copy.h"
+
+/*
+ * SQLite's file locks are POSIX byte-range locks on these bytes of the
+ * database file (SQLite's "File Locking And Concurrency", the unix VFS).
+ * They are taken here with fcntl directly: this process has no SQLite
+ * connection to the file, so the unix VFS's own bookkeeping of locks
+ * between connections of one process has nothing to do, and repld need
+ * not link SQLite.
+ */
+#define LOCK_PENDING	0x40000000L
+#define LOCK_RESERVED	(LOCK_PENDING + 1)
+#define LOCK_SHARED	(LOCK_PENDING + 2)
+#define LOCK_SHARED_LEN	510L
+
+#define BATCH_MAX	(8u << 20)	/* bytes of records applied per lock */
+#define WAIT_MS		200		/* a look at the stop flag */
+
+struct batch_rec {
+	uint64_t lsn;
+	size_t off, len;
+};
+
+struct rv_copy {
+	struct repl_replica_node *node;
+	pthread_t thread;
+	atomic_int stop;
+	char *path;
+	struct rv_apply a;
+	char why[320];
+
+	/* a batch: records copied out of the log, then applied */
+	uint8_t *buf;
+	size_t cap, used;
+	struct batch_rec *recs;
+	size_t n_recs, cap_recs;
+
+	pthread_mutex_t lock;		/* guards st */
+	struct rv_copy_status st;
+};
+
+const char *
+rv_copy_state_name(enum rv_copy_state s)
+{
+	switch (s) {
+	case RV_COPY_STARTING:
+		return "starting";
+	case RV_COPY_FOLLOWING:
+		return "following";
+	case RV_COPY_FAILED:
+		return "failed";
+	}
+	return "?";
+}
+
+static int
+set_lock(int fd, short type, off_t start, off_t len)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start,
+		.l_len = len };
+
+	return fcntl(fd, F_SETLK, &fl);
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * SQLite's EXCLUSIVE lock, the way a writer takes it: RESERVED, then
+ * PENDING (no new reader), then every SHARED byte (no reader left).
+ * false when stopped meanwhile.
+ */
+static bool
+lock_exclusive(struct rv_copy *c)
+{
+	int fd = c->a.fd;
+
+	while (set_lock(fd, F_WRLCK, LOCK_RESERVED, 1) != 0 ||
+	       set_lock(fd, F_WRLCK, LOCK_PENDING, 1) != 0 ||
+	       set_lock(fd, F_WRLCK, LOCK_SHARED, LOCK_SHARED_LEN) != 0) {
+		if (atomic_load(&c->stop))
+			return false;
+		sleep_ms(1);
+	}
+	return true;
+}
+
+static void
+unlock_all(struct rv_copy *c)
+{
+	(void)set_lock(c->a.fd, F_UNLCK, LOCK_PENDING, 2 + LOCK_SHARED_LEN);
+}
+
+/* take a copy of a committed record into the batch; 1 once it is full */
+static int
+take(void *arg, uint64_t lsn, const void *data, size_t len)
+{
+	struct rv_copy *c = arg;
+
+	if (c->n_recs > 0 && c->used + len > BATCH_MAX)
+		return 1;
+	if (c->used + len > c->cap) {
+		size_t cap = c->cap ? c->cap : 1 << 16;
+		uint8_t *b;
+
+		while (cap < c->used + len)
+			cap *= 2;
+		if ((b = realloc(c->buf, cap)) == NULL)
+			return -1;
+		c->buf = b;
+		c->cap = cap;
+	}
+	if (c->n_recs == c->cap_recs) {
+		size_t cap = c->cap_recs ? 2 * c->cap_recs : 64;
+		struct batch_rec *r = realloc(c->recs, cap * sizeof(*r));
+
+		if (r == NULL)
+			return -1;
+		c->recs = r;
+		c->cap_recs = cap;
+	}
+	memcpy(c->buf + c->used, data, len);
+	c->recs[c->n_recs++] = (struct batch_rec){ lsn, c->used, len };
+	c->used += len;
+	return 0;
+}
+
+static void
+failed(struct rv_copy *c, const char *why)
+{
+	pthread_mutex_lock(&c->lock);
+	c->st.state = RV_COPY_FAILED;
+	snprintf(c->st.error, sizeof(c->st.error), "%s", why);
+	pthread_mutex_unlock(&c->lock);
+	fprintf(stderr, "replvfs copy: %s\n", why);
+}
+
+/* the change counter, moved: readers drop what they cached */
+static int
+bump(struct rv_copy *c)
+{
+	uint8_t v[4];
+
+	if (c->a.page_size == 0)
+		return 0;
+	c->a.change_counter++;
+	for (int i = 0; i < 4; i++)
+		v[i] = (uint8_t)(c->a.change_counter >> (24 - 8 * i));
+	return pwrite(c->a.fd, v, 4, 24) == 4 && pwrite(c->a.fd, v, 4, 92) == 4 ? 0 : -1;
+}
+
+/*
+ * Copy the next records out of the log into the batch: 1 with some, 0
+ * with none, -1 when it failed (why set).
+ */
+static int
+next_batch(struct rv_copy *c, uint64_t from)
+{
+	int ret;
+
+	c->n_recs = c->used = 0;
+	ret = repl_replica_iterate(c->node, from, take, c);
+	if (ret < 0) {
+		snprintf(c->why, sizeof(c->why), "%s: reading the log: %s", c->path,
+			ret == -1 ? "out of memory" : repl_strerror(ret));
+		return -1;
+	}
+	return c->n_recs > 0;
+}
+
+static int
+apply_batch(struct rv_copy *c)
+{
+	for (size_t i = 0; i < c->n_recs; i++)
+		if (rv_apply_record(&c->a, c->recs[i].lsn, 0, c->buf + c->recs[i].off,
+				c->recs[i].len, c->why, sizeof(c->why)) != 0)
+			return -1;
+	return 0;
+}
+
+static void *
+follow(void *arg)
+{
+	struct rv_copy *c = arg;
+	uint64_t t;
+	int ret;
+
+	(void)pthread_setname_np(pthread_self(), "repld-sqlcopy");
+	while (!atomic_load(&c->stop)) {
+		bool starting = c->a.applied_lsn == 0;
+
+		if (repl_replica_wait(c->node, c->a.applied_lsn + 1, WAIT_MS) != 0)
+			continue;
+		/* the first batches after start: the whole log, from its first */
+		if ((ret = next_batch(c, starting ? 0 : c->a.applied_lsn + 1)) < 0)
+			goto failed;
+		if (ret == 0) {
+			/* readable, yet not in the ring: a release ran ahead */
+			sleep_ms(WAIT_MS);
+			continue;
+		}
+		t = now_ms();
+		if (!lock_exclusive(c))
+			break;
+		t = now_ms() - t;
+		/*
+		 * Until the whole log is applied over what the file held, the
+		 * file is no commit's database: the lock stays for all of it.
+		 */
+		while ((ret = apply_batch(c)) == 0 && starting &&
+		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
+			;
+		if (ret == 0 && bump(c) != 0) {
+			snprintf(c->why, sizeof(c->why), "%s: %s", c->path, strerror(errno));
+			ret = -1;
+		}
+		unlock_all(c);
+		if (ret < 0)
+			goto failed;
+		pthread_mutex_lock(&c->lock);
+		c->st.state = RV_COPY_FOLLOWING;
+		c->st.applied_lsn = c->a.applied_lsn;
+		c->st.transactions = c->a.records;
+		c->st.batches++;
+		c->st.lock_wait_ms += t;
+		c->st.page_size = c->a.page_size;
+		c->st.pages = c->a.db_pages;
+		pthread_mutex_unlock(&c->lock);
+	}
+	return NULL;
+failed:
+	failed(c, c->why);
+	return NULL;
+}
+
+int
+rv_copy_start(struct repl_replica_node *node, const char *path,
+		const uint8_t db_uuid[16], struct rv_copy **out, char *why,
+		size_t whylen)
+{
+	struct rv_copy *c;
+	uint8_t hdr[28];
+
+	if ((c = calloc(1, sizeof(*c))) == NULL || (c->path = strdup(path)) == NULL) {
+		free(c);
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	c->node = node;
+	atomic_init(&c->stop, 0);
+	pthread_mutex_init(&c->lock, NULL);
+	c->a.name = c->path;
+	c->a.rollback_header = true;
+	memcpy(c->a.db_uuid, db_uuid, sizeof(c->a.db_uuid));
+	if ((c->a.fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* the counter goes on from the file's: readers' caches name it */
+	if (pread(c->a.fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr))
+		c->a.change_counter = (uint32_t)hdr[24] << 24 | (uint32_t)hdr[25] << 16 |
+			(uint32_t)hdr[26] << 8 | hdr[27];
+	if (pthread_create(&c->thread, NULL, follow, c) != 0) {
+		snprintf(why, whylen, "cannot start its thread");
+		close(c->a.fd);
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	pthread_mutex_destroy(&c->lock);
+	free(c->path);
+	free(c);
+	return -1;
+}
+
+void
+rv_copy_stop(struct rv_copy **cp)
+{
+	struct rv_copy *c = *cp;
+
+	if (c == NULL)
+		return;
+	atomic_store(&c->stop, 1);
+	pthread_join(c->thread, NULL);
+	close(c->a.fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c->buf);
+	free(c->recs);
+	free(c->path);
+	free(c);
+	*cp = NULL;
+}
+
+void
+rv_copy_get(struct rv_copy *c, struct rv_copy_status *st)
+{
+	pthread_mutex_lock(&c->lock);
+	*st = c->st;
+	pthread_mutex_unlock(&c->lock);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rv_copy.h -- a replica's copy of a replvfs database: a thread that
+ * applies the committed transaction records of the replica's log to a
+ * database file, which plain SQLite reads (read-only, rollback-journal
+ * mode: docs/sqlite.md, "Reading on a replica").
+ *
+ * Each batch of records is applied under SQLite's EXCLUSIVE lock of the
+ * file (its POSIX byte-range locks), so a reader's transaction sees the
+ * database as of one commit: the lock waits for the readers that are in
+ * a transaction, and a reader that begins meanwhile gets SQLITE_BUSY
+ * (its busy handler retries).  The file change counter moves with every
+ * batch, which tells readers to drop their cache.
+ *
+ * At start the copy follows from the log's first record: re-applying the
+ * whole log over what the file holds yields the database at the commit
+ * point (rv_apply.h), so nothing needs to be synced while it runs.
+ */
+#ifndef REPLSQLITE_RV_COPY_H
+#define REPLSQLITE_RV_COPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "repl.h"
+
+struct rv_copy;
+
+/*
+ * Where the copy stands:
+ *   STARTING -> FOLLOWING    the first batch applied (the whole log)
+ *   any -> FAILED            a record it cannot apply, or the file failed;
+ *                            it applies nothing more until a restart
+ */
+enum rv_copy_state {
+	RV_COPY_STARTING = 0,	/* no record applied since start */
+	RV_COPY_FOLLOWING = 1,
+	RV_COPY_FAILED = 2,
+};
+
+struct rv_copy_status {
+	enum rv_copy_state state;
+	uint64_t applied_lsn;		/* the last record applied (0: none) */
+	uint64_t transactions;		/* records applied since start */
+	uint64_t batches;		/* times it took the file's lock */
+	uint64_t lock_wait_ms;		/* time spent waiting for readers */
+	uint32_t page_size;		/* 0 before the first record */
+	uint32_t pages;			/* the database's, after the last one */
+	char error[320];		/* FAILED: why */
+};
+
+const char *rv_copy_state_name(enum rv_copy_state s);
+
+/*
+ * Follow node's log into the file at path (made if missing), in a thread
+ * of its own.  0, or -1 with why.  node must stay open until
+ * rv_copy_stop returned.
+ */
+int rv_copy_start(struct repl_replica_node *node, const char *path,
+		const uint8_t db_uuid[16], struct rv_copy **out, char *why,
+		size_t whylen);
+void rv_copy_stop(struct rv_copy **c);
+void rv_copy_get(struct rv_copy *c, struct rv_copy_status *st);
+
+#endif

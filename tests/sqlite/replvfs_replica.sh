@@ -1,0 +1,223 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# replvfs_replica.sh -- replicas that serve reads: two repld replicas with
+# sqlite_copy (quorum 1) apply the committed transactions of their logs
+# to a database file each, and plain SQLite reads those read-only.  The
+# primary is a Python process through the extension.
+#
+#   1. 300 transactions (each one id into a and b, some of several pages)
+#      while a reader of each copy checks in every read transaction that a
+#      and b hold the same ids (a snapshot at a commit, never inside one);
+#   2. both copies reach the primary's content (a hash of every row),
+#      integrity_check ok, and the status says sqlite_copy "following";
+#   3. node3 killed, 100 more transactions, node3 started again: its copy
+#      is re-applied from its log and catches up; node2 restarted as well;
+#   4. integrity_check of each copy is ok, and a write to it is refused
+#      (it is opened read-only).
+# Skipped (77) without python3.
+NAME=replvfs_replica
+command -v python3 > /dev/null || { echo "SKIP: $NAME: no python3"; exit 77; }
+EXT=${REPLVFS:-$PWD/sqlite/.libs/libreplvfs.so}
+[[ -f $EXT ]] || { echo "$NAME: $EXT not built"; exit 99; }
+. "$(dirname "$0")/../tools/cluster_lib.sh"
+T0=$SECONDS
+san=$(ldd "$EXT" | grep -o '/[^ ]*lib[at]san\.so[^ ]*' | head -n 1)
+if [[ -n $san ]]; then
+	export LD_PRELOAD=$san
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+fi
+
+conf 1 primary
+conf 2 replica
+conf 3 replica
+for n in 2 3; do echo "sqlite_copy = \"copy$n.db\";" >> "$D/node$n.conf"; done
+start 2
+start 3
+wait_for 2 "listening" "listening"
+wait_for 3 "listening" "listening"
+wait_for 2 "sqlite_copy .*follows" "the copy followed"
+
+# the primary: commands on stdin, a line each, answers on stdout
+mkfifo "$D/py.in"
+cat > "$D/primary.py" <<'EOF'
+import ctypes, hashlib, sqlite3, sys, threading, time
+ext, uri, d = sys.argv[1], sys.argv[2], sys.argv[3]
+loader = sqlite3.connect(":memory:")
+if hasattr(loader, "enable_load_extension"):
+    loader.enable_load_extension(True)
+    loader.load_extension(ext.rsplit(".so", 1)[0])
+else:
+    lib = ctypes.CDLL("libsqlite3.so.0")
+    h = ctypes.c_void_p()
+    err = ctypes.c_char_p()
+    assert lib.sqlite3_open(b":memory:", ctypes.byref(h)) == 0
+    assert lib.sqlite3_enable_load_extension(h, 1) == 0
+    assert lib.sqlite3_load_extension(h, ext.encode(), None, ctypes.byref(err)) == 0, err.value
+db = sqlite3.connect(uri, uri=True, isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("CREATE TABLE a(id INTEGER PRIMARY KEY, p BLOB)")
+db.execute("CREATE TABLE b(id INTEGER PRIMARY KEY, v INT)")
+next_id = 1
+
+def content(c):
+    m = hashlib.sha256()
+    for t in ("a", "b"):
+        for row in c.execute("SELECT * FROM %s ORDER BY id" % t):
+            m.update(repr(row).encode())
+    return m.hexdigest()
+
+def commit(n):
+    global next_id
+    for _ in range(n):
+        i = next_id
+        db.execute("BEGIN")
+        db.execute("INSERT INTO a VALUES(?, randomblob(?))", (i, 9000 if i % 16 == 0 else 50))
+        db.execute("INSERT INTO b VALUES(?, ?)", (i, i * 7))
+        db.execute("COMMIT")
+        next_id += 1
+
+def open_copy(n):
+    c = sqlite3.connect("file:%s/copy%d.db?mode=ro" % (d, n), uri=True,
+                        isolation_level=None, timeout=10)
+    return c
+
+bad = []
+snapshots = [0, 0]
+stop = False
+def reader(n):
+    c = None
+    while not stop:
+        try:
+            if c is None:
+                c = open_copy(n)
+            c.execute("BEGIN")
+            na = c.execute("SELECT count(*), coalesce(max(id), 0) FROM a").fetchone()
+            nb = c.execute("SELECT count(*), coalesce(max(id), 0) FROM b").fetchone()
+            c.execute("COMMIT")
+            if na != nb:
+                bad.append("copy%d: a %r, b %r in one read transaction" % (n, na, nb))
+            snapshots[n - 2] += 1
+        except sqlite3.Error as e:
+            # a copy not made yet has no tables: not a snapshot
+            if "no such table" not in str(e):
+                bad.append("copy%d: %s" % (n, e))
+            if c is not None:
+                c.close()
+                c = None
+            time.sleep(0.01)
+
+def wait_copies(nodes, want, secs=20):
+    t = time.monotonic()
+    while time.monotonic() - t < secs:
+        got = []
+        for n in nodes:
+            try:
+                c = open_copy(n)
+                got.append(content(c))
+                c.close()
+            except sqlite3.Error as e:
+                got.append(str(e))
+        if all(g == want for g in got):
+            return "equal"
+        time.sleep(0.1)
+    return "differ: %r" % got
+
+for line in sys.stdin:
+    cmd = line.split()
+    if cmd[0] == "readers":
+        threads = [threading.Thread(target=reader, args=(n,)) for n in (2, 3)]
+        for t in threads:
+            t.start()
+        print("readers", flush=True)
+    elif cmd[0] == "commit":
+        commit(int(cmd[1]))
+        print("committed", next_id - 1, flush=True)
+    elif cmd[0] == "stop-readers":
+        stop = True
+        for t in threads:
+            t.join()
+        print("snapshots", min(snapshots), "bad", len(bad), *bad[:3], flush=True)
+    elif cmd[0] == "wait":
+        nodes = [int(x) for x in cmd[1:]]
+        print(wait_copies(nodes, content(db)), flush=True)
+    elif cmd[0] == "check":
+        c = open_copy(int(cmd[1]))
+        ic = c.execute("PRAGMA integrity_check").fetchone()[0]
+        try:
+            c.execute("INSERT INTO b VALUES(0, 0)")
+            w = "written"
+        except sqlite3.Error as e:
+            w = "refused: %s" % e
+        print(ic, "|", w, flush=True)
+        c.close()
+    elif cmd[0] == "quit":
+        print("bye", flush=True)
+        break
+db.close()
+EOF
+python3 "$D/primary.py" "$EXT" "file:$D/app.db?vfs=repl&repl_conf=$D/node1.conf&repl_bootstrap=1" \
+	"$D" < "$D/py.in" > "$D/py.out" 2> "$D/py.err" &
+bg+=($!)
+exec 5> "$D/py.in"
+# ask CMD...: one command, its answer line in $ans (30 s at most)
+ans_n=0
+ask() {
+	local t
+	echo "$*" >&5
+	ans_n=$((ans_n + 1))
+	for ((t = 0; t < 600; t++)); do
+		(($(wc -l < "$D/py.out") >= ans_n)) && break
+		sleep 0.05
+	done
+	ans=$(sed -n "${ans_n}p" "$D/py.out")
+	[[ -n $ans ]] || fail "python: no answer to '$*': $(cat "$D/py.err")"
+}
+
+# 1. transactions while both copies are read
+ask readers
+ask commit 300
+[[ $ans == "committed 300" ]] || fail "commit: $ans"
+ask stop-readers
+[[ $ans == "snapshots "*" bad 0" ]] || fail "readers of the copies: $ans"
+snaps=$(cut -d' ' -f2 <<< "$ans")
+((snaps >= 3)) || fail "the readers took only $snaps snapshots"
+echo "$NAME: 300 transactions; the readers of each copy took $snaps+ snapshots, none inside a transaction"
+
+# 2. both copies reach the primary's content
+ask wait 2 3
+[[ $ans == equal ]] || fail "the copies: $ans"
+for n in 2 3; do
+	ask check $n
+	[[ $ans == "ok | refused:"*readonly* ]] || fail "copy$n: integrity_check, a write: $ans"
+done
+j=$(status_json 2)
+[[ $j == *'"sqlite_copy":{'*'"state":"following"'* ]] || fail "node2's status: $j"
+applied=$(grep -o '"applied_lsn":[0-9]*' <<< "$j" | cut -d: -f2)
+((applied >= 300)) || fail "node2's copy applied LSN $applied"
+echo "$NAME: both copies hold the primary's content (applied LSN $applied)"
+
+# 3. node3 killed, 100 more, node3 back; node2 restarted
+kill -9 "${pid[3]}"
+wait "${pid[3]}" 2>/dev/null
+unset 'pid[3]'
+ask commit 100
+[[ $ans == "committed 400" ]] || fail "commit with node3 down: $ans"
+start 3
+stop 2
+start 2
+ask commit 10
+ask wait 2 3
+[[ $ans == equal ]] || fail "after node3's catch-up and node2's restart: $ans"
+echo "$NAME: node3 killed and back, node2 restarted: both copies caught up"
+
+# 4. the copies after it all: whole, and read-only
+for n in 2 3; do
+	ask check $n
+	[[ $ans == "ok | refused:"*readonly* ]] || fail "copy$n: integrity_check, a write: $ans"
+done
+ask quit
+exec 5>&-
+clean_stderr "$D/py.err" python3
+for n in 2 3; do clean_stderr "$D/node$n.err" "node$n"; done
+echo "$NAME: ok ($((SECONDS - T0)) s)"
