@@ -197,6 +197,26 @@ next_batch(struct rv_copy *c, uint64_t from)
 	return c->n_recs > 0;
 }
 
+/*
+ * A -wal beside the copy (this node's database when it was the primary,
+ * or plain SQLite's) would be read over it: SQLite opens a database in
+ * WAL mode when its -wal exists.  It is not the log's, so it goes.
+ */
+static int
+drop_wal(struct rv_copy *c)
+{
+	char side[4200];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(side, sizeof(side), "%s%s", c->path, i ? "-shm" : "-wal");
+		if (unlink(side) != 0 && errno != ENOENT) {
+			snprintf(c->why, sizeof(c->why), "%.256s: %s", side, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 apply_batch(struct rv_copy *c)
 {
@@ -236,7 +256,8 @@ follow(void *arg)
 		 * Until the whole log is applied over what the file held, the
 		 * file is no commit's database: the lock stays for all of it.
 		 */
-		while ((ret = apply_batch(c)) == 0 && starting &&
+		ret = starting ? drop_wal(c) : 0;
+		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
 		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;
 		if (ret == 0 && bump(c) != 0) {

@@ -14,7 +14,8 @@
  *
  * At start the copy follows from the log's first record: re-applying the
  * whole log over what the file holds yields the database at the commit
- * point (rv_apply.h), so nothing needs to be synced while it runs.
+ * point (rv_apply.h), so nothing needs to be synced while it runs.  A
+ * -wal and -shm beside the file are removed then: they are not the log's.
  */
 #ifndef REPLSQLITE_RV_COPY_H
 #define REPLSQLITE_RV_COPY_H

@@ -17,6 +17,11 @@
 #      acknowledged transaction is there, and none is there in part
 #      (replvfs_writer's check), or the test fails.
 #
+# Each replica keeps a copy of the database (sqlite_copy) in the file the
+# application opens when that node is promoted.  At the end the last
+# primary commits a little more, and both replicas' copies must reach its
+# content (the same hash of every row).
+#
 # Skipped (77) without libsqlite3's loader (never: configure requires it).
 NAME=replvfs_failover
 EXT=${REPLVFS:-$PWD/sqlite/.libs/libreplvfs.so}
@@ -34,9 +39,14 @@ if [[ -n $san ]]; then
 fi
 ACKED=$D/acked
 
-conf 1 primary 3000 2
-conf 2 replica 3000 2
-conf 3 replica 3000 2
+# conf_node N ROLE: its file, with its copy of the database as a replica
+conf_node() {
+	conf "$1" "$2" 3000 2
+	echo "sqlite_copy = \"app$1.db\";" >> "$D/node$1.conf"
+}
+conf_node 1 primary
+conf_node 2 replica
+conf_node 3 replica
 start 2
 start 3
 wait_for 2 "listening" "listening"
@@ -46,7 +56,7 @@ wait_for 3 "listening" "listening"
 writer() {
 	local n=$1 r=$2
 	"$WRITER" "$EXT" "file:$D/app$n.db?vfs=repl&repl_conf=$D/node$n.conf&repl_timeout_ms=5000$3" \
-		"$ACKED" > "$D/writer.$r.out" 2> "$D/writer.$r.err" &
+		"$ACKED" ${4-} > "$D/writer.$r.out" 2> "$D/writer.$r.err" &
 	wpid=$!
 }
 
@@ -77,7 +87,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	wait "$wpid" 2>/dev/null
 	# the old primary's node: a replica again (its log's tail, if it had
 	# one the others lack, is cut by the next primary)
-	conf $p replica 3000 2
+	conf_node $p replica
 	start $p
 	wait_for $p "listening" "listening"
 	q=$((p % 3 + 1))
@@ -85,12 +95,27 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	echo "$NAME: round $r: node$p killed after $(($(wc -l < "$ACKED") - base)) acknowledged; node$q next"
 	p=$q
 done
-# the last primary checks everything, commits a little and exits
+# the last primary checks everything, commits for a second and stays
 base=$(wc -l < "$ACKED")
-writer $p end
+writer $p end "" "1 30"
 acked_more end 10 "$base"
 grep -q "^checked: $base acknowledged present" "$D/writer.end.out" ||
 	fail "the last check: $(cat "$D/writer.end.out")"
+for ((t = 0; t < 100; t++)); do
+	want=$(grep '^hash' "$D/writer.end.out") && break
+	sleep 0.1
+done
+[[ -n $want ]] || fail "the last primary printed no hash: $(cat "$D/writer.end.err")"
+for n in 1 2 3; do
+	((n == p)) && continue
+	for ((t = 0; t < 100; t++)); do
+		got=$("$WRITER" --hash "$D/app$n.db" 2> "$D/hash.err")
+		[[ $got == "$want" ]] && break
+		sleep 0.1
+	done
+	[[ $got == "$want" ]] || fail "node$n's copy: '$got', the primary's: '$want'"
+done
+echo "$NAME: both replicas' copies equal the last primary's database ($want)"
 kill -TERM "$wpid"
 for f in "$D"/writer.*.err "$D"/node*.err; do clean_stderr "$f" "$f"; done
 echo "$NAME: $ROUNDS failovers, $base acknowledged transactions, none lost, none partial ($((SECONDS - T0)) s)"

@@ -4,7 +4,8 @@
  * a database through replvfs, checks it against the transactions
  * acknowledged so far, then commits transactions until it is killed.
  *
- *   replvfs_writer EXTENSION URI ACKED [SECONDS]
+ *   replvfs_writer EXTENSION URI ACKED [SECONDS [LINGER]]
+ *   replvfs_writer --hash FILE
  *
  * ACKED lists, a line each, the ids of the transactions whose COMMIT
  * returned SQLITE_OK (appended after the COMMIT, so a kill may leave one
@@ -16,8 +17,11 @@
  * At open: PRAGMA integrity_check is "ok"; every acknowledged id is in a
  * and b; a and b hold the same ids; b's values are right.  Prints
  * "checked: A acknowledged present, R rows, next N" and exits 1 with what
- * is wrong otherwise.  Then it commits until SECONDS (0: forever) and
- * exits 0; a COMMIT that fails exits 3.
+ * is wrong otherwise.  Then it commits until SECONDS (0: forever), prints
+ * "hash H rows R" of its database, stays open LINGER seconds (so that the
+ * replicas learn the last commit point) and exits 0; a COMMIT that fails
+ * exits 3.  --hash prints that line of FILE, opened read-only with plain
+ * SQLite (a replica's copy).
  */
 #include "config.h"
 
@@ -116,6 +120,35 @@ check(const char *acked_path, int64_t *next)
 	fflush(stdout);
 }
 
+/* FNV-1a over every row of a and b, in id order */
+static void
+print_hash(void)
+{
+	static const char *const sql[] = { "SELECT id, p FROM a ORDER BY id",
+		"SELECT id, v FROM b ORDER BY id" };
+	uint64_t h = 1469598103934665603ull, rows = 0;
+	sqlite3_stmt *st;
+
+	for (int t = 0; t < 2; t++) {
+		if (sqlite3_prepare_v2(db, sql[t], -1, &st, NULL) != SQLITE_OK)
+			die(1, sql[t]);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0);
+			const uint8_t *b = sqlite3_column_blob(st, 1);
+			int n = sqlite3_column_bytes(st, 1);
+
+			for (int i = 0; i < 8; i++)
+				h = (h ^ (uint8_t)(id >> (8 * i))) * 1099511628211ull;
+			for (int i = 0; b != NULL && i < n; i++)
+				h = (h ^ b[i]) * 1099511628211ull;
+			rows++;
+		}
+		sqlite3_finalize(st);
+	}
+	printf("hash %016" PRIx64 " rows %" PRIu64 "\n", h, rows);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -127,6 +160,18 @@ main(int argc, char **argv)
 	struct timespec t0, now;
 	int fd;
 
+	if (argc == 3 && strcmp(argv[1], "--hash") == 0) {
+		char uri[4200];
+
+		snprintf(uri, sizeof(uri), "file:%s?mode=ro", argv[2]);
+		if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+				NULL) != SQLITE_OK)
+			die(1, argv[2]);
+		sqlite3_busy_timeout(db, 5000);
+		print_hash();
+		sqlite3_close(db);
+		return 0;
+	}
 	if (argc < 4) {
 		fprintf(stderr, "usage: replvfs_writer EXTENSION URI ACKED [SECONDS]\n");
 		return 2;
@@ -181,6 +226,9 @@ main(int argc, char **argv)
 	sqlite3_finalize(ins_a);
 	sqlite3_finalize(ins_b);
 	close(fd);
+	print_hash();
+	if (argc > 5)
+		sleep((unsigned)atoi(argv[5]));
 	sqlite3_close(db);
 	sqlite3_close(loader);
 	return 0;
