@@ -8,7 +8,7 @@
 # 20):
 #
 #   1. the writer commits transactions (two tables, one id each, some of
-#      several pages), logging each id whose COMMIT returned;
+#      several pages every 64th), logging each id whose COMMIT returned;
 #   2. it is killed with SIGKILL, in the middle of its transactions;
 #   3. the old primary's node restarts as a repld replica;
 #   4. the next node's repld stops, and the writer starts there: opening
@@ -29,7 +29,7 @@ WRITER=${REPLVFS_WRITER:-$PWD/tests/sqlite/replvfs_writer}
 [[ -f $EXT ]] || { echo "$NAME: $EXT not built"; exit 99; }
 [[ -x $WRITER ]] || { echo "$NAME: $WRITER not built"; exit 99; }
 ROUNDS=${ROUNDS:-20}
-LOGSIZE=${LOGSIZE:-64M}
+LOGSIZE=${LOGSIZE:-128M}
 . "$(dirname "$0")/../tools/cluster_lib.sh"
 T0=$SECONDS
 san=$(ldd "$WRITER" "$EXT" | grep -o '/[^ ]*lib[at]san\.so[^ ]*' | head -n 1)

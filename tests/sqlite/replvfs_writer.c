@@ -11,7 +11,7 @@
  * returned SQLITE_OK (appended after the COMMIT, so a kill may leave one
  * committed id out of it, never one in it that was not acknowledged).
  * Each transaction inserts its id into two tables, a(id, payload) and
- * b(id, id * 7), payloads of 1 to 3 pages every 16th, so a transaction is
+ * b(id, id * 7), payloads of 1 to 3 pages every 64th, so a transaction is
  * present whole or not at all.
  *
  * At open: PRAGMA integrity_check is "ok"; every acknowledged id is in a
@@ -209,7 +209,7 @@ main(int argc, char **argv)
 			break;
 		exec("BEGIN", 3);
 		sqlite3_bind_int64(ins_a, 1, next);
-		sqlite3_bind_int(ins_a, 2, next % 16 == 0 ? 4096 * (1 + next % 3) : 64);
+		sqlite3_bind_int(ins_a, 2, next % 64 == 0 ? 4096 * (1 + next % 3) : 64);
 		sqlite3_bind_int64(ins_b, 1, next);
 		sqlite3_bind_int64(ins_b, 2, next);
 		if (sqlite3_step(ins_a) != SQLITE_DONE || sqlite3_step(ins_b) != SQLITE_DONE)
