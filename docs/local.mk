@@ -154,6 +154,8 @@ dist_man_MANS += \
 	docs/man/repl_membership.3 \
 	docs/man/repl_replica_close.3 \
 	docs/man/repl_replica_info.3 \
+	docs/man/repl_replica_iterate.3 \
+	docs/man/repl_replica_wait.3 \
 	docs/man/repl_replica_open.3 \
 	docs/man/repl_replica_run.3 \
 	docs/man/repl_replica_status.3 \
