@@ -371,6 +371,27 @@ session_text(struct mtext *t, const struct view *v)
 		"because the primary fell silent.", r, in->silent_drops);
 	counter(t, "repld_session_commits_total", "COMMIT messages this replica "
 		"received.", r, in->commits);
+	gauge(t, "repld_replica_readable_lsn", "Newest record readers of this "
+		"replica's log can take: committed, and held here.", r,
+		in->readable_lsn);
+}
+
+/* sqlite_copy: families always, samples with a copy configured */
+static void
+copy_text(struct mtext *t, struct node *n)
+{
+	struct rv_copy_status st = { 0 };
+	bool has = node_copy_status(n, &st);
+
+	gauge(t, "repld_sqlite_copy_applied_lsn", "The last record applied to "
+		"this replica's copy of its SQLite database.", has, st.applied_lsn);
+	counter(t, "repld_sqlite_copy_transactions_total", "Transaction records "
+		"applied to the copy since the daemon started.", has, st.transactions);
+	counter(t, "repld_sqlite_copy_lock_wait_seconds_total", "Seconds the copy "
+		"waited for readers' transactions to end.", has, st.lock_wait_ms / 1000);
+	gauge(t, "repld_sqlite_copy_failed", "1 once the copy met a record or a "
+		"file error it cannot get past (status: sqlite_copy.error).", has,
+		(uint64_t)(st.state == RV_COPY_FAILED));
 }
 
 /* automatic failover: families always, samples with a coordinator */
@@ -431,5 +452,6 @@ metrics_render(struct node *n, struct mtext *t)
 	primary_text(t, &v);
 	replicas_text(t, &v);
 	session_text(t, &v);
+	copy_text(t, n);
 	coordinator_text(t, n);
 }
