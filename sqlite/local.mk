@@ -61,3 +61,8 @@ EXTRA_DIST += tests/sqlite/replvfs_failover.sh
 # the primary commits; a replica killed, restarted, caught up
 TESTS += tests/sqlite/replvfs_replica.sh
 EXTRA_DIST += tests/sqlite/replvfs_replica.sh
+
+# an existing database made the log's first transaction; a damaged file
+# rebuilt from the log at open
+TESTS += tests/sqlite/replvfs_import.sh
+EXTRA_DIST += tests/sqlite/replvfs_import.sh

@@ -143,6 +143,27 @@ txid_after(struct repl *repl)
  * for WAL mode.  The log must hold all of a database, because every open
  * rebuilds the file from it.  0 (also: nothing to import), or -1 with why.
  */
+/*
+ * Before the first start touches the cluster: a file to import must have
+ * no frames in a -wal.  0, or -1 with why.
+ */
+static int
+import_check(const char *path, char *why, size_t whylen)
+{
+	char wal[4096];
+	struct stat st;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(path, &st) == 0 && st.st_size > 0 && stat(wal, &st) == 0 &&
+	    st.st_size > 0) {
+		snprintf(why, whylen, "replvfs: %s: its -wal holds frames: checkpoint "
+			"it first (sqlite3 %s 'PRAGMA wal_checkpoint(TRUNCATE)')",
+			path, path);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
 {
@@ -268,6 +289,13 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		repld_conf_free(&conf);
 		pthread_mutex_unlock(&dbs_lock);
 		snprintf(why, whylen, "replvfs: out of memory");
+		return NULL;
+	}
+	if (bootstrap && import_check(db_path, why, whylen) != 0) {
+		repld_conf_free(&conf);
+		free(d->path);
+		free(d);
+		pthread_mutex_unlock(&dbs_lock);
 		return NULL;
 	}
 	/* opening the log may wait for the replicas (a promotion) */

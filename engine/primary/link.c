@@ -834,9 +834,18 @@ link_main(void *arg)
 	(void)pthread_setname_np(pthread_self(), "repl-link");
 	while (!link_ends(l)) {
 		if (link_connect(l) == 0) {
+			bool ok = true;
+
 			backoff = 50;
-			while (!link_ends(l) && stream(l) == 0)
+			while (!link_ends(l) && (ok = stream(l) == 0))
 				;
+			/*
+			 * A primary that closes tells the replica its last
+			 * commit point, so that the replica's readers get to
+			 * the last record acknowledged here.
+			 */
+			if (ok && atomic_load(&c->stopping) && !atomic_load(&c->fenced))
+				(void)stream_commit(l, UINT64_MAX);
 		}
 		link_close(l);
 		cluster_lock(c);
