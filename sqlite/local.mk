@@ -66,3 +66,7 @@ EXTRA_DIST += tests/sqlite/replvfs_replica.sh
 # rebuilt from the log at open
 TESTS += tests/sqlite/replvfs_import.sh
 EXTRA_DIST += tests/sqlite/replvfs_import.sh
+
+# what the replvfs tests share: the extension, a sanitizer's runtime, and
+# Python's loader of the extension
+EXTRA_DIST += tests/sqlite/replvfs_lib.sh tests/sqlite/replvfs_load.py

@@ -149,11 +149,26 @@ sync_dir_of(const char *path)
 }
 
 int
+rv_drop_wal(const char *path, char *why, size_t whylen)
+{
+	char side[4200];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, i ? "-shm" : "-wal");
+		if (unlink(side) != 0 && errno != ENOENT) {
+			snprintf(why, whylen, "%.256s: %s", side, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
 rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 		uint64_t *records, char *why, size_t whylen)
 {
 	struct rebuild r = { .why = why, .whylen = whylen };
-	char tmp[4096], side[4096];
+	char tmp[4096];
 	struct stat st;
 	mode_t mode = 0644;
 	int ret;
@@ -197,13 +212,9 @@ rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 	}
 	close(r.a.fd);
 	/* the old -wal's frames are not the log's: gone before the rename */
-	for (int i = 0; i < 2; i++) {
-		snprintf(side, sizeof(side), "%s%s", path, i ? "-shm" : "-wal");
-		if (unlink(side) != 0 && errno != ENOENT) {
-			snprintf(why, whylen, "%s: %s", side, strerror(errno));
-			unlink(tmp);
-			return -1;
-		}
+	if (rv_drop_wal(path, why, whylen) != 0) {
+		unlink(tmp);
+		return -1;
 	}
 	if (rename(tmp, path) != 0) {
 		snprintf(why, whylen, "%s -> %s: %s", tmp, path, strerror(errno));

@@ -49,6 +49,13 @@ int rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
  * transaction leaves the file as it is only when it is missing or empty.
  * 0, or -1 with why.
  */
+/*
+ * Remove the -wal and -shm beside the database at path: SQLite reads a
+ * database in WAL mode over its -wal, and frames there are not the log's.
+ * 0, or -1 with why.
+ */
+int rv_drop_wal(const char *path, char *why, size_t whylen);
+
 int rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 		uint64_t *records, char *why, size_t whylen);
 

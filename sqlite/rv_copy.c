@@ -197,26 +197,6 @@ next_batch(struct rv_copy *c, uint64_t from)
 	return c->n_recs > 0;
 }
 
-/*
- * A -wal beside the copy (this node's database when it was the primary,
- * or plain SQLite's) would be read over it: SQLite opens a database in
- * WAL mode when its -wal exists.  It is not the log's, so it goes.
- */
-static int
-drop_wal(struct rv_copy *c)
-{
-	char side[4200];
-
-	for (int i = 0; i < 2; i++) {
-		snprintf(side, sizeof(side), "%s%s", c->path, i ? "-shm" : "-wal");
-		if (unlink(side) != 0 && errno != ENOENT) {
-			snprintf(c->why, sizeof(c->why), "%.256s: %s", side, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static int
 apply_batch(struct rv_copy *c)
 {
@@ -244,7 +224,7 @@ follow(void *arg)
 		if ((ret = next_batch(c, starting ? 0 : c->a.applied_lsn + 1)) < 0)
 			goto failed;
 		if (ret == 0) {
-			/* readable, yet not in the ring: a release ran ahead */
+			/* committed, not here yet (catching up), or released */
 			sleep_ms(WAIT_MS);
 			continue;
 		}
@@ -256,7 +236,9 @@ follow(void *arg)
 		 * Until the whole log is applied over what the file held, the
 		 * file is no commit's database: the lock stays for all of it.
 		 */
-		ret = starting ? drop_wal(c) : 0;
+		/* a -wal there (this node's, from when it was the primary)
+		 * would be read over the copy */
+		ret = starting ? rv_drop_wal(c->path, c->why, sizeof(c->why)) : 0;
 		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
 		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;

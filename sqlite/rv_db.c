@@ -167,7 +167,6 @@ import_check(const char *path, char *why, size_t whylen)
 static int
 import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
 {
-	char wal[4096];
 	struct stat st;
 	uint8_t hdr[100], *buf = NULL;
 	uint32_t ps, pages;
@@ -176,15 +175,9 @@ import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
 	uint64_t lsn;
 	int fd = -1, ret;
 
+	/* import_check refused a -wal with frames before the log opened */
 	if (stat(path, &st) != 0 || st.st_size == 0)
 		return 0;
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	if (stat(wal, &st) == 0 && st.st_size > 0) {
-		snprintf(why, whylen, "replvfs: %s: its -wal holds frames: checkpoint "
-			"it first (sqlite3 %s 'PRAGMA wal_checkpoint(TRUNCATE)')",
-			path, path);
-		return -1;
-	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0 ||
 	    pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
 		snprintf(why, whylen, "replvfs: %s: %s", path,

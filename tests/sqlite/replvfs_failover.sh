@@ -24,19 +24,13 @@
 #
 # Skipped (77) without libsqlite3's loader (never: configure requires it).
 NAME=replvfs_failover
-EXT=${REPLVFS:-$PWD/sqlite/.libs/libreplvfs.so}
 WRITER=${REPLVFS_WRITER:-$PWD/tests/sqlite/replvfs_writer}
-[[ -f $EXT ]] || { echo "$NAME: $EXT not built"; exit 99; }
 [[ -x $WRITER ]] || { echo "$NAME: $WRITER not built"; exit 99; }
 ROUNDS=${ROUNDS:-20}
 LOGSIZE=${LOGSIZE:-128M}
+. "$(dirname "$0")/replvfs_lib.sh"
 . "$(dirname "$0")/../tools/cluster_lib.sh"
 T0=$SECONDS
-san=$(ldd "$WRITER" "$EXT" | grep -o '/[^ ]*lib[at]san\.so[^ ]*' | head -n 1)
-if [[ -n $san ]]; then
-	# the writer is linked with the sanitizer only through the extension
-	export LD_PRELOAD=$san
-fi
 ACKED=$D/acked
 
 # conf_node N ROLE: its file, with its copy of the database as a replica

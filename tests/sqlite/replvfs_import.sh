@@ -19,15 +19,9 @@ NAME=replvfs_import
 SQLITE3=${SQLITE3:-$(command -v sqlite3)}
 [[ -n $SQLITE3 ]] || { echo "SKIP: $NAME: no sqlite3 shell (Debian: sqlite3)"; exit 77; }
 command -v python3 > /dev/null || { echo "SKIP: $NAME: no python3"; exit 77; }
-EXT=${REPLVFS:-$PWD/sqlite/.libs/libreplvfs.so}
-[[ -f $EXT ]] || { echo "$NAME: $EXT not built"; exit 99; }
+. "$(dirname "$0")/replvfs_lib.sh"
 . "$(dirname "$0")/../tools/cluster_lib.sh"
 T0=$SECONDS
-san=$(ldd "$EXT" | grep -o '/[^ ]*lib[at]san\.so[^ ]*' | head -n 1)
-if [[ -n $san ]]; then
-	export LD_PRELOAD=$san
-	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-fi
 
 conf 1 primary 3000 1 2
 conf 2 replica 3000 1 1

@@ -18,15 +18,9 @@
 # Skipped (77) without python3.
 NAME=replvfs_replica
 command -v python3 > /dev/null || { echo "SKIP: $NAME: no python3"; exit 77; }
-EXT=${REPLVFS:-$PWD/sqlite/.libs/libreplvfs.so}
-[[ -f $EXT ]] || { echo "$NAME: $EXT not built"; exit 99; }
+. "$(dirname "$0")/replvfs_lib.sh"
 . "$(dirname "$0")/../tools/cluster_lib.sh"
 T0=$SECONDS
-san=$(ldd "$EXT" | grep -o '/[^ ]*lib[at]san\.so[^ ]*' | head -n 1)
-if [[ -n $san ]]; then
-	export LD_PRELOAD=$san
-	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-fi
 
 conf 1 primary
 conf 2 replica
@@ -41,19 +35,10 @@ wait_for 2 "sqlite_copy .*follows" "the copy followed"
 # the primary: commands on stdin, a line each, answers on stdout
 mkfifo "$D/py.in"
 cat > "$D/primary.py" <<'EOF'
-import ctypes, hashlib, sqlite3, sys, threading, time
+import hashlib, sqlite3, sys, threading, time
+import replvfs_load
 ext, uri, d = sys.argv[1], sys.argv[2], sys.argv[3]
-loader = sqlite3.connect(":memory:")
-if hasattr(loader, "enable_load_extension"):
-    loader.enable_load_extension(True)
-    loader.load_extension(ext.rsplit(".so", 1)[0])
-else:
-    lib = ctypes.CDLL("libsqlite3.so.0")
-    h = ctypes.c_void_p()
-    err = ctypes.c_char_p()
-    assert lib.sqlite3_open(b":memory:", ctypes.byref(h)) == 0
-    assert lib.sqlite3_enable_load_extension(h, 1) == 0
-    assert lib.sqlite3_load_extension(h, ext.encode(), None, ctypes.byref(err)) == 0, err.value
+replvfs_load.load(ext)
 db = sqlite3.connect(uri, uri=True, isolation_level=None)
 db.execute("PRAGMA journal_mode=WAL")
 db.execute("CREATE TABLE a(id INTEGER PRIMARY KEY, p BLOB)")

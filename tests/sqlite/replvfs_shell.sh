@@ -24,18 +24,9 @@ NAME=replvfs_shell
 SQLITE3=${SQLITE3:-$(command -v sqlite3)}
 [[ -n $SQLITE3 ]] || { echo "SKIP: $NAME: no sqlite3 shell (Debian: sqlite3)"; exit 77; }
 command -v python3 > /dev/null || { echo "SKIP: $NAME: no python3"; exit 77; }
-EXT=${REPLVFS:-$PWD/sqlite/.libs/libreplvfs.so}
-[[ -f $EXT ]] || { echo "$NAME: $EXT not built"; exit 99; }
+. "$(dirname "$0")/replvfs_lib.sh"
 . "$(dirname "$0")/../tools/cluster_lib.sh"
 T0=$SECONDS
-# a sanitizer build's extension needs its runtime first in sqlite3 and
-# python3, which are not built with it (python's own allocations are not
-# this test's leaks)
-san=$(ldd "$EXT" | grep -o '/[^ ]*lib[at]san\.so[^ ]*' | head -n 1)
-if [[ -n $san ]]; then
-	export LD_PRELOAD=$san
-	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-fi
 DUMP=$D/dump
 
 # node1 is the shell's: its file names the log and the two replicas
@@ -109,22 +100,10 @@ echo "$NAME: 20 pipelined transactions, 62 records"
 # 4. then both replicas killed: the next COMMIT is not durable, and fails
 python3 - "$EXT" "$URI&repl_timeout_ms=1500" "${pid[2]}" "${pid[3]}" \
 	> "$D/py.out" 2> "$D/py.err" <<'EOF' || fail "python3: $(cat "$D/py.err")"
-import ctypes, os, signal, sqlite3, sys, time
+import os, signal, sqlite3, sys, time
+import replvfs_load
 ext, uri = sys.argv[1], sys.argv[2]
-loader = sqlite3.connect(":memory:")
-if hasattr(loader, "enable_load_extension"):
-    loader.enable_load_extension(True)
-    loader.load_extension(ext.rsplit(".so", 1)[0])
-else:
-    # a Python built without extension loading (Debian's): the same
-    # libsqlite3 its module uses loads it, for the whole process
-    lib = ctypes.CDLL("libsqlite3.so.0")
-    db = ctypes.c_void_p()
-    err = ctypes.c_char_p()
-    assert lib.sqlite3_open(b":memory:", ctypes.byref(db)) == 0
-    assert lib.sqlite3_enable_load_extension(db, 1) == 0
-    rc = lib.sqlite3_load_extension(db, ext.encode(), None, ctypes.byref(err))
-    assert rc == 0, "load_extension: %d %s" % (rc, err.value)
+replvfs_load.load(ext)
 db = sqlite3.connect(uri, uri=True, isolation_level=None)
 db.execute("INSERT INTO t(v) VALUES('from python')")
 print(db.execute("SELECT count(*) FROM t").fetchone()[0])

@@ -60,7 +60,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/coordinator.c tools/repld/coordinator.h \
 	tools/repld/coord_internal.h tools/repld/coord_rules.c \
 	tools/repld/coord_switchover.c tools/repld/coord_read.c \
-	tools/repld/coord_membership.c \
+	tools/repld/coord_membership.c tools/repld/node_copy.c \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h \
 	tools/repld/coord_keys.c tools/repld/coord_keys.h
 # on librepl's public API only (tests/api/check-public-symbols.sh), and

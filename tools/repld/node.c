@@ -139,58 +139,6 @@ node_replica_info(struct node *n, struct repl_replica_info *info)
 	pthread_mutex_unlock(&n->lock);
 }
 
-bool
-node_copy_status(struct node *n, struct rv_copy_status *st)
-{
-	if (n->conf.sqlite_copy == NULL)
-		return false;
-	pthread_mutex_lock(&n->lock);
-	if (n->copy != NULL)
-		rv_copy_get(n->copy, st);
-	else
-		*st = n->copy_last;
-	pthread_mutex_unlock(&n->lock);
-	return true;
-}
-
-/* sqlite_copy: the replica's copy of its replvfs database, followed */
-static void
-copy_start(struct node *n, struct repl_replica_node *replica)
-{
-	struct rv_copy *copy;
-	char why[sizeof(n->copy_last.error)];
-
-	if (n->conf.sqlite_copy == NULL)
-		return;
-	if (rv_copy_start(replica, n->conf.sqlite_copy, n->conf.cluster_uuid, &copy,
-			why, sizeof(why)) != 0) {
-		log_error("sqlite_copy %s: not followed: %s", n->conf.sqlite_copy, why);
-		n->copy_last.state = RV_COPY_FAILED;
-		snprintf(n->copy_last.error, sizeof(n->copy_last.error), "%s", why);
-		return;
-	}
-	log_notice("sqlite_copy %s: follows the log's committed transactions",
-		n->conf.sqlite_copy);
-	pthread_mutex_lock(&n->lock);
-	n->copy = copy;
-	pthread_mutex_unlock(&n->lock);
-}
-
-static void
-copy_stop(struct node *n)
-{
-	struct rv_copy *copy;
-
-	pthread_mutex_lock(&n->lock);
-	copy = n->copy;
-	n->copy = NULL;
-	if (copy != NULL)
-		rv_copy_get(copy, &n->copy_last);
-	pthread_mutex_unlock(&n->lock);
-	/* not under n->lock: it joins the copy's thread */
-	rv_copy_stop(&copy);
-}
-
 static void
 say_listening(const struct node *n)
 {
@@ -285,7 +233,7 @@ replica_start(struct node *n)
 		return -1;
 	}
 	n->replica_running = true;
-	copy_start(n, replica);
+	node_copy_start(n, replica);
 	set_role(n, NODE_REPLICA, NULL);
 	return 0;
 }
@@ -298,7 +246,7 @@ replica_stop(struct node *n)
 
 	if (!n->replica_running)
 		return n->replica_ret;	/* an open that failed, or none */
-	copy_stop(n);
+	node_copy_stop(n);
 	repl_replica_stop(n->replica);
 	pthread_join(n->replica_thread, NULL);
 	n->replica_running = false;

@@ -155,7 +155,13 @@ void node_free(struct node *n);
 enum node_role node_role(struct node *n);
 /* what the replica serves (or served last), for STATUS */
 void node_replica_info(struct node *n, struct repl_replica_info *info);
-/* false: no sqlite_copy configured */
+/*
+ * node_copy.c: sqlite_copy, followed while the node is a replica (started
+ * once its replica serves, stopped before the replica stops); false: none
+ * configured
+ */
+void node_copy_start(struct node *n, struct repl_replica_node *replica);
+void node_copy_stop(struct node *n);
 bool node_copy_status(struct node *n, struct rv_copy_status *st);
 const char *node_role_name(enum node_role r);
 
