@@ -516,8 +516,10 @@ int repl_replica_close(struct repl_replica_node **node_ptr);
  * only committed records (up to readable_lsn), in LSN order, as
  * repl_iterate does on a primary.  cb runs under the log's lock, which
  * the serving thread takes too: copy what it needs and return.
- * repl_replica_wait returns 0 once a record at lsn or later is readable,
- * REPL_E_TIMEDOUT after timeout_ms.
+ * repl_replica_wait returns 0 once the commit point reaches lsn,
+ * REPL_E_TIMEDOUT after timeout_ms; a replica catching up may not hold
+ * the record yet (repl_replica_iterate then ends before it: look again
+ * later).
  */
 int repl_replica_iterate(struct repl_replica_node *node, uint64_t from,
 		repl_iterate_fn *cb, void *arg);

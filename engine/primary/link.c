@@ -837,6 +837,9 @@ link_main(void *arg)
 			bool ok = true;
 
 			backoff = 50;
+			/* a new session: the replica learns the commit point
+			 * again, also when it has not moved since */
+			l->commit_sent = 0;
 			while (!link_ends(l) && (ok = stream(l) == 0))
 				;
 			/*

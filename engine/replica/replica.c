@@ -190,13 +190,8 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		p = m->u.commit.flushed;
 		wal_note_persisted(r->wal, &p);
 		wal_set_read_limit(r->wal, m->u.commit.commit_lsn);
-		if (r->cfg->state != NULL) {
-			struct wal_status ws;
-
-			wal_status(r->wal, &ws);
-			replica_state_commit(r->cfg->state, m->u.commit.commit_lsn,
-				ws.last_lsn);
-		}
+		if (r->cfg->state != NULL)
+			replica_state_commit(r->cfg->state, m->u.commit.commit_lsn);
 		return 0;
 	case CTL_MEMBERSHIP: {
 		struct membership cur;
@@ -723,6 +718,12 @@ replica_iterate(struct replica *r, uint64_t from,
 		int (*cb)(void *arg, uint64_t lsn, const void *data, size_t len),
 		void *arg)
 {
-	/* the wal takes its own lock: the serving thread may run meanwhile */
+	/*
+	 * The wal takes its own lock: the serving thread may run meanwhile.
+	 * Records can arrive after the last COMMIT (a catch-up that ends
+	 * once the commit point stopped moving): take in what was written
+	 * first, or they stay out of sight until the next COMMIT.
+	 */
+	(void)wal_refresh(r->wal);
 	return wal_iterate(r->wal, from, cb, arg);
 }

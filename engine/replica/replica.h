@@ -56,23 +56,19 @@ const char *replica_session_state_name(enum repl_session_state s);
 struct replica_state {
 	pthread_mutex_t lock;
 	struct repl_replica_info snap;	/* under lock */
-	/*
-	 * The newest record readers can take: committed (the primary's
-	 * COMMIT) and in this log.  Under lock; readable changes it.
-	 */
-	uint64_t readable_lsn;
+	/* the primary's last COMMIT said so; under lock, committed signals
+	 * a change */
 	uint64_t commit_lsn;
-	pthread_cond_t readable;
+	pthread_cond_t committed;
 };
 
 int replica_state_init(struct replica_state *st);
 void replica_state_destroy(struct replica_state *st);
 /* a copy of the latest state (all zero before replica_run opened its log) */
 void replica_state_get(struct replica_state *st, struct repl_replica_info *out);
-/* a COMMIT taken in: the commit point and how far this log holds */
-void replica_state_commit(struct replica_state *st, uint64_t commit_lsn,
-		uint64_t last_lsn);
-/* until readable_lsn >= lsn (0) or timeout_ms passed (REPL_E_TIMEDOUT) */
+/* a COMMIT taken in: the commit point */
+void replica_state_commit(struct replica_state *st, uint64_t commit_lsn);
+/* until commit_lsn >= lsn (0) or timeout_ms passed (REPL_E_TIMEDOUT) */
 int replica_state_wait(struct replica_state *st, uint64_t lsn, int timeout_ms);
 
 struct replica;

@@ -78,13 +78,13 @@ replica_state_init(struct replica_state *st)
 	int ret;
 
 	memset(&st->snap, 0, sizeof(st->snap));
-	st->readable_lsn = st->commit_lsn = 0;
+	st->commit_lsn = 0;
 	if (pthread_mutex_init(&st->lock, NULL))
 		return REPL_E_NOMEM;
 	/* waits are timed on the monotonic clock, as every timeout here */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	ret = pthread_cond_init(&st->readable, &ca);
+	ret = pthread_cond_init(&st->committed, &ca);
 	pthread_condattr_destroy(&ca);
 	if (ret) {
 		pthread_mutex_destroy(&st->lock);
@@ -97,7 +97,7 @@ void
 replica_state_destroy(struct replica_state *st)
 {
 	if (st) {
-		pthread_cond_destroy(&st->readable);
+		pthread_cond_destroy(&st->committed);
 		pthread_mutex_destroy(&st->lock);
 	}
 }
@@ -108,21 +108,19 @@ replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 	pthread_mutex_lock(&st->lock);
 	*out = st->snap;
 	out->commit_lsn = st->commit_lsn;
-	out->readable_lsn = st->readable_lsn;
+	/* a replica catching up may hold less than is committed */
+	out->readable_lsn = st->commit_lsn < out->last_lsn ? st->commit_lsn :
+		out->last_lsn;
 	pthread_mutex_unlock(&st->lock);
 }
 
 void
-replica_state_commit(struct replica_state *st, uint64_t commit_lsn,
-		uint64_t last_lsn)
+replica_state_commit(struct replica_state *st, uint64_t commit_lsn)
 {
-	uint64_t readable = commit_lsn < last_lsn ? commit_lsn : last_lsn;
-
 	pthread_mutex_lock(&st->lock);
-	st->commit_lsn = commit_lsn;
-	if (readable != st->readable_lsn) {
-		st->readable_lsn = readable;
-		pthread_cond_broadcast(&st->readable);
+	if (commit_lsn != st->commit_lsn) {
+		st->commit_lsn = commit_lsn;
+		pthread_cond_broadcast(&st->committed);
 	}
 	pthread_mutex_unlock(&st->lock);
 }
@@ -141,9 +139,9 @@ replica_state_wait(struct replica_state *st, uint64_t lsn, int timeout_ms)
 		until.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&st->lock);
-	while (st->readable_lsn < lsn && ret == 0)
-		ret = pthread_cond_timedwait(&st->readable, &st->lock, &until);
-	ret = st->readable_lsn >= lsn ? 0 : REPL_E_TIMEDOUT;
+	while (st->commit_lsn < lsn && ret == 0)
+		ret = pthread_cond_timedwait(&st->committed, &st->lock, &until);
+	ret = st->commit_lsn >= lsn ? 0 : REPL_E_TIMEDOUT;
 	pthread_mutex_unlock(&st->lock);
 	return ret;
 }
