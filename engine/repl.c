@@ -389,6 +389,8 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	st->sleeps = ls.n.sleeps;
 	st->catch_ups = ls.n.catch_ups;
 	st->full_resyncs = ls.n.full_resyncs;
+	st->holds = ls.holds;
+	st->hold_lsn = ls.hold_lsn;
 	return 0;
 }
 

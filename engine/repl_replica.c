@@ -168,6 +168,15 @@ repl_replica_wait(struct repl_replica_node *node, uint64_t lsn, int timeout_ms)
 }
 
 int
+repl_replica_hold(struct repl_replica_node *node, uint64_t lsn)
+{
+	if (node == NULL)
+		return REPL_E_INVAL;
+	replica_state_hold(&node->state, lsn);
+	return 0;
+}
+
+int
 repl_replica_close(struct repl_replica_node **node_ptr)
 {
 	if (node_ptr == NULL)

@@ -231,6 +231,7 @@ static const struct field f_ack[] = {
 	RSV(4, 4),
 	FLD(8, K_POS, ack.head, "head"),
 	FLD(32, K_POS, ack.tail, "tail"),
+	FLD(56, K_U64, ack.hold_next, "hold_next"),
 };
 
 static const struct field f_commit[] = {
@@ -529,8 +530,8 @@ static const struct msg_type msg_types[] = {
 	[CTL_SET_HEAD] = { "SET_HEAD", 32, 32, "SET_HEAD: body length is not 32",
 		32,
 		FIELDS(f_cut), NULL, check_cut, NULL },
-	[CTL_ACK] = { "ACK", 56, 56, "ACK: body length is not 56",
-		56,
+	[CTL_ACK] = { "ACK", 64, 64, "ACK: body length is not 64",
+		64,
 		FIELDS(f_ack), "ACK: reserved field is not 0", check_ack, NULL },
 	[CTL_COMMIT] = { "COMMIT", 40, 40, "COMMIT: body length is not 40",
 		40,

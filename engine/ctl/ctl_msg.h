@@ -6,7 +6,7 @@
  * untrusted, so ctl_msg_decode() checks every field it can and names what
  * is wrong.
  *
- * Frame (little-endian): magic "RPLC" (4), version 2 (2), type (2),
+ * Frame (little-endian): magic "RPLC" (4), version (2), type (2),
  * body length (4), sequence number (4), then the body.  A frame is at most
  * CTL_FRAME_MAX bytes.
  */
@@ -23,7 +23,7 @@
 #define CTL_FRAME_MAX 1024
 #define CTL_DESC_MAX 64
 #define CTL_TEXT_MAX 200
-#define CTL_VERSION 3
+#define CTL_VERSION 4
 
 enum ctl_type {
 	CTL_HELLO = 1,		/* primary -> replica: who I am, my geometry */
@@ -104,6 +104,7 @@ struct ctl_hello_reply {
 /* a log made anew still taking its promise floor: its epoch says nothing */
 #define CTL_HELLO_F_PENDING	(1u << 2)
 
+
 struct ctl_query {
 	uint64_t lsn;
 };
@@ -118,6 +119,8 @@ struct ctl_ack {
 	int32_t status;		/* 0 or a negative error */
 	struct log_pos head;
 	struct log_pos tail;
+	uint64_t hold_next;	/* the first LSN a reader holds there
+				   (repl_replica_hold); 0: none */
 };
 
 struct ctl_commit {

@@ -351,6 +351,11 @@ struct repl_replica_status {
 	uint64_t catch_ups;	/* connections caught up (that streamed) */
 	uint64_t full_resyncs;	/* of them, full resyncs: nothing in common,
 				   the replica started anew at the checkpoint */
+	int holds;		/* a reader there holds records (its last
+				   connection said so): repl_release goes
+				   no further than hold_lsn, also while it
+				   is down */
+	uint64_t hold_lsn;	/* 0 when it holds nothing */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */
@@ -497,6 +502,9 @@ struct repl_replica_info {
 					   open) */
 	uint64_t readable_lsn;		/* the newest record readers can take:
 					   committed and in this log */
+	int holding;			/* a reader holds records
+					   (repl_replica_hold) */
+	uint64_t hold_lsn;		/* records after it stay in this log */
 };
 
 struct repl_replica_node;
@@ -525,6 +533,17 @@ int repl_replica_iterate(struct repl_replica_node *node, uint64_t from,
 		repl_iterate_fn *cb, void *arg);
 int repl_replica_wait(struct repl_replica_node *node, uint64_t lsn,
 		int timeout_ms);
+/*
+ * A reader that keeps a copy of what the records say (a database) and
+ * needs those after lsn until it has them durably: from this call on,
+ * this replica's checkpoint moves no further than lsn + 1, and a primary
+ * releases no further than this replica's checkpoint (it learns of the
+ * hold at its next connection, so call it before repl_replica_run).  A
+ * later call moves the hold (forward as the reader applies); there is no
+ * call that ends it but repl_replica_close.  docs/replication.md, "Held
+ * records".
+ */
+int repl_replica_hold(struct repl_replica_node *node, uint64_t lsn);
 
 /* ---- reading a log offline --------------------------------------- */
 

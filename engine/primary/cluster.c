@@ -139,6 +139,31 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 /* ------------------------------------------------------------------ */
 /* release                                                            */
 
+/*
+ * lsn, or less, for the replicas whose readers hold records (a retired
+ * one holds nothing).  Before the SET_HEAD round (asked false): below the
+ * first record each holds, as its last ACK said, so that no replica's
+ * checkpoint passes what another one holds (each may be promoted, and
+ * then its log is everybody's); and below the checkpoint of one that is
+ * not streaming (not asked).  After the round: below every holder's
+ * checkpoint, where its ACK said it stopped.  Under c->lock.
+ */
+static uint64_t
+held_limit(struct cluster *c, uint64_t lsn, bool asked)
+{
+	for (int i = 0; i < c->n_links; i++) {
+		const struct link *l = &c->links[i];
+
+		if (!l->holds || l->state == REPL_LINK_RETIRED)
+			continue;
+		if (!asked && lsn >= l->hold_next)
+			lsn = l->hold_next - 1;
+		if ((asked || l->state != REPL_LINK_STREAMING) && lsn >= l->replica_head)
+			lsn = l->replica_head - 1;
+	}
+	return lsn;
+}
+
 int
 cluster_release(struct cluster *c, uint64_t lsn)
 {
@@ -156,9 +181,20 @@ cluster_release(struct cluster *c, uint64_t lsn)
 		if (c->links[i].state == REPL_LINK_STREAMING &&
 		    lsn >= c->links[i].flushed_lsn)
 			lsn = c->links[i].flushed_lsn - 1;
-	cluster_unlock(c);
 	wal_positions(c->wal, &head, NULL, NULL);
-	if (lsn < head.lsn || wal_pos_after(c->wal, lsn, &at))
+	if (lsn < head.lsn) {
+		cluster_unlock(c);
+		goto out;	/* nothing to release */
+	}
+	/*
+	 * A hold may keep everything: the round then moves nothing, and its
+	 * ACKs say how far the holders hold now (for the next release)
+	 */
+	lsn = held_limit(c, lsn, false);
+	if (lsn + 1 < head.lsn)
+		lsn = head.lsn - 1;
+	cluster_unlock(c);
+	if (wal_pos_after(c->wal, lsn, &at))
 		goto out;
 
 	/* every live replica's checkpoint first */
@@ -197,7 +233,11 @@ cluster_release(struct cluster *c, uint64_t lsn)
 			}
 		}
 	}
+	/* a holder's checkpoint may have stopped short of at */
+	lsn = held_limit(c, lsn, true);
 	cluster_unlock(c);
+	if (lsn < head.lsn)
+		goto out;
 	ret = wal_release(c->wal, lsn);
 out:
 	rank_unlock(&c->release_lock, LOCK_RANK_RELEASE);
@@ -231,6 +271,8 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	st->reconnects = c->links[i].reconnects;
 	st->member = c->links[i].member;
 	st->config_epoch = c->links[i].held;
+	st->holds = c->links[i].holds;
+	st->hold_lsn = c->links[i].holds ? c->links[i].replica_head - 1 : 0;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
 	st->lag_bytes = known ? wal_pos_distance(c->ring_size,
 			&c->links[i].flushed_pos, &pub) : 0;

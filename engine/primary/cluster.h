@@ -152,6 +152,8 @@ struct cluster_link_status {
 	char transport[16];	/* of the last connection ("" before one) */
 	char flush_method[8];
 	char backend[8];	/* the replica's persistence backend */
+	bool holds;		/* its reader holds records: release stops at */
+	uint64_t hold_lsn;	/* (its checkpoint - 1) */
 	struct cluster_link_counters n;
 };
 

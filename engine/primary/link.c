@@ -300,6 +300,12 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 		return -1;
 	if (ack.head.lsn < head.lsn && shape_replica(l, CTL_SET_HEAD, &head, &ack))
 		return -1;
+	if (ack.head.lsn < head.lsn) {
+		/* what it holds is released here: our appends would overwrite it */
+		link_fail(l, "the replica holds LSN %llu, which this primary released",
+			(unsigned long long)ack.head.lsn);
+		return -1;
+	}
 	link_io_lock(l);
 	l->sent = start;
 	l->next_seq = l->oldest_seq = 0;
@@ -308,6 +314,9 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	l->io_ready = true;
 	link_io_unlock(l);
 	cluster_lock(c);
+	l->hold_next = ack.hold_next;
+	l->holds = ack.hold_next != 0;
+	l->replica_head = ack.head.lsn;
 	l->flushed_lsn = start.lsn;
 	l->flushed_pos = start;
 	link_set_state(l, REPL_LINK_STREAMING);
@@ -446,6 +455,11 @@ serve_head_request(struct link *l)
 	cluster_unlock(c);
 	ret = shape_replica(l, CTL_SET_HEAD, &want, &ack);
 	cluster_lock(c);
+	if (ret == 0) {
+		l->replica_head = ack.head.lsn;	/* a holder's may stop short */
+		l->hold_next = ack.hold_next;
+		l->holds = ack.hold_next != 0;
+	}
 	l->head_done_seq = seq;
 	l->head_status = ret;
 	pthread_cond_broadcast(&c->cond);

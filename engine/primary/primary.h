@@ -102,6 +102,16 @@ struct link {
 	char why[160];
 	struct log_pos head_req;	/* a checkpoint move asked by release */
 	/*
+	 * As its last ACK said: the first LSN a reader there holds (0: none;
+	 * holds: not 0) and the replica's checkpoint.  Release moves no
+	 * replica's checkpoint past a hold, and releases no further than a
+	 * holder's checkpoint, also while it is down (docs/replication.md,
+	 * "Held records").  Under c->lock.
+	 */
+	bool holds;
+	uint64_t hold_next;
+	uint64_t replica_head;
+	/*
 	 * Written under c->lock (head_done_seq by the link thread only);
 	 * head_req_seq and force_down are atomics so that the link thread
 	 * looks at them each round without taking c->lock, which the

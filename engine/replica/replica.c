@@ -151,6 +151,47 @@ drop_conn(struct rpma_conn **conn)
 	fabric_conn_drop(conn, 200);
 }
 
+/*
+ * A SET_HEAD while a reader holds records (repl_replica_hold): the
+ * checkpoint moves at most to the first record held, and the ACK says
+ * where it went; the primary releases no further (docs/replication.md,
+ * "Held records").  A primary whose own checkpoint had passed that point
+ * before this session began released those records everywhere: holding
+ * them here would keep bytes its appends overwrite, so the move is made
+ * and the reader finds the records gone.
+ */
+static void
+hold_head(struct replica *r, struct log_pos *p)
+{
+	struct log_pos at;
+	uint64_t held;
+
+	if (r->cfg->state == NULL || !replica_state_held(r->cfg->state, &held) ||
+	    p->lsn <= held + 1)
+		return;
+	if (r->s.primary_head > held + 1) {
+		REPL_LOG_WARNING("replica: the primary released records up to LSN "
+			"%llu, past the %llu held here: they are gone",
+			(unsigned long long)r->s.primary_head - 1,
+			(unsigned long long)held);
+		return;
+	}
+	wal_refresh(r->wal);
+	wal_positions(r->wal, &at, NULL, NULL);
+	if (held + 1 <= at.lsn || wal_pos_after(r->wal, held, &at) == 0)
+		*p = at;	/* no move, or to the first record held */
+}
+
+/* what an ACK says of the records a reader holds here (0: none) */
+static uint64_t
+hold_next(struct replica *r)
+{
+	uint64_t held;
+
+	return r->cfg->state != NULL && replica_state_held(r->cfg->state, &held) ?
+		held + 1 : 0;
+}
+
 static int
 answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 {
@@ -171,6 +212,13 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 	case CTL_TRUNCATE:
 	case CTL_SET_HEAD:
 		p = m->u.cut.pos;
+		if (m->type == CTL_SET_HEAD) {
+			/* a checkpoint never goes back: one already past stays */
+			wal_positions(r->wal, &head, NULL, NULL);
+			if (p.lsn < head.lsn)
+				p = head;
+			hold_head(r, &p);
+		}
 		ret = m->type == CTL_TRUNCATE ?
 			wal_truncate(r->wal, &p, m->u.cut.epoch) :
 			wal_set_head(r->wal, &p);
@@ -179,6 +227,7 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		out.u.ack.status = ret;
 		out.u.ack.head = head;
 		out.u.ack.tail = tail;
+		out.u.ack.hold_next = hold_next(r);
 		if (ret)
 			REPL_LOG_WARNING("replica: %s to LSN %llu refused (%d)",
 				ctl_msg_type_name(m->type),
@@ -217,6 +266,7 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		out.u.ack.status = ret;
 		out.u.ack.head = head;
 		out.u.ack.tail = tail;
+		out.u.ack.hold_next = hold_next(r);
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	}
 	case CTL_VERIFY: {
@@ -513,7 +563,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 		(unsigned long long)m.u.hello.epoch,
 		(unsigned long long)head.lsn, (unsigned long long)tail.lsn - 1);
 	r->s = (struct session){ .ch = ch, .conn = conn, .epoch = m.u.hello.epoch,
-		.primary = m.u.hello.node_id, .last_heard = clock_now_ms() };
+		.primary = m.u.hello.node_id, .last_heard = clock_now_ms(),
+		.primary_head = m.u.hello.head.lsn };
 	session_state(r, fence_only ? REPL_SESSION_FENCED_FOR : REPL_SESSION_FOLLOWING);
 	r->n.sessions++;
 	return;

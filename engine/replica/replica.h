@@ -60,6 +60,9 @@ struct replica_state {
 	 * a change */
 	uint64_t commit_lsn;
 	pthread_cond_t committed;
+	/* repl_replica_hold: records after hold_lsn stay (under lock) */
+	bool holding;
+	uint64_t hold_lsn;
 };
 
 int replica_state_init(struct replica_state *st);
@@ -68,6 +71,10 @@ void replica_state_destroy(struct replica_state *st);
 void replica_state_get(struct replica_state *st, struct repl_replica_info *out);
 /* a COMMIT taken in: the commit point */
 void replica_state_commit(struct replica_state *st, uint64_t commit_lsn);
+/* records after lsn stay in the log from now on (a reader's applied point) */
+void replica_state_hold(struct replica_state *st, uint64_t lsn);
+/* true, with *lsn, while records are held */
+bool replica_state_held(struct replica_state *st, uint64_t *lsn);
 /* until commit_lsn >= lsn (0) or timeout_ms passed (REPL_E_TIMEDOUT) */
 int replica_state_wait(struct replica_state *st, uint64_t lsn, int timeout_ms);
 

@@ -38,6 +38,7 @@ struct session {
 	uint64_t epoch;
 	uint32_t primary;		/* its node id */
 	uint64_t last_heard;
+	uint64_t primary_head;		/* its checkpoint's LSN, as its HELLO said */
 };
 
 struct replica {

@@ -79,6 +79,8 @@ replica_state_init(struct replica_state *st)
 
 	memset(&st->snap, 0, sizeof(st->snap));
 	st->commit_lsn = 0;
+	st->holding = false;
+	st->hold_lsn = 0;
 	if (pthread_mutex_init(&st->lock, NULL))
 		return REPL_E_NOMEM;
 	/* waits are timed on the monotonic clock, as every timeout here */
@@ -111,6 +113,8 @@ replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 	/* a replica catching up may hold less than is committed */
 	out->readable_lsn = st->commit_lsn < out->last_lsn ? st->commit_lsn :
 		out->last_lsn;
+	out->holding = st->holding;
+	out->hold_lsn = st->hold_lsn;
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -123,6 +127,27 @@ replica_state_commit(struct replica_state *st, uint64_t commit_lsn)
 		pthread_cond_broadcast(&st->committed);
 	}
 	pthread_mutex_unlock(&st->lock);
+}
+
+void
+replica_state_hold(struct replica_state *st, uint64_t lsn)
+{
+	pthread_mutex_lock(&st->lock);
+	st->holding = true;
+	st->hold_lsn = lsn;
+	pthread_mutex_unlock(&st->lock);
+}
+
+bool
+replica_state_held(struct replica_state *st, uint64_t *lsn)
+{
+	bool held;
+
+	pthread_mutex_lock(&st->lock);
+	held = st->holding;
+	*lsn = st->hold_lsn;
+	pthread_mutex_unlock(&st->lock);
+	return held;
 }
 
 int

@@ -131,6 +131,7 @@ samples(struct ctl_msg *s)
 	m->u.ack.status = -1;
 	m->u.ack.head = pos_max;
 	m->u.ack.tail = pos_max;
+	m->u.ack.hold_next = UINT64_MAX;
 
 	m = msg_init(&s[n++], CTL_COMMIT, 15);
 	m->u.commit.flushed = pos_min;
@@ -231,7 +232,7 @@ body_size(const struct ctl_msg *m)
 	case CTL_QUERY_REPLY:	return 40;
 	case CTL_TRUNCATE:	return 32;
 	case CTL_SET_HEAD:	return 32;
-	case CTL_ACK:		return 56;
+	case CTL_ACK:		return 64;
 	case CTL_COMMIT:	return 40;
 	case CTL_HEARTBEAT:	return 8;
 	case CTL_ERROR:		return 6 + (int)strlen(m->u.error.text);
@@ -272,7 +273,7 @@ round_trip(void)
 	msg_init(&back, CTL_QUERY, 0x04030201);
 	back.u.query.lsn = 0x1122334455667788ull;
 	{
-		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 3, 0, 3, 0,
+		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 4, 0, 3, 0,
 			8, 0, 0, 0, 1, 2, 3, 4,
 			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
 
@@ -420,7 +421,9 @@ rejections(void)
 	expect_reject(f, (size_t)len, "version");
 	put_le(f + 4, 2, 2);	/* the version before prior_epoch, config_crc */
 	expect_reject(f, (size_t)len, "version");
-	put_le(f + 4, 4, 2);
+	put_le(f + 4, 3, 2);	/* the version before hold_next */
+	expect_reject(f, (size_t)len, "version");
+	put_le(f + 4, 5, 2);
 	expect_reject(f, (size_t)len, "version");
 	put_le(f + 4, 0, 2);
 	expect_reject(f, (size_t)len, "version");
