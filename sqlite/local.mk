@@ -15,7 +15,7 @@ tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
 # the pages of a record written into a file: no SQLite needed
 noinst_LTLIBRARIES += sqlite/librv_copy.la
 sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h \
-	sqlite/rv_apply.c sqlite/rv_apply.h
+	sqlite/rv_apply.c sqlite/rv_apply.h sqlite/rv_base.c sqlite/rv_base.h
 sqlite_librv_copy_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite
 sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 
@@ -23,7 +23,7 @@ sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 # sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
-	sqlite/rv_db.c sqlite/rv_db.h \
+	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_release.c sqlite/rv_release.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
 	-I$(top_srcdir)/tools/repld $(SQLITE3_CFLAGS)
@@ -56,6 +56,11 @@ tests_sqlite_replvfs_writer_LDADD = $(SQLITE3_LIBS)
 # times, a replica promoted each time: no acknowledged transaction lost
 TESTS += tests/sqlite/replvfs_failover.sh
 EXTRA_DIST += tests/sqlite/replvfs_failover.sh
+
+# the log released behind checkpoints, held for a replica's copy (down
+# too), and a failover that rebuilds from a copy
+TESTS += tests/sqlite/replvfs_release.sh
+EXTRA_DIST += tests/sqlite/replvfs_release.sh
 
 # repld replicas with sqlite_copy: plain SQLite reads their copies while
 # the primary commits; a replica killed, restarted, caught up

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "rv_apply.h"
+#include "rv_base.h"
 #include "txn_record.h"
 
 #define DB_HDR_WRITE_VERSION	18	/* 1 legacy (rollback), 2 WAL */
@@ -163,11 +164,81 @@ rv_drop_wal(const char *path, char *why, size_t whylen)
 	return 0;
 }
 
-int
-rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
-		uint64_t *records, char *why, size_t whylen)
+/*
+ * The base a rebuild starts from when the log no longer holds its first
+ * records: of the database's own marker and the copy's (copy_path, may be
+ * NULL), the newest whose LSN reaches need.  1 with *base_path and *lsn,
+ * or -1 with why.
+ */
+static int
+pick_base(const char *path, const char *copy_path, const uint8_t db_uuid[16],
+		uint64_t need, const char **base_path, uint64_t *lsn, char *why,
+		size_t whylen)
 {
+	const char *cand[2] = { path, copy_path };
+	char said[2][400];
+	uint64_t l;
+
+	*base_path = NULL;
+	for (int i = 0; i < 2; i++) {
+		int ret;
+
+		said[i][0] = '\0';
+		if (cand[i] == NULL)
+			continue;
+		ret = rv_base_read(cand[i], db_uuid, &l, said[i], sizeof(said[i]));
+		if (ret == 0)
+			snprintf(said[i], sizeof(said[i]), "%.256s has no base marker",
+				cand[i]);
+		else if (ret > 0 && l < need)
+			snprintf(said[i], sizeof(said[i]), "%.256s holds up to LSN %llu",
+				cand[i], (unsigned long long)l);
+		else if (ret > 0 && (*base_path == NULL || l > *lsn)) {
+			*base_path = cand[i];
+			*lsn = l;
+		}
+	}
+	if (*base_path != NULL)
+		return 1;
+	snprintf(why, whylen, "%s: the log no longer holds LSN %llu and before "
+		"(released), and no base holds them: %s%s%s", path,
+		(unsigned long long)need, said[0], copy_path ? "; " : "", said[1]);
+	return -1;
+}
+
+/* the base's bytes into fd; 0, or -1 with why */
+static int
+copy_base(const char *base, int fd, char *why, size_t whylen)
+{
+	uint8_t buf[1 << 16];
+	ssize_t n;
+	int in;
+
+	if ((in = open(base, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(why, whylen, "%s: %s", base, strerror(errno));
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (n < 0)
+		snprintf(why, whylen, "%s: copying it: %s", base, strerror(errno));
+	close(in);
+	return n < 0 ? -1 : 0;
+}
+
+int
+rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
+		const uint8_t db_uuid[16], uint64_t *records, char *why,
+		size_t whylen)
+{
+	static const uint8_t wal_mode[2] = { 2, 2 };
 	struct rebuild r = { .why = why, .whylen = whylen };
+	struct repl_status rs;
+	const char *base = NULL;
+	uint64_t base_lsn = 0;
 	char tmp[4096];
 	struct stat st;
 	mode_t mode = 0644;
@@ -177,6 +248,13 @@ rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 		snprintf(why, whylen, "%s: the path is too long", path);
 		return -1;
 	}
+	if ((ret = repl_status(repl, &rs)) != 0) {
+		snprintf(why, whylen, "%s: its log: %s", path, repl_strerror(ret));
+		return -1;
+	}
+	if (rs.first_lsn > 1 && pick_base(path, copy_path, db_uuid, rs.first_lsn - 1,
+			&base, &base_lsn, why, whylen) < 0)
+		return -1;
 	if (stat(path, &st) == 0)
 		mode = st.st_mode & 07777;
 	if ((r.a.fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0) {
@@ -185,6 +263,8 @@ rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 	}
 	r.a.name = path;
 	memcpy(r.a.db_uuid, db_uuid, sizeof(r.a.db_uuid));
+	if (base != NULL && copy_base(base, r.a.fd, why, whylen) != 0)
+		goto fail;
 	ret = repl_iterate(repl, 0, rebuild_one, &r);
 	if (ret < 0) {
 		snprintf(why, whylen, "%s: reading its log: %s", path, repl_strerror(ret));
@@ -193,7 +273,7 @@ rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 	if (ret > 0)
 		goto fail;
 	*records = r.a.records;
-	if (r.a.records == 0) {
+	if (r.a.records == 0 && base == NULL) {
 		/* nothing to rebuild from: a file with pages is not the log's */
 		close(r.a.fd);
 		unlink(tmp);
@@ -206,23 +286,29 @@ rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 		}
 		return 0;
 	}
+	/* a replica's copy says rollback journal on page 1: this is WAL's */
+	if (base != NULL && pwrite(r.a.fd, wal_mode, 2, DB_HDR_WRITE_VERSION) != 2) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
 	if (fsync(r.a.fd) != 0) {
 		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
 		goto fail;
 	}
-	close(r.a.fd);
 	/* the old -wal's frames are not the log's: gone before the rename */
-	if (rv_drop_wal(path, why, whylen) != 0) {
-		unlink(tmp);
-		return -1;
-	}
+	if (rv_drop_wal(path, why, whylen) != 0)
+		goto fail;
 	if (rename(tmp, path) != 0) {
 		snprintf(why, whylen, "%s -> %s: %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		return -1;
+		goto fail;
 	}
 	sync_dir_of(path);
-	return 0;
+	/* every record the log holds is in the file now: it is a base */
+	if (rs.last_lsn > base_lsn)
+		base_lsn = rs.last_lsn;
+	ret = rv_base_write(path, r.a.fd, db_uuid, base_lsn, why, whylen);
+	close(r.a.fd);
+	return ret;
 fail:
 	close(r.a.fd);
 	unlink(tmp);

@@ -42,21 +42,26 @@ int rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
 		const void *data, size_t len, char *why, size_t whylen);
 
 /*
- * The database file at path rebuilt from every transaction record of the
- * log: written beside it, synced, then renamed over it once its -wal and
- * -shm are gone, so a crash at any point leaves either the old file or
- * the new one (and the next open rebuilds again).  A log without a
- * transaction leaves the file as it is only when it is missing or empty.
- * 0, or -1 with why.
- */
-/*
  * Remove the -wal and -shm beside the database at path: SQLite reads a
  * database in WAL mode over its -wal, and frames there are not the log's.
  * 0, or -1 with why.
  */
 int rv_drop_wal(const char *path, char *why, size_t whylen);
 
-int rv_rebuild(struct repl *repl, const char *path, const uint8_t db_uuid[16],
-		uint64_t *records, char *why, size_t whylen);
+/*
+ * The database file at path rebuilt from every transaction record of the
+ * log: written beside it, synced, then renamed over it once its -wal and
+ * -shm are gone, so a crash at any point leaves either the old file or
+ * the new one (and the next open rebuilds again).  When the log no longer
+ * holds its first records (released), the new file starts as a copy of a
+ * base that holds them (rv_base.h): the database's own, or the replica
+ * copy's at copy_path (may be NULL), the newer; without one the rebuild
+ * fails.  The new file is a base at the log's last LSN.  A log without a
+ * transaction leaves the file as it is only when it is missing or empty.
+ * 0, or -1 with why.
+ */
+int rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
+		const uint8_t db_uuid[16], uint64_t *records, char *why,
+		size_t whylen);
 
 #endif

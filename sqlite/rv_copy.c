@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rv_apply.h"
+#include "rv_base.h"
 #include "rv_copy.h"
 
 /*
@@ -30,6 +32,7 @@
 
 #define BATCH_MAX	(8u << 20)	/* bytes of records applied per lock */
 #define WAIT_MS		200		/* a look at the stop flag */
+#define MARK_EVERY_MS	1000		/* a base marked (a sync) at least so often */
 
 struct batch_rec {
 	uint64_t lsn;
@@ -43,6 +46,11 @@ struct rv_copy {
 	char *path;
 	struct rv_apply a;
 	char why[320];
+	uint64_t base_lsn;		/* the file's base marker (0: none) */
+	uint64_t marked_ms;		/* when it was last marked */
+	uint64_t unmarked_bytes;	/* of records applied since */
+	uint64_t log_size;		/* the replica's ring: an eighth of it
+					   applied is marked at once */
 
 	/* a batch: records copied out of the log, then applied */
 	uint8_t *buf;
@@ -197,9 +205,94 @@ next_batch(struct rv_copy *c, uint64_t from)
 	return c->n_recs > 0;
 }
 
+/*
+ * The file synced and marked a base at what it applied; the replica then
+ * holds only the records after the one before (so that the newest stays).
+ * 0, or -1 with c->why.
+ */
+static int
+mark_base(struct rv_copy *c)
+{
+	uint64_t lsn = c->a.applied_lsn;
+
+	if (lsn <= c->base_lsn)
+		return 0;
+	if (rv_base_write(c->path, c->a.fd, c->a.db_uuid, lsn, c->why,
+			sizeof(c->why)) != 0)
+		return -1;
+	c->base_lsn = lsn;
+	c->marked_ms = now_ms();
+	c->unmarked_bytes = 0;
+	(void)repl_replica_hold(c->node, lsn - 1);
+	pthread_mutex_lock(&c->lock);
+	c->st.base_lsn = lsn;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/*
+ * At start: the log must hold every record after the file's base (all of
+ * them without one); the file's page 1 says rollback journal, whatever
+ * the base was (a primary's file says WAL).  0, or -1 with c->why.
+ */
+static int
+start_check(struct rv_copy *c)
+{
+	static const uint8_t rollback[2] = { 1, 1 };
+	struct repl_replica_info info;
+	struct stat st;
+
+	if (repl_replica_info(c->node, &info) != 0) {
+		snprintf(c->why, sizeof(c->why), "%s: the replica's state", c->path);
+		return -1;
+	}
+	c->log_size = info.size_bytes;
+	if (info.first_lsn > c->base_lsn + 1) {
+		snprintf(c->why, sizeof(c->why), "%s: the log begins at LSN %llu, but "
+			"the file holds only up to LSN %llu: the records between were "
+			"released while nothing held them here; make the copy anew "
+			"(docs/sqlite.md, \"Checkpoints and the log\")", c->path,
+			(unsigned long long)info.first_lsn,
+			(unsigned long long)c->base_lsn);
+		return -1;
+	}
+	if (fstat(c->a.fd, &st) == 0 && st.st_size >= 100 &&
+	    pwrite(c->a.fd, rollback, 2, 18) != 2) {
+		snprintf(c->why, sizeof(c->why), "%s: %s", c->path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The log no longer holds the records after the last one applied (its
+ * checkpoint passed them while nothing here held them): the copy cannot
+ * follow.  A batch that begins later is fine otherwise (the records the
+ * engine keeps for itself are not shown).  0, or -1 with c->why.
+ */
+static int
+gap_check(struct rv_copy *c)
+{
+	struct repl_replica_info info;
+
+	if (c->a.applied_lsn == 0 || c->recs[0].lsn == c->a.applied_lsn + 1 ||
+	    repl_replica_info(c->node, &info) != 0 ||
+	    info.first_lsn <= c->a.applied_lsn + 1)
+		return 0;
+	snprintf(c->why, sizeof(c->why), "%s: the log now begins at LSN %llu, past "
+		"LSN %llu, the next this copy needs: it was released while nothing "
+		"held it here; make the copy anew (docs/sqlite.md, \"Checkpoints and "
+		"the log\")", c->path, (unsigned long long)info.first_lsn,
+		(unsigned long long)c->a.applied_lsn + 1);
+	return -1;
+}
+
 static int
 apply_batch(struct rv_copy *c)
 {
+	if (gap_check(c) != 0)
+		return -1;
+	c->unmarked_bytes += c->used;
 	for (size_t i = 0; i < c->n_recs; i++)
 		if (rv_apply_record(&c->a, c->recs[i].lsn, 0, c->buf + c->recs[i].off,
 				c->recs[i].len, c->why, sizeof(c->why)) != 0)
@@ -239,6 +332,8 @@ follow(void *arg)
 		/* a -wal there (this node's, from when it was the primary)
 		 * would be read over the copy */
 		ret = starting ? rv_drop_wal(c->path, c->why, sizeof(c->why)) : 0;
+		if (ret == 0 && starting)
+			ret = start_check(c);
 		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
 		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;
@@ -258,7 +353,16 @@ follow(void *arg)
 		c->st.page_size = c->a.page_size;
 		c->st.pages = c->a.db_pages;
 		pthread_mutex_unlock(&c->lock);
+		/*
+		 * Outside the lock: readers go on while the file syncs.  Every
+		 * second, or sooner when the log could fill before then.
+		 */
+		if ((now_ms() - c->marked_ms >= MARK_EVERY_MS ||
+		     c->unmarked_bytes >= c->log_size / 8) && mark_base(c) != 0)
+			goto failed;
 	}
+	if (c->a.applied_lsn > 0 && mark_base(c) != 0)
+		goto failed;
 	return NULL;
 failed:
 	failed(c, c->why);
@@ -286,6 +390,20 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 	memcpy(c->a.db_uuid, db_uuid, sizeof(c->a.db_uuid));
 	if ((c->a.fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* its base: the replica holds what comes after, before it serves */
+	switch (rv_base_read(path, db_uuid, &c->base_lsn, why, whylen)) {
+	case 1:
+		(void)repl_replica_hold(node, c->base_lsn - 1);
+		c->st.base_lsn = c->base_lsn;
+		break;
+	case 0:
+		c->base_lsn = 0;
+		(void)repl_replica_hold(node, 0);
+		break;
+	default:
+		close(c->a.fd);
 		goto fail;
 	}
 	/* the counter goes on from the file's: readers' caches name it */

@@ -14,8 +14,13 @@
  *
  * At start the copy follows from the log's first record: re-applying the
  * whole log over what the file holds yields the database at the commit
- * point (rv_apply.h), so nothing needs to be synced while it runs.  A
- * -wal and -shm beside the file are removed then: they are not the log's.
+ * point (rv_apply.h).  A -wal and -shm beside the file are removed then:
+ * they are not the log's.  At most every second, and at stop, the file is
+ * synced and marked a base (rv_base.h) at what it applied, and the
+ * replica holds the records after it (repl_replica_hold), from before it
+ * first serves a primary: the log is released no further, so a copy
+ * never misses a record.  A copy whose base is older than the log's first
+ * record cannot follow (it fails, saying so).
  */
 #ifndef REPLSQLITE_RV_COPY_H
 #define REPLSQLITE_RV_COPY_H
@@ -48,6 +53,9 @@ struct rv_copy_status {
 	uint64_t lock_wait_ms;		/* time spent waiting for readers */
 	uint32_t page_size;		/* 0 before the first record */
 	uint32_t pages;			/* the database's, after the last one */
+	uint64_t base_lsn;		/* the file is synced and marked as
+					   holding up to it (rv_base.h); the
+					   replica holds what follows (0: none) */
 	char error[320];		/* FAILED: why */
 };
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ SQLITE_EXTENSION_INIT3
 #include "repld_conf.h"
 #include "rv_apply.h"
 #include "rv_db.h"
+#include "rv_release.h"
 #include "txn_record.h"
 
 
@@ -63,6 +65,18 @@ struct rv_db {
 	bool pipelined;			/* repl_commit=pipelined: the wait
 					   after the WAL write lock is let go */
 	uint64_t next_txid;
+	uint64_t last_lsn;		/* the newest transaction appended, or
+					   the log's last LSN at open */
+	/*
+	 * The newest appended and the newest known durable: a checkpoint's
+	 * write of the database file waits for the one to reach the other
+	 * (rv_db_checkpoint_write).  Atomics: the checkpointer does not take
+	 * lock.
+	 */
+	_Atomic uint64_t appended_lsn, durable_lsn;
+	struct rv_release *rel;		/* checkpoints become releases */
+	uint64_t log_size;		/* its ring's bytes */
+	_Atomic uint64_t wal_bytes;	/* of records since the WAL restarted */
 	int poisoned;			/* 0, or the REPL_E_* that left the log
 					   and this file in doubt */
 };
@@ -113,13 +127,23 @@ log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
 	return repl_open(&pc.cfg, out);
 }
 
+/* lsn is durable: the newest known */
+static void
+durable_at(struct rv_db *d, uint64_t lsn)
+{
+	uint64_t cur = atomic_load(&d->durable_lsn);
+
+	while (cur < lsn && !atomic_compare_exchange_weak(&d->durable_lsn, &cur, lsn))
+		;
+}
+
 /*
  * The next transaction id: one past the newest transaction record's (1 for
  * a log without one).  Walks back over the records that are not
  * transactions (each promotion's epoch-start record).
  */
 static uint64_t
-txid_after(struct repl *repl)
+txid_after(struct repl *repl, uint64_t *txn_lsn)
 {
 	struct repl_status st;
 	struct repl_record_info info;
@@ -132,8 +156,10 @@ txid_after(struct repl *repl)
 		if (repl_record_info(repl, lsn, &info) == 0 && info.client_id != 0 &&
 		    info.len >= TXN_HDR_SIZE &&
 		    repl_read(repl, lsn, magic, sizeof(magic), &len) == 0 &&
-		    memcmp(magic, TXN_MAGIC, 4) == 0)
+		    memcmp(magic, TXN_MAGIC, 4) == 0) {
+			*txn_lsn = lsn;
 			return info.client_id + 1;
+		}
 	return 1;
 }
 
@@ -223,6 +249,9 @@ import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
 		goto fail;
 	}
 	d->next_txid++;
+	d->last_lsn = lsn;
+	atomic_store(&d->appended_lsn, lsn);
+	durable_at(d, lsn);
 	free(buf);
 	close(fd);
 	return 0;
@@ -253,7 +282,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 {
 	struct repld_conf conf;
 	struct rv_db *d;
-	char err[512];
+	char err[512], *copy_path = NULL;
 	uint64_t records = 0;
 	int ret;
 
@@ -302,21 +331,37 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		return NULL;
 	}
 	memcpy(d->db_uuid, conf.cluster_uuid, sizeof(d->db_uuid));
+	d->log_size = conf.log.size;
+	copy_path = conf.sqlite_copy;
+	conf.sqlite_copy = NULL;
 	repld_conf_free(&conf);
 	d->refs = 1;
 	d->timeout_ms = timeout_ms;
 	d->pipelined = pipelined;
-	d->next_txid = txid_after(d->repl);
+	d->next_txid = txid_after(d->repl, &d->last_lsn);
 	/*
 	 * The log is the database: the file is rebuilt from it, so neither a
 	 * -wal frame the log lacks nor one SQLite did not sync survives.
 	 */
 	if (bootstrap && import_file(d, db_path, why, whylen) != 0)
 		goto fail_open;
-	if (rv_rebuild(d->repl, db_path, d->db_uuid, &records, err, sizeof(err))) {
+	if (rv_rebuild(d->repl, db_path, copy_path, d->db_uuid, &records, err,
+			sizeof(err))) {
 		snprintf(why, whylen, "replvfs: rebuilding from the log: %s", err);
 		goto fail_open;
 	}
+	if ((d->rel = rv_release_start(d->repl, db_path, d->db_uuid, timeout_ms, err,
+			sizeof(err))) == NULL) {
+		snprintf(why, whylen, "replvfs: %s", err);
+		goto fail_open;
+	}
+	/*
+	 * The rebuilt file holds the whole log: a base, and the log is
+	 * released up to its newest transaction (which stays)
+	 */
+	if (d->last_lsn > 0)
+		rv_release_offer(d->rel, d->last_lsn);
+	free(copy_path);
 	d->next = dbs;
 	dbs = d;
 	pthread_mutex_unlock(&dbs_lock);
@@ -326,6 +371,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		(unsigned long long)d->next_txid);
 	return d;
 fail_open:
+	free(copy_path);
 	(void)repl_close(&d->repl);
 	pthread_mutex_destroy(&d->lock);
 	free(d->path);
@@ -351,6 +397,7 @@ rv_db_put(struct rv_db *d)
 	if (*p == d)
 		*p = d->next;
 	pthread_mutex_unlock(&dbs_lock);
+	rv_release_stop(&d->rel);
 	(void)repl_close(&d->repl);
 	pthread_mutex_destroy(&d->lock);
 	free(d->buf);
@@ -405,6 +452,14 @@ wal_header(struct rv_db *d, const uint8_t hdr[32])
 		/* what was staged belonged to the old generation */
 		d->wal_reset = true;
 		unstage(d);
+		/*
+		 * SQLite restarts its WAL only once every frame of the old one
+		 * is in the database file: up to the last transaction, the
+		 * file stands for the log
+		 */
+		if (d->rel != NULL && d->last_lsn > 0)
+			rv_release_offer(d->rel, d->last_lsn);
+		atomic_store_explicit(&d->wal_bytes, 0, memory_order_relaxed);
 	}
 	return rc;
 }
@@ -498,6 +553,32 @@ poison(struct rv_db *d, int ret, uint64_t lsn, uint64_t txid)
 		(unsigned long long)txid, (unsigned long long)lsn, repl_strerror(ret));
 }
 
+bool
+rv_db_checkpoint_due(struct rv_db *d)
+{
+	return atomic_load_explicit(&d->wal_bytes, memory_order_relaxed) >=
+		d->log_size / 8;
+}
+
+int
+rv_db_checkpoint_write(struct rv_db *d)
+{
+	uint64_t lsn = atomic_load(&d->appended_lsn);
+	int ret;
+
+	if (lsn <= atomic_load(&d->durable_lsn))
+		return SQLITE_OK;
+	if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a checkpoint waits for LSN %llu, "
+			"not durable: %s; the database file takes no transaction "
+			"before it is", d->path, (unsigned long long)lsn,
+			repl_strerror(ret));
+		return SQLITE_IOERR_WRITE;
+	}
+	durable_at(d, lsn);
+	return SQLITE_OK;
+}
+
 int
 rv_db_wait_pending(void)
 {
@@ -513,6 +594,8 @@ rv_db_wait_pending(void)
 		pthread_mutex_lock(&d->lock);
 		poison(d, ret, pending.lsn, pending.txid);
 		pthread_mutex_unlock(&d->lock);
+	} else {
+		durable_at(d, pending.lsn);
 	}
 	rv_db_put(d);
 	return ret == 0 ? SQLITE_OK : SQLITE_IOERR_WRITE;
@@ -553,6 +636,9 @@ commit(struct rv_db *d)
 			repl_strerror(ret));
 		return ret == REPL_E_FULL ? SQLITE_FULL : SQLITE_IOERR_WRITE;
 	}
+	d->last_lsn = lsn;
+	atomic_store(&d->appended_lsn, lsn);
+	atomic_fetch_add_explicit(&d->wal_bytes, iov.iov_len, memory_order_relaxed);
 	if (d->pipelined && pending.armed) {
 		/* the connection's WAL hook waits, once the write lock is free */
 		pthread_mutex_lock(&dbs_lock);
@@ -564,6 +650,8 @@ commit(struct rv_db *d)
 	} else if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
 		poison(d, ret, lsn, d->next_txid);
 		return SQLITE_IOERR_WRITE;
+	} else {
+		durable_at(d, lsn);
 	}
 	pending.armed = false;
 	d->next_txid++;

@@ -42,6 +42,18 @@ void rv_db_put(struct rv_db *d);
  * transaction.  SQLITE_OK or an SQLITE_* error.
  */
 int rv_db_wal_write(struct rv_db *d, const void *buf, int amt, int64_t off);
+/*
+ * A checkpoint's write of the database file: it waits until every
+ * transaction appended is durable, so the file (a base, rv_base.h) never
+ * holds one the log may lose.  SQLITE_OK or SQLITE_IOERR_WRITE.
+ */
+int rv_db_checkpoint_write(struct rv_db *d);
+/*
+ * The records since the WAL last restarted fill an eighth of the log: a
+ * checkpoint is due, so that the WAL restarts and the log is released
+ * (rv_release.h) before it fills, whatever SQLite's frame count says.
+ */
+bool rv_db_checkpoint_due(struct rv_db *d);
 /* an existing -wal's header, read when a connection opens it */
 int rv_db_wal_seen(struct rv_db *d, const uint8_t hdr[32]);
 /* the -wal was truncated or removed: what is staged is gone */

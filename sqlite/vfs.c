@@ -104,7 +104,8 @@ rv_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
 	struct rv_file *rf = (struct rv_file *)f;
 	int rc;
 
-	if (rf->kind == RV_MAIN && (rc = main_write_ok(rf, buf, amt, off)) != SQLITE_OK)
+	if (rf->kind == RV_MAIN && ((rc = main_write_ok(rf, buf, amt, off)) != SQLITE_OK ||
+	    (rc = rv_db_checkpoint_write(rf->db)) != SQLITE_OK))
 		return rc;
 	/* the -wal gets the bytes first: SQLite reads its frames back */
 	rc = rf->real->pMethods->xWrite(rf->real, buf, amt, off);
@@ -447,13 +448,28 @@ static sqlite3_vfs rv_vfs = {
  */
 #define AUTOCHECKPOINT_FRAMES 1000
 
+/* the database of a connection's schema, when it is one of ours */
+static struct rv_db *
+db_of(sqlite3 *db, const char *schema)
+{
+	sqlite3_file *f = NULL;
+
+	if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+	    f == NULL || f->pMethods != &rv_methods)
+		return NULL;
+	return ((struct rv_file *)f)->db;
+}
+
 static int
 wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
 {
 	int rc = rv_db_wait_pending();
+	struct rv_db *d;
 
 	(void)arg;
-	if (frames >= AUTOCHECKPOINT_FRAMES)
+	/* also before the log fills: only a checkpoint lets it release */
+	if (frames >= AUTOCHECKPOINT_FRAMES ||
+	    ((d = db_of(db, schema)) != NULL && rv_db_checkpoint_due(d)))
 		(void)sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE,
 			NULL, NULL);
 	return rc;

@@ -27,7 +27,7 @@ NAME=replvfs_failover
 WRITER=${REPLVFS_WRITER:-$PWD/tests/sqlite/replvfs_writer}
 [[ -x $WRITER ]] || { echo "$NAME: $WRITER not built"; exit 99; }
 ROUNDS=${ROUNDS:-20}
-LOGSIZE=${LOGSIZE:-128M}
+LOGSIZE=${LOGSIZE:-8M}
 . "$(dirname "$0")/replvfs_lib.sh"
 . "$(dirname "$0")/../tools/cluster_lib.sh"
 T0=$SECONDS

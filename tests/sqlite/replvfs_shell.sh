@@ -92,9 +92,15 @@ echo "$NAME: 42 transactions committed by the shell, 42 records, on both replica
 	fail "sqlite3, pipelined: $(cat "$D/pipe.err")"
 [[ $(cat "$D/pipe.out") == 260 ]] || fail "pipelined: $(cat "$D/pipe.out") rows, not 260"
 "$CTL" dump "$D/node1.log" > "$DUMP" 2> "$D/dump.err" || fail "replctl dump: $(cat "$D/dump.err")"
-n=$(grep -c '^ *[0-9]\+ .* 5253514c' "$DUMP")
-[[ $n == 62 ]] || fail "after the pipelined ones the log holds $n RSQL records, not 62"
-echo "$NAME: 20 pipelined transactions, 62 records"
+# the open rebuilt the file, a base, so the log may have been released up
+# to its newest transaction (42), which stays: ids 42..62 at least, no gap
+ids=$(grep '^ *[0-9]\+ .* 5253514c' "$DUMP" | awk '{ print $3 }')
+n=$(echo "$ids" | wc -l)
+echo "$ids" | awk 'NR > 1 && $1 != prev + 1 { bad = 1 } { prev = $1 }
+	END { exit bad || prev != 62 }' ||
+	fail "after the pipelined ones the log's transaction ids are not a run ending at 62: $(echo $ids)"
+((n >= 21 && n <= 62)) || fail "after the pipelined ones the log holds $n RSQL records, not 21 to 62"
+echo "$NAME: 20 pipelined transactions, ids up to 62 ($n records kept)"
 
 # 3. Python, the same database again: the log is reopened as the primary;
 # 4. then both replicas killed: the next COMMIT is not durable, and fails
@@ -129,8 +135,9 @@ mapfile -t py < "$D/py.out"
 [[ ${py[0]} == 261 && ${py[1]} == ok ]] || fail "python's answers: ${py[*]}"
 "$CTL" dump "$D/node1.log" > "$DUMP" 2> "$D/dump.err" || fail "replctl dump: $(cat "$D/dump.err")"
 # its record's client id is the next transaction id, 63
-grep '5253514c' "$DUMP" | sed -n 63p | grep -qw 63 ||
-	fail "python's transaction is not transaction 63: $(grep 5253514c "$DUMP" | sed -n 63p)"
+# (the one after transaction 62's: what came before may have been released)
+[[ $(grep '^ *[0-9]\+ .* 5253514c' "$DUMP" | awk '$3 == 62 { getline; print $3 }') == 63 ]] ||
+	fail "python's transaction is not transaction 63: $(grep 5253514c "$DUMP" | tail -n 3)"
 echo "$NAME: python committed transaction 63 through the extension"
 [[ ${py[2]} == "refused after"*"disk I/O error"* ]] ||
 	fail "a COMMIT with no replica was not refused: ${py[2]}"

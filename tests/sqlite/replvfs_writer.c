@@ -45,6 +45,13 @@ die(int code, const char *what)
 	exit(code);
 }
 
+static void
+sqlite_log(void *arg, int code, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "sqlite (%d): %s\n", code, msg);
+}
+
 static int64_t
 one_int(const char *sql)
 {
@@ -177,6 +184,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	seconds = argc > 4 ? atof(argv[4]) : 0;
+	/* what replvfs says (its notices, why a commit or a release failed) */
+	sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
 	if (sqlite3_open(":memory:", &loader) != SQLITE_OK ||
 	    sqlite3_enable_load_extension(loader, 1) != SQLITE_OK ||
 	    sqlite3_load_extension(loader, argv[1], NULL, &err) != SQLITE_OK) {

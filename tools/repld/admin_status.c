@@ -210,6 +210,8 @@ replica_entry(struct repl *repl, int i, const char *address)
 	bad |= json_object_set_new(o, "sleeps", jo_u64(rs.sleeps));
 	bad |= json_object_set_new(o, "catch_ups", jo_u64(rs.catch_ups));
 	bad |= json_object_set_new(o, "full_resyncs", jo_u64(rs.full_resyncs));
+	bad |= json_object_set_new(o, "hold_lsn", rs.holds ? jo_u64(rs.hold_lsn) :
+		json_null());
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -317,9 +319,9 @@ copy_json(struct node *n)
 
 	if (!node_copy_status(n, &st))
 		return json_null();
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
 		"path", n->conf.sqlite_copy, "state", rv_copy_state_name(st.state),
-		"applied_lsn", jo_u64(st.applied_lsn),
+		"applied_lsn", jo_u64(st.applied_lsn), "base_lsn", jo_u64(st.base_lsn),
 		"transactions", jo_u64(st.transactions),
 		"batches", jo_u64(st.batches), "lock_wait_ms", jo_u64(st.lock_wait_ms),
 		"page_size", jo_u64(st.page_size), "pages", jo_u64(st.pages),
@@ -373,6 +375,8 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "peers", list);
 	bad |= json_object_set_new(o, "commit_lsn", jo_u64(rs.commit_lsn));
 	bad |= json_object_set_new(o, "readable_lsn", jo_u64(rs.readable_lsn));
+	bad |= json_object_set_new(o, "hold_lsn", rs.holding ? jo_u64(rs.hold_lsn) :
+		json_null());
 	bad |= json_object_set_new(o, "sqlite_copy", copy_json(n));
 	return bad;
 }

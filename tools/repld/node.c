@@ -224,8 +224,11 @@ replica_start(struct node *n)
 	pthread_mutex_lock(&n->lock);
 	n->replica = replica;
 	pthread_mutex_unlock(&n->lock);
+	/* first: its hold must be set before a primary's first HELLO */
+	node_copy_start(n, replica);
 	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
 		log_error("cannot start the replica's thread");
+		node_copy_stop(n);
 		pthread_mutex_lock(&n->lock);
 		n->replica = NULL;
 		pthread_mutex_unlock(&n->lock);
@@ -233,7 +236,6 @@ replica_start(struct node *n)
 		return -1;
 	}
 	n->replica_running = true;
-	node_copy_start(n, replica);
 	set_role(n, NODE_REPLICA, NULL);
 	return 0;
 }

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rv_release.c -- checkpoints become bases and releases (rv_release.h) */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "rv_base.h"
+#include "rv_release.h"
+
+struct rv_release {
+	struct repl *repl;
+	char *path;
+	uint8_t db_uuid[16];
+	int timeout_ms;
+	int db_fd;			/* the database file, to sync it */
+	pthread_t thread;
+
+	pthread_mutex_t lock;		/* guards what follows */
+	pthread_cond_t cond;
+	bool stop;
+	uint64_t offered;		/* the newest offer */
+	uint64_t done;			/* the newest offer handled */
+	uint64_t base_lsn, released_lsn;
+	bool unseen_noted;		/* said once: a replica not seen yet */
+};
+
+/* has every replica connected to this primary once (said if it holds)? */
+static bool
+all_seen(struct rv_release *r, int *unseen)
+{
+	struct repl_replica_status st;
+
+	for (int i = 0; repl_replica_status(r->repl, i, &st) == 0; i++)
+		if (st.catch_ups == 0 && st.state != REPL_REPLICA_STREAMING) {
+			*unseen = i;
+			return false;
+		}
+	return true;
+}
+
+/*
+ * The release of the records before lsn's; false: try again later (a
+ * replica not seen yet, or one whose hold stopped the release short).
+ */
+static bool
+release_before(struct rv_release *r, uint64_t lsn)
+{
+	struct repl_status st;
+	int ret, unseen = 0;
+
+	if (!all_seen(r, &unseen)) {
+		if (!r->unseen_noted)
+			sqlite3_log(SQLITE_NOTICE, "replvfs: %s: replica %d has not "
+				"connected since the database opened: the log releases "
+				"nothing until it has (it may hold records)", r->path,
+				unseen + 1);
+		r->unseen_noted = true;
+		return false;
+	}
+	if (lsn < 2)
+		return true;
+	if ((ret = repl_release(r->repl, lsn - 1)) != 0) {
+		sqlite3_log(SQLITE_WARNING, "replvfs: %s: releasing the log up to LSN "
+			"%llu: %s", r->path, (unsigned long long)lsn - 1,
+			repl_strerror(ret));
+		return true;
+	}
+	pthread_mutex_lock(&r->lock);
+	r->released_lsn = lsn - 1;
+	pthread_mutex_unlock(&r->lock);
+	/*
+	 * A replica's hold stopped it short: the round's ACKs said where the
+	 * holds are now, so the next try goes further
+	 */
+	return repl_status(r->repl, &st) != 0 || st.first_lsn == 0 ||
+		st.first_lsn >= lsn;
+}
+
+/* lsn marked a base; false when its release waits for a replica */
+static bool
+handle(struct rv_release *r, uint64_t lsn)
+{
+	char why[512];
+	int ret;
+
+	if ((ret = repl_wait_durable(r->repl, lsn, r->timeout_ms)) != 0) {
+		sqlite3_log(SQLITE_WARNING, "replvfs: %s: LSN %llu not durable (%s): "
+			"the database file is no base there, nothing released", r->path,
+			(unsigned long long)lsn, repl_strerror(ret));
+		return true;
+	}
+	if (rv_base_write(r->path, r->db_fd, r->db_uuid, lsn, why, sizeof(why)) != 0) {
+		sqlite3_log(SQLITE_WARNING, "replvfs: no base marked, nothing released: "
+			"%s", why);
+		return true;
+	}
+	pthread_mutex_lock(&r->lock);
+	r->base_lsn = lsn;
+	pthread_mutex_unlock(&r->lock);
+	return release_before(r, lsn);
+}
+
+#define RETRY_MS 200	/* a release that waits for a replica, tried again */
+
+static void *
+run(void *arg)
+{
+	struct rv_release *r = arg;
+	struct timespec until;
+	uint64_t lsn, waiting = 0;	/* a base whose release waits */
+
+	(void)pthread_setname_np(pthread_self(), "replvfs-release");
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->stop && r->offered <= r->done && waiting == 0)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (!r->stop && r->offered <= r->done) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += RETRY_MS * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			(void)pthread_cond_timedwait(&r->cond, &r->lock, &until);
+		}
+		if (r->stop)
+			break;
+		if (r->offered > r->done) {
+			lsn = r->offered;
+			pthread_mutex_unlock(&r->lock);
+			waiting = handle(r, lsn) ? 0 : lsn;
+			pthread_mutex_lock(&r->lock);
+			r->done = lsn;
+		} else {
+			pthread_mutex_unlock(&r->lock);
+			if (release_before(r, waiting))
+				waiting = 0;
+			pthread_mutex_lock(&r->lock);
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+struct rv_release *
+rv_release_start(struct repl *repl, const char *path, const uint8_t db_uuid[16],
+		int timeout_ms, char *why, size_t whylen)
+{
+	struct rv_release *r = calloc(1, sizeof(*r));
+
+	if (r == NULL || (r->path = strdup(path)) == NULL) {
+		free(r);
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	r->repl = repl;
+	memcpy(r->db_uuid, db_uuid, sizeof(r->db_uuid));
+	r->timeout_ms = timeout_ms;
+	/* a new database's file may not be there yet: SQLite makes it so */
+	if ((r->db_fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	if (pthread_create(&r->thread, NULL, run, r) != 0) {
+		snprintf(why, whylen, "%s: cannot start the release thread", path);
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		close(r->db_fd);
+		goto fail;
+	}
+	return r;
+fail:
+	free(r->path);
+	free(r);
+	return NULL;
+}
+
+void
+rv_release_offer(struct rv_release *r, uint64_t lsn)
+{
+	pthread_mutex_lock(&r->lock);
+	if (lsn > r->offered) {
+		r->offered = lsn;
+		pthread_cond_signal(&r->cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+rv_release_get(struct rv_release *r, uint64_t *base_lsn, uint64_t *released_lsn)
+{
+	pthread_mutex_lock(&r->lock);
+	*base_lsn = r->base_lsn;
+	*released_lsn = r->released_lsn;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+rv_release_stop(struct rv_release **rp)
+{
+	struct rv_release *r = *rp;
+
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	close(r->db_fd);
+	free(r->path);
+	free(r);
+	*rp = NULL;
+}
