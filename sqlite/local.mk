@@ -45,6 +45,16 @@ tools_bench_sqlite_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/ben
 tools_bench_sqlite_bench_LDADD = tools/bench/libbenchutil.la $(SQLITE3_LIBS) -lpthread
 dist_noinst_SCRIPTS += tools/bench/sqlite-vs
 
+# the same transactions through dqlite (its nodes forked here, its wire
+# protocol spoken here): sqlite-vs's dqlite rows; only with libdqlite-dev
+if HAVE_DQLITE
+noinst_PROGRAMS += tools/bench/dqlite-bench
+tools_bench_dqlite_bench_SOURCES = tools/bench/dqlite_bench.c
+tools_bench_dqlite_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/bench \
+	$(DQLITE_CFLAGS)
+tools_bench_dqlite_bench_LDADD = tools/bench/libbenchutil.la $(DQLITE_LIBS) -lpthread
+endif
+
 # the application of the failover test: checks the acknowledged
 # transactions at open, then commits until killed
 check_PROGRAMS += tests/sqlite/replvfs_writer
