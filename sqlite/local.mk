@@ -55,6 +55,11 @@ tools_bench_dqlite_bench_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/ben
 tools_bench_dqlite_bench_LDADD = tools/bench/libbenchutil.la $(DQLITE_LIBS) -lpthread
 endif
 
+# dqlite-bench with 3 nodes, briefly at c=1 and c=4: its line parses
+# (skipped without dqlite)
+TESTS += tests/sqlite/dqlite_bench_smoke.sh
+EXTRA_DIST += tests/sqlite/dqlite_bench_smoke.sh
+
 # the application of the failover test: checks the acknowledged
 # transactions at open, then commits until killed
 check_PROGRAMS += tests/sqlite/replvfs_writer
