@@ -35,14 +35,18 @@ struct rv_release {
 	bool unseen_noted;		/* said once: a replica not seen yet */
 };
 
-/* has every replica connected to this primary once (said if it holds)? */
+/*
+ * Has every replica connected to this primary once (its first ACK says
+ * whether it holds)?  One the membership removed counts for nothing.
+ */
 static bool
 all_seen(struct rv_release *r, int *unseen)
 {
 	struct repl_replica_status st;
 
 	for (int i = 0; repl_replica_status(r->repl, i, &st) == 0; i++)
-		if (st.catch_ups == 0 && st.state != REPL_REPLICA_STREAMING) {
+		if (st.catch_ups == 0 && st.state != REPL_REPLICA_STREAMING &&
+		    st.link_state != REPL_LINK_RETIRED) {
 			*unseen = i;
 			return false;
 		}
