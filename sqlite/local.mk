@@ -87,6 +87,20 @@ EXTRA_DIST += tests/sqlite/replvfs_replica.sh
 TESTS += tests/sqlite/replvfs_import.sh
 EXTRA_DIST += tests/sqlite/replvfs_import.sh
 
+# the order of SQLite's -wal writes that replvfs relies on, pinned
+# against the SQLite it is built with (plain SQLite through a recording VFS)
+check_PROGRAMS += tests/sqlite/wal_write_order
+TESTS += tests/sqlite/wal_write_order
+tests_sqlite_wal_write_order_SOURCES = tests/sqlite/wal_write_order.c
+tests_sqlite_wal_write_order_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
+tests_sqlite_wal_write_order_LDADD = $(SQLITE3_LIBS)
+
+# SQLite's -wal writes in every shape the VFS must follow: page sizes,
+# spilled and rewritten frames, a transaction larger than the ring,
+# checkpoints under a reader, VACUUM
+TESTS += tests/sqlite/replvfs_shapes.sh
+EXTRA_DIST += tests/sqlite/replvfs_shapes.sh
+
 # what the replvfs tests share: the extension, a sanitizer's runtime, and
 # Python's loader of the extension
 EXTRA_DIST += tests/sqlite/replvfs_lib.sh tests/sqlite/replvfs_load.py

@@ -60,6 +60,12 @@ struct rv_db {
 	uint32_t first, n;
 	uint32_t commit_frame;		/* 0: the commit frame is not written */
 	uint32_t db_size;
+	/*
+	 * The last transaction committed in this WAL generation, frames
+	 * committed_first .. committed (0: none).  Its frames stay in buf
+	 * until the next transaction stages one.
+	 */
+	uint32_t committed_first, committed;
 
 	int timeout_ms;			/* a commit's wait for the replicas */
 	bool pipelined;			/* repl_commit=pipelined: the wait
@@ -417,11 +423,19 @@ unstage(struct rv_db *d)
 	d->db_size = 0;
 }
 
+/* the -wal begins again: frame numbers count from 1 */
+static void
+new_generation(struct rv_db *d)
+{
+	unstage(d);
+	d->committed_first = d->committed = 0;
+}
+
 void
 rv_db_wal_reset(struct rv_db *d)
 {
 	pthread_mutex_lock(&d->lock);
-	unstage(d);
+	new_generation(d);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -451,7 +465,7 @@ wal_header(struct rv_db *d, const uint8_t hdr[32])
 	if ((rc = take_header(d, hdr)) == SQLITE_OK) {
 		/* what was staged belonged to the old generation */
 		d->wal_reset = true;
-		unstage(d);
+		new_generation(d);
 		/*
 		 * SQLite restarts its WAL only once every frame of the old one
 		 * is in the database file: up to the last transaction, the
@@ -500,6 +514,40 @@ frame_at(struct rv_db *d, uint32_t frame)
 	return d->buf + txn_record_len(frame - d->first, d->page_size);
 }
 
+/*
+ * A header written again for a frame the WAL already committed.  SQLite
+ * does that in one case only: a COMMIT whose transaction overwrote in
+ * place a frame it had spilled before (a cache spill, then the page
+ * changed again) rewrites the checksums of that frame and every later one
+ * of the transaction (walRewriteChecksums), after the commit frame's page
+ * is written.  The record holds no checksums, so nothing replicated
+ * changes, and the rewrite must not be staged as a transaction of its own.
+ * A rewrite that names another page than the one committed means the
+ * -wal no longer says what the log does: no more writes until the
+ * database is opened again (rebuilt from the log).
+ */
+static int
+committed_header(struct rv_db *d, uint32_t frame, uint32_t pgno, uint32_t commit)
+{
+	uint8_t want[TXN_FRAME_HDR_SIZE];
+	bool ok = false;
+
+	if (d->n == 0 && frame >= d->committed_first) {
+		txn_pgno_encode(pgno, want);
+		ok = memcmp(d->buf + txn_record_len(frame - d->committed_first,
+			d->page_size), want, sizeof(want)) == 0 &&
+			(commit != 0) == (frame == d->committed);
+	}
+	if (ok)
+		return SQLITE_OK;
+	d->poisoned = REPL_E_CORRUPT;
+	sqlite3_log(SQLITE_IOERR, "replvfs: %s: the header of WAL frame %u, "
+		"committed (frames %u .. %u), written again as page %u%s; this "
+		"database takes no more writes until opened again", d->path, frame,
+		d->committed_first, d->committed, pgno, commit != 0 ? " (commit)" : "");
+	return SQLITE_IOERR_WRITE;
+}
+
 static int
 frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
 {
@@ -513,6 +561,8 @@ frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
 			"names page 0");
 		return SQLITE_IOERR_WRITE;
 	}
+	if (frame <= d->committed)
+		return committed_header(d, frame, pgno, commit);
 	/*
 	 * A frame below the staged ones, or past them, begins another
 	 * transaction: what is staged was rolled back (its frames lie past
@@ -634,7 +684,8 @@ commit(struct rv_db *d)
 		sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (%u pages) not "
 			"appended: %s", d->path, (unsigned long long)d->next_txid, n,
 			repl_strerror(ret));
-		return ret == REPL_E_FULL ? SQLITE_FULL : SQLITE_IOERR_WRITE;
+		return ret == REPL_E_FULL || ret == REPL_E_TOO_BIG ? SQLITE_FULL :
+			SQLITE_IOERR_WRITE;
 	}
 	d->last_lsn = lsn;
 	atomic_store(&d->appended_lsn, lsn);
@@ -657,6 +708,8 @@ commit(struct rv_db *d)
 	d->next_txid++;
 	d->wal_reset = false;
 	/* the next transaction begins past this commit frame */
+	d->committed_first = d->first;
+	d->committed = d->commit_frame;
 	d->first = d->commit_frame + 1;
 	d->n = 0;
 	d->commit_frame = 0;
