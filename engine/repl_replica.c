@@ -177,6 +177,15 @@ repl_replica_hold(struct repl_replica_node *node, uint64_t lsn)
 }
 
 int
+repl_replica_unhold(struct repl_replica_node *node)
+{
+	if (node == NULL)
+		return REPL_E_INVAL;
+	replica_state_unhold(&node->state);
+	return 0;
+}
+
+int
 repl_replica_close(struct repl_replica_node **node_ptr)
 {
 	if (node_ptr == NULL)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,10 @@ rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
 				a->name, pgno, (unsigned long long)lsn, strerror(errno));
 			return -1;
 		}
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+		if (a->crash_after_pages != 0 && --a->crash_after_pages == 0)
+			raise(SIGKILL);
+#endif
 	}
 	if (ftruncate(a->fd, (off_t)h.db_size * h.page_size) != 0) {
 		snprintf(why, whylen, "%s: the record at LSN %llu: truncating to %u "

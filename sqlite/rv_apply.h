@@ -31,6 +31,9 @@ struct rv_apply {
 					   readers (rv_copy.c) */
 	uint32_t change_counter;	/* with it: the file change counter
 					   written last */
+	uint32_t crash_after_pages;	/* tests, debug builds: SIGKILL this
+					   process after so many more page
+					   writes (0: never; rv_copy.c) */
 };
 
 /*

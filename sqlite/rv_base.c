@@ -5,12 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "rv_base.h"
+
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+bool rv_base_crash_before_rename;
+#endif
 
 static const uint8_t magic[8] = { 'R', 'V', 'B', 'A', 'S', 'E', 0, 1 };
 
@@ -137,6 +142,10 @@ rv_base_write(const char *db_path, int db_fd, const uint8_t db_uuid[16],
 		return -1;
 	}
 	close(fd);
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+	if (rv_base_crash_before_rename)
+		raise(SIGKILL);
+#endif
 	if (rename(tmp, path) != 0 || sync_dir_of(path) != 0) {
 		snprintf(why, whylen, "%.256s: %s", path, strerror(errno));
 		unlink(tmp);

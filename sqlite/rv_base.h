@@ -26,6 +26,7 @@
 #ifndef REPLSQLITE_RV_BASE_H
 #define REPLSQLITE_RV_BASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,5 +46,10 @@ int rv_base_read(const char *db_path, const uint8_t db_uuid[16], uint64_t *lsn,
  */
 int rv_base_write(const char *db_path, int db_fd, const uint8_t db_uuid[16],
 		uint64_t lsn, char *why, size_t whylen);
+
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+/* tests: the next rv_base_write kills this process before its rename */
+extern bool rv_base_crash_before_rename;
+#endif
 
 #endif

@@ -16,6 +16,7 @@
 #include "rv_apply.h"
 #include "rv_base.h"
 #include "rv_copy.h"
+#include "txn_record.h"
 
 /*
  * SQLite's file locks are POSIX byte-range locks on these bytes of the
@@ -34,6 +35,10 @@
 #define WAIT_MS		200		/* a look at the stop flag */
 #define MARK_EVERY_MS	1000		/* a base marked (a sync) at least so often */
 
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+enum { CRASH_NONE, CRASH_APPLY, CRASH_MARK };	/* RV_COPY_CRASH (below) */
+#endif
+
 struct batch_rec {
 	uint64_t lsn;
 	size_t off, len;
@@ -47,6 +52,10 @@ struct rv_copy {
 	struct rv_apply a;
 	char why[320];
 	uint64_t base_lsn;		/* the file's base marker (0: none) */
+	bool from_primary;		/* the file came from a primary (its
+					   -wal, or page 1 says WAL): readers
+					   wait until it is a commit's again */
+	int crash_at;			/* tests, debug builds: RV_COPY_CRASH */
 	uint64_t marked_ms;		/* when it was last marked */
 	uint64_t unmarked_bytes;	/* of records applied since */
 	uint64_t log_size;		/* the replica's ring: an eighth of it
@@ -162,14 +171,24 @@ take(void *arg, uint64_t lsn, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * A copy that failed applies nothing more until its repld restarts, so it
+ * lets go of the records it held: kept, they would fill the log and stop
+ * every COMMIT on the primary.  Its marker stays true (every write into
+ * the file since the marker was a record after it), so the file remains a
+ * base at that LSN for as long as the log holds what follows.
+ */
 static void
 failed(struct rv_copy *c, const char *why)
 {
+	(void)repl_replica_unhold(c->node);
 	pthread_mutex_lock(&c->lock);
 	c->st.state = RV_COPY_FAILED;
+	c->st.holding = false;
 	snprintf(c->st.error, sizeof(c->st.error), "%s", why);
 	pthread_mutex_unlock(&c->lock);
-	fprintf(stderr, "replvfs copy: %s\n", why);
+	fprintf(stderr, "replvfs copy: %s (its hold on the log ends: the primary "
+		"releases past it)\n", why);
 }
 
 /* the change counter, moved: readers drop what they cached */
@@ -217,6 +236,9 @@ mark_base(struct rv_copy *c)
 
 	if (lsn <= c->base_lsn)
 		return 0;
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+	rv_base_crash_before_rename = c->crash_at == CRASH_MARK;
+#endif
 	if (rv_base_write(c->path, c->a.fd, c->a.db_uuid, lsn, c->why,
 			sizeof(c->why)) != 0)
 		return -1;
@@ -226,6 +248,7 @@ mark_base(struct rv_copy *c)
 	(void)repl_replica_hold(c->node, lsn - 1);
 	pthread_mutex_lock(&c->lock);
 	c->st.base_lsn = lsn;
+	c->st.hold_lsn = lsn - 1;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -287,11 +310,55 @@ gap_check(struct rv_copy *c)
 	return -1;
 }
 
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+/*
+ * Tests of a debug build: RV_COPY_CRASH=apply kills this process (SIGKILL)
+ * halfway through the pages of its next batch, =mark in the middle of
+ * writing its next base (the file synced, the new marker written, not yet
+ * renamed over the old one).
+ */
+static int
+crash_from_env(void)
+{
+	const char *v = getenv("RV_COPY_CRASH");
+
+	if (v == NULL)
+		return CRASH_NONE;
+	return strcmp(v, "apply") == 0 ? CRASH_APPLY :
+		strcmp(v, "mark") == 0 ? CRASH_MARK : CRASH_NONE;
+}
+
+static void
+crash_in_batch(struct rv_copy *c)
+{
+	uint32_t pages = 0;
+
+	if (c->crash_at != CRASH_APPLY)
+		return;
+	for (size_t i = 0; i < c->n_recs; i++) {
+		struct txn_hdr h;
+		char err[64];
+
+		if (txn_record_parse(c->buf + c->recs[i].off, c->recs[i].len, &h, err,
+				sizeof(err)))
+			pages += h.n_frames;
+	}
+	c->a.crash_after_pages = pages / 2 + 1;
+}
+#else
+static void
+crash_in_batch(struct rv_copy *c)
+{
+	(void)c;
+}
+#endif
+
 static int
 apply_batch(struct rv_copy *c)
 {
 	if (gap_check(c) != 0)
 		return -1;
+	crash_in_batch(c);
 	c->unmarked_bytes += c->used;
 	for (size_t i = 0; i < c->n_recs; i++)
 		if (rv_apply_record(&c->a, c->recs[i].lsn, 0, c->buf + c->recs[i].off,
@@ -300,41 +367,105 @@ apply_batch(struct rv_copy *c)
 	return 0;
 }
 
+/*
+ * The start, before any record is read: under the EXCLUSIVE lock the file
+ * becomes the copy's (its -wal and -shm removed: their frames are not the
+ * log's; page 1 saying rollback journal) and the log must hold every
+ * record after its base.  A file that came from a primary keeps the lock
+ * until it has caught up with the commit point: past its base it may hold
+ * part of a later transaction (a checkpoint cut short), and its -wal,
+ * which readers saw until now, is gone.  1 with the lock kept, 0 with it
+ * let go, -1 failed (c->why), -2 stopped meanwhile.
+ */
+static int
+start(struct rv_copy *c)
+{
+	if (!lock_exclusive(c))
+		return -2;
+	if (rv_drop_wal(c->path, c->why, sizeof(c->why)) != 0 || start_check(c) != 0) {
+		unlock_all(c);
+		return -1;
+	}
+	if (c->from_primary)
+		return 1;
+	unlock_all(c);
+	return 0;
+}
+
+/* caught up at start with nothing to apply: the file is the commit's */
+static bool
+whole_at_start(struct rv_copy *c)
+{
+	struct repl_replica_info info;
+
+	return repl_replica_info(c->node, &info) == 0 && info.commit_lsn != 0 &&
+		info.readable_lsn <= c->a.applied_lsn;
+}
+
+static void
+publish(struct rv_copy *c, uint64_t waited_ms)
+{
+	pthread_mutex_lock(&c->lock);
+	c->st.state = RV_COPY_FOLLOWING;
+	c->st.applied_lsn = c->a.applied_lsn;
+	c->st.transactions = c->a.records;
+	c->st.lock_wait_ms += waited_ms;
+	c->st.page_size = c->a.page_size;
+	c->st.pages = c->a.db_pages;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * Applies the records after the file's base (rv_base.h): from the first
+ * after it, never one at or before it, so every write into the file is a
+ * record after its marker and the marker stays true at every moment, also
+ * when the copy fails or is killed in the middle of a batch.  The replica
+ * holds those records from before it served a primary (rv_copy_start), so
+ * the log still has them.
+ */
 static void *
 follow(void *arg)
 {
 	struct rv_copy *c = arg;
-	uint64_t t;
-	int ret;
+	bool starting = true;
+	uint64_t t = 0;
+	int ret, locked;
 
 	(void)pthread_setname_np(pthread_self(), "repld-sqlcopy");
+	if ((locked = start(c)) == -2)
+		return NULL;
+	if (locked < 0)
+		goto failed;
 	while (!atomic_load(&c->stop)) {
-		bool starting = c->a.applied_lsn == 0;
-
+		if (starting && locked && whole_at_start(c)) {
+			unlock_all(c);
+			locked = 0;
+			starting = false;
+			publish(c, 0);
+			continue;
+		}
 		if (repl_replica_wait(c->node, c->a.applied_lsn + 1, WAIT_MS) != 0)
 			continue;
-		/* the first batches after start: the whole log, from its first */
-		if ((ret = next_batch(c, starting ? 0 : c->a.applied_lsn + 1)) < 0)
+		if ((ret = next_batch(c, c->a.applied_lsn + 1)) < 0)
 			goto failed;
 		if (ret == 0) {
 			/* committed, not here yet (catching up), or released */
 			sleep_ms(WAIT_MS);
 			continue;
 		}
-		t = now_ms();
-		if (!lock_exclusive(c))
-			break;
-		t = now_ms() - t;
+		if (!locked) {
+			t = now_ms();
+			if (!lock_exclusive(c))
+				break;
+			t = now_ms() - t;
+			locked = 1;
+		}
 		/*
-		 * Until the whole log is applied over what the file held, the
-		 * file is no commit's database: the lock stays for all of it.
+		 * The first batch after start takes every record the log has
+		 * committed under one hold of the lock: until then the file
+		 * may be no commit's database (a batch cut short by a kill).
 		 */
-		/* a -wal there (this node's, from when it was the primary)
-		 * would be read over the copy */
-		ret = starting ? rv_drop_wal(c->path, c->why, sizeof(c->why)) : 0;
-		if (ret == 0 && starting)
-			ret = start_check(c);
-		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
+		while ((ret = apply_batch(c)) == 0 && starting &&
 		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;
 		if (ret == 0 && bump(c) != 0) {
@@ -342,17 +473,15 @@ follow(void *arg)
 			ret = -1;
 		}
 		unlock_all(c);
+		locked = 0;
 		if (ret < 0)
 			goto failed;
+		starting = false;
 		pthread_mutex_lock(&c->lock);
-		c->st.state = RV_COPY_FOLLOWING;
-		c->st.applied_lsn = c->a.applied_lsn;
-		c->st.transactions = c->a.records;
 		c->st.batches++;
-		c->st.lock_wait_ms += t;
-		c->st.page_size = c->a.page_size;
-		c->st.pages = c->a.db_pages;
 		pthread_mutex_unlock(&c->lock);
+		publish(c, t);
+		t = 0;
 		/*
 		 * Outside the lock: readers go on while the file syncs.  Every
 		 * second, or sooner when the log could fill before then.
@@ -361,10 +490,14 @@ follow(void *arg)
 		     c->unmarked_bytes >= c->log_size / 8) && mark_base(c) != 0)
 			goto failed;
 	}
-	if (c->a.applied_lsn > 0 && mark_base(c) != 0)
+	if (locked)
+		unlock_all(c);
+	if (!starting && mark_base(c) != 0)
 		goto failed;
 	return NULL;
 failed:
+	if (locked)
+		unlock_all(c);
 	failed(c, c->why);
 	return NULL;
 }
@@ -376,6 +509,7 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 {
 	struct rv_copy *c;
 	uint8_t hdr[28];
+	char wal[4200];
 
 	if ((c = calloc(1, sizeof(*c))) == NULL || (c->path = strdup(path)) == NULL) {
 		free(c);
@@ -392,11 +526,18 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	/* its base: the replica holds what comes after, before it serves */
+	/*
+	 * Its base, and the hold at it, before the replica serves a primary
+	 * and before any record is read: the copy goes on from the record
+	 * after the base, and the log keeps every record from the base on
+	 * (the base's own record too, so that the log is never empty).
+	 */
 	switch (rv_base_read(path, db_uuid, &c->base_lsn, why, whylen)) {
 	case 1:
 		(void)repl_replica_hold(node, c->base_lsn - 1);
+		c->a.applied_lsn = c->base_lsn;
 		c->st.base_lsn = c->base_lsn;
+		c->st.hold_lsn = c->base_lsn - 1;
 		break;
 	case 0:
 		c->base_lsn = 0;
@@ -406,10 +547,19 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 		close(c->a.fd);
 		goto fail;
 	}
+	c->st.holding = true;
 	/* the counter goes on from the file's: readers' caches name it */
-	if (pread(c->a.fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr))
+	if (pread(c->a.fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr)) {
 		c->a.change_counter = (uint32_t)hdr[24] << 24 | (uint32_t)hdr[25] << 16 |
 			(uint32_t)hdr[26] << 8 | hdr[27];
+		c->from_primary = hdr[18] == 2;
+	}
+	if (snprintf(wal, sizeof(wal), "%s-wal", path) < (int)sizeof(wal) &&
+	    access(wal, F_OK) == 0)
+		c->from_primary = true;
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+	c->crash_at = crash_from_env();
+#endif
 	if (pthread_create(&c->thread, NULL, follow, c) != 0) {
 		snprintf(why, whylen, "cannot start its thread");
 		close(c->a.fd);

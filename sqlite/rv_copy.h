@@ -56,6 +56,10 @@ struct rv_copy_status {
 	uint64_t base_lsn;		/* the file is synced and marked as
 					   holding up to it (rv_base.h); the
 					   replica holds what follows (0: none) */
+	bool holding;			/* the replica holds records for it
+					   (false once it failed) */
+	uint64_t hold_lsn;		/* the records after it stay in the
+					   replica's log (0 with no base: all) */
 	char error[320];		/* FAILED: why */
 };
 

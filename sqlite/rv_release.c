@@ -212,6 +212,48 @@ rv_release_get(struct rv_release *r, uint64_t *base_lsn, uint64_t *released_lsn)
 	pthread_mutex_unlock(&r->lock);
 }
 
+static const char *
+link_word(const struct repl_replica_status *st)
+{
+	return st->state == REPL_REPLICA_STREAMING ? "streaming" : "down";
+}
+
+void
+rv_release_explain(struct rv_release *r, char *buf, size_t len)
+{
+	struct repl_replica_status st;
+	struct repl_status rs;
+	uint64_t base, released;
+	size_t at;
+	int n;
+
+	rv_release_get(r, &base, &released);
+	if (repl_status(r->repl, &rs) != 0) {
+		snprintf(buf, len, "the log's state is not known");
+		return;
+	}
+	n = snprintf(buf, len, "the log keeps LSN %llu to %llu; the database's "
+		"last base is LSN %llu (a WAL restart makes the next)",
+		(unsigned long long)rs.first_lsn, (unsigned long long)rs.last_lsn,
+		(unsigned long long)base);
+	at = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+	for (int i = 0; at + 1 < len && repl_replica_status(r->repl, i, &st) == 0; i++) {
+		if (st.link_state == REPL_LINK_RETIRED)
+			continue;
+		if (st.catch_ups == 0 && st.state != REPL_REPLICA_STREAMING)
+			n = snprintf(buf + at, len - at, "; replica %d has not connected "
+				"since the database opened (nothing is released until it "
+				"has)", i + 1);
+		else if (st.holds)
+			n = snprintf(buf + at, len - at, "; replica %d (%s) holds the "
+				"records after LSN %llu for its copy", i + 1,
+				link_word(&st), (unsigned long long)st.hold_lsn);
+		else
+			continue;
+		at += n < 0 ? 0 : (size_t)n < len - at ? (size_t)n : len - at - 1;
+	}
+}
+
 void
 rv_release_stop(struct rv_release **rp)
 {

@@ -41,6 +41,12 @@ void rv_release_offer(struct rv_release *r, uint64_t lsn);
 /* what it did: the last base marked, the last release (0: none yet) */
 void rv_release_get(struct rv_release *r, uint64_t *base_lsn,
 		uint64_t *released_lsn);
+/*
+ * What keeps the log from being released, in words for a "log is full"
+ * error: its range, the last base, and each replica that holds records
+ * for its copy or has not been seen since the database opened.
+ */
+void rv_release_explain(struct rv_release *r, char *buf, size_t len);
 void rv_release_stop(struct rv_release **r);
 
 #endif

@@ -539,11 +539,13 @@ int repl_replica_wait(struct repl_replica_node *node, uint64_t lsn,
  * this replica's checkpoint moves no further than lsn + 1, and a primary
  * releases no further than this replica's checkpoint (it learns of the
  * hold at its next connection, so call it before repl_replica_run).  A
- * later call moves the hold (forward as the reader applies); there is no
- * call that ends it but repl_replica_close.  docs/replication.md, "Held
- * records".
+ * later call moves the hold (forward as the reader applies);
+ * repl_replica_unhold ends it (a reader that gave up: its ACKs then say it
+ * holds nothing, and releases pass it), as repl_replica_close does.
+ * docs/replication.md, "Held records".
  */
 int repl_replica_hold(struct repl_replica_node *node, uint64_t lsn);
+int repl_replica_unhold(struct repl_replica_node *node);
 
 /* ---- reading a log offline --------------------------------------- */
 

@@ -73,6 +73,7 @@ void replica_state_get(struct replica_state *st, struct repl_replica_info *out);
 void replica_state_commit(struct replica_state *st, uint64_t commit_lsn);
 /* records after lsn stay in the log from now on (a reader's applied point) */
 void replica_state_hold(struct replica_state *st, uint64_t lsn);
+void replica_state_unhold(struct replica_state *st);
 /* true, with *lsn, while records are held */
 bool replica_state_held(struct replica_state *st, uint64_t *lsn);
 /* until commit_lsn >= lsn (0) or timeout_ms passed (REPL_E_TIMEDOUT) */

@@ -138,6 +138,15 @@ replica_state_hold(struct replica_state *st, uint64_t lsn)
 	pthread_mutex_unlock(&st->lock);
 }
 
+void
+replica_state_unhold(struct replica_state *st)
+{
+	pthread_mutex_lock(&st->lock);
+	st->holding = false;
+	st->hold_lsn = 0;
+	pthread_mutex_unlock(&st->lock);
+}
+
 bool
 replica_state_held(struct replica_state *st, uint64_t *lsn)
 {

@@ -319,9 +319,10 @@ copy_json(struct node *n)
 
 	if (!node_copy_status(n, &st))
 		return json_null();
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+	return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
 		"path", n->conf.sqlite_copy, "state", rv_copy_state_name(st.state),
 		"applied_lsn", jo_u64(st.applied_lsn), "base_lsn", jo_u64(st.base_lsn),
+		"holding", st.holding, "hold_lsn", jo_u64(st.hold_lsn),
 		"transactions", jo_u64(st.transactions),
 		"batches", jo_u64(st.batches), "lock_wait_ms", jo_u64(st.lock_wait_ms),
 		"page_size", jo_u64(st.page_size), "pages", jo_u64(st.pages),

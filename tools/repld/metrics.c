@@ -392,6 +392,9 @@ copy_text(struct mtext *t, struct node *n)
 	gauge(t, "repld_sqlite_copy_failed", "1 once the copy met a record or a "
 		"file error it cannot get past (status: sqlite_copy.error).", has,
 		(uint64_t)(st.state == RV_COPY_FAILED));
+	gauge(t, "repld_sqlite_copy_holding", "1 while the copy holds the "
+		"records after its base in the log (0 once it failed).", has,
+		(uint64_t)st.holding);
 }
 
 /* automatic failover: families always, samples with a coordinator */
