@@ -24,6 +24,7 @@ sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
 	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_release.c sqlite/rv_release.h \
+	sqlite/rv_check.c sqlite/rv_check.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
 	-I$(top_srcdir)/tools/repld $(SQLITE3_CFLAGS)

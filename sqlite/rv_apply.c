@@ -170,26 +170,26 @@ rv_drop_wal(const char *path, char *why, size_t whylen)
 }
 
 /*
- * The base a rebuild starts from when the log no longer holds its first
- * records: of the database's own marker and the copy's (copy_path, may be
- * NULL), the newest whose LSN reaches need.  1 with *base_path and *lsn,
- * or -1 with why.
+ * The bases a rebuild can start from when the log no longer holds its
+ * first records: of the database's own marker and the copy's (copy_path,
+ * may be NULL), those whose LSN reaches need, the newest first (the same
+ * file named twice counts once).  The count (0 with why), or -1 with why.
  */
 static int
-pick_base(const char *path, const char *copy_path, const uint8_t db_uuid[16],
-		uint64_t need, const char **base_path, uint64_t *lsn, char *why,
+pick_bases(const char *path, const char *copy_path, const uint8_t db_uuid[16],
+		uint64_t need, const char *bases[2], uint64_t lsns[2], char *why,
 		size_t whylen)
 {
 	const char *cand[2] = { path, copy_path };
 	char said[2][400];
-	uint64_t l;
+	int n = 0;
 
-	*base_path = NULL;
 	for (int i = 0; i < 2; i++) {
+		uint64_t l;
 		int ret;
 
 		said[i][0] = '\0';
-		if (cand[i] == NULL)
+		if (cand[i] == NULL || (i == 1 && strcmp(cand[1], cand[0]) == 0))
 			continue;
 		ret = rv_base_read(cand[i], db_uuid, &l, said[i], sizeof(said[i]));
 		if (ret == 0)
@@ -198,17 +198,24 @@ pick_base(const char *path, const char *copy_path, const uint8_t db_uuid[16],
 		else if (ret > 0 && l < need)
 			snprintf(said[i], sizeof(said[i]), "%.256s holds up to LSN %llu",
 				cand[i], (unsigned long long)l);
-		else if (ret > 0 && (*base_path == NULL || l > *lsn)) {
-			*base_path = cand[i];
-			*lsn = l;
+		else if (ret > 0) {
+			bases[n] = cand[i];
+			lsns[n++] = l;
 		}
 	}
-	if (*base_path != NULL)
-		return 1;
-	snprintf(why, whylen, "%s: the log no longer holds LSN %llu and before "
-		"(released), and no base holds them: %s%s%s", path,
-		(unsigned long long)need, said[0], copy_path ? "; " : "", said[1]);
-	return -1;
+	if (n == 2 && lsns[1] > lsns[0]) {
+		const char *pb = bases[0];
+		uint64_t pl = lsns[0];
+
+		bases[0] = bases[1], lsns[0] = lsns[1];
+		bases[1] = pb, lsns[1] = pl;
+	}
+	if (n == 0)
+		snprintf(why, whylen, "%s: the log no longer holds LSN %llu and before "
+			"(released), and no base holds them: %s%s%s", path,
+			(unsigned long long)need, said[0], said[1][0] ? "; " : "",
+			said[1]);
+	return n;
 }
 
 /* the base's bytes into fd; 0, or -1 with why */
@@ -234,34 +241,19 @@ copy_base(const char *base, int fd, char *why, size_t whylen)
 	return n < 0 ? -1 : 0;
 }
 
-int
-rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
-		const uint8_t db_uuid[16], uint64_t *records, char *why,
-		size_t whylen)
+/*
+ * One attempt: the log's records over a copy of base (NULL: over nothing)
+ * in tmp, synced and checked.  0 with the file open in *fd, -1 with why.
+ */
+static int
+rebuild_into(struct repl *repl, const char *path, const char *tmp, mode_t mode,
+		const char *base, const uint8_t db_uuid[16], rv_rebuild_check *check,
+		uint64_t *records, int *fd, char *why, size_t whylen)
 {
 	static const uint8_t wal_mode[2] = { 2, 2 };
 	struct rebuild r = { .why = why, .whylen = whylen };
-	struct repl_status rs;
-	const char *base = NULL;
-	uint64_t base_lsn = 0;
-	char tmp[4096];
-	struct stat st;
-	mode_t mode = 0644;
 	int ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s-repl-rebuild", path) >= (int)sizeof(tmp)) {
-		snprintf(why, whylen, "%s: the path is too long", path);
-		return -1;
-	}
-	if ((ret = repl_status(repl, &rs)) != 0) {
-		snprintf(why, whylen, "%s: its log: %s", path, repl_strerror(ret));
-		return -1;
-	}
-	if (rs.first_lsn > 1 && pick_base(path, copy_path, db_uuid, rs.first_lsn - 1,
-			&base, &base_lsn, why, whylen) < 0)
-		return -1;
-	if (stat(path, &st) == 0)
-		mode = st.st_mode & 07777;
 	if ((r.a.fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0) {
 		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
 		return -1;
@@ -278,9 +270,79 @@ rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
 	if (ret > 0)
 		goto fail;
 	*records = r.a.records;
-	if (r.a.records == 0 && base == NULL) {
+	/* a replica's copy says rollback journal on page 1: this is WAL's */
+	if (base != NULL && pwrite(r.a.fd, wal_mode, 2, DB_HDR_WRITE_VERSION) != 2) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (fsync(r.a.fd) != 0) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	/*
+	 * What the database will be is checked before it replaces anything:
+	 * a base that is not what its marker says shows here, not later in
+	 * the application's queries
+	 */
+	if ((r.a.records > 0 || base != NULL) && check != NULL &&
+	    check(tmp, why, whylen) != 0)
+		goto fail;
+	*fd = r.a.fd;
+	return 0;
+fail:
+	close(r.a.fd);
+	return -1;
+}
+
+int
+rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
+		const uint8_t db_uuid[16], rv_rebuild_check *check, uint64_t *records,
+		char *why, size_t whylen)
+{
+	struct repl_status rs;
+	const char *bases[2] = { NULL, NULL };
+	uint64_t lsns[2] = { 0, 0 }, base_lsn = 0;
+	char tmp[4096], tried[600] = "";
+	struct stat st;
+	mode_t mode = 0644;
+	int ret, n_bases = 1, fd = -1, i;
+
+	if (snprintf(tmp, sizeof(tmp), "%s-repl-rebuild", path) >= (int)sizeof(tmp)) {
+		snprintf(why, whylen, "%s: the path is too long", path);
+		return -1;
+	}
+	if ((ret = repl_status(repl, &rs)) != 0) {
+		snprintf(why, whylen, "%s: its log: %s", path, repl_strerror(ret));
+		return -1;
+	}
+	if (rs.first_lsn > 1 && (n_bases = pick_bases(path, copy_path, db_uuid,
+			rs.first_lsn - 1, bases, lsns, why, whylen)) <= 0)
+		return -1;
+	if (stat(path, &st) == 0)
+		mode = st.st_mode & 07777;
+	/* each usable base in turn, the newest first, until one checks out */
+	for (i = 0; i < n_bases; i++) {
+		if (rebuild_into(repl, path, tmp, mode, bases[i], db_uuid, check,
+				records, &fd, why, whylen) == 0)
+			break;
+		if (bases[i] == NULL)
+			return -1;
+		if (i + 1 < n_bases)
+			snprintf(tried, sizeof(tried), "%.590s", why);
+	}
+	if (i == n_bases) {
+		if (tried[0] != '\0') {
+			size_t at = strlen(why);
+
+			snprintf(why + at, whylen - at, "; before that, from the newer "
+				"base: %s", tried);
+		}
+		return -1;
+	}
+	base_lsn = bases[i] != NULL ? lsns[i] : 0;
+	if (*records == 0 && bases[i] == NULL) {
 		/* nothing to rebuild from: a file with pages is not the log's */
-		close(r.a.fd);
+		close(fd);
 		unlink(tmp);
 		if (stat(path, &st) == 0 && st.st_size > 0) {
 			snprintf(why, whylen, "%s: its log holds no transaction, yet the "
@@ -290,15 +352,6 @@ rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
 			return -1;
 		}
 		return 0;
-	}
-	/* a replica's copy says rollback journal on page 1: this is WAL's */
-	if (base != NULL && pwrite(r.a.fd, wal_mode, 2, DB_HDR_WRITE_VERSION) != 2) {
-		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	if (fsync(r.a.fd) != 0) {
-		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
-		goto fail;
 	}
 	/* the old -wal's frames are not the log's: gone before the rename */
 	if (rv_drop_wal(path, why, whylen) != 0)
@@ -311,11 +364,11 @@ rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
 	/* every record the log holds is in the file now: it is a base */
 	if (rs.last_lsn > base_lsn)
 		base_lsn = rs.last_lsn;
-	ret = rv_base_write(path, r.a.fd, db_uuid, base_lsn, why, whylen);
-	close(r.a.fd);
+	ret = rv_base_write(path, fd, db_uuid, base_lsn, why, whylen);
+	close(fd);
 	return ret;
 fail:
-	close(r.a.fd);
+	close(fd);
 	unlink(tmp);
 	return -1;
 }

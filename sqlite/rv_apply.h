@@ -52,19 +52,29 @@ int rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
 int rv_drop_wal(const char *path, char *why, size_t whylen);
 
 /*
+ * A check of a rebuilt database file before it replaces the database (an
+ * SQLite integrity check, in rv_db.c: this file links no SQLite).  0, or
+ * -1 with why.
+ */
+typedef int rv_rebuild_check(const char *path, char *why, size_t whylen);
+
+/*
  * The database file at path rebuilt from every transaction record of the
- * log: written beside it, synced, then renamed over it once its -wal and
- * -shm are gone, so a crash at any point leaves either the old file or
- * the new one (and the next open rebuilds again).  When the log no longer
- * holds its first records (released), the new file starts as a copy of a
- * base that holds them (rv_base.h): the database's own, or the replica
- * copy's at copy_path (may be NULL), the newer; without one the rebuild
- * fails.  The new file is a base at the log's last LSN.  A log without a
- * transaction leaves the file as it is only when it is missing or empty.
- * 0, or -1 with why.
+ * log: written beside it (NAME-repl-rebuild), synced, checked (check, may
+ * be NULL), then renamed over it once its -wal and -shm are gone, so a
+ * crash at any point leaves either the old file or the new one (and the
+ * next open rebuilds again).  When the log no longer holds its first
+ * records (released), the new file starts as a copy of a base that holds
+ * them (rv_base.h): the database's own, or the replica copy's at copy_path
+ * (may be NULL), the newer first; one that fails the check is passed over
+ * for the other, and with none left the rebuild fails, leaving the
+ * database as it was and the last rebuilt file for inspection.  The new
+ * file is a base at the log's last LSN.  A log without a transaction
+ * leaves the file as it is only when it is missing or empty.  0, or -1
+ * with why.
  */
 int rv_rebuild(struct repl *repl, const char *path, const char *copy_path,
-		const uint8_t db_uuid[16], uint64_t *records, char *why,
-		size_t whylen);
+		const uint8_t db_uuid[16], rv_rebuild_check *check,
+		uint64_t *records, char *why, size_t whylen);
 
 #endif

@@ -284,7 +284,8 @@ rv_db_find(const char *db_path)
 
 struct rv_db *
 rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
-		int timeout_ms, bool pipelined, char *why, size_t whylen)
+		int timeout_ms, bool pipelined, rv_rebuild_check *check, char *why,
+		size_t whylen)
 {
 	struct repld_conf conf;
 	struct rv_db *d;
@@ -351,8 +352,8 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 	 */
 	if (bootstrap && import_file(d, db_path, why, whylen) != 0)
 		goto fail_open;
-	if (rv_rebuild(d->repl, db_path, copy_path, d->db_uuid, &records, err,
-			sizeof(err))) {
+	if (rv_rebuild(d->repl, db_path, copy_path, d->db_uuid, check, &records,
+			err, sizeof(err))) {
 		snprintf(why, whylen, "replvfs: rebuilding from the log: %s", err);
 		goto fail_open;
 	}

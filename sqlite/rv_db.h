@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "repl.h"
+#include "rv_apply.h"
 
 struct rv_db;
 
@@ -27,11 +28,13 @@ struct rv_db;
  * The database at db_path (SQLite's full path), its log opened from the
  * repld.conf at conf_path (its node as the primary; bootstrap: the
  * cluster's first start), or the one this process has open already.  A
- * commit waits up to timeout_ms for the replicas.  NULL with why (a
+ * commit waits up to timeout_ms for the replicas; the file rebuilt from
+ * the log at the first open is checked with check (may be NULL).  NULL with why (a
  * sentence) on failure.
  */
 struct rv_db *rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
-		int timeout_ms, bool pipelined, char *why, size_t whylen);
+		int timeout_ms, bool pipelined, rv_rebuild_check *check, char *why,
+		size_t whylen);
 /* the database of db_path if this process has it open (a reference) */
 struct rv_db *rv_db_find(const char *db_path);
 void rv_db_put(struct rv_db *d);

@@ -25,6 +25,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "replvfs.h"
+#include "rv_check.h"
 #include "rv_db.h"
 
 #define WAL_HDR 32
@@ -300,11 +301,19 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 	(void)vfs;
 	memset(rf, 0, sizeof(*rf));
 	if (name != NULL && (flags & SQLITE_OPEN_MAIN_DB)) {
+		const char *how = sqlite3_uri_parameter(name, "repl_rebuild_check");
+		rv_rebuild_check *check;
+
 		rf->kind = RV_MAIN;
+		if (!rv_check_by_name(how, &check)) {
+			sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: repl_rebuild_check=%s: "
+				"it is integrity, quick or off", name, how);
+			return SQLITE_CANTOPEN;
+		}
 		rf->db = rv_db_get(name, sqlite3_uri_parameter(name, "repl_conf"),
 			sqlite3_uri_boolean(name, "repl_bootstrap", 0),
 			(int)sqlite3_uri_int64(name, "repl_timeout_ms", REPLVFS_TIMEOUT_MS),
-			commit_mode(name), why, sizeof(why));
+			commit_mode(name), check, why, sizeof(why));
 		if (rf->db == NULL) {
 			sqlite3_log(SQLITE_CANTOPEN, "%s", why);
 			return SQLITE_CANTOPEN;

@@ -18,7 +18,12 @@
 #      again) and finds every acknowledged transaction;
 #   4. failover onto node2, whose log was released: the open rebuilds the
 #      database from node2's copy and its log; every acknowledged
-#      transaction is there, and node1's and node3's copies follow.
+#      transaction is there, and node1's and node3's copies follow;
+#   5. node3's copy damaged (a third of its pages overwritten) under its
+#      true-looking marker: opening the database there refuses the rebuild
+#      (it fails integrity_check), says so, and leaves the file as it was
+#      (without the check the open succeeded and served a malformed
+#      database).
 NAME=replvfs_release
 WRITER=${REPLVFS_WRITER:-$PWD/tests/sqlite/replvfs_writer}
 [[ -x $WRITER ]] || { echo "$NAME: $WRITER not built"; exit 99; }
@@ -137,6 +142,25 @@ grep -q "^checked: $n_acked acknowledged present" "$D/writer.four.out" ||
 	fail "node2's open: $(cat "$D/writer.four.out") $(tail -n 3 "$D/writer.four.err")"
 for n in 1 3; do copy_reaches $n "$want"; done
 wait "$wpid" || fail "writer four exited $?"
-for f in "$D"/writer.*.err "$D"/node*.err; do clean_stderr "$f" "$f"; done
 echo "$NAME: failover onto node2 (its log begins at LSN $first, its copy a base at $base): $n_acked acknowledged present; copies equal"
+
+# 5. a damaged base is not trusted: the rebuild is checked before it replaces anything
+stop 3
+conf_node 2 replica
+start 2
+wait_for 2 "listening" "listening"
+size=$(stat -c %s "$D/app3.db")
+dd if=/dev/urandom of="$D/app3.db" bs=4096 seek=$((size / 4096 / 3)) \
+	count=$((size / 4096 / 3)) conv=notrunc status=none
+before=$(md5sum < "$D/app3.db")
+writer 3 five "" "1 0"
+wait "$wpid"
+rc=$?
+((rc != 0)) || fail "node3's open over a damaged base succeeded: $(cat "$D/writer.five.out")"
+grep -q "rebuilt from the log fails PRAGMA integrity_check" "$D/writer.five.err" ||
+	fail "node3's open over a damaged base: $(tail -n 5 "$D/writer.five.err")"
+[[ $(md5sum < "$D/app3.db") == "$before" ]] || fail "node3's database file was replaced"
+[[ -f $D/app3.db-repl-rebuild ]] || fail "the rebuilt file was not kept for inspection"
+echo "$NAME: a damaged base: the rebuild fails integrity_check, the open is refused, the file left as it was"
+for f in "$D"/writer.[a-z]*.err "$D"/node*.err; do clean_stderr "$f" "$f"; done
 echo "$NAME: ok ($((SECONDS - T0)) s)"
