@@ -153,3 +153,22 @@ rv_base_write(const char *db_path, int db_fd, const uint8_t db_uuid[16],
 	}
 	return 0;
 }
+
+int
+rv_base_remove(const char *db_path, char *why, size_t whylen)
+{
+	char path[4200];
+
+	if (marker_path(path, sizeof(path), db_path, "", why, whylen) != 0)
+		return -1;
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(why, whylen, "%.256s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (sync_dir_of(path) != 0) {
+		snprintf(why, whylen, "%.256s: syncing its directory: %s", path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -47,6 +47,13 @@ int rv_base_read(const char *db_path, const uint8_t db_uuid[16], uint64_t *lsn,
 int rv_base_write(const char *db_path, int db_fd, const uint8_t db_uuid[16],
 		uint64_t lsn, char *why, size_t whylen);
 
+/*
+ * The marker of db_path removed, durably: before a write into the file
+ * that is not a record after its LSN, which would make it untrue.  0, or
+ * -1 with why.
+ */
+int rv_base_remove(const char *db_path, char *why, size_t whylen);
+
 #ifdef RPMA_DEBUG_FAULT_INJECTION
 /* tests: the next rv_base_write kills this process before its rename */
 extern bool rv_base_crash_before_rename;

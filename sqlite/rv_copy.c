@@ -353,10 +353,52 @@ crash_in_batch(struct rv_copy *c)
 }
 #endif
 
+/*
+ * Only this copy writes the file: a reader that wrote through a read-write
+ * connection moved the file change counter (or left a -wal), and the file
+ * is then no longer what the log says.  Its marker goes first (the base
+ * is no longer true), then the copy fails.  Under the EXCLUSIVE lock.  0,
+ * or -1 with c->why.
+ */
+static int
+foreign_check(struct rv_copy *c)
+{
+	uint8_t v[4];
+	uint32_t counter;
+	char wal[4200], err[300];
+	bool wal_there;
+
+	wal_there = snprintf(wal, sizeof(wal), "%s-wal", c->path) < (int)sizeof(wal) &&
+		access(wal, F_OK) == 0;
+	if (!wal_there) {
+		if (pread(c->a.fd, v, 4, 24) != 4)
+			return 0;	/* no page 1 yet */
+		counter = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 |
+			(uint32_t)v[2] << 8 | v[3];
+		if (counter == c->a.change_counter)
+			return 0;
+	}
+	if (rv_base_remove(c->path, err, sizeof(err)) != 0)
+		snprintf(c->why, sizeof(c->why), "%.100s: written by another process (%s); "
+			"its marker could not be removed: %.120s", c->path, wal_there ?
+			"a -wal beside it" : "its change counter moved", err);
+	else
+		snprintf(c->why, sizeof(c->why), "%s: written by another process (%s): "
+			"it is no longer the log's database and no base; its marker was "
+			"removed; make the copy anew (docs/sqlite.md, \"Checkpoints and "
+			"the log\")", c->path, wal_there ? "a -wal beside it" :
+			"its change counter moved");
+	c->base_lsn = 0;
+	pthread_mutex_lock(&c->lock);
+	c->st.base_lsn = 0;
+	pthread_mutex_unlock(&c->lock);
+	return -1;
+}
+
 static int
 apply_batch(struct rv_copy *c)
 {
-	if (gap_check(c) != 0)
+	if (gap_check(c) != 0 || foreign_check(c) != 0)
 		return -1;
 	crash_in_batch(c);
 	c->unmarked_bytes += c->used;

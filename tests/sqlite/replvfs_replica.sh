@@ -14,7 +14,11 @@
 #   3. node3 killed, 100 more transactions, node3 started again: its copy
 #      is re-applied from its log and catches up; node2 restarted as well;
 #   4. integrity_check of each copy is ok, and a write to it is refused
-#      (it is opened read-only).
+#      (it is opened read-only);
+#   5. a write into node3's copy through a read-write connection: at its
+#      next batch the copy fails saying so, removes its marker (the file is
+#      no base any more) and lets go of its hold: the status says
+#      holding false, and the primary commits on past it.
 # Skipped (77) without python3.
 NAME=replvfs_replica
 command -v python3 > /dev/null || { echo "SKIP: $NAME: no python3"; exit 77; }
@@ -201,8 +205,31 @@ for n in 2 3; do
 	ask check $n
 	[[ $ans == "ok | refused:"*readonly* ]] || fail "copy$n: integrity_check, a write: $ans"
 done
+
+# 5. a foreign write into a copy: it is no base any more
+python3 - "$D/copy3.db" <<'PY' || fail "the write into copy3"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+c.execute("INSERT INTO b VALUES(-1, -7)")
+c.close()
+PY
+ask commit 20
+for ((t = 0; t < 100; t++)); do
+	j=$(status_json 3)
+	[[ $j == *'"sqlite_copy":{'*'"state":"failed"'* ]] && break
+	sleep 0.1
+done
+[[ $j == *'"state":"failed"'*'written by another process'* ]] ||
+	fail "node3's copy after a foreign write: $j"
+[[ $j == *'"holding":false'* ]] || fail "node3's failed copy still holds: $j"
+[[ ! -e $D/copy3.db-repl-base ]] || fail "node3's copy kept its marker after a foreign write"
+ask commit 20
+[[ $ans == "committed 450" ]] || fail "commit after node3's copy failed: $ans"
+echo "$NAME: a write into node3's copy: the copy failed saying so, its marker removed, its hold let go"
 ask quit
 exec 5>&-
 clean_stderr "$D/py.err" python3
 for n in 2 3; do clean_stderr "$D/node$n.err" "node$n"; done
+grep -q "replvfs copy: .*written by another process" "$D/node3.err" ||
+	fail "node3's log does not say why its copy failed"
 echo "$NAME: ok ($((SECONDS - T0)) s)"
