@@ -18,7 +18,7 @@
 #   5. a write into node3's copy through a read-write connection: at its
 #      next batch the copy fails saying so, removes its marker (the file is
 #      no base any more) and lets go of its hold: the status says
-#      holding false, and the primary commits on past it.
+#      holding false, and the primary commits three logs' worth past it.
 # Skipped (77) without python3.
 NAME=replvfs_replica
 command -v python3 > /dev/null || { echo "SKIP: $NAME: no python3"; exit 77; }
@@ -122,6 +122,15 @@ for line in sys.stdin:
     elif cmd[0] == "commit":
         commit(int(cmd[1]))
         print("committed", next_id - 1, flush=True)
+    elif cmd[0] == "bulk":
+        # N transactions of SIZE bytes each into a table of their own
+        db.execute("CREATE TABLE IF NOT EXISTS bulk(id INTEGER PRIMARY KEY, p BLOB)")
+        try:
+            for _ in range(int(cmd[1])):
+                db.execute("INSERT INTO bulk(p) VALUES(randomblob(?))", (int(cmd[2]),))
+            print("bulk ok", flush=True)
+        except sqlite3.Error as e:
+            print("bulk failed:", e, flush=True)
     elif cmd[0] == "stop-readers":
         stop = True
         for t in threads:
@@ -225,6 +234,9 @@ done
 [[ ! -e $D/copy3.db-repl-base ]] || fail "node3's copy kept its marker after a foreign write"
 ask commit 20
 [[ $ans == "committed 450" ]] || fail "commit after node3's copy failed: $ans"
+# three logs' worth: the failed copy no longer holds the log
+ask bulk 60 204800
+[[ $ans == "bulk ok" ]] || fail "12 MB through a 4 MiB log past a failed copy: $ans"
 echo "$NAME: a write into node3's copy: the copy failed saying so, its marker removed, its hold let go"
 ask quit
 exec 5>&-
