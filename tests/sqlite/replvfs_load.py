@@ -11,7 +11,7 @@ def load(ext):
         loader.enable_load_extension(True)
         loader.load_extension(ext.rsplit(".so", 1)[0])
         return
-    # a Python built without extension loading (Debian's): the same
+    # a Python built without extension loading (pyenv's default): the same
     # libsqlite3 its module uses loads it, for the whole process
     lib = ctypes.CDLL("libsqlite3.so.0")
     db = ctypes.c_void_p()

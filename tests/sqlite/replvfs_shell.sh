@@ -12,7 +12,10 @@
 #      transaction id 1, 2, ...), and both replicas hold every record;
 #   2. PRAGMA integrity_check is ok and the rows are there; a rollback
 #      journal (journal_mode=DELETE) is refused;
-#   2b. the shell again, repl_commit=pipelined: 20 transactions, 20 records;
+#   2b. the shell again, started as docs/sqlite.md gives it on the command
+#      line (-cmd '.load ...' -cmd ".open '...'"), repl_commit=pipelined:
+#      20 transactions, 20 records; the database given as the shell's
+#      argument instead is opened before the load (no such vfs: repl);
 #   3. Python's sqlite3 opens the same database again (a restart of the
 #      primary: no bootstrap) through the extension and commits one more
 #      transaction, with the next transaction id;
@@ -79,16 +82,21 @@ done
 echo "$NAME: 42 transactions committed by the shell, 42 records, on both replicas ($((SECONDS - T0)) s)"
 
 # 2b. the same, pipelined (repl_commit=pipelined): the wait runs in the
-# connection's WAL hook, after the write lock; 20 more transactions
+# connection's WAL hook, after the write lock; 20 more transactions.  The
+# shell as docs/sqlite.md starts it ("Using it", "Failover"): a database
+# given as its argument is opened before any -cmd has loaded the extension
+"$SQLITE3" -cmd ".load ${EXT%.so}" "$URI" 'SELECT 1;' > /dev/null 2> "$D/arg.err" &&
+	fail "sqlite3 opened a vfs=repl database given as its argument"
+grep -q "no such vfs: repl" "$D/arg.err" ||
+	fail "the database as the shell's argument: $(cat "$D/arg.err")"
 {
-	echo ".load ${EXT%.so}"
-	echo ".open '$URI&repl_commit=pipelined'"
 	for ((i = 1; i <= 20; i++)); do
 		echo "INSERT INTO t(v) VALUES('pipelined $i');"
 	done
 	echo "SELECT count(*) FROM t;"
 } > "$D/pipe.sql"
-"$SQLITE3" -bail < "$D/pipe.sql" > "$D/pipe.out" 2> "$D/pipe.err" ||
+"$SQLITE3" -bail -cmd ".load ${EXT%.so}" -cmd ".open '$URI&repl_commit=pipelined'" \
+	< "$D/pipe.sql" > "$D/pipe.out" 2> "$D/pipe.err" ||
 	fail "sqlite3, pipelined: $(cat "$D/pipe.err")"
 [[ $(cat "$D/pipe.out") == 260 ]] || fail "pipelined: $(cat "$D/pipe.out") rows, not 260"
 "$CTL" dump "$D/node1.log" > "$DUMP" 2> "$D/dump.err" || fail "replctl dump: $(cat "$D/dump.err")"
@@ -151,4 +159,5 @@ clean_stderr "$D/shell.err" "sqlite3"
 for n in 2 3; do clean_stderr "$D/node$n.err" "node$n"; done
 clean_stderr "$D/py.err" "python3"
 clean_stderr "$D/pipe.err" "sqlite3, pipelined"
+clean_stderr "$D/arg.err" "sqlite3, the database as its argument"
 echo "$NAME: ok ($((SECONDS - T0)) s)"
