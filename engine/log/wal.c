@@ -535,6 +535,14 @@ publish_ready(struct wal *wal)
 	}
 }
 
+/*
+ * Room a client's append leaves free for epoch-start records (each at most
+ * REC_HDR, and as much again wasted before a wrap): a log that appends
+ * filled can still take a few promotions' first records, so that it can
+ * be opened again, and released, after its primary stopped with it full.
+ */
+#define EPOCH_START_RESERVE	(4 * 2 * REC_HDR)
+
 static int
 append(struct wal *wal, const struct iovec *iov, int iovcnt,
 		uint64_t client_id, uint32_t flags, int timeout_ms, uint64_t *lsn)
@@ -553,8 +561,9 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	need = REC_HDR + wal_align8(len);
-	/* a record must fit with room for a WRAP in front of it */
-	if (len > UINT32_MAX || need > wal->ring_size - REC_HDR)
+	/* a record must fit with room for a WRAP in front of it (and the reserve) */
+	if (len > UINT32_MAX || need > wal->ring_size - REC_HDR -
+			(flags & FLAG_EPOCH_START ? 0 : EPOCH_START_RESERVE))
 		return REPL_E_TOO_BIG;
 
 	/* 1. reserve */
@@ -562,7 +571,8 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 	for (;;) {
 		waste = need > wal->ring_size - wal->tail.off ?
 			wal->ring_size - wal->tail.off : 0;
-		if (wal->used + waste + need <= wal->ring_size &&
+		if (wal->used + waste + need + (flags & FLAG_EPOCH_START ? 0 :
+			EPOCH_START_RESERVE) <= wal->ring_size &&
 		    wal->tail.lsn - wal->pub.lsn < PUB_SLOTS)
 			break;
 		if (wal->tail.lsn - wal->pub.lsn >= PUB_SLOTS) {
