@@ -259,6 +259,34 @@ wal__full_ring_blocks_then_fails(void)
 }
 
 /*
+ * A ring that appends filled to the brim (large records, then empty ones
+ * until none fits) still takes an epoch-start record: a promotion can
+ * open a log its primary left full (without the reserve it failed with
+ * REPL_E_FULL, and the log could not be opened as a primary again).
+ */
+static void
+wal__full_ring_keeps_room_for_epoch_start(void)
+{
+	struct rpma_ext_mem *mem;
+	struct wal *wal = wt_fresh(path, 8192 + 4096, &mem);
+	unsigned char buf[1000] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) };
+	uint64_t lsn;
+	int ret;
+
+	while ((ret = wal_append(wal, &iov, 1, 0, 0, &lsn)) == 0)
+		;
+	CU_ASSERT_EQUAL(ret, REPL_E_FULL);
+	while ((ret = wal_append(wal, NULL, 0, 0, 0, &lsn)) == 0)
+		;
+	CU_ASSERT_EQUAL(ret, REPL_E_FULL);
+	CU_ASSERT_EQUAL(wal_append_epoch_start(wal, 0, &lsn), 0);
+	CU_ASSERT(wal_is_epoch_start(wal, lsn));
+	wal_close(&wal);
+	rpma_ext_mem_close(&mem);
+}
+
+/*
  * Identity: every format draws a new incarnation; the checkpoint keeps the
  * epoch of the record before it, so a log whose records were all released
  * still says how recent it is (it used to report epoch 0).
@@ -504,6 +532,7 @@ main(void)
 		UNIT_CASE(wal__open_state_and_health_are_reported),
 		UNIT_CASE(wal__checkpoint_at_the_ring_end_is_refused),
 		UNIT_CASE(wal__full_ring_blocks_then_fails),
+		UNIT_CASE(wal__full_ring_keeps_room_for_epoch_start),
 		UNIT_CASE(wal__incarnation_and_checkpoint_epoch),
 		UNIT_CASE(wal__epoch_start_is_not_iterated),
 		UNIT_CASE(wal__version_1_is_upgraded),
