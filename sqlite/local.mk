@@ -105,3 +105,15 @@ EXTRA_DIST += tests/sqlite/replvfs_shapes.sh
 # what the replvfs tests share: the extension, a sanitizer's runtime, and
 # Python's loader of the extension
 EXTRA_DIST += tests/sqlite/replvfs_lib.sh tests/sqlite/replvfs_load.py
+
+# the membership of a running replvfs primary changed in SQL
+# (repl_member_add, repl_member_remove) and its state (repl_status)
+sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin.c sqlite/rv_admin.h
+# and repld's admin socket for replctl (repl_admin=1), with its parser
+sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin_sock.c sqlite/rv_admin_sock.h \
+	tools/repld/admin_req.c tools/repld/admin_req.h
+
+# a replica lost for good fills the log (COMMIT fails with SQLITE_FULL);
+# repl_member_remove lets it commit on, repl_member_add brings a new node
+TESTS += tests/sqlite/replvfs_membership.sh
+EXTRA_DIST += tests/sqlite/replvfs_membership.sh

@@ -298,9 +298,26 @@ gap_check(struct rv_copy *c)
 {
 	struct repl_replica_info info;
 
-	if (c->a.applied_lsn == 0 || c->recs[0].lsn == c->a.applied_lsn + 1 ||
-	    repl_replica_info(c->node, &info) != 0 ||
-	    info.first_lsn <= c->a.applied_lsn + 1)
+	if (c->recs[0].lsn == c->a.applied_lsn + 1)
+		return 0;
+	if (repl_replica_info(c->node, &info) != 0) {
+		snprintf(c->why, sizeof(c->why), "%s: the replica's state", c->path);
+		return -1;
+	}
+	/*
+	 * Without a base the copy needs every record from the log's first:
+	 * a log released before (this replica joined, or was made anew,
+	 * after a release) shows it only now that it caught up, later than
+	 * start_check looked
+	 */
+	if (c->a.applied_lsn == 0 && info.first_lsn > 1) {
+		snprintf(c->why, sizeof(c->why), "%s: the log begins at LSN %llu and "
+			"this copy has no base: it cannot be made from the log alone; "
+			"make the copy anew (docs/sqlite.md, \"Checkpoints and the "
+			"log\")", c->path, (unsigned long long)info.first_lsn);
+		return -1;
+	}
+	if (c->a.applied_lsn == 0 || info.first_lsn <= c->a.applied_lsn + 1)
 		return 0;
 	snprintf(c->why, sizeof(c->why), "%s: the log now begins at LSN %llu, past "
 		"LSN %llu, the next this copy needs: it was released while nothing "

@@ -22,6 +22,7 @@ SQLITE_EXTENSION_INIT3
 #include "repl.h"
 #include "primary_cfg.h"
 #include "repld_conf.h"
+#include "rv_admin_sock.h"
 #include "rv_apply.h"
 #include "rv_db.h"
 #include "rv_release.h"
@@ -34,6 +35,18 @@ struct rv_db {
 	char *path;
 	struct repl *repl;
 	uint8_t db_uuid[16];		/* the cluster's: one database per log */
+	/*
+	 * repl_conf's settings; its peers and quorum are the membership the
+	 * log runs under now (rv_db_reconfigure changes them).
+	 */
+	struct repld_conf conf;
+	/*
+	 * Held shared by whoever uses repl without lock (a checkpoint's and a
+	 * pipelined commit's wait, rv_db_inspect), exclusively while a
+	 * membership change closes the log and opens it again.  After lock.
+	 */
+	pthread_rwlock_t log_lock;
+	struct rv_admin_sock *admin;	/* repl_admin=1: replctl's socket */
 
 	/*
 	 * Guards what follows.  SQLite's WAL write lock already makes the
@@ -313,7 +326,8 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		return NULL;
 	}
 	if ((d = calloc(1, sizeof(*d))) == NULL || (d->path = strdup(db_path)) == NULL ||
-	    pthread_mutex_init(&d->lock, NULL) != 0) {
+	    pthread_mutex_init(&d->lock, NULL) != 0 ||
+	    pthread_rwlock_init(&d->log_lock, NULL) != 0) {
 		free(d);
 		repld_conf_free(&conf);
 		pthread_mutex_unlock(&dbs_lock);
@@ -341,7 +355,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 	d->log_size = conf.log.size;
 	copy_path = conf.sqlite_copy;
 	conf.sqlite_copy = NULL;
-	repld_conf_free(&conf);
+	d->conf = conf;		/* kept: a membership change opens the log again */
 	d->refs = 1;
 	d->timeout_ms = timeout_ms;
 	d->pipelined = pipelined;
@@ -380,6 +394,8 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 fail_open:
 	free(copy_path);
 	(void)repl_close(&d->repl);
+	repld_conf_free(&d->conf);
+	pthread_rwlock_destroy(&d->log_lock);
 	pthread_mutex_destroy(&d->lock);
 	free(d->path);
 	free(d);
@@ -404,8 +420,12 @@ rv_db_put(struct rv_db *d)
 	if (*p == d)
 		*p = d->next;
 	pthread_mutex_unlock(&dbs_lock);
+	/* first: a change it runs ends before the log closes */
+	rv_admin_sock_stop(&d->admin);
 	rv_release_stop(&d->rel);
 	(void)repl_close(&d->repl);
+	repld_conf_free(&d->conf);
+	pthread_rwlock_destroy(&d->log_lock);
 	pthread_mutex_destroy(&d->lock);
 	free(d->buf);
 	free(d->path);
@@ -619,7 +639,11 @@ rv_db_checkpoint_write(struct rv_db *d)
 
 	if (lsn <= atomic_load(&d->durable_lsn))
 		return SQLITE_OK;
-	if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
+	pthread_rwlock_rdlock(&d->log_lock);
+	ret = d->repl == NULL ? REPL_E_INVAL :
+		repl_wait_durable(d->repl, lsn, d->timeout_ms);
+	pthread_rwlock_unlock(&d->log_lock);
+	if (ret != 0) {
 		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a checkpoint waits for LSN %llu, "
 			"not durable: %s; the database file takes no transaction "
 			"before it is", d->path, (unsigned long long)lsn,
@@ -640,8 +664,16 @@ rv_db_wait_pending(void)
 	if (d == NULL)
 		return SQLITE_OK;
 	pending.d = NULL;
-	/* not under d->lock: the next writer appends meanwhile (group commit) */
-	if ((ret = repl_wait_durable(d->repl, pending.lsn, d->timeout_ms)) != 0) {
+	/*
+	 * Not under d->lock: the next writer appends meanwhile (group
+	 * commit).  A membership change made it durable before it closed
+	 * the log (rv_db_reconfigure).
+	 */
+	pthread_rwlock_rdlock(&d->log_lock);
+	ret = pending.lsn <= atomic_load(&d->durable_lsn) ? 0 : d->repl == NULL ?
+		REPL_E_INVAL : repl_wait_durable(d->repl, pending.lsn, d->timeout_ms);
+	pthread_rwlock_unlock(&d->log_lock);
+	if (ret != 0) {
 		pthread_mutex_lock(&d->lock);
 		poison(d, ret, pending.lsn, pending.txid);
 		pthread_mutex_unlock(&d->lock);
@@ -675,6 +707,9 @@ commit(struct rv_db *d)
 		if (ret != SQLITE_OK)
 			return ret;
 	}
+	/* a membership change that failed left the log closed (poisoned) */
+	if (d->repl == NULL)
+		return writable(d);
 	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
 	if (!txn_hdr_encode(&h, d->buf))
 		return SQLITE_IOERR_WRITE;
@@ -773,4 +808,174 @@ writable(struct rv_db *d)
 		"close and open the database again before writing", d->path,
 		repl_strerror(d->poisoned));
 	return SQLITE_IOERR_WRITE;
+}
+
+/* ---- the membership changed while the database runs ---- */
+
+void
+rv_db_inspect(struct rv_db *d, void (*fn)(const struct rv_db_view *v, void *arg),
+		void *arg)
+{
+	struct rv_db_view v;
+
+	pthread_rwlock_rdlock(&d->log_lock);
+	v = (struct rv_db_view){ .path = d->path, .repl = d->repl, .conf = &d->conf,
+		.rel = d->rel, .appended_lsn = atomic_load(&d->appended_lsn),
+		.durable_lsn = atomic_load(&d->durable_lsn) };
+	fn(&v, arg);
+	pthread_rwlock_unlock(&d->log_lock);
+}
+
+int
+rv_db_admin_listen(struct rv_db *d, char *why, size_t whylen)
+{
+	int ret = 0;
+
+	/* once per database, whichever connection asks first */
+	pthread_mutex_lock(&dbs_lock);
+	if (d->admin == NULL && rv_admin_sock_start(d, d->conf.admin_socket,
+			&d->admin, why, whylen) != 0)
+		ret = -1;
+	pthread_mutex_unlock(&dbs_lock);
+	return ret;
+}
+
+/* the log of conf opened again as the primary, its membership the next one */
+static int
+log_reconfigure(const struct repld_conf *conf, struct repl **out)
+{
+	struct primary_cfg pc;
+	bool no_rdma;
+
+	primary_cfg_fill(&pc, conf, primary_cfg_provider(conf, &no_rdma));
+	pc.cfg.reconfigure = 1;
+	return repl_open(&pc.cfg, out);
+}
+
+/* why an open under conf's membership failed, as repld says it */
+static void
+open_failed(const struct repld_conf *conf, int ret, char *why, size_t whylen)
+{
+	if (ret == REPL_E_NO_QUORUM)
+		snprintf(why, whylen, "fewer than n - k + 1 nodes reachable (%d "
+			"replicas, quorum %d; librepl's log names the unreachable "
+			"ones)", conf->n_peers, conf->quorum);
+	else if (ret == REPL_E_MEMBERSHIP)
+		snprintf(why, whylen, "%s (librepl's log says why: a change still in "
+			"progress is finished first)", repl_strerror(ret));
+	else
+		snprintf(why, whylen, "%s", repl_strerror(ret));
+}
+
+static void
+peers_free(struct repld_peer *p, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(p[i].address);
+		p[i].address = NULL;
+	}
+}
+
+int
+rv_db_reconfigure(struct rv_db *d, const struct repld_peer *peers, int n_peers,
+		int quorum, struct repl_status *st, char *why, size_t whylen)
+{
+	struct repld_peer old[REPLD_PEERS_MAX], fresh[REPLD_PEERS_MAX];
+	int old_n, old_k, ret, back;
+	uint64_t lsn;
+	char err[256];
+
+	if (n_peers < 0 || n_peers > REPLD_PEERS_MAX || quorum < 0 || quorum > n_peers) {
+		snprintf(why, whylen, "%d replicas with quorum %d", n_peers, quorum);
+		return REPL_E_INVAL;
+	}
+	memset(fresh, 0, sizeof(fresh));
+	for (int i = 0; i < n_peers; i++)
+		if ((fresh[i].address = strdup(peers[i].address)) == NULL) {
+			peers_free(fresh, i);
+			snprintf(why, whylen, "out of memory");
+			return REPL_E_NOMEM;
+		} else {
+			fresh[i].control_port = peers[i].control_port;
+		}
+	/* this thread's own pipelined commit needs the log: waited for first */
+	(void)rv_db_wait_pending();
+	/*
+	 * Under lock no commit is between its append and its wait; with
+	 * log_lock no pipelined commit or checkpoint waits on the log.
+	 */
+	pthread_mutex_lock(&d->lock);
+	pthread_rwlock_wrlock(&d->log_lock);
+	if (d->repl == NULL) {
+		ret = REPL_E_INVAL;
+		snprintf(why, whylen, "the log is closed (an earlier change failed): "
+			"close and open the database again");
+		goto out;
+	}
+	/*
+	 * Drained: whatever was appended is durable before the log closes, so
+	 * no commit's wait straddles the change.  A poisoned database's last
+	 * record stays in doubt: the promotion below decides it, as any.
+	 */
+	lsn = atomic_load(&d->appended_lsn);
+	if (d->poisoned == 0 && lsn > atomic_load(&d->durable_lsn)) {
+		if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
+			snprintf(why, whylen, "LSN %llu, appended before the change, is "
+				"not durable: %s; nothing changed",
+				(unsigned long long)lsn, repl_strerror(ret));
+			goto out;
+		}
+		durable_at(d, lsn);
+	}
+	if (d->rel != NULL)
+		rv_release_pause(d->rel);
+	memcpy(old, d->conf.peers, sizeof(old));
+	old_n = d->conf.n_peers;
+	old_k = d->conf.quorum;
+	(void)repl_close(&d->repl);
+	memcpy(d->conf.peers, fresh, sizeof(fresh));
+	d->conf.n_peers = n_peers;
+	d->conf.quorum = quorum;
+	/* the same log: the database file stays as it is, nothing is rebuilt */
+	if ((ret = log_reconfigure(&d->conf, &d->repl)) == 0) {
+		peers_free(old, old_n);
+		(void)repl_status(d->repl, st);
+		sqlite3_log(SQLITE_NOTICE, "replvfs: %s: membership %d replicas, quorum "
+			"%d -> %d replicas, quorum %d (configuration epoch %llu%s)",
+			d->path, old_n, old_k, n_peers, quorum,
+			(unsigned long long)st->config_epoch,
+			st->config_joint ? ", joint: not committed yet" : "");
+	} else {
+		open_failed(&d->conf, ret, err, sizeof(err));
+		memcpy(d->conf.peers, old, sizeof(old));
+		d->conf.n_peers = old_n;
+		d->conf.quorum = old_k;
+		peers_free(fresh, n_peers);
+		if ((back = log_open(&d->conf, false, &d->repl)) == 0) {
+			snprintf(why, whylen, "the new membership did not take: %s; the "
+				"old one (%d replicas, quorum %d) is open again", err,
+				old_n, old_k);
+		} else {
+			char err2[256];
+
+			/* nothing to commit through: the file stays as the log has it */
+			open_failed(&d->conf, back, err2, sizeof(err2));
+			d->repl = NULL;
+			d->poisoned = back;
+			snprintf(why, whylen, "the new membership did not take: %s; nor "
+				"did the old one open again: %s; this database takes no "
+				"more writes until opened again", err, err2);
+		}
+		sqlite3_log(SQLITE_WARNING, "replvfs: %s: %s", d->path, why);
+	}
+	if (d->rel != NULL && d->repl != NULL)
+		rv_release_resume(d->rel, d->repl);
+	pthread_rwlock_unlock(&d->log_lock);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+out:
+	pthread_rwlock_unlock(&d->log_lock);
+	pthread_mutex_unlock(&d->lock);
+	peers_free(fresh, n_peers);
+	return ret;
 }

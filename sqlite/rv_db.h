@@ -63,6 +63,51 @@ int rv_db_wal_seen(struct rv_db *d, const uint8_t hdr[32]);
 void rv_db_wal_reset(struct rv_db *d);
 
 /*
+ * What the SQL functions of rv_admin.c see of a database: its log (NULL
+ * once a membership change that failed left it closed), repl_conf's
+ * settings, whose peers and quorum are the membership now, and its
+ * releases.
+ */
+struct repld_conf;
+struct repld_peer;
+struct rv_release;
+
+struct rv_db_view {
+	const char *path;
+	struct repl *repl;
+	const struct repld_conf *conf;
+	struct rv_release *rel;
+	uint64_t appended_lsn, durable_lsn;
+};
+
+/* fn with the view, while no membership change swaps the log */
+void rv_db_inspect(struct rv_db *d, void (*fn)(const struct rv_db_view *v, void *arg),
+		void *arg);
+
+/*
+ * repl_conf's admin_socket served for replctl (rv_admin_sock.h) until the
+ * database closes; once per database.  0, or -1 with why.
+ */
+int rv_db_admin_listen(struct rv_db *d, char *why, size_t whylen);
+
+/*
+ * A membership change while the database runs, as repld's: under the
+ * database's lock (no commit between its append and its wait) and with
+ * every other use of the log held off (the release thread paused), what
+ * was appended is made durable, the log is closed and opened again as the
+ * primary of peers[0 .. n_peers) with quorum, as a reconfiguration (the
+ * engine stores a joint membership, then the final one once enough old
+ * nodes hold it); commits wait meanwhile.  The database file is not
+ * rebuilt: the log is the same.  If that open fails, the old membership
+ * is opened again; if that fails too, the database takes no more writes.
+ * The peers' addresses are copied.  0 with the log's status in *st
+ * (st->config_joint: the change is not committed yet), or a REPL_E_* with
+ * why (a sentence).
+ */
+int rv_db_reconfigure(struct rv_db *d, const struct repld_peer *peers, int n_peers,
+		int quorum, struct repl_status *st, char *why, size_t whylen);
+
+/*
  * PIPELINED (repl_commit=pipelined): a commit frame's write appends and
  * returns; the connection's WAL hook, after SQLite let the write lock go,
  * calls this to wait until this thread's last commit is durable.  SQLITE_OK

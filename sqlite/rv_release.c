@@ -29,6 +29,13 @@ struct rv_release {
 	pthread_mutex_t lock;		/* guards what follows */
 	pthread_cond_t cond;
 	bool stop;
+	/*
+	 * A membership change closes the log and opens it again
+	 * (rv_db_reconfigure): paused, the thread leaves repl alone; busy
+	 * while it uses it (idle signalled when it stops).
+	 */
+	bool paused, busy;
+	pthread_cond_t idle;
 	uint64_t offered;		/* the newest offer */
 	uint64_t done;			/* the newest offer handled */
 	uint64_t base_lsn, released_lsn;
@@ -127,7 +134,7 @@ run(void *arg)
 	(void)pthread_setname_np(pthread_self(), "replvfs-release");
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		while (!r->stop && r->offered <= r->done && waiting == 0)
+		while (!r->stop && (r->paused || (r->offered <= r->done && waiting == 0)))
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (!r->stop && r->offered <= r->done) {
 			clock_gettime(CLOCK_REALTIME, &until);
@@ -140,6 +147,9 @@ run(void *arg)
 		}
 		if (r->stop)
 			break;
+		if (r->paused)
+			continue;
+		r->busy = true;
 		if (r->offered > r->done) {
 			lsn = r->offered;
 			pthread_mutex_unlock(&r->lock);
@@ -152,6 +162,8 @@ run(void *arg)
 				waiting = 0;
 			pthread_mutex_lock(&r->lock);
 		}
+		r->busy = false;
+		pthread_cond_broadcast(&r->idle);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
@@ -178,8 +190,10 @@ rv_release_start(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
+	pthread_cond_init(&r->idle, NULL);
 	if (pthread_create(&r->thread, NULL, run, r) != 0) {
 		snprintf(why, whylen, "%s: cannot start the release thread", path);
+		pthread_cond_destroy(&r->idle);
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
 		close(r->db_fd);
@@ -209,6 +223,30 @@ rv_release_get(struct rv_release *r, uint64_t *base_lsn, uint64_t *released_lsn)
 	pthread_mutex_lock(&r->lock);
 	*base_lsn = r->base_lsn;
 	*released_lsn = r->released_lsn;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+rv_release_pause(struct rv_release *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->paused = true;
+	while (r->busy)
+		pthread_cond_wait(&r->idle, &r->lock);
+	/* closed after this: nothing may reach it (explain says so) */
+	r->repl = NULL;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+rv_release_resume(struct rv_release *r, struct repl *repl)
+{
+	pthread_mutex_lock(&r->lock);
+	r->repl = repl;
+	r->paused = false;
+	/* a log opened again has seen no replica yet: said again if so */
+	r->unseen_noted = false;
+	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -266,6 +304,7 @@ rv_release_stop(struct rv_release **rp)
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	pthread_join(r->thread, NULL);
+	pthread_cond_destroy(&r->idle);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	close(r->db_fd);

@@ -47,6 +47,15 @@ void rv_release_get(struct rv_release *r, uint64_t *base_lsn,
  * for its copy or has not been seen since the database opened.
  */
 void rv_release_explain(struct rv_release *r, char *buf, size_t len);
+/*
+ * A membership change closes the log and opens it again: pause waits
+ * until the thread no longer uses the log (a wait for durability it is in
+ * ends first) and keeps it off; resume gives it the log opened again.
+ * What was offered meanwhile is handled then.  The caller holds off
+ * rv_release_explain in between (rv_db.c: under the database's lock).
+ */
+void rv_release_pause(struct rv_release *r);
+void rv_release_resume(struct rv_release *r, struct repl *repl);
 void rv_release_stop(struct rv_release **r);
 
 #endif

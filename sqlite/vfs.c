@@ -25,6 +25,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "replvfs.h"
+#include "rv_admin.h"
 #include "rv_check.h"
 #include "rv_db.h"
 
@@ -318,6 +319,11 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 			sqlite3_log(SQLITE_CANTOPEN, "%s", why);
 			return SQLITE_CANTOPEN;
 		}
+		/* replctl's socket is a convenience: the database opens without */
+		if (sqlite3_uri_boolean(name, "repl_admin", 0) &&
+		    rv_db_admin_listen(rf->db, why, sizeof(why)) != 0)
+			sqlite3_log(SQLITE_WARNING, "replvfs: %s: repl_admin=1: %s", name,
+				why);
 	} else if (name != NULL && (flags & SQLITE_OPEN_WAL)) {
 		rf->kind = RV_WAL;
 		rf->db = rv_db_find(sqlite3_filename_database(name));
@@ -469,6 +475,12 @@ db_of(sqlite3 *db, const char *schema)
 	return ((struct rv_file *)f)->db;
 }
 
+struct rv_db *
+replvfs_db_of(sqlite3 *db, const char *schema)
+{
+	return db_of(db, schema);
+}
+
 static int
 wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
 {
@@ -500,8 +512,11 @@ conn_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
 	(void)err;
 	(void)api;
 	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK &&
-	    v == &rv_vfs)
+	    v == &rv_vfs) {
 		(void)sqlite3_commit_hook(db, commit_hook, db);
+		/* without them the connection still commits: not an error */
+		(void)rv_admin_register(db);
+	}
 	return SQLITE_OK;
 }
 
