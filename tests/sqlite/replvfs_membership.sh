@@ -216,6 +216,22 @@ app sql "SELECT repl_member_add('127.0.0.1', $(cport 4))"
 echo "$NAME: repl_member_add: ${reply#row } ($((SECONDS - t1)) s)"
 app json "[(r['state'],r['seen']) for r in j['replicas']]"
 [[ $reply == 'json [["streaming",true],["down",false]]' ]] || fail "repl_status() after the add: $reply"
+# first with an empty copy: the log was released, so the copy cannot be
+# made from it; it fails saying so, writes nothing and lets go
+start 4 --reinit
+wait_for 4 "listening" "listening"
+app commit 5
+for ((t = 0; t < 150; t++)); do
+	j=$(status_json 4)
+	[[ $j == *'"sqlite_copy":{'*'"state":"failed"'* ]] && break
+	sleep 0.1
+done
+[[ $j == *'"state":"failed"'*'this copy has no base'* && $j == *'"holding":false'* ]] ||
+	fail "node4's empty copy over a released log: $j"
+[[ ! -s $D/app4.db && ! -e $D/app4.db-repl-base ]] ||
+	fail "node4's empty copy was written: $(ls -l "$D"/app4.db*)"
+stop 4
+echo "$NAME: node4 with an empty copy: it fails (the log was released: no base), writes nothing, lets go"
 python3 - "$D/app2.db" "$D/app4.db" <<'EOF2' || fail "seeding node4's copy"
 import shutil, sqlite3, sys
 src, dst = sys.argv[1], sys.argv[2]
