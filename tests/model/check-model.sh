@@ -1,14 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# check-model.sh -- the SPIN model of the replication protocol (model/,
-# docs/model.md), searched exhaustively within its bounds:
-#   pass runs  the v2 rules: no assertion may fail, and the search must be
-#              complete (not cut at the depth limit, not out of memory);
+# check-model.sh -- the SPIN models of the replication protocol (model/
+# repl.pml) and of the SQLite layer's bases, copies and holds (model/
+# bases.pml, the runs named bases-*), docs/model.md, searched
+# exhaustively within their bounds:
+#   pass runs  the v2 rules (the bases rules): no assertion may fail, and
+#              the search must be complete (not cut at the depth limit,
+#              not out of memory);
 #   fail runs  one rule put back the way it was (or the way the first wording of the v2 rules
 #              words it where the model found that unsafe), or I3 checked
 #              where the model shows it does not hold: SPIN must find a
-#              violated invariant, else this test fails.
+#              violated invariant, else this test fails; "fail:NAME" must
+#              find invariant NAME violated (the replay names it).
 # Each run prints the states stored, the transitions and the time; a fail
 # run also prints the counterexample's steps (replayed from its trail).
 #
@@ -26,7 +30,7 @@ if [ -z "${srcdir:-}" ]; then
 	srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fi
 model="$srcdir/model"
-for f in repl.pml defs.pml actions.pml; do
+for f in repl.pml defs.pml actions.pml bases.pml; do
 	if [ ! -f "$model/$f" ]; then
 		echo "FAIL: $model/$f not found (srcdir=$srcdir)" >&2
 		exit 1
@@ -52,14 +56,20 @@ else
 	trap 'rm -rf "$tmp"' EXIT
 fi
 
-# The runs: name, expect (pass or fail), then spin's -D options.  The bounds
-# and what each fail run shows are in docs/model.md.  The quick pass runs
-# are compiled with -O1 (at -O2 gcc spends longer on pan.c than the search
-# takes), the fail runs, which stop early, with -O0, the long ones with -O2.
+# The runs: name, expect (pass, fail or fail:NAME), then spin's -D options;
+# model=FILE searches FILE (default repl.pml), depth=N lets pan's search go
+# N steps deep (default 20000), and with shortest a fail run looks for the
+# shortest counterexample (pan -i) and prints that one.  The bounds and
+# what each fail run shows are in docs/model.md.  The quick pass runs are compiled with -O1 (at -O2
+# gcc spends longer on pan.c than the search takes), the fail runs, which
+# stop early, with -O0, the long ones with -O2.
 B3="-DNN=3 -DC0=7 -DK0=1 -DL=3"
 M4="-DNN=4 -DC0=7 -DK0=1 -DL=3 -DPRIMARY_SYNC"
 K2C="-DNN=4 -DC0=7 -DK0=2 -DL=3 -DPRIMARY_SYNC -DMAXCHG=2 -DCHANGE_KINDS=3 -DNO_APPEND -DNO_CRASH"
 K2M="$K2C -DMAXT=3"
+BA="model=bases.pml depth=200000 -DNN=2 -DNP=2 -DNT=4 -DMAXLOSS=1 -DRESEED"
+BF="$BA shortest"
+BL="model=bases.pml depth=200000 -DMAXLOSS=1 -DRESEED"
 RUNS=(
 	# the commit rule: 3 nodes, k 1, 4 terms (Raft's figure 8 needs 4)
 	"commit		pass $B3 -DMAXT=4"
@@ -87,6 +97,19 @@ RUNS=(
 	# same bounds without the store fail
 	"epoch-only-t2	fail $K2C -DMAXT=2 -DMATCH_CONFIG_EPOCH -DNO_I3"
 	"dcs-epoch-only	pass $K2C -DMAXT=2 -DMATCH_CONFIG_EPOCH -DDCS_CHANGES -DNO_I3"
+	# the SQLite layer (model/bases.pml): 2 nodes, 2 pages, 4 records, one
+	# copy lost, reseeding; each fail run one rule broken, and the
+	# invariant it must break
+	"bases		pass $BA"
+	"bases-copy-from-first fail:I-gap $BF -DBUG_COPY_FROM_FIRST -DNO_I_MARKER -DNO_I_COPY -DNO_I_REBUILD"
+	"bases-copy-from-first-marker fail:I-marker $BF -DBUG_COPY_FROM_FIRST"
+	"bases-copy-from-first-rebuild fail:I-rebuild $BF -DBUG_COPY_FROM_FIRST -DNO_I_GAP -DNO_I_MARKER -DNO_I_COPY"
+	"bases-no-base-from-first fail:I-marker $BF -DBUG_NO_BASE_FROM_FIRST -DNO_I_GAP -DNO_I_COPY"
+	"bases-mark-before-sync fail:I-marker $BF -DBUG_MARK_BEFORE_SYNC"
+	"bases-mark-before-sync-rebuild fail:I-rebuild $BF -DBUG_MARK_BEFORE_SYNC -DNO_I_MARKER -DNO_I_COPY"
+	"bases-failed-keeps-hold fail:I-wedge $BF -DBUG_FAILED_KEEPS_HOLD"
+	"bases-short-base fail:I-rebuild $BF -DBUG_REBUILD_SHORT_BASE"
+	"bases-release-past-holds fail:I-gap $BF -DBUG_RELEASE_PAST_HOLDS"
 )
 if [ -n "${MODEL_LONG:-}" ]; then
 	RUNS+=(
@@ -95,6 +118,11 @@ if [ -n "${MODEL_LONG:-}" ]; then
 	"long-two-changes pass $K2M -DNO_I3"
 	"long-dcs-epoch-only pass $K2M -DMATCH_CONFIG_EPOCH -DDCS_CHANGES -DNO_I3"
 	"long-k2-disk	pass -DNN=4 -DC0=15 -DK0=2 -DL=3 -DPRIMARY_SYNC -DMAXT=2 -DMAXLOSS=1"
+	# the bases model: 3 nodes; 3 pages; each page's three crash outcomes
+	# and checkpoints stopped half-way
+	"long-bases-3nodes pass $BL -DNN=3 -DNP=2 -DNT=3"
+	"long-bases-3pages pass $BL -DNN=2 -DNP=3 -DNT=3"
+	"long-bases-choices pass $BL -DNN=2 -DNP=2 -DNT=3 -DCRASH_CHOICES -DPARTIAL_CKPT"
 	)
 fi
 
@@ -102,30 +130,47 @@ fi
 # to $tmp/NAME/verdict (first line PASS or FAIL), the report to .../report
 run() {
 	local name=$1 expect=$2 OPT=-O1 HASH=22 errors stored trans depth cpu sys wall; shift 2
+	local main=repl.pml maxdepth=20000 want='' arg
+	local -a P=()
+	# fail:NAME: the violation found must be invariant NAME's
+	case $expect in fail:*) want=${expect#fail:}; expect=fail ;; esac
 	# a fail run stops early: compiling pan.c is most of its time
 	[ "$expect" = fail ] && OPT=-O0
 	case $name in long-*) OPT=-O2 HASH=26 ;; esac
-	local -a D=("$@")
+	local -a D=()
+	for arg in "$@"; do
+		case $arg in
+		model=*) main=${arg#model=} ;;
+		depth=*) maxdepth=${arg#depth=} ;;
+		shortest) P+=(-i) ;;
+		*) D+=("$arg") ;;
+		esac
+	done
 	local d="$tmp/$name"
 	mkdir -p "$d" && cp "$model"/*.pml "$d"/ || return 1
 	cd "$d" || return 1
 	{
-		echo "== $name ($expect): spin $*"
-		if ! "$SPIN" "$@" -a repl.pml > spin.out 2>&1; then
+		if [ "$main" = repl.pml ]; then
+			echo "== $name ($expect): spin ${D[*]}"
+		else
+			echo "== $name ($expect${want:+ $want}): spin ${D[*]} $main"
+		fi
+		if ! "$SPIN" "${D[@]}" -a "$main" > spin.out 2>&1; then
 			cat spin.out
 			echo "FAIL" > verdict
 			exit 0
 		fi
 		# safety only (assertions, invalid end states); no partial order
 		# reduction is needed: the model is one process
-		if ! "$CC" $OPT -w -DSAFETY -DMEMLIM=4096 -o pan pan.c > cc.out 2>&1; then
+		# (pan -i finds the shortest only with -DREACH)
+		if ! "$CC" $OPT -w -DSAFETY -DMEMLIM=4096 ${P[@]+-DREACH} -o pan pan.c > cc.out 2>&1; then
 			cat cc.out
 			echo "FAIL" > verdict
 			exit 0
 		fi
 		# the search's CPU time and elapsed time (the machine may be shared)
 		TIMEFORMAT='%U %S %R'
-		{ time ./pan -m20000 -w$HASH > pan.out 2>&1; } 2> time.out
+		{ time ./pan -m"$maxdepth" -w$HASH ${P[@]+"${P[@]}"} > pan.out 2>&1; } 2> time.out
 		errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out | head -1)
 		stored=$(awk '/states, stored/ { print $1; exit }' pan.out)
 		trans=$(awk '/transitions \(= stored\+matched\)/ { print $1; exit }' pan.out)
@@ -155,9 +200,17 @@ run() {
 		else
 			if [ -n "$errors" ] && [ "$errors" -gt 0 ] &&
 			   grep -q 'assertion violated' pan.out; then
+				# (pan -i goes on to shorter ones: the replay names it)
+				[ ${#P[@]} -eq 0 ] &&
 				grep -m1 'assertion violated' pan.out | sed 's/^pan:1: /   found: /'
-				trail
-				echo PASS > verdict
+				trail > trail.out
+				cat trail.out
+				if [ -n "$want" ] && ! grep -q "^ *$want violated" trail.out; then
+					echo "   unexpected: not $want that was violated"
+					echo FAIL > verdict
+				else
+					echo PASS > verdict
+				fi
 			else
 				echo "   unexpected: SPIN found no violation"
 				echo FAIL > verdict
@@ -167,11 +220,11 @@ run() {
 	# the replay leaves the verdict last; the report is printed in order
 }
 
-# trail: replay pan's trail (in the current directory, with run's options
-# D) and print its steps, up to the invariant violated
+# trail: replay pan's trail (in the current directory, with run's model
+# main and options D) and print its steps, up to the invariant violated
 trail() {
-	[ -f repl.pml.trail ] || return 0
-	"$SPIN" -T "${D[@]}" -DSHOW_TRAIL=1 -t repl.pml 2>&1 |
+	[ -f "$main.trail" ] || return 0
+	"$SPIN" -T "${D[@]}" -DSHOW_TRAIL=1 -t "$main" 2>&1 |
 		awk '/violated/ { print; exit } /^[a-z]+: / && !/^spin:/' |
 		sed 's/^/     /'
 }
