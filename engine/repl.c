@@ -391,6 +391,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	st->full_resyncs = ls.n.full_resyncs;
 	st->holds = ls.holds;
 	st->hold_lsn = ls.hold_lsn;
+	st->hold_from = ls.hold_from;
 	return 0;
 }
 

@@ -274,10 +274,12 @@ put_replica(sqlite3_str *s, struct repl *repl, int i, const struct repld_peer *p
 	put_bool(s, "seen", rs.catch_ups > 0 || rs.state == REPL_REPLICA_STREAMING ||
 		rs.link_state == REPL_LINK_RETIRED);
 	put_bool(s, "holds", rs.holds != 0);
-	if (rs.holds)
+	if (rs.holds) {
 		put_u64(s, "hold_lsn", rs.hold_lsn);
-	else
-		sqlite3_str_appendall(s, ",\"hold_lsn\":null");
+		put_u64(s, "hold_from", rs.hold_from);
+	} else {
+		sqlite3_str_appendall(s, ",\"hold_lsn\":null,\"hold_from\":null");
+	}
 	sqlite3_str_appendchar(s, 1, '}');
 }
 
@@ -294,7 +296,8 @@ status_of(const struct rv_db_view *v, void *arg)
 	const struct repld_conf *c = v->conf;
 	sqlite3_str *s = o->s;
 	struct repl_status st;
-	uint64_t base = 0, released = 0;
+	uint64_t base = 0, released = 0, alarms = 0;
+	bool alarm = false;
 	char listen[REPLD_ADDRESS_MAX + 8];
 
 	if (!(o->open = v->repl != NULL && repl_status(v->repl, &st) == 0))
@@ -325,14 +328,18 @@ status_of(const struct rv_db_view *v, void *arg)
 	put_u64(s, "size_bytes", st.size_bytes);
 	put_u64(s, "quorum", (uint64_t)c->quorum);
 	put_u64(s, "replicas_up", (uint64_t)st.replicas_up);
-	if (v->rel != NULL)
+	if (v->rel != NULL) {
 		rv_release_get(v->rel, &base, &released);
+		rv_release_space(v->rel, &alarm, &alarms);
+	}
 	sqlite3_str_appendall(s, ",\"sqlite\":{\"path\":");
 	put_str(s, v->path);
 	put_u64(s, "base_lsn", base);
 	put_u64(s, "released_lsn", released);
 	put_u64(s, "appended_lsn", v->appended_lsn);
 	put_u64(s, "durable_lsn", v->durable_lsn);
+	put_bool(s, "space_alarm", alarm);
+	put_u64(s, "space_alarms", alarms);
 	sqlite3_str_appendall(s, "},\"replicas\":[");
 	for (int i = 0; i < c->n_peers; i++)
 		put_replica(s, v->repl, i, &c->peers[i]);

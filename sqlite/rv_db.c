@@ -716,14 +716,12 @@ commit(struct rv_db *d)
 	iov.iov_base = d->buf;
 	iov.iov_len = txn_record_len(n, d->page_size);
 	if ((ret = repl_appendv(d->repl, &iov, 1, d->next_txid, &lsn)) != 0) {
-		char held[600] = "";
-
 		/* not appended: the transaction rolls back, nothing is in doubt */
-		if (ret == REPL_E_FULL && d->rel != NULL)
-			rv_release_explain(d->rel, held, sizeof(held));
 		sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (%u pages) not "
-			"appended: %s%s%s", d->path, (unsigned long long)d->next_txid, n,
-			repl_strerror(ret), held[0] ? ": " : "", held);
+			"appended: %s", d->path, (unsigned long long)d->next_txid, n,
+			repl_strerror(ret));
+		if (ret == REPL_E_FULL && d->rel != NULL)
+			rv_release_log_holds(d->rel, SQLITE_IOERR);
 		return ret == REPL_E_FULL || ret == REPL_E_TOO_BIG ? SQLITE_FULL :
 			SQLITE_IOERR_WRITE;
 	}

@@ -39,6 +39,9 @@ struct rv_release {
 	uint64_t offered;		/* the newest offer */
 	uint64_t done;			/* the newest offer handled */
 	uint64_t base_lsn, released_lsn;
+	bool alarm;			/* the space alarm is on */
+	uint64_t alarms;		/* times it went on */
+	int used_percent;		/* at the last look */
 	bool unseen_noted;		/* said once: a replica not seen yet */
 };
 
@@ -123,6 +126,59 @@ handle(struct rv_release *r, uint64_t lsn)
 }
 
 #define RETRY_MS 200	/* a release that waits for a replica, tried again */
+#define SPACE_EVERY_MS 1000	/* the log's fill looked at so often */
+#define SPACE_ALARM 80		/* percent full: the space alarm */
+#define SPACE_CLEAR 70		/* ... and below it, the alarm ends */
+
+/*
+ * The space alarm: said once when the log passes SPACE_ALARM percent full,
+ * naming what keeps it (rv_release_log_holds), and once when it is back
+ * below SPACE_CLEAR.  Long before COMMITs fail with SQLITE_FULL, the
+ * application's log says which replica's hold to look at.
+ */
+static void
+space_look(struct rv_release *r)
+{
+	struct repl_status st;
+	int pct;
+	bool was;
+
+	if (repl_status(r->repl, &st) != 0 || st.size_bytes == 0)
+		return;
+	pct = (int)(st.used_bytes * 100 / st.size_bytes);
+	pthread_mutex_lock(&r->lock);
+	was = r->alarm;
+	r->used_percent = pct;
+	if (!was && pct >= SPACE_ALARM) {
+		r->alarm = true;
+		r->alarms++;
+	} else if (was && pct < SPACE_CLEAR) {
+		r->alarm = false;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!was && pct >= SPACE_ALARM) {
+		sqlite3_log(SQLITE_WARNING, "replvfs: %s: space alarm: the log is %d%% "
+			"full (%llu of %llu bytes)", r->path, pct,
+			(unsigned long long)st.used_bytes,
+			(unsigned long long)st.size_bytes);
+		rv_release_log_holds(r, SQLITE_WARNING);
+	} else if (was && pct < SPACE_CLEAR) {
+		sqlite3_log(SQLITE_NOTICE, "replvfs: %s: space alarm cleared: the log "
+			"is %d%% full", r->path, pct);
+	}
+}
+
+static void
+deadline_in(struct timespec *until, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (ms % 1000) * 1000000L;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
+}
 
 static void *
 run(void *arg)
@@ -134,17 +190,11 @@ run(void *arg)
 	(void)pthread_setname_np(pthread_self(), "replvfs-release");
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		while (!r->stop && (r->paused || (r->offered <= r->done && waiting == 0)))
-			pthread_cond_wait(&r->cond, &r->lock);
-		if (!r->stop && r->offered <= r->done) {
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += RETRY_MS * 1000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
-			(void)pthread_cond_timedwait(&r->cond, &r->lock, &until);
-		}
+		/* an offer, a stop or a resume; else the retry's or the look's time */
+		deadline_in(&until, waiting ? RETRY_MS : SPACE_EVERY_MS);
+		while (!r->stop && (r->paused || r->offered <= r->done) &&
+		       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
+			;
 		if (r->stop)
 			break;
 		if (r->paused)
@@ -156,12 +206,15 @@ run(void *arg)
 			waiting = handle(r, lsn) ? 0 : lsn;
 			pthread_mutex_lock(&r->lock);
 			r->done = lsn;
-		} else {
+		} else if (waiting != 0) {
 			pthread_mutex_unlock(&r->lock);
 			if (release_before(r, waiting))
 				waiting = 0;
 			pthread_mutex_lock(&r->lock);
 		}
+		pthread_mutex_unlock(&r->lock);
+		space_look(r);
+		pthread_mutex_lock(&r->lock);
 		r->busy = false;
 		pthread_cond_broadcast(&r->idle);
 	}
@@ -218,6 +271,15 @@ rv_release_offer(struct rv_release *r, uint64_t lsn)
 }
 
 void
+rv_release_space(struct rv_release *r, bool *alarm, uint64_t *alarms)
+{
+	pthread_mutex_lock(&r->lock);
+	*alarm = r->alarm;
+	*alarms = r->alarms;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
 rv_release_get(struct rv_release *r, uint64_t *base_lsn, uint64_t *released_lsn)
 {
 	pthread_mutex_lock(&r->lock);
@@ -233,7 +295,7 @@ rv_release_pause(struct rv_release *r)
 	r->paused = true;
 	while (r->busy)
 		pthread_cond_wait(&r->idle, &r->lock);
-	/* closed after this: nothing may reach it (explain says so) */
+	/* closed after this: nothing may reach it (rv_release_log_holds looks first) */
 	r->repl = NULL;
 	pthread_mutex_unlock(&r->lock);
 }
@@ -257,38 +319,32 @@ link_word(const struct repl_replica_status *st)
 }
 
 void
-rv_release_explain(struct rv_release *r, char *buf, size_t len)
+rv_release_log_holds(struct rv_release *r, int code)
 {
 	struct repl_replica_status st;
 	struct repl_status rs;
 	uint64_t base, released;
-	size_t at;
-	int n;
 
+	/* a line each: SQLite's log cuts a message past about 200 bytes */
 	rv_release_get(r, &base, &released);
-	if (repl_status(r->repl, &rs) != 0) {
-		snprintf(buf, len, "the log's state is not known");
+	if (r->repl == NULL || repl_status(r->repl, &rs) != 0)
 		return;
-	}
-	n = snprintf(buf, len, "the log keeps LSN %llu to %llu; the database's "
-		"last base is LSN %llu (a WAL restart makes the next)",
-		(unsigned long long)rs.first_lsn, (unsigned long long)rs.last_lsn,
-		(unsigned long long)base);
-	at = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
-	for (int i = 0; at + 1 < len && repl_replica_status(r->repl, i, &st) == 0; i++) {
+	sqlite3_log(code, "replvfs: %s: the log keeps LSN %llu to %llu; the last "
+		"base is LSN %llu", r->path, (unsigned long long)rs.first_lsn,
+		(unsigned long long)rs.last_lsn, (unsigned long long)base);
+	for (int i = 0; repl_replica_status(r->repl, i, &st) == 0; i++) {
 		if (st.link_state == REPL_LINK_RETIRED)
 			continue;
 		if (st.catch_ups == 0 && st.state != REPL_REPLICA_STREAMING)
-			n = snprintf(buf + at, len - at, "; replica %d has not connected "
-				"since the database opened (nothing is released until it "
-				"has)", i + 1);
+			sqlite3_log(code, "replvfs: %s: replica %d not seen since the "
+				"open: nothing is released until it connects", r->path,
+				i + 1);
 		else if (st.holds)
-			n = snprintf(buf + at, len - at, "; replica %d (%s) holds the "
-				"records after LSN %llu for its copy", i + 1,
-				link_word(&st), (unsigned long long)st.hold_lsn);
-		else
-			continue;
-		at += n < 0 ? 0 : (size_t)n < len - at ? (size_t)n : len - at - 1;
+			sqlite3_log(code, "replvfs: %s: replica %d (%s) holds the log "
+				"from LSN %llu for its copy (its checkpoint: %llu)",
+				r->path, i + 1, link_word(&st),
+				(unsigned long long)st.hold_from,
+				(unsigned long long)st.hold_lsn + 1);
 	}
 }
 

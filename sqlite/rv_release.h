@@ -23,6 +23,7 @@
 #ifndef REPLSQLITE_RV_RELEASE_H
 #define REPLSQLITE_RV_RELEASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,17 +43,22 @@ void rv_release_offer(struct rv_release *r, uint64_t lsn);
 void rv_release_get(struct rv_release *r, uint64_t *base_lsn,
 		uint64_t *released_lsn);
 /*
- * What keeps the log from being released, in words for a "log is full"
- * error: its range, the last base, and each replica that holds records
- * for its copy or has not been seen since the database opened.
+ * The space alarm: on once the log passed 80% full (said in SQLite's log
+ * with what keeps it), off again below 70%; alarms counts the times.
  */
-void rv_release_explain(struct rv_release *r, char *buf, size_t len);
+void rv_release_space(struct rv_release *r, bool *alarm, uint64_t *alarms);
+/*
+ * What keeps the log from being released, into SQLite's error log (code):
+ * its range and last base, then each replica that holds records for its
+ * copy or has not been seen since the database opened, a line each.
+ */
+void rv_release_log_holds(struct rv_release *r, int code);
 /*
  * A membership change closes the log and opens it again: pause waits
  * until the thread no longer uses the log (a wait for durability it is in
  * ends first) and keeps it off; resume gives it the log opened again.
  * What was offered meanwhile is handled then.  The caller holds off
- * rv_release_explain in between (rv_db.c: under the database's lock).
+ * rv_release_log_holds in between (rv_db.c: under the database's lock).
  */
 void rv_release_pause(struct rv_release *r);
 void rv_release_resume(struct rv_release *r, struct repl *repl);

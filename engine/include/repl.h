@@ -356,6 +356,9 @@ struct repl_replica_status {
 				   no further than hold_lsn, also while it
 				   is down */
 	uint64_t hold_lsn;	/* 0 when it holds nothing */
+	uint64_t hold_from;	/* the first record its reader holds, as
+				   its last ACK said (0: none): how far
+				   behind the reader is */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */

@@ -273,6 +273,7 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	st->config_epoch = c->links[i].held;
 	st->holds = c->links[i].holds;
 	st->hold_lsn = c->links[i].holds ? c->links[i].replica_head - 1 : 0;
+	st->hold_from = c->links[i].holds ? c->links[i].hold_next : 0;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
 	st->lag_bytes = known ? wal_pos_distance(c->ring_size,
 			&c->links[i].flushed_pos, &pub) : 0;

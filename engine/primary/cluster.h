@@ -154,6 +154,7 @@ struct cluster_link_status {
 	char backend[8];	/* the replica's persistence backend */
 	bool holds;		/* its reader holds records: release stops at */
 	uint64_t hold_lsn;	/* (its checkpoint - 1) */
+	uint64_t hold_from;	/* the first record its reader holds */
 	struct cluster_link_counters n;
 };
 

@@ -13,6 +13,7 @@
 #   2. node3 is killed under the writer: its copy holds the log, so with the writer going
 #      on the log fills and a COMMIT fails with "database or disk is
 #      full" (the hold holds), while node2's log keeps node3's records;
+#      the space alarm, and the refusal, name node3's hold;
 #   3. node3 comes back: its copy follows on from its base, with no gap,
 #      and the writer, opened again, commits on (the log is released
 #      again) and finds every acknowledged transaction;
@@ -108,6 +109,13 @@ rc=$?
 [[ $rc == 3 ]] || fail "with node3 down the writer exited $rc, not 3 (a COMMIT refused): $(tail -n 3 "$D/writer.two.err")"
 grep -q "database or disk is full" "$D/writer.two.err" ||
 	fail "the refused COMMIT: $(tail -n 3 "$D/writer.two.err")"
+# before it filled, the space alarm named the hold; the refusal names it too
+grep -A 3 "space alarm: the log is [0-9]*% full" "$D/writer.two.err" |
+	grep -q "replica 2 ([a-z]*) holds the log from LSN [0-9]* for its copy" ||
+	fail "no space alarm naming node3's hold: $(grep -m 3 -A 3 'space alarm' "$D/writer.two.err")"
+grep -A 3 "not appended: The log is full" "$D/writer.two.err" |
+	grep -q "replica 2 (down) holds the log from LSN [0-9]* for its copy" ||
+	fail "the refusal does not name node3's hold: $(grep -m 1 -A 3 'not appended' "$D/writer.two.err")"
 first=$(jnum "$(status_json 2)" first_lsn)
 ((first <= hold3)) || fail "node2's log begins at $first, past node3's hold at $hold3"
 echo "$NAME: node3 down: the log filled and a COMMIT was refused; node2's log begins at $first, node3's copy holds from $hold3"

@@ -212,6 +212,8 @@ replica_entry(struct repl *repl, int i, const char *address)
 	bad |= json_object_set_new(o, "full_resyncs", jo_u64(rs.full_resyncs));
 	bad |= json_object_set_new(o, "hold_lsn", rs.holds ? jo_u64(rs.hold_lsn) :
 		json_null());
+	bad |= json_object_set_new(o, "hold_from", rs.holds ? jo_u64(rs.hold_from) :
+		json_null());
 	if (bad) {
 		json_decref(o);
 		return NULL;
