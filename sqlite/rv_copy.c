@@ -451,14 +451,25 @@ start(struct rv_copy *c)
 	return 0;
 }
 
-/* caught up at start with nothing to apply: the file is the commit's */
+/*
+ * Caught up at start with nothing to apply: a primary's commit point is
+ * known, this log holds everything up to it, and no transaction after the
+ * base is committed (what is, past it, is the engine's own: a new
+ * primary's first record).  The file is then
+ * the database at its base.  A batch found meanwhile is left in c->buf for
+ * the loop, which reads it again.
+ */
 static bool
 whole_at_start(struct rv_copy *c)
 {
 	struct repl_replica_info info;
 
-	return repl_replica_info(c->node, &info) == 0 && info.commit_lsn != 0 &&
-		info.readable_lsn <= c->a.applied_lsn;
+	/* caught up with the commit point: nothing committed is still on its way */
+	if (repl_replica_info(c->node, &info) != 0 || info.commit_lsn == 0 ||
+	    info.readable_lsn < info.commit_lsn)
+		return false;
+	return info.readable_lsn <= c->a.applied_lsn ||
+		next_batch(c, c->a.applied_lsn + 1) == 0;
 }
 
 static void
