@@ -117,3 +117,18 @@ sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin_sock.c sqlite/rv_admin_sock.h \
 # repl_member_remove lets it commit on, repl_member_add brings a new node
 TESTS += tests/sqlite/replvfs_membership.sh
 EXTRA_DIST += tests/sqlite/replvfs_membership.sh
+
+# the application of the failovers test: bank transfers with a conserved
+# total, savepoints, rollbacks, large transactions, schema changes, VACUUM
+# and checkpoints; checks the database at open, then commits until killed
+check_PROGRAMS += tests/sqlite/replvfs_bank
+tests_sqlite_replvfs_bank_SOURCES = tests/sqlite/replvfs_bank.c
+tests_sqlite_replvfs_bank_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
+tests_sqlite_replvfs_bank_LDADD = $(SQLITE3_LIBS)
+
+# ROUNDS (12) SIGKILLs of the bank application in its large transactions
+# and checkpoints, quorum 1, every node keeping a copy: after each
+# failover every other node's copy equals the new primary's database;
+# replicas killed while they apply; a replica replaced
+TESTS += tests/sqlite/replvfs_failovers.sh
+EXTRA_DIST += tests/sqlite/replvfs_failovers.sh
