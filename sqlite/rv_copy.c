@@ -34,6 +34,13 @@
 #define BATCH_MAX	(8u << 20)	/* bytes of records applied per lock */
 #define WAIT_MS		200		/* a look at the stop flag */
 #define MARK_EVERY_MS	1000		/* a base marked (a sync) at least so often */
+/*
+ * Beside the file while a batch writes it: a batch cut short (its repld
+ * killed) leaves it, and the next start keeps readers out until the copy
+ * is a commit's database again.  Not synced: after a crash of the machine
+ * no reader runs before the next start anyway.
+ */
+#define APPLYING_SUFFIX	"-repl-applying"
 
 #ifdef RPMA_DEBUG_FAULT_INJECTION
 enum { CRASH_NONE, CRASH_APPLY, CRASH_MARK };	/* RV_COPY_CRASH (below) */
@@ -53,8 +60,11 @@ struct rv_copy {
 	char why[320];
 	uint64_t base_lsn;		/* the file's base marker (0: none) */
 	bool from_primary;		/* the file came from a primary (its
-					   -wal, or page 1 says WAL): readers
-					   wait until it is a commit's again */
+					   -wal, or page 1 says WAL), or a batch
+					   was cut short (APPLYING_SUFFIX):
+					   readers wait until it is a commit's
+					   again */
+	char *applying;			/* PATH-repl-applying */
 	int crash_at;			/* tests, debug builds: RV_COPY_CRASH */
 	uint64_t marked_ms;		/* when it was last marked */
 	uint64_t unmarked_bytes;	/* of records applied since */
@@ -426,6 +436,20 @@ apply_batch(struct rv_copy *c)
 	return 0;
 }
 
+/* a batch begins: its sentinel first (APPLYING_SUFFIX); 0, or -1 with why */
+static int
+applying_begin(struct rv_copy *c)
+{
+	int fd = open(c->applying, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		snprintf(c->why, sizeof(c->why), "%s: %s", c->applying, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /*
  * The start, before any record is read: under the EXCLUSIVE lock the file
  * becomes the copy's (its -wal and -shm removed: their frames are not the
@@ -535,13 +559,17 @@ follow(void *arg)
 		 * committed under one hold of the lock: until then the file
 		 * may be no commit's database (a batch cut short by a kill).
 		 */
-		while ((ret = apply_batch(c)) == 0 && starting &&
+		ret = applying_begin(c);
+		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
 		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;
 		if (ret == 0 && bump(c) != 0) {
 			snprintf(c->why, sizeof(c->why), "%s: %s", c->path, strerror(errno));
 			ret = -1;
 		}
+		/* a batch that failed leaves it: the file is no commit's */
+		if (ret == 0)
+			(void)unlink(c->applying);
 		unlock_all(c);
 		locked = 0;
 		if (ret < 0)
@@ -581,11 +609,16 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 	uint8_t hdr[28];
 	char wal[4200];
 
-	if ((c = calloc(1, sizeof(*c))) == NULL || (c->path = strdup(path)) == NULL) {
+	if ((c = calloc(1, sizeof(*c))) == NULL || (c->path = strdup(path)) == NULL ||
+	    (c->applying = malloc(strlen(path) + sizeof(APPLYING_SUFFIX))) == NULL) {
+		if (c != NULL)
+			free(c->path);
 		free(c);
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
+	strcpy(c->applying, path);
+	strcat(c->applying, APPLYING_SUFFIX);
 	c->node = node;
 	atomic_init(&c->stop, 0);
 	pthread_mutex_init(&c->lock, NULL);
@@ -627,6 +660,8 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 	if (snprintf(wal, sizeof(wal), "%s-wal", path) < (int)sizeof(wal) &&
 	    access(wal, F_OK) == 0)
 		c->from_primary = true;
+	if (access(c->applying, F_OK) == 0)
+		c->from_primary = true;		/* a batch cut short */
 #ifdef RPMA_DEBUG_FAULT_INJECTION
 	c->crash_at = crash_from_env();
 #endif
@@ -639,6 +674,7 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 	return 0;
 fail:
 	pthread_mutex_destroy(&c->lock);
+	free(c->applying);
 	free(c->path);
 	free(c);
 	return -1;
@@ -657,6 +693,7 @@ rv_copy_stop(struct rv_copy **cp)
 	pthread_mutex_destroy(&c->lock);
 	free(c->buf);
 	free(c->recs);
+	free(c->applying);
 	free(c->path);
 	free(c);
 	*cp = NULL;
