@@ -303,6 +303,22 @@ start_check(struct rv_copy *c)
  * follow.  A batch that begins later is fine otherwise (the records the
  * engine keeps for itself are not shown).  0, or -1 with c->why.
  */
+/* does the log, as its state says, hold every record the copy needs next? */
+static bool
+log_reaches(const struct rv_copy *c, const struct repl_replica_info *info)
+{
+	/*
+	 * Without a base the copy needs every record from the log's first:
+	 * only a log that begins at LSN 1 will do (one released before this
+	 * replica joined, or was made anew, shows that only once it caught
+	 * up, later than start_check looked).  With a base, a log that holds
+	 * records begins at or before the next one; 0 says it holds none.
+	 */
+	if (c->a.applied_lsn == 0)
+		return info->first_lsn == 1;
+	return info->first_lsn != 0 && info->first_lsn <= c->a.applied_lsn + 1;
+}
+
 static int
 gap_check(struct rv_copy *c)
 {
@@ -310,30 +326,34 @@ gap_check(struct rv_copy *c)
 
 	if (c->recs[0].lsn == c->a.applied_lsn + 1)
 		return 0;
-	if (repl_replica_info(c->node, &info) != 0) {
-		snprintf(c->why, sizeof(c->why), "%s: the replica's state", c->path);
-		return -1;
+	for (int look = 0; look < 2; look++) {
+		if (repl_replica_info(c->node, &info) != 0) {
+			snprintf(c->why, sizeof(c->why), "%s: the replica's state",
+				c->path);
+			return -1;
+		}
+		if (log_reaches(c, &info))
+			return 0;
+		/*
+		 * The state is what the serving thread last published (each
+		 * turn of its loop): a log that just caught up may still
+		 * show as empty.  A gap is believed on a second look.
+		 */
+		if (look == 0)
+			sleep_ms(WAIT_MS + 100);
 	}
-	/*
-	 * Without a base the copy needs every record from the log's first:
-	 * a log released before (this replica joined, or was made anew,
-	 * after a release) shows it only now that it caught up, later than
-	 * start_check looked
-	 */
-	if (c->a.applied_lsn == 0 && info.first_lsn > 1) {
+	if (c->a.applied_lsn == 0)
 		snprintf(c->why, sizeof(c->why), "%s: the log begins at LSN %llu and "
 			"this copy has no base: it cannot be made from the log alone; "
 			"make the copy anew (docs/sqlite.md, \"Checkpoints and the "
 			"log\")", c->path, (unsigned long long)info.first_lsn);
-		return -1;
-	}
-	if (c->a.applied_lsn == 0 || info.first_lsn <= c->a.applied_lsn + 1)
-		return 0;
-	snprintf(c->why, sizeof(c->why), "%s: the log now begins at LSN %llu, past "
-		"LSN %llu, the next this copy needs: it was released while nothing "
-		"held it here; make the copy anew (docs/sqlite.md, \"Checkpoints and "
-		"the log\")", c->path, (unsigned long long)info.first_lsn,
-		(unsigned long long)c->a.applied_lsn + 1);
+	else
+		snprintf(c->why, sizeof(c->why), "%s: the log now begins at LSN %llu, "
+			"past LSN %llu, the next this copy needs: it was released while "
+			"nothing held it here; make the copy anew (docs/sqlite.md, "
+			"\"Checkpoints and the log\")", c->path,
+			(unsigned long long)info.first_lsn,
+			(unsigned long long)c->a.applied_lsn + 1);
 	return -1;
 }
 
