@@ -137,6 +137,7 @@ dist_man_MANS += \
 	docs/man/repl_appendv.3 \
 	docs/man/repl_close.3 \
 	docs/man/repl_iterate.3 \
+	docs/man/repl_link_state_name.3 \
 	docs/man/repl_lock_holder.3 \
 	docs/man/repl_log_set_function.3 \
 	docs/man/repl_log_set_threshold.3 \

@@ -182,22 +182,6 @@ state_name(enum repl_replica_state s)
 		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
 }
 
-static const char *
-link_state_name(enum repl_link_state s)
-{
-	static const char *const names[REPL_LINK_STATES] = {
-		[REPL_LINK_DOWN] = "down",
-		[REPL_LINK_CONNECTING] = "connecting",
-		[REPL_LINK_CATCHING_UP] = "catching_up",
-		[REPL_LINK_STREAMING] = "streaming",
-		[REPL_LINK_DRAINING] = "draining",
-		[REPL_LINK_FENCED] = "fenced",
-		[REPL_LINK_RETIRED] = "retired",
-	};
-
-	return (unsigned)s < REPL_LINK_STATES ? names[s] : "unknown";
-}
-
 /* a JSON string: quotes, backslashes and control characters escaped */
 static void
 put_str(sqlite3_str *s, const char *v)
@@ -249,7 +233,7 @@ put_replica(sqlite3_str *s, struct repl *repl, int i, const struct repld_peer *p
 	}
 	put_key_str(s, "state", state_name(rs.state));
 	put_bool(s, "member", rs.member != 0);
-	put_key_str(s, "link_state", link_state_name(rs.link_state));
+	put_key_str(s, "link_state", repl_link_state_name(rs.link_state));
 	put_u64(s, "flushed_lsn", rs.flushed_lsn);
 	put_u64(s, "lag_records", rs.lag_records);
 	put_u64(s, "lag_bytes", rs.lag_bytes);

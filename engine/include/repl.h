@@ -363,6 +363,12 @@ struct repl_replica_status {
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */
 int repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st);
+/*
+ * A link state's name, as status, metrics and the log spell it ("down",
+ * "connecting", "catching_up", "streaming", "draining", "fenced",
+ * "retired"; "unknown" for any other value).
+ */
+const char *repl_link_state_name(enum repl_link_state s);
 
 /*
  * Compare the records from..to (LSNs, inclusive) on this primary and on

@@ -63,9 +63,9 @@ static const bool allowed[REPL_LINK_STATES][REPL_LINK_STATES] = {
 };
 
 const char *
-link_state_name(enum repl_link_state s)
+repl_link_state_name(enum repl_link_state s)
 {
-	return (unsigned)s < REPL_LINK_STATES ? state_names[s] : "?";
+	return (unsigned)s < REPL_LINK_STATES ? state_names[s] : "unknown";
 }
 
 void
@@ -78,10 +78,10 @@ link_set_state(struct link *l, enum repl_link_state to)
 	 * there, a release build says so and goes on */
 	if ((unsigned)to >= REPL_LINK_STATES || !allowed[from][to]) {
 		REPL_LOG_ERROR("link %s:%s: no change from %s to %s", l->host,
-			l->ctl_port, link_state_name(from), link_state_name(to));
+			l->ctl_port, repl_link_state_name(from), repl_link_state_name(to));
 #ifndef NDEBUG
 		fprintf(stderr, "link %s:%s: no change from %s to %s\n", l->host,
-			l->ctl_port, link_state_name(from), link_state_name(to));
+			l->ctl_port, repl_link_state_name(from), repl_link_state_name(to));
 		abort();
 #endif
 		if ((unsigned)to >= REPL_LINK_STATES)

@@ -396,7 +396,6 @@ void fence_listen_stop(struct cluster *c);
  * the table in cluster.h does not list aborts a debug build, naming both.
  */
 void link_set_state(struct link *l, enum repl_link_state to);
-const char *link_state_name(enum repl_link_state s);
 void link_fenced(struct link *l, const char *why);
 int link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		const struct ctl_hello_reply *hr, struct rpma_conn **conn,

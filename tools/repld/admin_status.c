@@ -31,27 +31,11 @@ state_name(enum repl_replica_state s)
 		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
 }
 
-/* as keys too: the states' time and entries are objects by state */
-static const char *const link_states[REPL_LINK_STATES] = {
-	[REPL_LINK_DOWN] = "down",
-	[REPL_LINK_CONNECTING] = "connecting",
-	[REPL_LINK_CATCHING_UP] = "catching_up",
-	[REPL_LINK_STREAMING] = "streaming",
-	[REPL_LINK_DRAINING] = "draining",
-	[REPL_LINK_FENCED] = "fenced",
-	[REPL_LINK_RETIRED] = "retired",
-};
-
-static const char *
-link_state_name(enum repl_link_state s)
-{
-	return (unsigned)s < REPL_LINK_STATES ? link_states[s] : "unknown";
-}
 
 static const char *
 link_state_key(int s)
 {
-	return link_state_name((enum repl_link_state)s);
+	return repl_link_state_name((enum repl_link_state)s);
 }
 
 static const char *const session_states[REPL_SESSION_STATES] = {
@@ -199,7 +183,7 @@ replica_entry(struct repl *repl, int i, const char *address)
 	if (o == NULL)
 		return NULL;
 	bad |= json_object_set_new(o, "link_state",
-		jo_str(link_state_name(rs.link_state)));
+		jo_str(repl_link_state_name(rs.link_state)));
 	bad |= json_object_set_new(o, "state_ms", by_state(REPL_LINK_STATES,
 		link_state_key, rs.state_ms));
 	bad |= json_object_set_new(o, "state_entries", by_state(REPL_LINK_STATES,

@@ -69,15 +69,6 @@ get(atomic_uint_fast64_t *v)
 }
 
 /* the link's and the session's states, as STATUS names them */
-static const char *const link_states[REPL_LINK_STATES] = {
-	[REPL_LINK_DOWN] = "down",
-	[REPL_LINK_CONNECTING] = "connecting",
-	[REPL_LINK_CATCHING_UP] = "catching_up",
-	[REPL_LINK_STREAMING] = "streaming",
-	[REPL_LINK_DRAINING] = "draining",
-	[REPL_LINK_FENCED] = "fenced",
-	[REPL_LINK_RETIRED] = "retired",
-};
 
 static const char *const session_states[REPL_SESSION_STATES] = {
 	[REPL_SESSION_IDLE] = "idle",
@@ -322,7 +313,7 @@ replicas_text(struct mtext *t, const struct view *v)
 				continue;
 			for (int s = 0; s < REPL_LINK_STATES; s++) {
 				const char *l[] = { "replica", v->peer[i],
-					"state", link_states[s], NULL };
+					"state", repl_link_state_name((enum repl_link_state)s), NULL };
 
 				if (k == 0)
 					mtext_sample_u64(t, fam[k][0], l,
