@@ -108,7 +108,8 @@ EXTRA_DIST += tests/sqlite/replvfs_lib.sh tests/sqlite/replvfs_load.py
 
 # the membership of a running replvfs primary changed in SQL
 # (repl_member_add, repl_member_remove) and its state (repl_status)
-sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin.c sqlite/rv_admin.h
+sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin.c sqlite/rv_admin.h \
+	sqlite/rv_db_membership.c sqlite/rv_db_internal.h
 # and repld's admin socket for replctl (repl_admin=1), with its parser
 sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin_sock.c sqlite/rv_admin_sock.h \
 	tools/repld/admin_req.c tools/repld/admin_req.h

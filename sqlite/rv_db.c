@@ -25,82 +25,13 @@ SQLITE_EXTENSION_INIT3
 #include "rv_admin_sock.h"
 #include "rv_apply.h"
 #include "rv_db.h"
+#include "rv_db_internal.h"
 #include "rv_release.h"
 #include "txn_record.h"
 
 
-struct rv_db {
-	struct rv_db *next;
-	int refs;
-	char *path;
-	struct repl *repl;
-	uint8_t db_uuid[16];		/* the cluster's: one database per log */
-	/*
-	 * repl_conf's settings; its peers and quorum are the membership the
-	 * log runs under now (rv_db_reconfigure changes them).
-	 */
-	struct repld_conf conf;
-	/*
-	 * Held shared by whoever uses repl without lock (a checkpoint's and a
-	 * pipelined commit's wait, rv_db_inspect), exclusively while a
-	 * membership change closes the log and opens it again.  After lock.
-	 */
-	pthread_rwlock_t log_lock;
-	struct rv_admin_sock *admin;	/* repl_admin=1: replctl's socket */
 
-	/*
-	 * Guards what follows.  SQLite's WAL write lock already makes the
-	 * writers one at a time; this covers a connection opening the -wal
-	 * (wal_seen) while another writes, and keeps the order of SQLite's
-	 * calls out of the argument.  Held across a commit's wait: the next
-	 * writer waits for the write lock then anyway.
-	 */
-	pthread_mutex_t lock;
-
-	/* the -wal as its header said */
-	uint32_t page_size;
-	uint32_t salt1, salt2;
-	bool wal_reset;			/* the next record says the WAL restarted */
-
-	/*
-	 * The transaction being written, in record layout: buf holds the
-	 * header's room, then frames first .. first + n - 1, each its page
-	 * number and page.  It grows and never shrinks: a commit allocates
-	 * nothing once the largest transaction has been seen.
-	 */
-	uint8_t *buf;
-	size_t cap;
-	uint32_t first, n;
-	uint32_t commit_frame;		/* 0: the commit frame is not written */
-	uint32_t db_size;
-	/*
-	 * The last transaction committed in this WAL generation, frames
-	 * committed_first .. committed (0: none).  Its frames stay in buf
-	 * until the next transaction stages one.
-	 */
-	uint32_t committed_first, committed;
-
-	int timeout_ms;			/* a commit's wait for the replicas */
-	bool pipelined;			/* repl_commit=pipelined: the wait
-					   after the WAL write lock is let go */
-	uint64_t next_txid;
-	uint64_t last_lsn;		/* the newest transaction appended, or
-					   the log's last LSN at open */
-	/*
-	 * The newest appended and the newest known durable: a checkpoint's
-	 * write of the database file waits for the one to reach the other
-	 * (rv_db_checkpoint_write).  Atomics: the checkpointer does not take
-	 * lock.
-	 */
-	_Atomic uint64_t appended_lsn, durable_lsn;
-	struct rv_release *rel;		/* checkpoints become releases */
-	uint64_t log_size;		/* its ring's bytes */
-	_Atomic uint64_t wal_bytes;	/* of records since the WAL restarted */
-	int poisoned;			/* 0, or the REPL_E_* that left the log
-					   and this file in doubt */
-};
-
-static pthread_mutex_t dbs_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t dbs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rv_db *dbs;
 
 /*
@@ -133,9 +64,8 @@ be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* the log of conf, opened as the primary: 0 or a REPL_E_* */
-static int
-log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
+int
+rv_db_log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
 {
 	struct primary_cfg pc;
 	bool no_rdma;
@@ -146,9 +76,8 @@ log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
 	return repl_open(&pc.cfg, out);
 }
 
-/* lsn is durable: the newest known */
-static void
-durable_at(struct rv_db *d, uint64_t lsn)
+void
+rv_db_durable_at(struct rv_db *d, uint64_t lsn)
 {
 	uint64_t cur = atomic_load(&d->durable_lsn);
 
@@ -270,7 +199,7 @@ import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
 	d->next_txid++;
 	d->last_lsn = lsn;
 	atomic_store(&d->appended_lsn, lsn);
-	durable_at(d, lsn);
+	rv_db_durable_at(d, lsn);
 	free(buf);
 	close(fd);
 	return 0;
@@ -342,7 +271,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		return NULL;
 	}
 	/* opening the log may wait for the replicas (a promotion) */
-	if ((ret = log_open(&conf, bootstrap, &d->repl)) != 0) {
+	if ((ret = rv_db_log_open(&conf, bootstrap, &d->repl)) != 0) {
 		snprintf(why, whylen, "replvfs: %s: the log %s did not open as the "
 			"primary: %s", db_path, conf.log.path, repl_strerror(ret));
 		repld_conf_free(&conf);
@@ -650,7 +579,7 @@ rv_db_checkpoint_write(struct rv_db *d)
 			repl_strerror(ret));
 		return SQLITE_IOERR_WRITE;
 	}
-	durable_at(d, lsn);
+	rv_db_durable_at(d, lsn);
 	return SQLITE_OK;
 }
 
@@ -678,7 +607,7 @@ rv_db_wait_pending(void)
 		poison(d, ret, pending.lsn, pending.txid);
 		pthread_mutex_unlock(&d->lock);
 	} else {
-		durable_at(d, pending.lsn);
+		rv_db_durable_at(d, pending.lsn);
 	}
 	rv_db_put(d);
 	return ret == 0 ? SQLITE_OK : SQLITE_IOERR_WRITE;
@@ -740,7 +669,7 @@ commit(struct rv_db *d)
 		poison(d, ret, lsn, d->next_txid);
 		return SQLITE_IOERR_WRITE;
 	} else {
-		durable_at(d, lsn);
+		rv_db_durable_at(d, lsn);
 	}
 	pending.armed = false;
 	d->next_txid++;
@@ -806,174 +735,4 @@ writable(struct rv_db *d)
 		"close and open the database again before writing", d->path,
 		repl_strerror(d->poisoned));
 	return SQLITE_IOERR_WRITE;
-}
-
-/* ---- the membership changed while the database runs ---- */
-
-void
-rv_db_inspect(struct rv_db *d, void (*fn)(const struct rv_db_view *v, void *arg),
-		void *arg)
-{
-	struct rv_db_view v;
-
-	pthread_rwlock_rdlock(&d->log_lock);
-	v = (struct rv_db_view){ .path = d->path, .repl = d->repl, .conf = &d->conf,
-		.rel = d->rel, .appended_lsn = atomic_load(&d->appended_lsn),
-		.durable_lsn = atomic_load(&d->durable_lsn) };
-	fn(&v, arg);
-	pthread_rwlock_unlock(&d->log_lock);
-}
-
-int
-rv_db_admin_listen(struct rv_db *d, char *why, size_t whylen)
-{
-	int ret = 0;
-
-	/* once per database, whichever connection asks first */
-	pthread_mutex_lock(&dbs_lock);
-	if (d->admin == NULL && rv_admin_sock_start(d, d->conf.admin_socket,
-			&d->admin, why, whylen) != 0)
-		ret = -1;
-	pthread_mutex_unlock(&dbs_lock);
-	return ret;
-}
-
-/* the log of conf opened again as the primary, its membership the next one */
-static int
-log_reconfigure(const struct repld_conf *conf, struct repl **out)
-{
-	struct primary_cfg pc;
-	bool no_rdma;
-
-	primary_cfg_fill(&pc, conf, primary_cfg_provider(conf, &no_rdma));
-	pc.cfg.reconfigure = 1;
-	return repl_open(&pc.cfg, out);
-}
-
-/* why an open under conf's membership failed, as repld says it */
-static void
-open_failed(const struct repld_conf *conf, int ret, char *why, size_t whylen)
-{
-	if (ret == REPL_E_NO_QUORUM)
-		snprintf(why, whylen, "fewer than n - k + 1 nodes reachable (%d "
-			"replicas, quorum %d; librepl's log names the unreachable "
-			"ones)", conf->n_peers, conf->quorum);
-	else if (ret == REPL_E_MEMBERSHIP)
-		snprintf(why, whylen, "%s (librepl's log says why: a change still in "
-			"progress is finished first)", repl_strerror(ret));
-	else
-		snprintf(why, whylen, "%s", repl_strerror(ret));
-}
-
-static void
-peers_free(struct repld_peer *p, int n)
-{
-	for (int i = 0; i < n; i++) {
-		free(p[i].address);
-		p[i].address = NULL;
-	}
-}
-
-int
-rv_db_reconfigure(struct rv_db *d, const struct repld_peer *peers, int n_peers,
-		int quorum, struct repl_status *st, char *why, size_t whylen)
-{
-	struct repld_peer old[REPLD_PEERS_MAX], fresh[REPLD_PEERS_MAX];
-	int old_n, old_k, ret, back;
-	uint64_t lsn;
-	char err[256];
-
-	if (n_peers < 0 || n_peers > REPLD_PEERS_MAX || quorum < 0 || quorum > n_peers) {
-		snprintf(why, whylen, "%d replicas with quorum %d", n_peers, quorum);
-		return REPL_E_INVAL;
-	}
-	memset(fresh, 0, sizeof(fresh));
-	for (int i = 0; i < n_peers; i++)
-		if ((fresh[i].address = strdup(peers[i].address)) == NULL) {
-			peers_free(fresh, i);
-			snprintf(why, whylen, "out of memory");
-			return REPL_E_NOMEM;
-		} else {
-			fresh[i].control_port = peers[i].control_port;
-		}
-	/* this thread's own pipelined commit needs the log: waited for first */
-	(void)rv_db_wait_pending();
-	/*
-	 * Under lock no commit is between its append and its wait; with
-	 * log_lock no pipelined commit or checkpoint waits on the log.
-	 */
-	pthread_mutex_lock(&d->lock);
-	pthread_rwlock_wrlock(&d->log_lock);
-	if (d->repl == NULL) {
-		ret = REPL_E_INVAL;
-		snprintf(why, whylen, "the log is closed (an earlier change failed): "
-			"close and open the database again");
-		goto out;
-	}
-	/*
-	 * Drained: whatever was appended is durable before the log closes, so
-	 * no commit's wait straddles the change.  A poisoned database's last
-	 * record stays in doubt: the promotion below decides it, as any.
-	 */
-	lsn = atomic_load(&d->appended_lsn);
-	if (d->poisoned == 0 && lsn > atomic_load(&d->durable_lsn)) {
-		if ((ret = repl_wait_durable(d->repl, lsn, d->timeout_ms)) != 0) {
-			snprintf(why, whylen, "LSN %llu, appended before the change, is "
-				"not durable: %s; nothing changed",
-				(unsigned long long)lsn, repl_strerror(ret));
-			goto out;
-		}
-		durable_at(d, lsn);
-	}
-	if (d->rel != NULL)
-		rv_release_pause(d->rel);
-	memcpy(old, d->conf.peers, sizeof(old));
-	old_n = d->conf.n_peers;
-	old_k = d->conf.quorum;
-	(void)repl_close(&d->repl);
-	memcpy(d->conf.peers, fresh, sizeof(fresh));
-	d->conf.n_peers = n_peers;
-	d->conf.quorum = quorum;
-	/* the same log: the database file stays as it is, nothing is rebuilt */
-	if ((ret = log_reconfigure(&d->conf, &d->repl)) == 0) {
-		peers_free(old, old_n);
-		(void)repl_status(d->repl, st);
-		sqlite3_log(SQLITE_NOTICE, "replvfs: %s: membership %d replicas, quorum "
-			"%d -> %d replicas, quorum %d (configuration epoch %llu%s)",
-			d->path, old_n, old_k, n_peers, quorum,
-			(unsigned long long)st->config_epoch,
-			st->config_joint ? ", joint: not committed yet" : "");
-	} else {
-		open_failed(&d->conf, ret, err, sizeof(err));
-		memcpy(d->conf.peers, old, sizeof(old));
-		d->conf.n_peers = old_n;
-		d->conf.quorum = old_k;
-		peers_free(fresh, n_peers);
-		if ((back = log_open(&d->conf, false, &d->repl)) == 0) {
-			snprintf(why, whylen, "the new membership did not take: %s; the "
-				"old one (%d replicas, quorum %d) is open again", err,
-				old_n, old_k);
-		} else {
-			char err2[256];
-
-			/* nothing to commit through: the file stays as the log has it */
-			open_failed(&d->conf, back, err2, sizeof(err2));
-			d->repl = NULL;
-			d->poisoned = back;
-			snprintf(why, whylen, "the new membership did not take: %s; nor "
-				"did the old one open again: %s; this database takes no "
-				"more writes until opened again", err, err2);
-		}
-		sqlite3_log(SQLITE_WARNING, "replvfs: %s: %s", d->path, why);
-	}
-	if (d->rel != NULL && d->repl != NULL)
-		rv_release_resume(d->rel, d->repl);
-	pthread_rwlock_unlock(&d->log_lock);
-	pthread_mutex_unlock(&d->lock);
-	return ret;
-out:
-	pthread_rwlock_unlock(&d->log_lock);
-	pthread_mutex_unlock(&d->lock);
-	peers_free(fresh, n_peers);
-	return ret;
 }

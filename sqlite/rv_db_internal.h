@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rv_db_internal.h -- a replicated database's state, shared by rv_db.c
+ * (its log, staged transaction and commit) and rv_db_membership.c (its
+ * membership changed while it runs); nothing else includes it.
+ */
+#ifndef REPLSQLITE_RV_DB_INTERNAL_H
+#define REPLSQLITE_RV_DB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "repl.h"
+#include "repld_conf.h"
+#include "rv_db.h"
+
+struct rv_db {
+	struct rv_db *next;
+	int refs;
+	char *path;
+	struct repl *repl;
+	uint8_t db_uuid[16];		/* the cluster's: one database per log */
+	/*
+	 * repl_conf's settings; its peers and quorum are the membership the
+	 * log runs under now (rv_db_reconfigure changes them).
+	 */
+	struct repld_conf conf;
+	/*
+	 * Held shared by whoever uses repl without lock (a checkpoint's and a
+	 * pipelined commit's wait, rv_db_inspect), exclusively while a
+	 * membership change closes the log and opens it again.  After lock.
+	 */
+	pthread_rwlock_t log_lock;
+	struct rv_admin_sock *admin;	/* repl_admin=1: replctl's socket */
+
+	/*
+	 * Guards what follows.  SQLite's WAL write lock already makes the
+	 * writers one at a time; this covers a connection opening the -wal
+	 * (wal_seen) while another writes, and keeps the order of SQLite's
+	 * calls out of the argument.  Held across a commit's wait: the next
+	 * writer waits for the write lock then anyway.
+	 */
+	pthread_mutex_t lock;
+
+	/* the -wal as its header said */
+	uint32_t page_size;
+	uint32_t salt1, salt2;
+	bool wal_reset;			/* the next record says the WAL restarted */
+
+	/*
+	 * The transaction being written, in record layout: buf holds the
+	 * header's room, then frames first .. first + n - 1, each its page
+	 * number and page.  It grows and never shrinks: a commit allocates
+	 * nothing once the largest transaction has been seen.
+	 */
+	uint8_t *buf;
+	size_t cap;
+	uint32_t first, n;
+	uint32_t commit_frame;		/* 0: the commit frame is not written */
+	uint32_t db_size;
+	/*
+	 * The last transaction committed in this WAL generation, frames
+	 * committed_first .. committed (0: none).  Its frames stay in buf
+	 * until the next transaction stages one.
+	 */
+	uint32_t committed_first, committed;
+
+	int timeout_ms;			/* a commit's wait for the replicas */
+	bool pipelined;			/* repl_commit=pipelined: the wait
+					   after the WAL write lock is let go */
+	uint64_t next_txid;
+	uint64_t last_lsn;		/* the newest transaction appended, or
+					   the log's last LSN at open */
+	/*
+	 * The newest appended and the newest known durable: a checkpoint's
+	 * write of the database file waits for the one to reach the other
+	 * (rv_db_checkpoint_write).  Atomics: the checkpointer does not take
+	 * lock.
+	 */
+	_Atomic uint64_t appended_lsn, durable_lsn;
+	struct rv_release *rel;		/* checkpoints become releases */
+	uint64_t log_size;		/* its ring's bytes */
+	_Atomic uint64_t wal_bytes;	/* of records since the WAL restarted */
+	int poisoned;			/* 0, or the REPL_E_* that left the log
+					   and this file in doubt */
+};
+
+/* the open databases of this process, and what they share */
+extern pthread_mutex_t dbs_lock;
+
+/* the log of conf, opened as the primary: 0 or a REPL_E_* */
+int rv_db_log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out);
+/* lsn is durable: the newest known */
+void rv_db_durable_at(struct rv_db *d, uint64_t lsn);
+
+#endif
