@@ -575,12 +575,14 @@ follow(void *arg)
 			locked = 1;
 		}
 		/*
-		 * The first batch after start takes every record the log has
-		 * committed under one hold of the lock: until then the file
-		 * may be no commit's database (a batch cut short by a kill).
+		 * A file that came from a primary, or a batch cut short, is
+		 * no commit's database until it caught up: its first batches
+		 * take every record committed under one hold of the lock.  A
+		 * whole file is a commit's after each batch.
 		 */
 		ret = applying_begin(c);
 		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
+		       c->from_primary &&
 		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;
 		if (ret == 0 && bump(c) != 0) {
