@@ -182,11 +182,9 @@ state_name(enum repl_replica_state s)
 		s == REPL_REPLICA_CATCHING_UP ? "catching up" : "down";
 }
 
-/* a JSON string: quotes, backslashes and control characters escaped */
-static void
-put_str(sqlite3_str *s, const char *v)
+void
+rv_admin_json_text(struct sqlite3_str *s, const char *v)
 {
-	sqlite3_str_appendchar(s, 1, '"');
 	for (const unsigned char *p = (const unsigned char *)v; *p != '\0'; p++)
 		if (*p == '"' || *p == '\\')
 			sqlite3_str_appendf(s, "\\%c", *p);
@@ -194,6 +192,14 @@ put_str(sqlite3_str *s, const char *v)
 			sqlite3_str_appendf(s, "\\u%04x", *p);
 		else
 			sqlite3_str_appendchar(s, 1, (char)*p);
+}
+
+/* a JSON string */
+static void
+put_str(sqlite3_str *s, const char *v)
+{
+	sqlite3_str_appendchar(s, 1, '"');
+	rv_admin_json_text(s, v);
 	sqlite3_str_appendchar(s, 1, '"');
 }
 

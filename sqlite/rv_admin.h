@@ -40,6 +40,9 @@ int rv_admin_change(struct rv_db *d, bool add, const char *host, unsigned port,
  */
 char *rv_admin_status(struct rv_db *d, bool reply, char *why, size_t whylen);
 
+/* a JSON string's body into s: quotes, backslashes, control characters escaped */
+void rv_admin_json_text(struct sqlite3_str *s, const char *v);
+
 /* vfs.c: the database of a connection's schema when it is the VFS's */
 struct rv_db *replvfs_db_of(struct sqlite3 *db, const char *schema);
 

@@ -79,19 +79,6 @@ send_all(int fd, const char *buf, size_t len)
 	return true;
 }
 
-/* a JSON string's body: quotes, backslashes, control characters escaped */
-static void
-put_text(sqlite3_str *s, const char *v)
-{
-	for (const unsigned char *p = (const unsigned char *)v; *p != '\0'; p++)
-		if (*p == '"' || *p == '\\')
-			sqlite3_str_appendf(s, "\\%c", *p);
-		else if (*p < 0x20)
-			sqlite3_str_appendf(s, "\\u%04x", *p);
-		else
-			sqlite3_str_appendchar(s, 1, (char)*p);
-}
-
 /* {"ok":true,"message":...} (name NULL), or an error reply */
 static bool
 reply(int fd, const char *name, int code, const char *msg)
@@ -106,7 +93,7 @@ reply(int fd, const char *name, int code, const char *msg)
 		/* REPL_E_* codes are repl.h's; the protocol's own names have 0 */
 		sqlite3_str_appendf(s, "{\"ok\":false,\"error\":\"%s\",\"code\":%d,"
 			"\"message\":\"", name, code);
-	put_text(s, msg);
+	rv_admin_json_text(s, msg);
 	sqlite3_str_appendall(s, "\"}\n");
 	if ((line = sqlite3_str_finish(s)) == NULL)
 		return false;
