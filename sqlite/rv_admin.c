@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "repl.h"
 #include "repld_conf.h"
+#include "conf_read.h"
 #include "rv_admin.h"
 #include "rv_db.h"
 #include "rv_release.h"
@@ -56,31 +56,6 @@ member_index(const struct members *m, const char *host, unsigned port)
 	return -1;
 }
 
-/* a host name by RFC 1123 (repld.conf's rule): labels, the last not all digits */
-static bool
-is_host_name(const char *v)
-{
-	const char *label = v;
-	bool digits = true;
-
-	for (const char *p = v;; p++) {
-		if (*p == '.' || *p == '\0') {
-			size_t len = (size_t)(p - label);
-
-			if (len == 0 || len > 63 || label[0] == '-' || p[-1] == '-')
-				return false;
-			if (*p == '\0')
-				return !digits;
-			label = p + 1;
-			digits = true;
-		} else if (isalnum((unsigned char)*p) || *p == '-') {
-			digits = digits && isdigit((unsigned char)*p);
-		} else {
-			return false;
-		}
-	}
-}
-
 /* what a peer's address in repld.conf may be; NULL, or why not */
 static const char *
 bad_host(const char *host)
@@ -94,7 +69,7 @@ bad_host(const char *host)
 		return "is not 1 to 55 characters long";
 	if ((v4 && memcmp(ip, zero, 4) == 0) || (v6 && memcmp(ip, zero, 16) == 0))
 		return "is no address other nodes can reach";
-	if (!v4 && !v6 && !is_host_name(host))
+	if (!v4 && !v6 && !conf_is_host_name(host))
 		return "is not a host name or an IP address";
 	return NULL;
 }

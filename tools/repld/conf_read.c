@@ -308,9 +308,8 @@ conf_get_path(struct conf_ctx *c, const config_setting_t *s, const char *what,
 	return 0;
 }
 
-/* a host name by RFC 1123: dot-separated labels, the last not all digits */
-static bool
-is_host_name(const char *v)
+bool
+conf_is_host_name(const char *v)
 {
 	const char *label = v;
 	bool digits = true;
@@ -354,7 +353,7 @@ conf_get_address(struct conf_ctx *c, const config_setting_t *s, const char *what
 	    (inet_pton(AF_INET6, v, ip) == 1 && memcmp(ip, zero, 16) == 0))
 		return conf_fail(c, s, "%s %s is no address other nodes can reach", what, v);
 	if (inet_pton(AF_INET, v, ip) != 1 && inet_pton(AF_INET6, v, ip) != 1 &&
-	    !is_host_name(v))
+	    !conf_is_host_name(v))
 		return conf_fail(c, s, "%s \"%s\" is not a host name or an IP address",
 				what, v);
 	return conf_dup_string(c, v, out);

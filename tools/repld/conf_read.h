@@ -101,4 +101,7 @@ void conf_collect_sources(const config_setting_t *s, const char **files,
 /* c->dir: the absolute directory of c->path (as written if unresolvable) */
 void conf_set_dir(struct conf_ctx *c);
 
+/* a host name by RFC 1123: dot-separated labels, the last not all digits */
+bool conf_is_host_name(const char *v);
+
 #endif
