@@ -392,6 +392,7 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	st->holds = ls.holds;
 	st->hold_lsn = ls.hold_lsn;
 	st->hold_from = ls.hold_from;
+	st->wants_base = ls.wants_base;
 	return 0;
 }
 

@@ -186,6 +186,15 @@ repl_replica_unhold(struct repl_replica_node *node)
 }
 
 int
+repl_replica_want_base(struct repl_replica_node *node, int want)
+{
+	if (node == NULL)
+		return REPL_E_INVAL;
+	replica_state_want_base(&node->state, want != 0);
+	return 0;
+}
+
+int
 repl_replica_close(struct repl_replica_node **node_ptr)
 {
 	if (node_ptr == NULL)

@@ -3,7 +3,8 @@
  * ctl_msg.c -- the control channel's messages: encoding and a total
  * decoder.
  *
- * WIRE FORMAT (little-endian; version 2; docs/replication.md has the tables)
+ * WIRE FORMAT (little-endian; version CTL_VERSION; docs/replication.md has
+ * the tables)
  *
  * A 16-byte header (magic "RPLC", version u16, type u16, body_len u32,
  * seq u32), then the body: its fixed fields are the tables f_* below, in
@@ -34,6 +35,9 @@
 #define VERIFY_ENTRY 8
 
 static const uint8_t magic[4] = { 'R', 'P', 'L', 'C' };
+
+#define CTL_STR_(x) #x
+#define CTL_STR(x) CTL_STR_(x)
 
 uint64_t
 ctl_verify_ranges(uint64_t from, uint64_t to, uint32_t per_range)
@@ -242,6 +246,9 @@ static const struct field f_commit[] = {
 
 static const struct field f_heartbeat[] = {
 	FLD(0, K_U64, heartbeat.time_ns, "time_ns"),
+	FLD(8, K_U64, heartbeat.hold_next, "hold_next"),
+	FLD(16, K_U32, heartbeat.flags, "flags"),
+	RSV(20, 4),
 };
 
 static const struct field f_error[] = {
@@ -383,6 +390,16 @@ check_commit(const uint8_t *b, uint32_t len, struct ctl_msg *m)
 	(void)b;
 	(void)len;
 	return pos_fault(&m->u.commit.flushed, 0, w_commit);
+}
+
+static const char *
+check_heartbeat(const uint8_t *b, uint32_t len, struct ctl_msg *m)
+{
+	(void)b;
+	(void)len;
+	if (m->u.heartbeat.flags & ~(uint32_t)CTL_HEARTBEAT_F_WANTS_BASE)
+		return "HEARTBEAT: unknown flags";
+	return NULL;
 }
 
 static const char *
@@ -536,9 +553,10 @@ static const struct msg_type msg_types[] = {
 	[CTL_COMMIT] = { "COMMIT", 40, 40, "COMMIT: body length is not 40",
 		40,
 		FIELDS(f_commit), NULL, check_commit, NULL },
-	[CTL_HEARTBEAT] = { "HEARTBEAT", 8, 8, "HEARTBEAT: body length is not 8",
-		8,
-		FIELDS(f_heartbeat), NULL, NULL, NULL },
+	[CTL_HEARTBEAT] = { "HEARTBEAT", 24, 24,
+		"HEARTBEAT: body length is not 24", 24,
+		FIELDS(f_heartbeat), "HEARTBEAT: reserved field is not 0",
+		check_heartbeat, NULL },
 	[CTL_ERROR] = { "ERROR", ERROR_FIXED, ERROR_FIXED + CTL_TEXT_MAX,
 		"ERROR: body length is not 6 to 206", ERROR_FIXED,
 		FIELDS(f_error), NULL,
@@ -707,8 +725,15 @@ ctl_msg_frame_len(const uint8_t *hdr, const char **why)
 		*why = "bad magic (not \"RPLC\")";
 		return -1;
 	}
-	if (get16(hdr + 4) != CTL_VERSION) {
-		*why = "unsupported version (not 3)";
+	/* a peer of another version: its fields may mean other things */
+	if (get16(hdr + 4) < CTL_VERSION) {
+		*why = "unsupported version: the peer's control protocol is "
+			"older than this node's " CTL_STR(CTL_VERSION);
+		return -1;
+	}
+	if (get16(hdr + 4) > CTL_VERSION) {
+		*why = "unsupported version: the peer's control protocol is "
+			"newer than this node's " CTL_STR(CTL_VERSION);
 		return -1;
 	}
 	type = get16(hdr + 6);

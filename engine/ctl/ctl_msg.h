@@ -23,7 +23,7 @@
 #define CTL_FRAME_MAX 1024
 #define CTL_DESC_MAX 64
 #define CTL_TEXT_MAX 200
-#define CTL_VERSION 4
+#define CTL_VERSION 5
 
 enum ctl_type {
 	CTL_HELLO = 1,		/* primary -> replica: who I am, my geometry */
@@ -154,9 +154,21 @@ struct ctl_verify_reply {
 /* how many ranges from..to makes (0 if from is 0, to < from or per_range 0) */
 uint64_t ctl_verify_ranges(uint64_t from, uint64_t to, uint32_t per_range);
 
+/*
+ * HEARTBEAT: the primary's heartbeats carry time_ns and zeros; the
+ * replica's answer also says what its readers need, so that the primary
+ * learns of a hold without waiting for an ACK (a release round or a new
+ * connection)
+ */
 struct ctl_heartbeat {
 	uint64_t time_ns;
+	uint64_t hold_next;	/* as in ACK: the first LSN a reader holds
+				   there (repl_replica_hold); 0: none */
+	uint32_t flags;		/* CTL_HEARTBEAT_F_* */
 };
+
+/* a reader on this replica needs a base from the primary's application */
+#define CTL_HEARTBEAT_F_WANTS_BASE	(1u << 0)
 
 /* ERROR code: the replica now follows a newer primary (see its text) */
 #define CTL_CODE_FENCED 1

@@ -352,13 +352,17 @@ struct repl_replica_status {
 	uint64_t full_resyncs;	/* of them, full resyncs: nothing in common,
 				   the replica started anew at the checkpoint */
 	int holds;		/* a reader there holds records (its last
-				   connection said so): repl_release goes
-				   no further than hold_lsn, also while it
-				   is down */
+				   ACK or heartbeat said so): repl_release
+				   goes no further than hold_lsn, also
+				   while it is down */
 	uint64_t hold_lsn;	/* 0 when it holds nothing */
 	uint64_t hold_from;	/* the first record its reader holds, as
-				   its last ACK said (0: none): how far
-				   behind the reader is */
+				   its last ACK or heartbeat said (0:
+				   none): how far behind the reader is */
+	int wants_base;		/* 1 when its last heartbeat said a reader
+				   there needs a base
+				   (repl_replica_want_base); 0 when the
+				   link is not streaming */
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */
@@ -547,14 +551,23 @@ int repl_replica_wait(struct repl_replica_node *node, uint64_t lsn,
  * needs those after lsn until it has them durably: from this call on,
  * this replica's checkpoint moves no further than lsn + 1, and a primary
  * releases no further than this replica's checkpoint (it learns of the
- * hold at its next connection, so call it before repl_replica_run).  A
- * later call moves the hold (forward as the reader applies);
- * repl_replica_unhold ends it (a reader that gave up: its ACKs then say it
- * holds nothing, and releases pass it), as repl_replica_close does.
- * docs/replication.md, "Held records".
+ * hold at its next connection, and while streaming from the replica's
+ * answer to its next heartbeat; call it before repl_replica_run, so that
+ * the first connection's catch-up keeps the records already).  A later
+ * call moves the hold (forward as the reader applies);
+ * repl_replica_unhold ends it (a reader that gave up: its ACKs and
+ * heartbeats then say it holds nothing, and releases pass it), as
+ * repl_replica_close does.  docs/replication.md, "Held records".
  */
 int repl_replica_hold(struct repl_replica_node *node, uint64_t lsn);
 int repl_replica_unhold(struct repl_replica_node *node);
+/*
+ * A reader here needs a base (want non-zero), or no more (0): the
+ * replica's answers to the primary's heartbeats say so, and the primary's
+ * repl_replica_status shows it (wants_base) for its application to act
+ * on.  Process memory only: nothing keeps it across repl_replica_close.
+ */
+int repl_replica_want_base(struct repl_replica_node *node, int want);
 
 /* ---- reading a log offline --------------------------------------- */
 

@@ -142,7 +142,8 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 /*
  * lsn, or less, for the replicas whose readers hold records (a retired
  * one holds nothing).  Before the SET_HEAD round (asked false): below the
- * first record each holds, as its last ACK said, so that no replica's
+ * first record each holds, as its last ACK or heartbeat said (a hold taken
+ * between rounds counts from the next heartbeat on), so that no replica's
  * checkpoint passes what another one holds (each may be promoted, and
  * then its log is everybody's); and below the checkpoint of one that is
  * not streaming (not asked).  After the round: below every holder's
@@ -274,6 +275,8 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 	st->holds = c->links[i].holds;
 	st->hold_lsn = c->links[i].holds ? c->links[i].replica_head - 1 : 0;
 	st->hold_from = c->links[i].holds ? c->links[i].hold_next : 0;
+	/* a link not streaming hears no heartbeat: what it said is old */
+	st->wants_base = streaming && c->links[i].wants_base;
 	snprintf(st->why, sizeof(st->why), "%s", c->links[i].why);
 	st->lag_bytes = known ? wal_pos_distance(c->ring_size,
 			&c->links[i].flushed_pos, &pub) : 0;

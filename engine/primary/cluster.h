@@ -155,6 +155,8 @@ struct cluster_link_status {
 	bool holds;		/* its reader holds records: release stops at */
 	uint64_t hold_lsn;	/* (its checkpoint - 1) */
 	uint64_t hold_from;	/* the first record its reader holds */
+	bool wants_base;	/* streaming, and its last heartbeat said a
+				   reader there needs a base */
 	struct cluster_link_counters n;
 };
 

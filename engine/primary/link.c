@@ -316,6 +316,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	cluster_lock(c);
 	l->hold_next = ack.hold_next;
 	l->holds = ack.hold_next != 0;
+	l->wants_base = false;	/* until this connection's heartbeats say */
 	l->replica_head = ack.head.lsn;
 	l->flushed_lsn = start.lsn;
 	l->flushed_pos = start;
@@ -619,6 +620,21 @@ stream_commit(struct link *l, uint64_t t)
 	return 0;
 }
 
+/*
+ * A heartbeat's answer says what the replica's readers need now: its hold
+ * is the one an ACK would give, only fresher, so a release honours a hold
+ * taken since the last round (cluster.c, held_limit).
+ */
+static void
+note_heartbeat(struct link *l, const struct ctl_heartbeat *hb)
+{
+	cluster_lock(l->c);
+	l->hold_next = hb->hold_next;
+	l->holds = hb->hold_next != 0;
+	l->wants_base = (hb->flags & CTL_HEARTBEAT_F_WANTS_BASE) != 0;
+	cluster_unlock(l->c);
+}
+
 /* what the replica sent: heartbeats, a verification's answers, errors */
 static int
 stream_recv(struct link *l)
@@ -628,6 +644,8 @@ stream_recv(struct link *l)
 
 	while ((ret = ctl_chan_recv(l->ch, &m, 0)) == 0) {
 		l->last_recv_ms = clock_now_ms();
+		if (m.type == CTL_HEARTBEAT)
+			note_heartbeat(l, &m.u.heartbeat);
 		if (m.type == CTL_ERROR && m.u.error.code == CTL_CODE_FENCED) {
 			link_fenced(l, m.u.error.text);
 			return -1;

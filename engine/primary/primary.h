@@ -102,15 +102,18 @@ struct link {
 	char why[160];
 	struct log_pos head_req;	/* a checkpoint move asked by release */
 	/*
-	 * As its last ACK said: the first LSN a reader there holds (0: none;
-	 * holds: not 0) and the replica's checkpoint.  Release moves no
-	 * replica's checkpoint past a hold, and releases no further than a
-	 * holder's checkpoint, also while it is down (docs/replication.md,
-	 * "Held records").  Under c->lock.
+	 * As its last ACK or heartbeat said: the first LSN a reader there
+	 * holds (0: none; holds: not 0); as its last ACK said: the replica's
+	 * checkpoint.  Release moves no replica's checkpoint past a hold, and
+	 * releases no further than a holder's checkpoint, also while it is
+	 * down (docs/replication.md, "Held records").  wants_base: its last
+	 * heartbeat said a reader there needs a base (the application's
+	 * business; false until one says so).  Under c->lock.
 	 */
 	bool holds;
 	uint64_t hold_next;
 	uint64_t replica_head;
+	bool wants_base;
 	/*
 	 * Written under c->lock (head_done_seq by the link thread only);
 	 * head_req_seq and force_down are atomics so that the link thread

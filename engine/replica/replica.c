@@ -293,8 +293,13 @@ answer(struct replica *r, struct ctl_chan *ch, const struct ctl_msg *m)
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	}
 	case CTL_HEARTBEAT:
+		/* what its readers need now: a hold is seen between releases */
 		out.type = CTL_HEARTBEAT;
 		out.u.heartbeat.time_ns = m->u.heartbeat.time_ns;
+		out.u.heartbeat.hold_next = hold_next(r);
+		if (r->cfg->state != NULL &&
+		    replica_state_wants_base(r->cfg->state))
+			out.u.heartbeat.flags = CTL_HEARTBEAT_F_WANTS_BASE;
 		return ctl_chan_send(ch, &out, r->cfg->timeout_ms);
 	case CTL_ERROR:
 		REPL_LOG_WARNING("replica: the primary at %s reports: %s",

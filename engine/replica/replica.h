@@ -63,6 +63,9 @@ struct replica_state {
 	/* repl_replica_hold: records after hold_lsn stay (under lock) */
 	bool holding;
 	uint64_t hold_lsn;
+	/* repl_replica_want_base: a reader needs a base (under lock; the
+	 * replica's heartbeats say so, nothing keeps it) */
+	bool wants_base;
 };
 
 int replica_state_init(struct replica_state *st);
@@ -76,6 +79,9 @@ void replica_state_hold(struct replica_state *st, uint64_t lsn);
 void replica_state_unhold(struct replica_state *st);
 /* true, with *lsn, while records are held */
 bool replica_state_held(struct replica_state *st, uint64_t *lsn);
+/* a reader here needs a base from the primary's application (or no more) */
+void replica_state_want_base(struct replica_state *st, bool want);
+bool replica_state_wants_base(struct replica_state *st);
 /* until commit_lsn >= lsn (0) or timeout_ms passed (REPL_E_TIMEDOUT) */
 int replica_state_wait(struct replica_state *st, uint64_t lsn, int timeout_ms);
 

@@ -81,6 +81,7 @@ replica_state_init(struct replica_state *st)
 	st->commit_lsn = 0;
 	st->holding = false;
 	st->hold_lsn = 0;
+	st->wants_base = false;
 	if (pthread_mutex_init(&st->lock, NULL))
 		return REPL_E_NOMEM;
 	/* waits are timed on the monotonic clock, as every timeout here */
@@ -157,6 +158,25 @@ replica_state_held(struct replica_state *st, uint64_t *lsn)
 	*lsn = st->hold_lsn;
 	pthread_mutex_unlock(&st->lock);
 	return held;
+}
+
+void
+replica_state_want_base(struct replica_state *st, bool want)
+{
+	pthread_mutex_lock(&st->lock);
+	st->wants_base = want;
+	pthread_mutex_unlock(&st->lock);
+}
+
+bool
+replica_state_wants_base(struct replica_state *st)
+{
+	bool want;
+
+	pthread_mutex_lock(&st->lock);
+	want = st->wants_base;
+	pthread_mutex_unlock(&st->lock);
+	return want;
 }
 
 int

@@ -140,9 +140,12 @@ samples(struct ctl_msg *s)
 	m->u.commit.commit_lsn = UINT64_MAX;
 	m->u.commit.flushed = pos_max;
 
+	/* a primary's (zeros but the time) and a replica's answer */
 	m = msg_init(&s[n++], CTL_HEARTBEAT, 17);
 	m = msg_init(&s[n++], CTL_HEARTBEAT, 18);
 	m->u.heartbeat.time_ns = UINT64_MAX;
+	m->u.heartbeat.hold_next = UINT64_MAX;
+	m->u.heartbeat.flags = CTL_HEARTBEAT_F_WANTS_BASE;
 
 	m = msg_init(&s[n++], CTL_ERROR, 19);
 	m->u.error.code = INT32_MIN;
@@ -234,7 +237,7 @@ body_size(const struct ctl_msg *m)
 	case CTL_SET_HEAD:	return 32;
 	case CTL_ACK:		return 64;
 	case CTL_COMMIT:	return 40;
-	case CTL_HEARTBEAT:	return 8;
+	case CTL_HEARTBEAT:	return 24;
 	case CTL_ERROR:		return 6 + (int)strlen(m->u.error.text);
 	case CTL_VERIFY:	return 24;
 	case CTL_VERIFY_REPLY:	return 24 + 8 * (int)m->u.verify_reply.n;
@@ -273,7 +276,7 @@ round_trip(void)
 	msg_init(&back, CTL_QUERY, 0x04030201);
 	back.u.query.lsn = 0x1122334455667788ull;
 	{
-		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 4, 0, 3, 0,
+		static const uint8_t want[] = { 'R', 'P', 'L', 'C', 5, 0, 3, 0,
 			8, 0, 0, 0, 1, 2, 3, 4,
 			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
 
@@ -402,6 +405,60 @@ frame_of(const struct ctl_msg *m, uint8_t *frame)
 
 static void verify_rejections(void);
 
+/* HEARTBEAT: 24 bytes exactly, known flags only, reserved bytes 0 */
+static void
+heartbeat_rejections(const struct ctl_msg *s, int n)
+{
+	struct ctl_msg m, back;
+	uint8_t f[CTL_FRAME_MAX + 8];
+	const char *why;
+	int hb = 0, len;
+
+	while (hb < n && !(s[hb].type == CTL_HEARTBEAT &&
+	    s[hb].u.heartbeat.flags != 0))
+		hb++;
+	CU_ASSERT_FATAL(hb < n);
+	len = frame_of(&s[hb], f);
+	CU_ASSERT_EQUAL(len, 16 + 24);
+	/* the fields where docs/replication.md puts them */
+	CU_ASSERT_EQUAL(f[16 + 8], 0xff);
+	CU_ASSERT_EQUAL(f[16 + 15], 0xff);
+	CU_ASSERT_EQUAL(f[16 + 16], CTL_HEARTBEAT_F_WANTS_BASE);
+	CU_ASSERT_EQUAL(decode_exact(f, (size_t)len, &back, &why), 0);
+	CU_ASSERT_EQUAL(back.u.heartbeat.hold_next, UINT64_MAX);
+	CU_ASSERT_EQUAL(back.u.heartbeat.flags, CTL_HEARTBEAT_F_WANTS_BASE);
+
+	/* a version 4 heartbeat (8 bytes), and one too long */
+	put_le(f + 8, 8, 4);
+	expect_reject(f, 16 + 8, "HEARTBEAT: body length is not 24");
+	CU_ASSERT_EQUAL(ctl_msg_frame_len(f, &why), -1);
+	put_le(f + 8, 23, 4);
+	expect_reject(f, 16 + 23, "HEARTBEAT: body length is not 24");
+	put_le(f + 8, 25, 4);
+	f[len] = 0;
+	expect_reject(f, 16 + 25, "HEARTBEAT: body length is not 24");
+	/* the header right, the frame a byte short or long */
+	put_le(f + 8, 24, 4);
+	expect_reject(f, (size_t)len - 1, "shorter");
+	expect_reject(f, (size_t)len + 1, "longer");
+
+	/* every flag bit but WANTS_BASE is unknown */
+	for (int bit = 1; bit < 32; bit++) {
+		len = frame_of(&s[hb], f);
+		put_le(f + 16 + 16, CTL_HEARTBEAT_F_WANTS_BASE | 1u << bit, 4);
+		expect_reject(f, (size_t)len, "HEARTBEAT: unknown flags");
+		m = s[hb];
+		m.u.heartbeat.flags = 1u << bit;
+		refused(&m, "HEARTBEAT: unknown flags");
+	}
+	len = frame_of(&s[hb], f);
+	f[16 + 23] = 1;
+	expect_reject(f, (size_t)len, "HEARTBEAT: reserved field is not 0");
+	/* without a hold or the flag: a primary's heartbeat */
+	msg_init(&m, CTL_HEARTBEAT, 1);
+	CU_ASSERT_EQUAL(ctl_msg_check(&m, &why), 0);
+}
+
 static void
 rejections(void)
 {
@@ -423,8 +480,13 @@ rejections(void)
 	expect_reject(f, (size_t)len, "version");
 	put_le(f + 4, 3, 2);	/* the version before hold_next */
 	expect_reject(f, (size_t)len, "version");
-	put_le(f + 4, 5, 2);
-	expect_reject(f, (size_t)len, "version");
+	put_le(f + 4, 4, 2);	/* the version before HEARTBEAT's hold */
+	expect_reject(f, (size_t)len, "older than this node's 5");
+	CU_ASSERT_EQUAL(ctl_msg_frame_len(f, &why), -1);
+	put_le(f + 4, 6, 2);
+	expect_reject(f, (size_t)len, "newer than this node's 5");
+	put_le(f + 4, 0xffff, 2);
+	expect_reject(f, (size_t)len, "newer");
 	put_le(f + 4, 0, 2);
 	expect_reject(f, (size_t)len, "version");
 
@@ -500,6 +562,8 @@ rejections(void)
 	len = frame_of(&s[14], f);	/* ACK */
 	f[16 + 4] = 1;
 	expect_reject(f, (size_t)len, "ACK: reserved");
+
+	heartbeat_rejections(s, n);
 
 	/* ERROR: printable text only, the length consistent */
 	m = s[23];

@@ -7,10 +7,13 @@
  * is appended, and its age, while replica 1 keeps the quorum; thawed, it
  * catches up and the lag is gone.  The links' states and counters: a
  * batch moves them, and a replica restarted makes its link drain,
- * reconnect and catch up again.
+ * reconnect and catch up again.  Replica 2 runs through librepl's API
+ * (repl_replica_node): a hold its reader takes, and its want of a base,
+ * reach the primary's status with the next heartbeat, no release needed.
  */
 #define TEST_NAME "repl_replica_status"
 #include "repl_inproc.h"
+#include "common/clock.h"
 #include "../lib/test_ports.h"
 
 #define LEN 100
@@ -26,6 +29,118 @@ append_n(struct repl *r, int n)
 	for (int i = 0; i < n; i++)
 		CHECK(repl_append(r, buf, sizeof(buf), &lsn) == 0);
 	return lsn;
+}
+
+/* replica 2, served through the public API in a thread */
+static struct repl_replica_node *node2;
+static pthread_t node2_thread;
+static int node2_ret;
+
+static void *
+node2_main(void *arg)
+{
+	(void)arg;
+	node2_ret = repl_replica_run(node2);
+	return NULL;
+}
+
+static void
+node2_start(int base)
+{
+	struct inproc_rep *ir = &inproc_reps[2];
+	struct repl_replica_cfg rc;
+
+	inproc_rep_cfg(2, base, NULL);	/* its path and ports */
+	rc = (struct repl_replica_cfg){ .path = ir->path,
+		.backend = REPL_BACKEND_CRASH, .size = INPROC_SIZE, .create = 1,
+		.node_id = 12, .provider = "tcp", .addr = "127.0.0.1",
+		.ctl_port = ir->ctl, .data_port = ir->data, .timeout_ms = 5000 };
+	memcpy(rc.cluster_uuid, inproc_uuid, 16);
+	if (repl_replica_open(&rc, &node2) != 0 ||
+	    pthread_create(&node2_thread, NULL, node2_main, NULL) != 0)
+		exit(99);
+}
+
+static void
+node2_stop(void)
+{
+	CHECK(repl_replica_stop(node2) == 0);
+	pthread_join(node2_thread, NULL);
+	CHECK(node2_ret == 0);
+	CHECK(repl_replica_close(&node2) == 0);
+	unlink(inproc_reps[2].path);
+}
+
+/*
+ * Until replica i's status says holds (and then hold_from) and wants_base,
+ * polled for up to 10 s: 0, or -1 with the last status in *rs
+ */
+static int
+wait_hold(struct repl *r, int i, int holds, uint64_t from, int wants,
+		struct repl_replica_status *rs)
+{
+	for (int t = 0; t < 1000; t++) {
+		if (repl_replica_status(r, i, rs) == 0 &&
+		    rs->state == REPL_REPLICA_STREAMING &&
+		    rs->holds == holds && (!holds || rs->hold_from == from) &&
+		    rs->wants_base == wants)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * Replica 2's reader holds, wants a base, and lets go: the primary sees
+ * each from the replica's answers to its heartbeats, with no release in
+ * between (before them, only a release round's ACKs said so).
+ */
+static void
+hold_seen(struct repl *r, uint64_t lsn)
+{
+	struct repl_replica_status rs;
+	struct repl_status st;
+	uint64_t x = lsn - 10, t0, first;
+
+	CHECK(inproc_wait_flushed(r, 2, lsn, 10000) == 0);
+	CHECK(repl_replica_status(r, 2, &rs) == 0);
+	CHECK(rs.holds == 0 && rs.hold_from == 0 && rs.wants_base == 0);
+	CHECK(repl_status(r, &st) == 0);
+	first = st.first_lsn;	/* nothing releases until we do, below */
+	CHECK(first >= 1 && first <= x);
+
+	CHECK(repl_replica_hold(node2, x) == 0);
+	t0 = clock_now_ms();
+	CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
+	printf(TEST_NAME ": a hold after LSN %llu seen in %llu ms: holds %d, "
+		"hold_from %llu\n", (unsigned long long)x,
+		(unsigned long long)(clock_now_ms() - t0), rs.holds,
+		(unsigned long long)rs.hold_from);
+
+	CHECK(repl_replica_want_base(node2, 1) == 0);
+	CHECK(wait_hold(r, 2, 1, x + 1, 1, &rs) == 0);
+	/* the others' readers want nothing */
+	CHECK(repl_replica_status(r, 0, &rs) == 0 && rs.wants_base == 0 &&
+		rs.holds == 0);
+	CHECK(repl_replica_status(r, 1, &rs) == 0 && rs.wants_base == 0 &&
+		rs.holds == 0);
+	CHECK(repl_replica_want_base(node2, 0) == 0);
+	CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
+	CHECK(repl_replica_want_base(NULL, 1) == REPL_E_INVAL);
+
+	CHECK(repl_status(r, &st) == 0);
+	CHECK(st.first_lsn == first);
+	/* a release now stops at the hold learned from a heartbeat */
+	CHECK(repl_release(r, lsn) == 0);
+	CHECK(repl_status(r, &st) == 0);
+	printf(TEST_NAME ": released up to LSN %llu with a hold after %llu: "
+		"first_lsn %llu\n", (unsigned long long)lsn,
+		(unsigned long long)x, (unsigned long long)st.first_lsn);
+	CHECK(st.first_lsn <= x + 1);
+
+	CHECK(repl_replica_unhold(node2) == 0);
+	CHECK(wait_hold(r, 2, 0, 0, 0, &rs) == 0);
+	CHECK(rs.hold_from == 0 && rs.hold_lsn == 0);
 }
 
 static void
@@ -55,9 +170,10 @@ main(void)
 	/* the child before any thread of ours */
 	inproc_rep_process(0, base);
 	inproc_rep_thread(1, base, NULL);
+	node2_start(base);
 	usleep(300000);
 	inproc_flush_method = REPL_FLUSH_GPSPM;	/* what tcp does: accepted */
-	CHECK(inproc_primary(2, 1, &r) == 0);
+	CHECK(inproc_primary(3, 1, &r) == 0);
 	if (r == NULL)
 		goto out;
 
@@ -134,12 +250,14 @@ main(void)
 		CHECK(rs.state_entries[REPL_LINK_STREAMING] >= 2);
 		CHECK(rs.batches > batches);
 	}
+	hold_seen(r, lsn);
 	printf(TEST_NAME ": tcp/gpspm/crash reported; a frozen replica lagged "
 		"50 records, %d bytes\n", 50 * REC_BYTES);
 	CHECK(repl_close(&r) == 0);
 out:
 	inproc_rep_stop(0);
 	inproc_rep_stop(1);
+	node2_stop();
 	unlink(inproc_ppath);
 	return failed;
 }

@@ -4,7 +4,7 @@
  * bytes, as a peer on the control channel may send them.
  *
  * The first input byte steers the rest, so the fuzzer gets past the header
- * to the bodies' checks: bit 0 stamps the magic and version 1, bit 1 a body
+ * to the bodies' checks: bit 0 stamps the magic and CTL_VERSION, bit 1 a body
  * length that matches the input, bit 2 a known type (from bits 4-7: every
  * type from HELLO to VERIFY_REPLY); bit 3 makes the rest a whole MEMBERSHIP
  * frame instead (zero-padded or cut to its size, header, the body's magic

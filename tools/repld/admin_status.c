@@ -198,6 +198,7 @@ replica_entry(struct repl *repl, int i, const char *address)
 		json_null());
 	bad |= json_object_set_new(o, "hold_from", rs.holds ? jo_u64(rs.hold_from) :
 		json_null());
+	bad |= json_object_set_new(o, "wants_base", json_boolean(rs.wants_base));
 	if (bad) {
 		json_decref(o);
 		return NULL;
