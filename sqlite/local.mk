@@ -1,9 +1,11 @@
 # sqlite/ -- replvfs, SQLite over librepl: a committed transaction's WAL
 # frames become one librepl record (docs/sqlite.md)
 
-# the transaction record: its codec alone, with no SQLite and no librepl
+# the transaction record and the image record: their codecs alone, with
+# no SQLite and no librepl
 noinst_LTLIBRARIES += sqlite/libtxn_record.la
-sqlite_libtxn_record_la_SOURCES = sqlite/txn_record.c sqlite/txn_record.h
+sqlite_libtxn_record_la_SOURCES = sqlite/txn_record.c sqlite/txn_record.h \
+	sqlite/image_record.c sqlite/image_record.h
 
 check_PROGRAMS += tests/sqlite/txn_record_test
 TESTS += tests/sqlite/txn_record_test
@@ -15,6 +17,7 @@ tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
 # the pages of a record written into a file: no SQLite needed
 noinst_LTLIBRARIES += sqlite/librv_copy.la
 sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h \
+	sqlite/rv_remake.c sqlite/rv_remake.h \
 	sqlite/rv_apply.c sqlite/rv_apply.h sqlite/rv_base.c sqlite/rv_base.h
 sqlite_librv_copy_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite
 sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
@@ -24,6 +27,7 @@ sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
 	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_release.c sqlite/rv_release.h \
+	sqlite/rv_image.c sqlite/rv_image.h \
 	sqlite/rv_check.c sqlite/rv_check.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \

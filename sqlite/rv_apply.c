@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "image_record.h"
 #include "rv_apply.h"
 #include "rv_base.h"
 #include "txn_record.h"
@@ -55,6 +56,14 @@ rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
 	struct txn_hdr h;
 	char err[256];
 
+	/*
+	 * A primary's file for a copy being remade (image_record.h): no
+	 * transaction, and nothing for a file that follows the log.
+	 */
+	if (image_record_is(data, len)) {
+		a->applied_lsn = lsn;
+		return 0;
+	}
 	if (!txn_record_parse(data, len, &h, err, sizeof(err))) {
 		snprintf(why, whylen, "%s: the record at LSN %llu is not a replvfs "
 			"transaction: %s", a->name, (unsigned long long)lsn, err);

@@ -13,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "image_record.h"
 #include "rv_apply.h"
 #include "rv_base.h"
 #include "rv_copy.h"
+#include "rv_remake.h"
 #include "txn_record.h"
 
 /*
@@ -41,6 +43,8 @@
  * no reader runs before the next start anyway.
  */
 #define APPLYING_SUFFIX	"-repl-applying"
+/* what a copy that cannot follow does instead of failing (rv_remake.h) */
+#define REMAKE		(-3)
 
 #ifdef RPMA_DEBUG_FAULT_INJECTION
 enum { CRASH_NONE, CRASH_APPLY, CRASH_MARK };	/* RV_COPY_CRASH (below) */
@@ -70,6 +74,7 @@ struct rv_copy {
 	uint64_t unmarked_bytes;	/* of records applied since */
 	uint64_t log_size;		/* the replica's ring: an eighth of it
 					   applied is marked at once */
+	struct rv_remake m;		/* REMAKING: the new file */
 
 	/* a batch: records copied out of the log, then applied */
 	uint8_t *buf;
@@ -91,6 +96,8 @@ rv_copy_state_name(enum rv_copy_state s)
 		return "following";
 	case RV_COPY_FAILED:
 		return "failed";
+	case RV_COPY_REMAKING:
+		return "remaking";
 	}
 	return "?";
 }
@@ -266,7 +273,8 @@ mark_base(struct rv_copy *c)
 /*
  * At start: the log must hold every record after the file's base (all of
  * them without one); the file's page 1 says rollback journal, whatever
- * the base was (a primary's file says WAL).  0, or -1 with c->why.
+ * the base was (a primary's file says WAL).  0, -1 with c->why, or
+ * REMAKE (c->why says why).
  */
 static int
 start_check(struct rv_copy *c)
@@ -280,14 +288,13 @@ start_check(struct rv_copy *c)
 		return -1;
 	}
 	c->log_size = info.size_bytes;
-	if (info.first_lsn > c->base_lsn + 1) {
+	if (c->base_lsn != 0 && info.first_lsn > c->base_lsn + 1) {
 		snprintf(c->why, sizeof(c->why), "%s: the log begins at LSN %llu, but "
 			"the file holds only up to LSN %llu: the records between were "
-			"released while nothing held them here; make the copy anew "
-			"(docs/sqlite.md, \"Checkpoints and the log\")", c->path,
+			"released while nothing held them here", c->path,
 			(unsigned long long)info.first_lsn,
 			(unsigned long long)c->base_lsn);
-		return -1;
+		return REMAKE;
 	}
 	if (fstat(c->a.fd, &st) == 0 && st.st_size >= 100 &&
 	    pwrite(c->a.fd, rollback, 2, 18) != 2) {
@@ -344,17 +351,15 @@ gap_check(struct rv_copy *c)
 	}
 	if (c->a.applied_lsn == 0)
 		snprintf(c->why, sizeof(c->why), "%s: the log begins at LSN %llu and "
-			"this copy has no base: it cannot be made from the log alone; "
-			"make the copy anew (docs/sqlite.md, \"Checkpoints and the "
-			"log\")", c->path, (unsigned long long)info.first_lsn);
+			"this copy has no base: it cannot be made from the log alone",
+			c->path, (unsigned long long)info.first_lsn);
 	else
 		snprintf(c->why, sizeof(c->why), "%s: the log now begins at LSN %llu, "
 			"past LSN %llu, the next this copy needs: it was released while "
-			"nothing held it here; make the copy anew (docs/sqlite.md, "
-			"\"Checkpoints and the log\")", c->path,
+			"nothing held it here", c->path,
 			(unsigned long long)info.first_lsn,
 			(unsigned long long)c->a.applied_lsn + 1);
-	return -1;
+	return REMAKE;
 }
 
 #ifdef RPMA_DEBUG_FAULT_INJECTION
@@ -425,28 +430,30 @@ foreign_check(struct rv_copy *c)
 		if (counter == c->a.change_counter)
 			return 0;
 	}
-	if (rv_base_remove(c->path, err, sizeof(err)) != 0)
+	if (rv_base_remove(c->path, err, sizeof(err)) != 0) {
 		snprintf(c->why, sizeof(c->why), "%.100s: written by another process (%s); "
 			"its marker could not be removed: %.120s", c->path, wal_there ?
 			"a -wal beside it" : "its change counter moved", err);
-	else
-		snprintf(c->why, sizeof(c->why), "%s: written by another process (%s): "
-			"it is no longer the log's database and no base; its marker was "
-			"removed; make the copy anew (docs/sqlite.md, \"Checkpoints and "
-			"the log\")", c->path, wal_there ? "a -wal beside it" :
-			"its change counter moved");
+		return -1;
+	}
+	snprintf(c->why, sizeof(c->why), "%s: written by another process (%s): it "
+		"is no longer the log's database and no base; its marker was removed",
+		c->path, wal_there ? "a -wal beside it" : "its change counter moved");
 	c->base_lsn = 0;
 	pthread_mutex_lock(&c->lock);
 	c->st.base_lsn = 0;
 	pthread_mutex_unlock(&c->lock);
-	return -1;
+	return REMAKE;
 }
 
+/* 0, -1 with c->why, or REMAKE (the copy cannot follow: c->why) */
 static int
 apply_batch(struct rv_copy *c)
 {
-	if (gap_check(c) != 0 || foreign_check(c) != 0)
-		return -1;
+	int ret;
+
+	if ((ret = gap_check(c)) != 0 || (ret = foreign_check(c)) != 0)
+		return ret;
 	crash_in_batch(c);
 	c->unmarked_bytes += c->used;
 	for (size_t i = 0; i < c->n_recs; i++)
@@ -478,16 +485,24 @@ applying_begin(struct rv_copy *c)
  * until it has caught up with the commit point: past its base it may hold
  * part of a later transaction (a checkpoint cut short), and its -wal,
  * which readers saw until now, is gone.  1 with the lock kept, 0 with it
- * let go, -1 failed (c->why), -2 stopped meanwhile.
+ * let go, -1 failed (c->why), -2 stopped meanwhile, REMAKE (the lock
+ * kept for a file from a primary, else let go).
  */
 static int
 start(struct rv_copy *c)
 {
+	int ret;
+
 	if (!lock_exclusive(c))
 		return -2;
-	if (rv_drop_wal(c->path, c->why, sizeof(c->why)) != 0 || start_check(c) != 0) {
+	if (rv_drop_wal(c->path, c->why, sizeof(c->why)) != 0) {
 		unlock_all(c);
 		return -1;
+	}
+	if ((ret = start_check(c)) != 0) {
+		if (ret != REMAKE || !c->from_primary)
+			unlock_all(c);
+		return ret;
 	}
 	if (c->from_primary)
 		return 1;
@@ -529,6 +544,223 @@ publish(struct rv_copy *c, uint64_t waited_ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
+static void
+remake_publish(struct rv_copy *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->st.state = RV_COPY_REMAKING;
+	c->st.image_lsn = c->m.first_lsn;
+	c->st.image_bytes = c->m.image_bytes;
+	c->st.image_total_bytes = (uint64_t)c->m.image_pages * c->m.a.page_size;
+	c->st.holding = c->m.first_lsn != 0;
+	c->st.hold_lsn = c->m.first_lsn != 0 ? c->m.a.applied_lsn : 0;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * Waiting for an image: the records from *scan on are looked at for an
+ * image's first record, which the primary writes once a heartbeat said
+ * this replica wants one.  Nothing is held meanwhile.  1 with *first_lsn
+ * and *h, 0 none yet, -1 (c->why).
+ */
+static int
+find_image(struct rv_copy *c, uint64_t *scan, uint64_t *first_lsn,
+		struct img_hdr *h)
+{
+	char err[256];
+	int ret;
+
+	if (repl_replica_wait(c->node, *scan, WAIT_MS) != 0)
+		return 0;
+	if ((ret = next_batch(c, *scan)) <= 0)
+		return ret;
+	for (size_t i = 0; i < c->n_recs; i++) {
+		const uint8_t *d = c->buf + c->recs[i].off;
+
+		*scan = c->recs[i].lsn + 1;
+		if (image_record_is(d, c->recs[i].len) &&
+		    image_record_parse(d, c->recs[i].len, h, err, sizeof(err)) &&
+		    (h->flags & IMG_F_FIRST) &&
+		    memcmp(h->db_uuid, c->a.db_uuid, sizeof(h->db_uuid)) == 0) {
+			*first_lsn = c->recs[i].lsn;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The records from the image's base on into the new file, until the image
+ * is complete and nothing committed is left: 0; 1 another image began
+ * (*scan at it); 2 the log no longer holds a record needed (ask again);
+ * -1 (c->why); -2 stopped.
+ */
+static int
+remake_apply(struct rv_copy *c, uint64_t *scan)
+{
+	int ret;
+
+	while (!atomic_load(&c->stop)) {
+		uint64_t pos = c->m.a.applied_lsn + 1;
+
+		if (repl_replica_wait(c->node, pos, WAIT_MS) != 0) {
+			if (c->m.complete)
+				return 0;
+			continue;
+		}
+		if ((ret = next_batch(c, pos)) < 0)
+			return -1;
+		if (ret == 0) {
+			if (c->m.complete)
+				return 0;
+			sleep_ms(WAIT_MS);
+			continue;
+		}
+		if (c->recs[0].lsn != pos) {
+			fprintf(stderr, "replvfs copy: %s: the log no longer holds LSN "
+				"%llu, which the image needs: asking again\n", c->path,
+				(unsigned long long)pos);
+			return 2;
+		}
+		for (size_t i = 0; i < c->n_recs; i++) {
+			ret = rv_remake_record(&c->m, c->recs[i].lsn,
+				c->buf + c->recs[i].off, c->recs[i].len, c->why,
+				sizeof(c->why));
+			if (ret == 1) {
+				*scan = c->recs[i].lsn;
+				return 1;
+			}
+			if (ret < 0)
+				return -1;
+		}
+		/* what is applied into the new file need not stay */
+		(void)repl_replica_hold(c->node, c->m.a.applied_lsn);
+		remake_publish(c);
+	}
+	return -2;
+}
+
+/*
+ * The new file over the copy, under the EXCLUSIVE lock (held already when
+ * locked): readers see the old database until then, the new one after.
+ * Marked a base at what it applied.  0, or -1 (c->why).
+ */
+static int
+remake_install(struct rv_copy *c, bool locked)
+{
+	uint32_t pages = c->m.min_db_pages != UINT32_MAX ? c->m.a.db_pages :
+		c->m.image_pages;
+
+	if (!locked && !lock_exclusive(c))
+		return -2;
+	if (applying_begin(c) != 0 ||
+	    rv_remake_install(&c->m, c->a.fd, &c->a.change_counter, c->why,
+			sizeof(c->why)) != 0) {
+		unlock_all(c);
+		return -1;
+	}
+	c->a.applied_lsn = c->m.a.applied_lsn;
+	c->a.page_size = c->m.a.page_size;
+	c->a.db_pages = pages;
+	c->a.records += c->m.a.records;
+	(void)unlink(c->applying);
+	unlock_all(c);
+	c->from_primary = false;
+	c->base_lsn = 0;
+	return mark_base(c);
+}
+
+/*
+ * The copy cannot follow (c->why says why): it is made anew from its
+ * primary's image (rv_remake.h).  Its marker goes first (the file is no
+ * base it can go on from), and its hold: nothing is held until an image
+ * begins, then the records after the image's base are, which the primary
+ * keeps until it sees this hold (rv_image.c).  A file from a primary, or
+ * torn, keeps readers out throughout (locked); a whole one is read as it
+ * is until the new one is installed.  0 following again, -1 (c->why), -2
+ * stopped.
+ */
+static int
+remake(struct rv_copy *c, bool locked)
+{
+	uint64_t scan = c->a.applied_lsn + 1, first = 0;
+	struct img_hdr h;
+	char err[300];
+	bool held = locked;	/* until the install, which lets it go */
+	int ret;
+
+	fprintf(stderr, "replvfs copy: %s; remaking it from the primary's image\n",
+		c->why);
+	pthread_mutex_lock(&c->lock);
+	c->st.state = RV_COPY_REMAKING;
+	snprintf(c->st.error, sizeof(c->st.error), "%s", c->why);
+	c->st.base_lsn = 0;
+	c->st.image_lsn = c->st.image_bytes = c->st.image_total_bytes = 0;
+	c->st.holding = false;
+	c->st.hold_lsn = 0;
+	pthread_mutex_unlock(&c->lock);
+	if (rv_base_remove(c->path, err, sizeof(err)) != 0) {
+		snprintf(c->why, sizeof(c->why), "%s", err);
+		if (held)
+			unlock_all(c);
+		return -1;
+	}
+	c->base_lsn = 0;
+	(void)repl_replica_unhold(c->node);
+	(void)repl_replica_want_base(c->node, 1);
+	while (!atomic_load(&c->stop)) {
+		if (first == 0) {
+			if ((ret = find_image(c, &scan, &first, &h)) < 0)
+				break;
+			if (ret == 0)
+				continue;
+		}
+		/* hold what the image needs, before the primary stops keeping it */
+		(void)repl_replica_hold(c->node, h.base_lsn);
+		(void)repl_replica_want_base(c->node, 0);
+		if (rv_remake_begin(&c->m, c->path, c->a.db_uuid, first, h.base_lsn,
+				h.db_pages, c->why, sizeof(c->why)) != 0)
+			break;
+		remake_publish(c);
+		fprintf(stderr, "replvfs copy: %s: the image at LSN %llu (base LSN "
+			"%llu, %u pages)\n", c->path, (unsigned long long)first,
+			(unsigned long long)h.base_lsn, h.db_pages);
+		ret = remake_apply(c, &scan);
+		if (ret == 0) {
+			held = false;
+			if ((ret = remake_install(c, locked)) == 0) {
+				rv_remake_end(&c->m);
+				pthread_mutex_lock(&c->lock);
+				c->st.remakes++;
+				c->st.error[0] = '\0';
+				c->st.image_lsn = 0;
+				pthread_mutex_unlock(&c->lock);
+				fprintf(stderr, "replvfs copy: %s: remade from the primary's "
+					"image, at LSN %llu\n", c->path,
+					(unsigned long long)c->a.applied_lsn);
+				publish(c, 0);
+				return 0;
+			}
+			break;
+		}
+		rv_remake_end(&c->m);
+		first = 0;
+		if (ret == 1)
+			continue;	/* another image: its first record at scan */
+		if (ret != 2)
+			break;
+		/* the log lost what it needed: ask again, from where it is */
+		(void)repl_replica_unhold(c->node);
+		(void)repl_replica_want_base(c->node, 1);
+		remake_publish(c);
+	}
+	rv_remake_end(&c->m);
+	(void)repl_replica_want_base(c->node, 0);
+	if (held)
+		unlock_all(c);
+	return atomic_load(&c->stop) ? -2 : -1;
+}
+
 /*
  * Applies the records after the file's base (rv_base.h): from the first
  * after it, never one at or before it, so every write into the file is a
@@ -548,6 +780,11 @@ follow(void *arg)
 	(void)pthread_setname_np(pthread_self(), "repld-sqlcopy");
 	if ((locked = start(c)) == -2)
 		return NULL;
+	if (locked == REMAKE) {
+		/* a file from a primary keeps its lock (start) */
+		locked = c->from_primary;
+		goto remake;
+	}
 	if (locked < 0)
 		goto failed;
 	while (!atomic_load(&c->stop)) {
@@ -589,6 +826,18 @@ follow(void *arg)
 			snprintf(c->why, sizeof(c->why), "%s: %s", c->path, strerror(errno));
 			ret = -1;
 		}
+		if (ret == REMAKE) {
+			/*
+			 * Nothing of this batch was written (its checks come
+			 * first); a file not yet whole keeps readers out.
+			 */
+			if (!(starting && c->from_primary)) {
+				(void)unlink(c->applying);
+				unlock_all(c);
+				locked = 0;
+			}
+			goto remake;
+		}
 		/* a batch that failed leaves it: the file is no commit's */
 		if (ret == 0)
 			(void)unlink(c->applying);
@@ -609,6 +858,15 @@ follow(void *arg)
 		if ((now_ms() - c->marked_ms >= MARK_EVERY_MS ||
 		     c->unmarked_bytes >= c->log_size / 8) && mark_base(c) != 0)
 			goto failed;
+		continue;
+remake:
+		ret = remake(c, locked);
+		locked = 0;		/* the install let it go */
+		if (ret == -2)
+			return NULL;
+		if (ret < 0)
+			goto failed;
+		starting = false;
 	}
 	if (locked)
 		unlock_all(c);
@@ -684,6 +942,9 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 		c->from_primary = true;
 	if (access(c->applying, F_OK) == 0)
 		c->from_primary = true;		/* a batch cut short */
+	/* a remake cut short leaves its file: nothing goes on from it */
+	if (snprintf(wal, sizeof(wal), "%s%s", path, RV_REMAKE_SUFFIX) < (int)sizeof(wal))
+		(void)unlink(wal);
 #ifdef RPMA_DEBUG_FAULT_INJECTION
 	c->crash_at = crash_from_env();
 #endif

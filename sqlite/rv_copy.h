@@ -19,8 +19,10 @@
  * synced and marked a base (rv_base.h) at what it applied, and the
  * replica holds the records after it (repl_replica_hold), from before it
  * first serves a primary: the log is released no further, so a copy
- * never misses a record.  A copy whose base is older than the log's first
- * record cannot follow (it fails, saying so).
+ * never misses a record.  A copy that cannot follow (its base is older
+ * than the log's first record, it has none over a released log, or
+ * another process wrote into it) is remade from its primary's image
+ * (rv_remake.h) and follows again.
  */
 #ifndef REPLSQLITE_RV_COPY_H
 #define REPLSQLITE_RV_COPY_H
@@ -36,6 +38,11 @@ struct rv_copy;
 /*
  * Where the copy stands:
  *   STARTING -> FOLLOWING    the first batch applied (the whole log)
+ *   STARTING, FOLLOWING -> REMAKING
+ *                            it cannot follow the log: it asks the primary
+ *                            for an image and applies it with the records
+ *                            after the image's base, into a new file
+ *   REMAKING -> FOLLOWING    the new file installed over the copy, marked
  *   any -> FAILED            a record it cannot apply, or the file failed;
  *                            it applies nothing more until a restart
  */
@@ -43,6 +50,7 @@ enum rv_copy_state {
 	RV_COPY_STARTING = 0,	/* no record applied since start */
 	RV_COPY_FOLLOWING = 1,
 	RV_COPY_FAILED = 2,
+	RV_COPY_REMAKING = 3,
 };
 
 struct rv_copy_status {
@@ -60,7 +68,13 @@ struct rv_copy_status {
 					   (false once it failed) */
 	uint64_t hold_lsn;		/* the records after it stay in the
 					   replica's log (0 with no base: all) */
-	char error[320];		/* FAILED: why */
+	char error[320];		/* FAILED: why; REMAKING: why it is
+					   remade */
+	uint64_t remakes;		/* times it was remade since start */
+	uint64_t image_lsn;		/* REMAKING: the first record of the
+					   image it applies (0: waiting for one) */
+	uint64_t image_bytes;		/* ... of the image's pages taken in */
+	uint64_t image_total_bytes;	/* ... of the primary's file */
 };
 
 const char *rv_copy_state_name(enum rv_copy_state s);

@@ -20,6 +20,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "repl.h"
+#include "image_record.h"
 #include "primary_cfg.h"
 #include "repld_conf.h"
 #include "rv_admin_sock.h"
@@ -88,27 +89,40 @@ rv_db_durable_at(struct rv_db *d, uint64_t lsn)
 /*
  * The next transaction id: one past the newest transaction record's (1 for
  * a log without one).  Walks back over the records that are not
- * transactions (each promotion's epoch-start record).
+ * transactions (each promotion's epoch-start record).  An image record
+ * (image_record.h) carries the newest transaction id when it was written,
+ * so that the id survives a release past the last transaction (an idle
+ * database's image, rv_image.c); one that comes after a transaction may
+ * carry an older id than it, so the larger counts.
  */
-static uint64_t
-txid_after(struct repl *repl, uint64_t *txn_lsn)
+uint64_t
+rv_db_txid_after(struct repl *repl, uint64_t *txn_lsn)
 {
 	struct repl_status st;
 	struct repl_record_info info;
+	uint64_t image_id = 0, image_lsn = 0;
 	char magic[4];
 	size_t len;
 
 	if (repl_status(repl, &st) != 0 || st.last_lsn == 0)
 		return 1;
-	for (uint64_t lsn = st.last_lsn; lsn >= st.first_lsn && lsn > 0; lsn--)
-		if (repl_record_info(repl, lsn, &info) == 0 && info.client_id != 0 &&
-		    info.len >= TXN_HDR_SIZE &&
-		    repl_read(repl, lsn, magic, sizeof(magic), &len) == 0 &&
-		    memcmp(magic, TXN_MAGIC, 4) == 0) {
-			*txn_lsn = lsn;
-			return info.client_id + 1;
+	for (uint64_t lsn = st.last_lsn; lsn >= st.first_lsn && lsn > 0; lsn--) {
+		if (repl_record_info(repl, lsn, &info) != 0 || info.client_id == 0 ||
+		    info.len < 4 || repl_read(repl, lsn, magic, sizeof(magic), &len) != 0)
+			continue;
+		if (memcmp(magic, IMG_MAGIC, 4) == 0 && info.client_id > image_id) {
+			image_id = info.client_id;
+			if (image_lsn == 0)
+				image_lsn = lsn;
 		}
-	return 1;
+		if (info.len >= TXN_HDR_SIZE && memcmp(magic, TXN_MAGIC, 4) == 0) {
+			*txn_lsn = lsn;
+			return (info.client_id > image_id ? info.client_id : image_id) + 1;
+		}
+	}
+	if (image_id != 0)
+		*txn_lsn = image_lsn;
+	return image_id + 1;
 }
 
 /*
@@ -288,7 +302,7 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 	d->refs = 1;
 	d->timeout_ms = timeout_ms;
 	d->pipelined = pipelined;
-	d->next_txid = txid_after(d->repl, &d->last_lsn);
+	d->next_txid = rv_db_txid_after(d->repl, &d->last_lsn);
 	/*
 	 * The log is the database: the file is rebuilt from it, so neither a
 	 * -wal frame the log lacks nor one SQLite did not sync survives.
@@ -556,8 +570,9 @@ poison(struct rv_db *d, int ret, uint64_t lsn, uint64_t txid)
 bool
 rv_db_checkpoint_due(struct rv_db *d)
 {
+	/* also when a replica's image waits for the room a base makes */
 	return atomic_load_explicit(&d->wal_bytes, memory_order_relaxed) >=
-		d->log_size / 8;
+		d->log_size / 8 || (d->rel != NULL && rv_release_wants_room(d->rel));
 }
 
 int

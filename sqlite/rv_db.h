@@ -25,6 +25,12 @@
 struct rv_db;
 
 /*
+ * The next transaction id after the log's newest (1 without one), and in
+ * *txn_lsn the record that says so (unchanged without one).
+ */
+uint64_t rv_db_txid_after(struct repl *repl, uint64_t *txn_lsn);
+
+/*
  * The database at db_path (SQLite's full path), its log opened from the
  * repld.conf at conf_path (its node as the primary; bootstrap: the
  * cluster's first start), or the one this process has open already.  A

@@ -16,6 +16,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "rv_base.h"
+#include "rv_image.h"
 #include "rv_release.h"
 
 struct rv_release {
@@ -25,6 +26,7 @@ struct rv_release {
 	int timeout_ms;
 	int db_fd;			/* the database file, to sync it */
 	pthread_t thread;
+	struct rv_image *image;		/* a replica's copy remade (rv_image.h) */
 
 	pthread_mutex_t lock;		/* guards what follows */
 	pthread_cond_t cond;
@@ -71,6 +73,7 @@ static bool
 release_before(struct rv_release *r, uint64_t lsn)
 {
 	struct repl_status st;
+	uint64_t pin = rv_image_pin(r->image), want = lsn;
 	int ret, unseen = 0;
 
 	if (!all_seen(r, &unseen)) {
@@ -82,8 +85,11 @@ release_before(struct rv_release *r, uint64_t lsn)
 		r->unseen_noted = true;
 		return false;
 	}
+	/* an image's base stays until the copy that asked holds what follows */
+	if (pin != 0 && lsn > pin + 1)
+		lsn = pin + 1;
 	if (lsn < 2)
-		return true;
+		return lsn == want;
 	if ((ret = repl_release(r->repl, lsn - 1)) != 0) {
 		sqlite3_log(SQLITE_WARNING, "replvfs: %s: releasing the log up to LSN "
 			"%llu: %s", r->path, (unsigned long long)lsn - 1,
@@ -97,8 +103,8 @@ release_before(struct rv_release *r, uint64_t lsn)
 	 * A replica's hold stopped it short: the round's ACKs said where the
 	 * holds are now, so the next try goes further
 	 */
-	return repl_status(r->repl, &st) != 0 || st.first_lsn == 0 ||
-		st.first_lsn >= lsn;
+	return lsn == want && (repl_status(r->repl, &st) != 0 || st.first_lsn == 0 ||
+		st.first_lsn >= lsn);
 }
 
 /* lsn marked a base; false when its release waits for a replica */
@@ -126,6 +132,7 @@ handle(struct rv_release *r, uint64_t lsn)
 }
 
 #define RETRY_MS 200	/* a release that waits for a replica, tried again */
+#define IMAGE_MS 20	/* an image under way: its next records */
 #define SPACE_EVERY_MS 1000	/* the log's fill looked at so often */
 #define SPACE_ALARM 80		/* percent full: the space alarm */
 #define SPACE_CLEAR 70		/* ... and below it, the alarm ends */
@@ -186,12 +193,14 @@ run(void *arg)
 	struct rv_release *r = arg;
 	struct timespec until;
 	uint64_t lsn, waiting = 0;	/* a base whose release waits */
+	bool imaging = false;
 
 	(void)pthread_setname_np(pthread_self(), "replvfs-release");
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		/* an offer, a stop or a resume; else the retry's or the look's time */
-		deadline_in(&until, waiting ? RETRY_MS : SPACE_EVERY_MS);
+		deadline_in(&until, imaging ? IMAGE_MS : waiting ? RETRY_MS :
+			SPACE_EVERY_MS);
 		while (!r->stop && (r->paused || r->offered <= r->done) &&
 		       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
 			;
@@ -214,7 +223,10 @@ run(void *arg)
 		}
 		pthread_mutex_unlock(&r->lock);
 		space_look(r);
+		imaging = rv_image_step(r->image, r->repl, &lsn);
 		pthread_mutex_lock(&r->lock);
+		if (lsn > r->offered)
+			r->offered = lsn;	/* handled at the next turn */
 		r->busy = false;
 		pthread_cond_broadcast(&r->idle);
 	}
@@ -241,6 +253,11 @@ rv_release_start(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
+	if ((r->image = rv_image_new(path, db_uuid, r->db_fd)) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		close(r->db_fd);
+		goto fail;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	pthread_cond_init(&r->idle, NULL);
@@ -249,6 +266,7 @@ rv_release_start(struct repl *repl, const char *path, const uint8_t db_uuid[16],
 		pthread_cond_destroy(&r->idle);
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
+		rv_image_free(&r->image);
 		close(r->db_fd);
 		goto fail;
 	}
@@ -288,6 +306,12 @@ rv_release_get(struct rv_release *r, uint64_t *base_lsn, uint64_t *released_lsn)
 	pthread_mutex_unlock(&r->lock);
 }
 
+bool
+rv_release_wants_room(struct rv_release *r)
+{
+	return rv_image_waits_room(r->image);
+}
+
 void
 rv_release_pause(struct rv_release *r)
 {
@@ -297,6 +321,7 @@ rv_release_pause(struct rv_release *r)
 		pthread_cond_wait(&r->idle, &r->lock);
 	/* closed after this: nothing may reach it (rv_release_log_holds looks first) */
 	r->repl = NULL;
+	rv_image_abandon(r->image);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -363,6 +388,7 @@ rv_release_stop(struct rv_release **rp)
 	pthread_cond_destroy(&r->idle);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
+	rv_image_free(&r->image);
 	close(r->db_fd);
 	free(r->path);
 	free(r);

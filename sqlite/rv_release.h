@@ -53,6 +53,8 @@ void rv_release_space(struct rv_release *r, bool *alarm, uint64_t *alarms);
  * copy or has not been seen since the database opened, a line each.
  */
 void rv_release_log_holds(struct rv_release *r, int code);
+/* a replica's copy's image waits for room in the log (rv_image.h) */
+bool rv_release_wants_room(struct rv_release *r);
 /*
  * A membership change closes the log and opens it again: pause waits
  * until the thread no longer uses the log (a wait for durability it is in

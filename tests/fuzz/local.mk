@@ -104,6 +104,15 @@ $(FUZZ_DIR)/fuzz_txn_record: tests/fuzz/fuzz_txn_record.c \
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/sqlite -o $@ $^
 
+# replvfs's image records (a primary's file, for a copy remade) as a log
+# holds them
+FUZZ_TARGETS += image_record
+EXTRA_DIST += tests/fuzz/fuzz_image_record.c
+$(FUZZ_DIR)/fuzz_image_record: tests/fuzz/fuzz_image_record.c \
+		$(top_srcdir)/sqlite/image_record.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/sqlite -o $@ $^
+
 # the coordinator's key values as etcd holds them (tools/repld/coord_keys.c)
 FUZZ_TARGETS += coord_keys
 EXTRA_DIST += tests/fuzz/fuzz_coord_keys.c

@@ -41,12 +41,12 @@
 # Then a replica is lost for good and replaced (its log, copy and marker
 # deleted, started again with --reinit at the same address) while the
 # primary commits, which must go on (no SQLITE_FULL) and release its log
-# past where it was.  At the end the primary stops writing, the replaced
-# node's copy, which has no base, is seeded from another's as
-# docs/sqlite.md says ("Replacing a lost node"; see the TODO there)
-# unless it follows, and every node's copy must equal the primary's
-# database.  No node's stderr may say that its copy failed ("replvfs
-# copy:"), apart from the replaced node's before it was seeded.
+# past where it was.  The replaced node's copy, which has no base over a
+# released log, must be remade from the primary's image by itself
+# (docs/sqlite.md, "Remade from the primary's image"), and at the end
+# every node's copy must equal the primary's database.  No node's stderr
+# may say that its copy failed ("replvfs copy:"), apart from the replaced
+# node's lines about its remake.
 #
 # Environment: ROUNDS (12; ROUNDS=100 for a long run by hand; FAILOVERS_ROUNDS
 # overrides it), LOGSIZE,
@@ -517,40 +517,19 @@ for ((t = 0; t < 600; t++)); do
 	sleep 0.1
 done
 want=$(grep '^hash ' "$D/app.$tag.out" | tail -n 1)
-# TODO: tighten this once a copy can fetch a base from another node:
-# then expect node s's copy to follow here by itself, and fail if it does
-# not.  Today a node made anew with an empty copy cannot follow once the
-# log was released (docs/sqlite.md, "Replacing a lost node": its copy
-# fails, "... this copy has no base: it cannot be made from the log
-# alone ...", writes nothing and lets go of its hold), so it is seeded
-# now as the docs say (step 5 there): node o's copy, which follows, and
-# its marker copied under a read transaction of it (its applier waits
-# meanwhile), no -wal or -shm, and node s's repld started again.  Done at
-# the end, with the primary writing nothing, so that no release passes
-# the seed's base before node s holds it.  A copy that says it follows
-# is held to the same final check as the others (equal, integrity_check
-# ok).
-if [[ $st != *'"state":"following"'* ]]; then
-	stop $s
-	"$BANK" --hash "$D/app$o.db" --hold-until "$D/seeded" > "$D/seed.out" \
-		2> "$D/seed.err" &
-	rpid=$!
-	bg+=("$rpid")
-	for ((t = 0; t < 200; t++)); do
-		grep -q holding "$D/seed.out" && break
-		kill -0 "$rpid" 2>/dev/null || fail "the seed's reader of node$o's copy: $(cat "$D/seed.err")"
-		sleep 0.05
-	done
-	cp "$D/app$o.db-repl-base" "$D/app$s.db-repl-base"
-	cp "$D/app$o.db" "$D/app$s.db"
-	rm -f "$D/app$s.db-wal" "$D/app$s.db-shm"
-	: > "$D/seeded"
-	wait "$rpid" 2>/dev/null
-	copy_fails[$s]=$(grep -c "$COPY_FAILED" "$D/node$s.err")
-	skip_node=0
-	restart $s
-	echo "$NAME: node$s's copy seeded from node$o's (base $(marker_lsn $s)) as docs/sqlite.md says"
-fi
+# node s was made anew with an empty copy after the log was released: its
+# copy cannot be made from the log alone, so it asks the primary for the
+# database's image and is remade from it by itself (docs/sqlite.md,
+# "Remade from the primary's image"); then it follows like the others
+for ((t = 0; t < 1200; t++)); do
+	st=$(copy_status $s)
+	[[ $st == *'"state":"following"'*'"remakes":'[1-9]* || $st == *'"state":"failed"'* ]] && break
+	watch end "node$s's copy remade"
+	sleep 0.1
+done
+[[ $st == *'"state":"following"'*'"remakes":'[1-9]* ]] ||
+	fail "node$s's copy, made anew after the log was released, was not remade from the primary's image in 120 s: $st; $(grep 'replvfs copy' "$D/node$s.err" | tail -n 3)"
+echo "$NAME: node$s's copy remade from the primary's image by itself: $(grep -o 'the image at LSN [^)]*)' "$D/node$s.err" | tail -n 1)"
 # every copy reaches the last primary's database
 finals=()
 for n in 1 2 3; do ((n == p)) || finals+=("$n"); done
@@ -561,10 +540,11 @@ wait "$apid" 2>/dev/null
 echo "$NAME: the last primary node$p: $want; the copies of node${finals[0]} and node${finals[1]} equal it"
 for f in "$D"/app.*.err "$D"/node*.err; do clean_stderr "$f" "$f"; done
 # no copy failed on the way (one that failed, then was started again,
-# may look whole), but the replaced node's before it was seeded
+# may look whole); the replaced node's was remade, and nothing else
+REMADE='remaking it from the primary.s image\|: the image at LSN\|remade from the primary.s image'
 for n in 1 2 3; do
-	lines=$(grep "$COPY_FAILED" "$D/node$n.err" | tail -n +$((${copy_fails[$n]:-0} + 1)))
-	((n == s)) || lines=$(grep "$COPY_FAILED" "$D/node$n.err")
+	lines=$(grep "$COPY_FAILED" "$D/node$n.err")
+	((n == s)) && lines=$(grep -v "$REMADE" <<< "$lines")
 	[[ -z $lines ]] || bad "node$n's copy failed on the way: $(head -n 3 <<< "$lines")"
 done
 ((failures == 0)) || fail "$failures wrong copies (KEEP_GOING)"

@@ -3,12 +3,14 @@
  * txn_record_test.c -- replvfs's transaction records (sqlite/txn_record.c):
  * a record written reads back the same, field by field and frame by frame;
  * every header field a log or a peer could get wrong is refused whole,
- * with a sentence naming it.
+ * with a sentence naming it.  The same for the image records
+ * (sqlite/image_record.c), which a transaction's parse refuses.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "image_record.h"
 #include "txn_record.h"
 
 static int failures;
@@ -129,11 +131,70 @@ refused(void)
 	CHECK(strstr(why, "frame index") != NULL);
 }
 
+/* an image record: read back the same; each bad field refused, named */
+static void
+image(void)
+{
+	static uint8_t buf[IMG_HDR_SIZE + 2 * PAGE];
+	struct img_hdr h = {
+		.version = IMG_VERSION, .flags = IMG_F_FIRST, .page_size = PAGE,
+		.n_pages = 2, .base_lsn = (UINT64_C(7) << 32) | 5, .first_pgno = 1,
+		.db_pages = 9,
+	}, got, bad;
+	struct txn_hdr t;
+	char why[160];
+	size_t len = IMG_HDR_SIZE + 2 * PAGE;
+
+	for (int i = 0; i < 16; i++)
+		h.db_uuid[i] = (uint8_t)(0xb0 + i);
+	CHECK(image_hdr_encode(&h, buf));
+	memset(buf + IMG_HDR_SIZE, 1, PAGE);
+	memset(buf + IMG_HDR_SIZE + PAGE, 2, PAGE);
+	CHECK(image_record_is(buf, len));
+	CHECK(image_record_parse(buf, len, &got, why, sizeof(why)));
+	CHECK(got.flags == IMG_F_FIRST && got.base_lsn == h.base_lsn &&
+	      got.n_pages == 2 && got.db_pages == 9 && got.first_pgno == 1 &&
+	      memcmp(got.db_uuid, h.db_uuid, 16) == 0);
+	CHECK(image_page(buf, &got, 1)[0] == 2 && image_page(buf, &got, 0)[PAGE - 1] == 1);
+	/* no transaction: the rebuild and a copy tell it apart */
+	CHECK(!txn_record_parse(buf, len, &t, why, sizeof(why)));
+	CHECK(!image_record_parse(buf, len - 1, &got, why, sizeof(why)) &&
+	      strstr(why, "make") != NULL && got.base_lsn == 0);
+	CHECK(!image_record_parse(buf, 47, &got, why, sizeof(why)) && strstr(why, "header"));
+	bad = h;
+	bad.base_lsn = 0;
+	CHECK(!image_hdr_encode(&bad, buf));
+	bad = h;
+	bad.first_pgno = 2;		/* a first record begins at page 1 */
+	CHECK(!image_hdr_encode(&bad, buf));
+	bad = h;
+	bad.flags = 0;
+	bad.first_pgno = 9;		/* pages past the file's */
+	CHECK(!image_hdr_encode(&bad, buf));
+	bad = h;
+	bad.n_pages = 0;		/* no pages only in an empty file's image */
+	CHECK(!image_hdr_encode(&bad, buf));
+	bad.flags = IMG_F_FIRST | IMG_F_LAST;
+	bad.db_pages = 0;
+	CHECK(image_hdr_encode(&bad, buf) &&
+	      image_record_parse(buf, IMG_HDR_SIZE, &got, why, sizeof(why)));
+	/* an unknown flag bit, written over a good header */
+	CHECK(image_hdr_encode(&h, buf));
+	buf[6] |= 0x80;
+	CHECK(!image_record_parse(buf, len, &got, why, sizeof(why)) &&
+	      strstr(why, "flags") != NULL);
+	buf[6] &= 0x7f;
+	buf[24] = 0x11;			/* page size 529: no power of two */
+	CHECK(!image_record_parse(buf, len, &got, why, sizeof(why)) &&
+	      strstr(why, "page_size") != NULL);
+}
+
 int
 main(void)
 {
 	round_trip();
 	refused();
+	image();
 	if (failures) {
 		fprintf(stderr, "txn_record_test: %d checks failed\n", failures);
 		return 1;

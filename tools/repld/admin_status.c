@@ -306,14 +306,17 @@ copy_json(struct node *n)
 
 	if (!node_copy_status(n, &st))
 		return json_null();
-	return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+	return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:s, "
+		"s:o, s:o, s:o, s:o}",
 		"path", n->conf.sqlite_copy, "state", rv_copy_state_name(st.state),
 		"applied_lsn", jo_u64(st.applied_lsn), "base_lsn", jo_u64(st.base_lsn),
 		"holding", st.holding, "hold_lsn", jo_u64(st.hold_lsn),
 		"transactions", jo_u64(st.transactions),
 		"batches", jo_u64(st.batches), "lock_wait_ms", jo_u64(st.lock_wait_ms),
 		"page_size", jo_u64(st.page_size), "pages", jo_u64(st.pages),
-		"error", st.error);
+		"error", st.error, "remakes", jo_u64(st.remakes),
+		"image_lsn", jo_u64(st.image_lsn), "image_bytes", jo_u64(st.image_bytes),
+		"image_total_bytes", jo_u64(st.image_total_bytes));
 }
 
 static int

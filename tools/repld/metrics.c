@@ -386,6 +386,12 @@ copy_text(struct mtext *t, struct node *n)
 	gauge(t, "repld_sqlite_copy_holding", "1 while the copy holds the "
 		"records after its base in the log (0 once it failed).", has,
 		(uint64_t)st.holding);
+	gauge(t, "repld_sqlite_copy_remaking", "1 while the copy is made anew "
+		"from the primary's image (status: sqlite_copy.error).", has,
+		(uint64_t)(st.state == RV_COPY_REMAKING));
+	counter(t, "repld_sqlite_copy_remakes_total", "Times the copy was made "
+		"anew from the primary's image since the daemon started.", has,
+		st.remakes);
 }
 
 /* automatic failover: families always, samples with a coordinator */
