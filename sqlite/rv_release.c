@@ -364,6 +364,11 @@ rv_release_log_holds(struct rv_release *r, int code)
 			sqlite3_log(code, "replvfs: %s: replica %d not seen since the "
 				"open: nothing is released until it connects", r->path,
 				i + 1);
+		else if (st.holds && st.hold_from < rs.first_lsn)
+			sqlite3_log(code, "replvfs: %s: replica %d (%s) holds from LSN "
+				"%llu, before the log's first: not counted (its copy "
+				"cannot follow)", r->path, i + 1, link_word(&st),
+				(unsigned long long)st.hold_from);
 		else if (st.holds)
 			sqlite3_log(code, "replvfs: %s: replica %d (%s) holds the log "
 				"from LSN %llu for its copy (its checkpoint: %llu)",

@@ -147,15 +147,20 @@ cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
  * checkpoint passes what another one holds (each may be promoted, and
  * then its log is everybody's); and below the checkpoint of one that is
  * not streaming (not asked).  After the round: below every holder's
- * checkpoint, where its ACK said it stopped.  Under c->lock.
+ * checkpoint, where its ACK said it stopped.  A hold that begins before
+ * first, the log's first record, counts for nothing: what it would keep
+ * is gone already, so its reader cannot go on from it (a copy with no
+ * base over a released log, or one released past while it held nothing,
+ * is remade: docs/sqlite.md), and counted it would only stop every
+ * release, also while its replica is down.  Under c->lock.
  */
 static uint64_t
-held_limit(struct cluster *c, uint64_t lsn, bool asked)
+held_limit(struct cluster *c, uint64_t lsn, bool asked, uint64_t first)
 {
 	for (int i = 0; i < c->n_links; i++) {
 		const struct link *l = &c->links[i];
 
-		if (!l->holds || l->state == REPL_LINK_RETIRED)
+		if (!l->holds || l->state == REPL_LINK_RETIRED || l->hold_next < first)
 			continue;
 		if (!asked && lsn >= l->hold_next)
 			lsn = l->hold_next - 1;
@@ -191,7 +196,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 	 * A hold may keep everything: the round then moves nothing, and its
 	 * ACKs say how far the holders hold now (for the next release)
 	 */
-	lsn = held_limit(c, lsn, false);
+	lsn = held_limit(c, lsn, false, head.lsn);
 	if (lsn + 1 < head.lsn)
 		lsn = head.lsn - 1;
 	cluster_unlock(c);
@@ -235,7 +240,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 		}
 	}
 	/* a holder's checkpoint may have stopped short of at */
-	lsn = held_limit(c, lsn, true);
+	lsn = held_limit(c, lsn, true, head.lsn);
 	cluster_unlock(c);
 	if (lsn < head.lsn)
 		goto out;

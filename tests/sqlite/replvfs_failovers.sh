@@ -51,7 +51,8 @@
 # Environment: ROUNDS (12; ROUNDS=100 for a long run by hand; FAILOVERS_ROUNDS
 # overrides it), LOGSIZE,
 # SEED (the run's random choices, printed; the timing is not repeated),
-# LARGE_EVERY (one transfer in so many is large, 12), ROUND_ACKED and
+# LARGE_EVERY (one transfer in so many is large, 12), LARGE_KB (a large
+# one's payload, MIN:MAX KiB, 2048:6144), ROUND_ACKED and
 # ROUND_LARGE (a round commits at least so many transactions, 20, and
 # large ones, 2), MBPS (while a replica is down the application writes
 # so many MiB/s at most, 8, so that the replica's hold does not fill the
@@ -66,6 +67,7 @@ BANK=${REPLVFS_BANK:-$PWD/tests/sqlite/replvfs_bank}
 ROUNDS=${FAILOVERS_ROUNDS:-${ROUNDS:-12}}
 LOGSIZE=${LOGSIZE:-128M}
 LARGE_EVERY=${LARGE_EVERY:-12}
+LARGE_KB=${LARGE_KB:-2048:6144}
 ROUND_ACKED=${ROUND_ACKED:-20}
 ROUND_LARGE=${ROUND_LARGE:-2}
 MBPS=${MBPS:-8}
@@ -137,7 +139,7 @@ app() {
 	tag=$2
 	"$BANK" "$EXT" "file:$D/app$1.db?vfs=repl&repl_conf=$D/node$1.conf&repl_timeout_ms=10000${3-}" \
 		"$ACKED" --go "$D/go.$tag" --stop "$D/stop.$tag" --die "$D/die.$tag" --linger 600 \
-		--large-every "$LARGE_EVERY" --slow "$D/slow" \
+		--large-every "$LARGE_EVERY" --large-kb "$LARGE_KB" --slow "$D/slow" \
 		--mbps "$MBPS" --seed $((SEED + ${#bg[@]})) \
 		> "$D/app.$tag.out" 2> "$D/app.$tag.err" &
 	apid=$!
