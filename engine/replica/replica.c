@@ -37,6 +37,7 @@
 #include "common/fault.h"
 #include "log/log_lock.h"
 #include "common/membership.h"
+#include "common/tsan.h"
 
 #include "replica/replica_internal.h"
 #include "replica/promise_floor.h"
@@ -780,6 +781,17 @@ replica_iterate(struct replica *r, uint64_t from,
 	 * once the commit point stopped moving): take in what was written
 	 * first, or they stay out of sight until the next COMMIT.
 	 */
+	int ret;
+
 	(void)wal_refresh(r->wal);
-	return wal_iterate(r->wal, from, cb, arg);
+	/*
+	 * The records are the ring's bytes, which the transport writes
+	 * (common/tsan.h), read here and by cb (repld's sqlite_copy copies
+	 * them out): watched, every byte costs a race report's work, and a
+	 * copy's catch-up took minutes.
+	 */
+	RING_READS_BEGIN();
+	ret = wal_iterate(r->wal, from, cb, arg);
+	RING_READS_END();
+	return ret;
 }
