@@ -238,6 +238,7 @@ put_replica(sqlite3_str *s, struct repl *repl, int i, const struct repld_peer *p
 	/* rv_release.c's rule: until then nothing is released */
 	put_bool(s, "seen", rs.catch_ups > 0 || rs.state == REPL_REPLICA_STREAMING ||
 		rs.link_state == REPL_LINK_RETIRED);
+	put_bool(s, "wants_base", rs.wants_base != 0);
 	put_bool(s, "holds", rs.holds != 0);
 	if (rs.holds) {
 		put_u64(s, "hold_lsn", rs.hold_lsn);
@@ -262,6 +263,7 @@ status_of(const struct rv_db_view *v, void *arg)
 	sqlite3_str *s = o->s;
 	struct repl_status st;
 	uint64_t base = 0, released = 0, alarms = 0;
+	struct rv_image_status im = { 0 };
 	bool alarm = false;
 	char listen[REPLD_ADDRESS_MAX + 8];
 
@@ -296,6 +298,7 @@ status_of(const struct rv_db_view *v, void *arg)
 	if (v->rel != NULL) {
 		rv_release_get(v->rel, &base, &released);
 		rv_release_space(v->rel, &alarm, &alarms);
+		rv_release_image(v->rel, &im);
 	}
 	sqlite3_str_appendall(s, ",\"sqlite\":{\"path\":");
 	put_str(s, v->path);
@@ -305,6 +308,9 @@ status_of(const struct rv_db_view *v, void *arg)
 	put_u64(s, "durable_lsn", v->durable_lsn);
 	put_bool(s, "space_alarm", alarm);
 	put_u64(s, "space_alarms", alarms);
+	put_u64(s, "images", im.images);
+	put_bool(s, "image_active", im.active);
+	put_u64(s, "image_pin_lsn", im.pin_lsn);
 	sqlite3_str_appendall(s, "},\"replicas\":[");
 	for (int i = 0; i < c->n_peers; i++)
 		put_replica(s, v->repl, i, &c->peers[i]);

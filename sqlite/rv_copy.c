@@ -734,6 +734,7 @@ remake(struct rv_copy *c, bool locked)
 				c->st.remakes++;
 				c->st.error[0] = '\0';
 				c->st.image_lsn = 0;
+				c->st.image_bytes = c->st.image_total_bytes = 0;
 				pthread_mutex_unlock(&c->lock);
 				fprintf(stderr, "replvfs copy: %s: remade from the primary's "
 					"image, at LSN %llu\n", c->path,

@@ -313,6 +313,12 @@ rv_release_wants_room(struct rv_release *r)
 }
 
 void
+rv_release_image(struct rv_release *r, struct rv_image_status *st)
+{
+	rv_image_get(r->image, st);
+}
+
+void
 rv_release_pause(struct rv_release *r)
 {
 	pthread_mutex_lock(&r->lock);

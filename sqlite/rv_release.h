@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "repl.h"
+#include "rv_image.h"
 
 struct rv_release;
 
@@ -55,6 +56,8 @@ void rv_release_space(struct rv_release *r, bool *alarm, uint64_t *alarms);
 void rv_release_log_holds(struct rv_release *r, int code);
 /* a replica's copy's image waits for room in the log (rv_image.h) */
 bool rv_release_wants_room(struct rv_release *r);
+/* the images written for replicas' copies (rv_image.h) */
+void rv_release_image(struct rv_release *r, struct rv_image_status *st);
 /*
  * A membership change closes the log and opens it again: pause waits
  * until the thread no longer uses the log (a wait for durability it is in

@@ -235,6 +235,9 @@ done
 grep -q "this copy has no base: it cannot be made from the log alone; remaking it from the primary's image" \
 	"$D/node4.err" || fail "node4's log does not say why its copy is remade"
 [[ -e $D/app4.db-repl-base ]] || fail "node4's remade copy has no marker"
+# the primary's side: an image written whole, its pin ended
+wait_json "(j['sqlite']['images'] >= 1, j['sqlite']['image_pin_lsn'], j['sqlite']['image_active'])" \
+	"[true,0,false]"
 echo "$NAME: node4 with an empty copy over a released log: remade from the primary's image ($(grep -o 'the image at LSN [^)]*)' "$D/node4.err"))"
 wait_json "[(r['address'],r['state'],r['member'],r['seen']) for r in j['replicas']]" \
 	"[[\"127.0.0.1:$(cport 2)\",\"streaming\",true,true],[\"127.0.0.1:$(cport 4)\",\"streaming\",true,true]]"
