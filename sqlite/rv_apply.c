@@ -30,8 +30,8 @@ put_be32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-static int
-write_all(int fd, const void *buf, size_t len, off_t off)
+int
+rv_write_all(int fd, const void *buf, size_t len, off_t off)
 {
 	const uint8_t *p = buf;
 
@@ -110,7 +110,7 @@ rv_apply_record(struct rv_apply *a, uint64_t lsn, uint64_t txid,
 			put_be32(first + DB_HDR_VALID_FOR, a->change_counter);
 			page = first;
 		}
-		if (write_all(a->fd, page, h.page_size,
+		if (rv_write_all(a->fd, page, h.page_size,
 				(off_t)(pgno - 1) * h.page_size) != 0) {
 			snprintf(why, whylen, "%s: page %u of the record at LSN %llu: %s",
 				a->name, pgno, (unsigned long long)lsn, strerror(errno));

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "repl.h"
 
@@ -35,6 +36,9 @@ struct rv_apply {
 					   process after so many more page
 					   writes (0: never; rv_copy.c) */
 };
+
+/* len bytes at off, all of them (a short write goes on); 0, or -1 (errno) */
+int rv_write_all(int fd, const void *buf, size_t len, off_t off);
 
 /*
  * Apply the record at lsn (client id txid): its pages, then the size of

@@ -24,25 +24,6 @@ put_be32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (24 - 8 * i));
 }
 
-static int
-write_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 static bool
 is_written(const struct rv_remake *m, uint32_t pgno)
 {
@@ -152,7 +133,7 @@ image_pages(struct rv_remake *m, uint64_t lsn, const void *data,
 			first[DB_HDR_WRITE_VERSION + 1] = 1;
 			page = first;
 		}
-		if (write_all(m->a.fd, page, h->page_size,
+		if (rv_write_all(m->a.fd, page, h->page_size,
 				(off_t)(pgno - 1) * h->page_size) != 0) {
 			snprintf(why, whylen, "%s: page %u of the image record at LSN "
 				"%llu: %s", m->tmp_path, pgno, (unsigned long long)lsn,
@@ -240,7 +221,7 @@ rv_remake_install(struct rv_remake *m, int fd, uint32_t *counter, char *why,
 			put_be32(page + DB_HDR_CHANGE_COUNTER, *counter);
 			put_be32(page + DB_HDR_VALID_FOR, *counter);
 		}
-		if (write_all(fd, page, ps, (off_t)(p - 1) * ps) != 0) {
+		if (rv_write_all(fd, page, ps, (off_t)(p - 1) * ps) != 0) {
 			snprintf(why, whylen, "writing the remade copy's page %u: %s", p,
 				strerror(errno));
 			free(page);
