@@ -22,10 +22,22 @@
  *   NN       nodes (2 or 3): n0 starts as the primary, the others as
  *            replicas with a copy each
  *   NP       pages (2 or 3)
- *   NT       records appended in a run (2 to 6)
+ *   NT       records appended in a run (2 to 6), transactions and image
+ *            records alike
+ *   MAXTX    of them transactions, at most (default NT)
  *   MAXLOSS  copies lost in a run (the file and its marker gone, as on a
  *            replaced disk)
- *   RESEED   a failed copy may be made anew from another node's base
+ *   RESEED   a failed copy may be made anew from another node's base (with
+ *            REMAKE, where no copy fails: a down copy seeded by hand)
+ *   REMAKE   a copy that cannot follow is remade from the primary's image
+ *            (rule 7) instead of failing: it removes its marker, lets go
+ *            of its hold and asks; the primary pins its releases at its
+ *            base B and writes its file into the log page by page, each
+ *            page read as it is at that moment; the copy holds from B at
+ *            the image's first record, applies every record after B into
+ *            a new file (an image page only where no transaction of this
+ *            remake wrote), its hold moving up behind it, installs the
+ *            new file and marks it
  *
  * More behaviours, which the default covers (docs/model.md says why):
  *   CRASH_CHOICES  a crash leaves each page written since the last sync
@@ -40,9 +52,11 @@
  *   I-copy    a FOLLOWING copy between batches is db@pos
  *   I-gap     a copy that holds never finds a gap: the records after its
  *             position (after its marker, at start) are in the log
- *   I-wedge   no FAILED copy's hold is counted by the primary
- *   NO_I_MARKER, NO_I_REBUILD, NO_I_COPY, NO_I_GAP, NO_I_WEDGE: that one
- *             is not checked (for a run that shows another)
+ *   I-wedge   no FAILED copy's hold is counted by the primary, nor that
+ *             of a copy that waits for an image
+ *   I-remake  the file a remake installs is db@pos on every page
+ *   NO_I_MARKER, NO_I_REBUILD, NO_I_COPY, NO_I_GAP, NO_I_WEDGE,
+ *   NO_I_REMAKE: that one is not checked (for a run that shows another)
  *
  * The rules put back the way they were, or broken (each must be found):
  *   BUG_COPY_FROM_FIRST   at start a copy with marker m holds from m but
@@ -52,11 +66,26 @@
  *   BUG_NO_BASE_FROM_FIRST a copy without a marker does not fail when the
  *                         log was released: it applies the log from its
  *                         first record over its empty file, and marks it
- *   BUG_FAILED_KEEPS_HOLD a FAILED copy's hold still counts
+ *   BUG_FAILED_KEEPS_HOLD a FAILED copy's hold still counts (with REMAKE:
+ *                         that of a copy that asks for an image)
  *   BUG_REBUILD_SHORT_BASE a rebuild takes the node's file as its base
  *                         whatever its marker says
  *   BUG_RELEASE_PAST_HOLDS the primary releases up to its base whatever
  *                         the holds
+ * and, with REMAKE:
+ *   BUG_IMAGE_NO_PIN      the primary does not pin its releases at the
+ *                         image's base: the records after B may go before
+ *                         the copy that asked holds them
+ *   BUG_IMAGE_OVERWRITES  an image page is written into the new file even
+ *                         where a transaction of this remake wrote it
+ *   BUG_IMAGE_MARK_EARLY  the install marks the new file at once, before
+ *                         it is synced
+ *   BUG_REMAKE_HOLD_BACK  a remaking copy holds only the records after
+ *                         its position, not the one at it: its mark at the
+ *                         install moves its hold back by one, to before
+ *                         the log's first record if a release took the
+ *                         record at its position meanwhile, where it
+ *                         counts for nothing
  */
 #ifndef SHOW_TRAIL
 #define SHOW_TRAIL	0
@@ -76,6 +105,15 @@
 #ifndef MAXLOSS
 #define MAXLOSS	0
 #endif
+#ifndef MAXTX
+#define MAXTX	NT
+#endif
+#if defined(BUG_IMAGE_NO_PIN) || defined(BUG_IMAGE_OVERWRITES) || \
+    defined(BUG_IMAGE_MARK_EARLY) || defined(BUG_REMAKE_HOLD_BACK)
+#ifndef REMAKE
+#error "BUG_IMAGE_* and BUG_REMAKE_HOLD_BACK break rule 7: they need REMAKE"
+#endif
+#endif
 
 #define GARB	15		/* a page's content after a torn write */
 #define NOPR	7		/* pr when no node is the primary */
@@ -90,6 +128,7 @@
 #define FOLLOWING	2	/* the copy applies batch after batch */
 #define FAILED		3	/* the copy stopped; repld runs on */
 #define PRIMARY		4	/* the application's database */
+#define REMAKING	5	/* (REMAKE) the copy is made anew from an image */
 
 typedef Node {
 	byte dur[NP];	/* each page's durable content */
@@ -104,10 +143,21 @@ typedef Node {
 	bit held;	/* the primary counts this hold (also while the
 			 * node is down: it releases no further than what it
 			 * heard last) */
-	bit lost;	/* ghost: its file was lost since it last started (the
-			 * hold the primary counts was the old file's) */
+	bit lost;	/* ghost: its file was lost since it last started, or
+			 * (REMAKE) its marker removed for a remake and no new
+			 * one written yet (the hold the primary counts is not
+			 * its marker's) */
 #ifdef FROM_FIRST
 	bit first;	/* starting: its first read is still to come */
+#endif
+#ifdef REMAKE
+	/* REMAKING: pos is the last record applied into the new file */
+	byte want;	/* 1: it asks for an image; 2: an image was begun for
+			 * it (the primary's pin waits for its hold) */
+	byte il;	/* the LSN of its image's first record (0: none yet) */
+	byte ipg;	/* the image's pages applied into the new file */
+	byte nw;	/* the pages the transactions of this remake wrote */
+	byte nf[NP];	/* the new file (PATH-repl-remake): lost in a crash */
 #endif
 }
 
@@ -120,6 +170,20 @@ byte pr;		/* the primary's node (NOPR: none) */
 byte ck;		/* the primary's checkpoint: records <= ck are all in
 			 * its file (SQLite's WAL backfilled up to them) */
 byte losses;
+byte ntx;		/* transactions appended */
+#ifdef REMAKE
+/* an image record t + 1 writes no page of the database (rec[t] = 0): it
+ * carries page iv[t] >> 4 of the primary's file, as read (iv[t] & 15);
+ * ifb[t] is its base B in the image's first record, else 0 */
+byte iv[NT];
+byte ifb[NT];
+byte ib;		/* the primary's image under way: its base B (0: none) */
+byte inx;		/* ... the pages written into the log so far */
+byte ifirst;		/* the LSN of the newest image's first record, for the
+			 * copies it was begun for (0: none yet) */
+byte pin;		/* the primary releases nothing after pin (0: no pin)
+			 * until every copy the image was begun for holds */
+#endif
 
 bit verbose = SHOW_TRAIL;
 
@@ -188,18 +252,27 @@ inline SYNC(n) {
  * How far the primary may release: F moves to at most its own base's LSN
  * (the log keeps that record), and to at most h + 1 for the hold h of
  * every copy it counts.  A FAILED copy's hold does not count (I-wedge):
- * it ends when the copy fails.
+ * it ends when the copy fails.  A hold that begins before the log's first
+ * record (h + 1 < F) counts for nothing either (held_limit in
+ * engine/primary/cluster.c): what it would keep is gone already.
  */
-#define HB(n)		(nd[n].held -> nd[n].hold + 1 : 255)
+#define HB(n)		(nd[n].held && nd[n].hold + 1 >= F -> nd[n].hold + 1 : 255)
 #if NN > 2
 #define HOLDS_BOUND	MIN(HB(0), MIN(HB(1), HB(2)))
 #else
 #define HOLDS_BOUND	MIN(HB(0), HB(1))
 #endif
+/* an image's pin at B keeps the records after B (rule 7);
+ * BUG_IMAGE_NO_PIN: no pin */
+#if defined(REMAKE) && !defined(BUG_IMAGE_NO_PIN)
+#define PIN_BOUND	(pin != 0 -> pin + 1 : 255)
+#else
+#define PIN_BOUND	255
+#endif
 #ifdef BUG_RELEASE_PAST_HOLDS
 #define RELEASE_TO	(nd[pr].mk)
 #else
-#define RELEASE_TO	MIN(nd[pr].mk, HOLDS_BOUND)
+#define RELEASE_TO	MIN(nd[pr].mk, MIN(HOLDS_BOUND, PIN_BOUND))
 #endif
 
 /* ---- what a replayed trail prints (spin -t); nothing in the search ---- */
@@ -237,6 +310,7 @@ inline SHOW() {
 			:: nd[zi].st == STARTING -> printf("starting  ")
 			:: nd[zi].st == FOLLOWING -> printf("following ")
 			:: nd[zi].st == FAILED -> printf("FAILED    ")
+			:: nd[zi].st == REMAKING -> printf("remaking  ")
 			fi;
 			printf(" pages");
 			for (zt : 0 .. NP - 1) {
@@ -256,12 +330,41 @@ inline SHOW() {
 			:: nd[zi].st == PRIMARY -> printf("  checkpoint %d", ck)
 			:: else -> skip
 			fi;
+#ifdef REMAKE
+			if
+			:: nd[zi].st == PRIMARY && ib != 0 ->
+				printf("  image at %d: %d pages in", ib, inx)
+			:: else -> skip
+			fi;
+			if
+			:: nd[zi].st == PRIMARY && pin != 0 ->
+				printf("  pin %d", pin)
+			:: else -> skip
+			fi;
+			if
+			:: nd[zi].st == REMAKING && nd[zi].il == 0 ->
+				printf("  asks");
+				if
+				:: nd[zi].want == 2 -> printf(" (image begun)")
+				:: else -> skip
+				fi
+			:: nd[zi].st == REMAKING && nd[zi].il != 0 ->
+				printf("  image %d, new file", nd[zi].il);
+				for (zt : 0 .. NP - 1) {
+					printf(" ");
+					SHOW_CONTENT(nd[zi].nf[zt])
+				}
+				printf(" at %d", nd[zi].pos)
+			:: else -> skip
+			fi;
+#endif
 			if
 			:: nd[zi].held -> printf("  hold %d", nd[zi].hold)
 			:: else -> skip
 			fi;
 			if
-			:: nd[zi].lost -> printf("  (file lost)")
+			:: nd[zi].lost && nd[zi].st != REMAKING ->
+				printf("  (base gone)")
 			:: else -> skip
 			fi;
 			printf("\n")
@@ -269,7 +372,22 @@ inline SHOW() {
 		printf("    log %d..%d  records", F, last);
 		for (zi : 1 .. last) {
 			printf(" %d", zi);
+#ifdef REMAKE
+			if
+			:: rec[zi - 1] == 0 ->
+				/* an image record: [page=content], its base */
+				printf("[%d=", iv[zi - 1] >> 4);
+				SHOW_CONTENT(iv[zi - 1] & 15);
+				if
+				:: ifb[zi - 1] != 0 -> printf(" base %d", ifb[zi - 1])
+				:: else -> skip
+				fi;
+				printf("]")
+			:: else -> SHOW_PAGES(rec[zi - 1])
+			fi
+#else
 			SHOW_PAGES(rec[zi - 1])
+#endif
 		}
 		printf("  db@%d:", last);
 		for (zi : 0 .. NP - 1) {
@@ -309,31 +427,95 @@ inline SHOW() {
 #else
 #define CHECK_WEDGE(cond, text)	CHECK(cond, text)
 #endif
+#ifdef NO_I_REMAKE
+#define CHECK_REMAKE(cond, text) skip
+#else
+#define CHECK_REMAKE(cond, text) CHECK(cond, text)
+#endif
 
-/* a copy fails: its hold ends with it (the primary stops counting it) and
- * its marker stays, true since every write into the file was forward;
- * BUG_FAILED_KEEPS_HOLD: the hold stays, and the log can never be
+/* a copy that cannot go on lets go of its hold (the primary stops
+ * counting it); BUG_FAILED_KEEPS_HOLD: the hold stays, and where it does
+ * not begin before the log's first record (HB) the log can never be
  * released past it again */
+inline LET_GO(n) {
+#ifndef BUG_FAILED_KEEPS_HOLD
+	nd[n].held = 0;
+	nd[n].hold = 0
+#else
+	skip
+#endif
+}
+
+/* a copy fails: its hold ends with it and its marker stays, true since
+ * every write into the file was forward */
 inline FAIL(n) {
 	nd[n].st = FAILED;
 	nd[n].pos = 0;
 #ifdef FROM_FIRST
 	nd[n].first = 0;
 #endif
-#ifndef BUG_FAILED_KEEPS_HOLD
-	nd[n].held = 0;
-	nd[n].hold = 0
-#endif
+	LET_GO(n)
 }
 
+#ifdef REMAKE
+/* the pin ends once no copy the image was begun for waits for it */
+inline PIN_LOOK() {
+	zb = 0;
+	for (zj : 0 .. NN - 1) {
+		if
+		:: nd[zj].want == 2 -> zb = 1
+		:: else -> skip
+		fi
+	}
+	if
+	:: !zb -> pin = 0
+	:: else -> skip
+	fi
+}
+
+/* the new file goes (removed, or lost with the node) */
+inline DROP_NEW(n) {
+	for (zj : 0 .. NP - 1) {
+		nd[n].nf[zj] = 0
+	}
+	nd[n].nw = 0;
+	nd[n].ipg = 0;
+	nd[n].il = 0
+}
+
+/* a remaking copy asks (again) for an image: nothing held meanwhile */
+inline ASK(n) {
+	DROP_NEW(n);
+	nd[n].pos = 0;
+	nd[n].want = 1;
+	LET_GO(n)
+}
+
+/*
+ * A copy that cannot follow is remade (rule 7): its marker removed first
+ * (durably: the file is no base it can go on from), its hold let go, and
+ * an image asked for.  ghost lost: the hold the primary may still count
+ * for it (while it is down) is no longer its marker's.
+ */
+inline REMAKE_BEGIN(n) {
+	printf("remake: n%d cannot follow: marker removed, hold let go, asks for an image\n",
+		n);
+	nd[n].st = REMAKING;
+	nd[n].mk = 0;
+	nd[n].lost = 1;
+	ASK(n)
+}
+#endif
+
 /* ---- the primary appends record last + 1, writing the pages s ---- */
-#define G_APPEND	(pr != NOPR && last < NT)
+#define G_APPEND	(pr != NOPR && last < NT && ntx < MAXTX)
 inline APPEND(s) {
 	printf("append: record %d writes pages ", last + 1);
 	SHOW_PAGES(s);
 	printf("\n");
 	rec[last] = s;
-	last++
+	last++;
+	ntx++
 }
 
 /*
@@ -410,7 +592,8 @@ inline RELEASE() {
  * keeping its marker m until it passes it.  BUG_NO_BASE_FROM_FIRST (the
  * code before a later fix): a copy without a marker whose start check
  * saw its replica's log before it caught up (so not yet released) reads
- * the log from its first record too, over its empty file.
+ * the log from its first record too, over its empty file.  REMAKE: a copy
+ * that cannot follow is remade instead of failing.
  */
 #define G_START(n)	(nd[n].st == DOWN && n != pr)
 inline START(n) {
@@ -430,7 +613,12 @@ inline START(n) {
 #endif
 	:: else ->
 		if
-		:: F > nd[n].mk + 1 -> FAIL(n)
+		:: F > nd[n].mk + 1 ->
+#ifdef REMAKE
+			REMAKE_BEGIN(n)
+#else
+			FAIL(n)
+#endif
 		:: else ->
 #ifdef BUG_COPY_FROM_FIRST
 			/* its first read takes the log from its first record on */
@@ -448,9 +636,10 @@ inline START(n) {
  * ---- a copy applies the next record (one batch) ----
  * Its pages are written, not synced (a crash may lose, keep or tear each
  * of them).  Past its position the log may have been released (a gap):
- * the copy fails.  A copy that starts applies under one lock until it
- * has caught up (readers see the file as the last run left it), then
- * FOLLOWING.
+ * the copy fails (REMAKE: is remade).  A copy that starts applies under
+ * one lock until it has caught up (readers see the file as the last run
+ * left it), then FOLLOWING.  An image record writes no page: a copy that
+ * follows passes over it.
  */
 #define G_APPLY(n)	((nd[n].st == STARTING || nd[n].st == FOLLOWING) && \
 			 nd[n].pos < last)
@@ -463,11 +652,20 @@ inline APPLY(n) {
 #endif
 	if
 	:: nd[n].pos + 1 < F ->
+#ifdef REMAKE
+		printf("apply: n%d needs record %d, the log begins at %d\n",
+			n, nd[n].pos + 1, F);
+#else
 		printf("apply: n%d needs record %d, the log begins at %d: FAILED\n",
 			n, nd[n].pos + 1, F);
+#endif
 		CHECK_GAP(!nd[n].held,
 			"I-gap violated: a copy that holds finds a gap in the log\n");
+#ifdef REMAKE
+		REMAKE_BEGIN(n)
+#else
 		FAIL(n)
+#endif
 	:: else ->
 		nd[n].pos++;
 		printf("apply: n%d applies record %d\n", n, nd[n].pos);
@@ -488,7 +686,8 @@ inline APPLY(n) {
  * ---- a copy marks its file a base at its position ----
  * The file is synced first, then the marker written, and only then the
  * hold moves (to pos - 1): the primary may release what the durable base
- * stands for, never more.  BUG_MARK_BEFORE_SYNC: not synced.
+ * stands for, never more.  BUG_MARK_BEFORE_SYNC: not synced.  The ghost
+ * lost ends: the hold is this marker's (a remade copy's first marker too).
  */
 #define G_MARK(n)	(nd[n].st == FOLLOWING && nd[n].pos > nd[n].mk)
 inline MARK(n) {
@@ -499,7 +698,8 @@ inline MARK(n) {
 	printf("mark: n%d marks its copy at %d (not synced)\n", n, nd[n].pos);
 #endif
 	nd[n].mk = nd[n].pos;
-	nd[n].hold = nd[n].pos - 1
+	nd[n].hold = nd[n].pos - 1;
+	nd[n].lost = 0
 }
 
 /*
@@ -514,7 +714,10 @@ inline MARK(n) {
  * copy's hold stays counted while it is down; an old primary's node will
  * run as a replica whose hold is its own marker's (the next primary
  * releases nothing until it has heard from every replica), so it holds
- * from then on.
+ * from then on.  REMAKE: a remaking copy's new file is lost with it (it
+ * starts over), and it no longer waits for an image (the pin ends); a
+ * primary's image ends with it, and its pin: a copy the image was begun
+ * for asks the next primary.
  */
 #define G_CRASH(n)	(nd[n].st != DOWN)
 #ifdef CRASH_CHOICES
@@ -576,11 +779,29 @@ inline CRASH(n, keep, tear) {
 		ck = 0;
 		nd[n].held = 1;
 		nd[n].hold = HOLD_AT(nd[n].mk)
+#ifdef REMAKE
+		;
+		ib = 0;
+		inx = 0;
+		ifirst = 0;
+		pin = 0;
+		for (zi : 0 .. NN - 1) {
+			if
+			:: nd[zi].want == 2 -> nd[zi].want = 1
+			:: else -> skip
+			fi
+		}
+#endif
 	:: else -> skip
 	fi;
 	nd[n].st = DOWN;
 #ifdef FROM_FIRST
 	nd[n].first = 0;
+#endif
+#ifdef REMAKE
+	DROP_NEW(n);
+	nd[n].want = 0;
+	PIN_LOOK();
 #endif
 	nd[n].pos = 0
 }
@@ -654,8 +875,16 @@ inline LOSE(n) {
  * marker (s stopped: a replica whose repld is down, or the primary's node
  * while the application is closed), with the marker, and holds from it
  * at once.  s must be a base the log still continues (F <= marker + 1).
+ * With REMAKE no copy fails (one that cannot follow is remade): a copy
+ * whose repld is stopped is seeded so instead (docs/sqlite.md, "Replacing
+ * a lost node", step 5).
  */
-#define G_RESEED(n, s)	(n != s && nd[n].st == FAILED && nd[s].st == DOWN && \
+#ifdef REMAKE
+#define SEEDABLE(n)	(nd[n].st == FAILED || nd[n].st == DOWN)
+#else
+#define SEEDABLE(n)	(nd[n].st == FAILED)
+#endif
+#define G_RESEED(n, s)	(n != s && SEEDABLE(n) && nd[s].st == DOWN && \
 			 nd[s].mk > 0 && F <= nd[s].mk + 1)
 inline MAKE_ANEW(n, s) {
 	printf("reseed: n%d takes n%d's file and marker %d\n", n, s, nd[s].mk);
@@ -670,6 +899,227 @@ inline MAKE_ANEW(n, s) {
 	nd[n].lost = 0;
 	nd[n].st = DOWN
 }
+
+#ifdef REMAKE
+/*
+ * ---- the primary begins an image for the copies that ask ----
+ * (Heartbeats are instant: it sees every request at once.)  Its base B
+ * is its marker: the durable file is db@B on every page no record after
+ * B writes (I-marker), and a checkpoint writes only pages records after
+ * B write.  It pins its releases at B (nothing after B goes) until every
+ * copy it begins the image for holds, or is gone.  One image at a time,
+ * and none while a pin waits.
+ */
+#define ASKS(n)		(nd[n].want == 1)
+#if NN > 2
+#define ANY_ASKS	(ASKS(0) || ASKS(1) || ASKS(2))
+#else
+#define ANY_ASKS	(ASKS(0) || ASKS(1))
+#endif
+#define G_IMG_BEGIN	(pr != NOPR && ib == 0 && pin == 0 && ANY_ASKS && \
+			 nd[pr].mk > 0)
+inline IMG_BEGIN() {
+	printf("image: n%d begins its image at its base %d and pins releases there\n",
+		pr, nd[pr].mk);
+	ib = nd[pr].mk;
+	inx = 0;
+	ifirst = 0;
+	pin = ib;
+	for (zi : 0 .. NN - 1) {
+		if
+		:: nd[zi].want == 1 -> nd[zi].want = 2
+		:: else -> skip
+		fi
+	}
+}
+
+/*
+ * ---- the primary writes the next page of its image into the log ----
+ * Page inx of its file as it is now (no lock: what a reader of the file
+ * sees), as record last + 1; the first names the base.  torn: the page
+ * was read while a checkpoint wrote it, which only a page that a record
+ * in (ck, last] writes can be (a checkpoint writes no other).
+ */
+#define G_IMG_PAGE	(pr != NOPR && ib != 0 && last < NT)
+#define TORN_READ	(IN(CH(ck, last), inx))
+inline IMG_PAGE(torn) {
+	zv = (torn -> GARB : VIEW(pr, inx));
+	printf("image: n%d reads page %d of its file (", pr, inx);
+	SHOW_CONTENT(zv);
+	printf(") into record %d", last + 1);
+	rec[last] = 0;
+	iv[last] = zv | (inx << 4);
+	if
+	:: inx == 0 ->
+		printf(", the image's first (base %d)", ib);
+		ifb[last] = ib;
+		ifirst = last + 1
+	:: else -> ifb[last] = 0
+	fi;
+	printf("\n");
+	last++;
+	inx++;
+	if
+	:: inx == NP -> ib = 0; inx = 0
+	:: else -> skip
+	fi
+}
+
+/*
+ * ---- a copy reads the first record of the image begun for it ----
+ * It holds the records after B at once (hold B), so the pin is no longer
+ * needed for it, and starts an empty new file from B.
+ */
+#define G_TAKE(n)	(nd[n].st == REMAKING && nd[n].want == 2 && \
+			 ifirst != 0 && F <= ifirst)
+inline TAKE(n) {
+	nd[n].il = ifirst;
+	nd[n].want = 0;
+	nd[n].pos = ifb[ifirst - 1];
+	nd[n].hold = nd[n].pos;
+	nd[n].held = 1;
+	printf("take: n%d reads the image at %d (base %d) and holds from it\n",
+		n, ifirst, nd[n].pos);
+	PIN_LOOK()
+}
+
+/*
+ * What a remaking copy holds once it applied record t into its new file:
+ * the records from t on (hold t - 1), as a marked copy holds from its
+ * marker, so that the mark at the install (hold t - 1 again) does not move
+ * it back.  BUG_REMAKE_HOLD_BACK: the records after t only (hold t); the
+ * release may then take t, and the mark's hold, t - 1, counts for nothing.
+ */
+#ifdef BUG_REMAKE_HOLD_BACK
+#define HOLD_APPLIED(t)	(t)
+#else
+#define HOLD_APPLIED(t)	((t) - 1)
+#endif
+
+/* a remaking copy starts over with image record t (a first, base zb) */
+inline RESTART(n, t) {
+	DROP_NEW(n);
+	nd[n].il = t;
+	nd[n].pos = zb;
+	nd[n].hold = zb;
+	nd[n].held = 1
+}
+
+/*
+ * ---- a remaking copy applies the next record into its new file ----
+ * A transaction writes its pages (whole); a page of its image only where
+ * no transaction of this remake wrote (BUG_IMAGE_OVERWRITES: everywhere).
+ * Other images' records before its own are passed over.  A later image's
+ * first record (another copy's, or a new primary's) starts it over with
+ * that image, as the code does: that base was not pinned for it, so if
+ * the log no longer holds the records after it, it asks again (the code
+ * finds that gap at its next batch).  The hold moves up with what it
+ * applied (HOLD_APPLIED): the new file is no base, and a copy that starts
+ * over asks for a new image.  A gap in its own image's records (a hold
+ * that did not keep them): it asks again, but I-gap says that never
+ * happens.
+ */
+#define G_RAPPLY(n)	(nd[n].st == REMAKING && nd[n].il != 0 && \
+			 nd[n].pos < last)
+inline RAPPLY(n) {
+	if
+	:: nd[n].pos + 1 < F ->
+		printf("remake: n%d needs record %d, the log begins at %d: it asks again\n",
+			n, nd[n].pos + 1, F);
+		CHECK_GAP(!nd[n].held,
+			"I-gap violated: a remaking copy that holds finds a gap in the log\n");
+		ASK(n)
+	:: else ->
+		zt = nd[n].pos + 1;
+		if
+		:: rec[zt - 1] != 0 ->
+			printf("remake: n%d applies record %d into its new file\n", n, zt);
+			for (zi : 0 .. NP - 1) {
+				if
+				:: IN(rec[zt - 1], zi) -> nd[n].nf[zi] = zt
+				:: else -> skip
+				fi
+			}
+			nd[n].nw = nd[n].nw | rec[zt - 1];
+			nd[n].pos = zt;
+			nd[n].hold = HOLD_APPLIED(zt)
+		:: rec[zt - 1] == 0 && ifb[zt - 1] != 0 && zt > nd[n].il ->
+			zb = ifb[zt - 1];
+			if
+			:: F <= zb + 1 ->
+				printf("remake: n%d finds a later image at %d (base %d): it starts over with it\n",
+					n, zt, zb);
+				RESTART(n, zt)
+			:: else ->
+				printf("remake: n%d finds a later image at %d (base %d), released past: it asks again\n",
+					n, zt, zb);
+				ASK(n)
+			fi
+		:: rec[zt - 1] == 0 && zt >= nd[n].il && nd[n].ipg < NP &&
+		   (zt == nd[n].il || ifb[zt - 1] == 0) ->
+			zi = iv[zt - 1] >> 4;
+			if
+#ifndef BUG_IMAGE_OVERWRITES
+			:: IN(nd[n].nw, zi) ->
+				printf("remake: n%d passes over image page %d at %d (a transaction wrote it)\n",
+					n, zi, zt)
+#endif
+			:: else ->
+				printf("remake: n%d writes image page %d at %d into its new file\n",
+					n, zi, zt);
+				nd[n].nf[zi] = iv[zt - 1] & 15
+			fi;
+			nd[n].ipg++;
+			nd[n].pos = zt;
+			nd[n].hold = HOLD_APPLIED(zt)
+		:: else ->
+			printf("remake: n%d passes over record %d (another image's)\n", n, zt);
+			nd[n].pos = zt;
+			nd[n].hold = HOLD_APPLIED(zt)
+		fi
+	fi
+}
+
+/*
+ * ---- a remade copy installs its new file ----
+ * Once its image's last page is in (the code also waits until it caught
+ * up, which the model need not), the new file is written over the copy
+ * under the lock (not synced: a crash tears it, and with no marker the
+ * copy starts over), and it follows from there; mark then syncs it and
+ * writes the marker (rule 1).  BUG_IMAGE_MARK_EARLY: the marker at once.
+ */
+#define G_INSTALL(n)	(nd[n].st == REMAKING && nd[n].il != 0 && \
+			 nd[n].ipg == NP)
+inline INSTALL(n) {
+	printf("install: n%d writes its new file over its copy, at %d\n", n, nd[n].pos);
+	for (zi : 0 .. NP - 1) {
+		DBAT(nd[n].pos, zi);
+		CHECK_REMAKE(nd[n].nf[zi] == zv,
+			"I-remake violated: the remade file is not the database at its position\n");
+		WRITE(n, zi, nd[n].nf[zi])
+	}
+	DROP_NEW(n);
+	nd[n].st = FOLLOWING
+#ifdef BUG_IMAGE_MARK_EARLY
+	;
+	nd[n].mk = nd[n].pos;
+	nd[n].hold = nd[n].pos - 1;
+	nd[n].lost = 0
+#endif
+}
+
+/*
+ * ---- a remaking copy gives up and asks again ----
+ * Whatever stops an image it waits for or applies (a failover that cut it
+ * short, the pin's time-out): it lets go and asks, as at its start.
+ */
+#define G_GIVEUP(n)	(nd[n].st == REMAKING && (nd[n].il != 0 || nd[n].want == 2))
+inline GIVEUP(n) {
+	printf("give up: n%d drops its image and asks again\n", n);
+	ASK(n);
+	PIN_LOOK()
+}
+#endif
 
 /* ---- the invariants checked in every state ---- */
 inline CHECKS() {
@@ -698,9 +1148,15 @@ inline CHECKS() {
 			}
 		:: else -> skip
 		fi;
-		/* I-wedge: a failed copy holds nothing */
+		/* I-wedge: a failed copy holds nothing, nor one that waits
+		 * for an image */
 		CHECK_WEDGE(!(nd[zi].st == FAILED && nd[zi].held),
 			"I-wedge violated: the log is kept for a failed copy\n")
+#ifdef REMAKE
+		;
+		CHECK_WEDGE(!(nd[zi].st == REMAKING && nd[zi].il == 0 && nd[zi].held),
+			"I-wedge violated: the log is kept for a copy that waits for an image\n")
+#endif
 	}
 }
 
@@ -715,6 +1171,12 @@ inline CHECKS() {
 #define A_PROMOTE	9
 #define A_LOSE		10
 #define A_RESEED	11
+#define A_IMG_BEGIN	12
+#define A_IMG_PAGE	13
+#define A_TAKE		14
+#define A_RAPPLY	15
+#define A_INSTALL	16
+#define A_GIVEUP	17
 
 #define P1(G, X, a)	:: G(a) -> act = X; pa = a
 #define P2(G, X, a, b)	:: G(a, b) -> act = X; pa = a; pb = b
@@ -772,17 +1234,34 @@ end:	do
 #ifdef RESEED
 		EACH(NODE2, G_RESEED, A_RESEED)
 #endif
+#ifdef REMAKE
+		:: G_IMG_BEGIN -> act = A_IMG_BEGIN
+		:: G_IMG_PAGE -> act = A_IMG_PAGE
+		EACH(P1, G_TAKE, A_TAKE)
+		EACH(P1, G_RAPPLY, A_RAPPLY)
+		EACH(P1, G_INSTALL, A_INSTALL)
+		EACH(P1, G_GIVEUP, A_GIVEUP)
+#endif
 		fi;
 		/* the choices: pages written, or what a crash left of each */
 		if
 		:: act == A_APPEND -> if SUBSETS(ALLPAGES) fi
 		:: act == A_CKPT ->
 #ifdef PARTIAL_CKPT
-			if SUBSETS(CH(ck, pa)) fi
+			/* (none: image records only, which write no page) */
+			if SUBSETS(CH(ck, pa)) :: CH(ck, pa) == 0 -> pb = 0 fi
 #else
 			pb = CH(ck, pa)
 #endif
 		:: act == A_CRASH -> CHOOSE_CRASH(pa)
+#ifdef REMAKE
+		/* a page read while a checkpoint writes it */
+		:: act == A_IMG_PAGE ->
+			if
+			:: TORN_READ -> pb = 1
+			:: skip
+			fi
+#endif
 		:: else -> skip
 		fi;
 		d_step {
@@ -798,6 +1277,14 @@ end:	do
 			:: act == A_PROMOTE -> PROMOTE(pa)
 			:: act == A_LOSE -> LOSE(pa)
 			:: act == A_RESEED -> MAKE_ANEW(pa, pb)
+#ifdef REMAKE
+			:: act == A_IMG_BEGIN -> IMG_BEGIN()
+			:: act == A_IMG_PAGE -> IMG_PAGE(pb)
+			:: act == A_TAKE -> TAKE(pa)
+			:: act == A_RAPPLY -> RAPPLY(pa)
+			:: act == A_INSTALL -> INSTALL(pa)
+			:: act == A_GIVEUP -> GIVEUP(pa)
+#endif
 			fi;
 			CHECKS();
 			SHOW();

@@ -36,6 +36,7 @@
 #define BATCH_MAX	(8u << 20)	/* bytes of records applied per lock */
 #define WAIT_MS		200		/* a look at the stop flag */
 #define MARK_EVERY_MS	1000		/* a base marked (a sync) at least so often */
+#define IMAGE_STALL_MS	120000		/* an image that stopped coming: ask again */
 /*
  * Beside the file while a batch writes it: a batch cut short (its repld
  * killed) leaves it, and the next start keeps readers out until the copy
@@ -592,16 +593,42 @@ find_image(struct rv_copy *c, uint64_t *scan, uint64_t *first_lsn,
 /*
  * The records from the image's base on into the new file, until the image
  * is complete and nothing committed is left: 0; 1 another image began
- * (*scan at it); 2 the log no longer holds a record needed (ask again);
- * -1 (c->why); -2 stopped.
+ * (*scan at it); 2 ask again: the log no longer holds a record needed, or
+ * the image stopped coming (a new primary's epoch began, which cut it
+ * short, or none of its pages came for IMAGE_STALL_MS); -1 (c->why); -2
+ * stopped.
  */
 static int
 remake_apply(struct rv_copy *c, uint64_t *scan)
 {
+	struct repl_replica_info info;
+	uint64_t epoch = 0, bytes = 0, moved_ms = now_ms();
 	int ret;
 
+	if (repl_replica_info(c->node, &info) == 0)
+		epoch = info.epoch;
 	while (!atomic_load(&c->stop)) {
 		uint64_t pos = c->m.a.applied_lsn + 1;
+
+		if (!c->m.complete) {
+			if (c->m.image_bytes != bytes) {
+				bytes = c->m.image_bytes;
+				moved_ms = now_ms();
+			}
+			if (repl_replica_info(c->node, &info) == 0 && epoch != 0 &&
+			    info.epoch != epoch) {
+				fprintf(stderr, "replvfs copy: %s: a new primary's epoch "
+					"began before the image was complete: asking "
+					"again\n", c->path);
+				return 2;
+			}
+			if (now_ms() - moved_ms >= IMAGE_STALL_MS) {
+				fprintf(stderr, "replvfs copy: %s: no page of the image "
+					"came for %d s: asking again\n", c->path,
+					IMAGE_STALL_MS / 1000);
+				return 2;
+			}
+		}
 
 		if (repl_replica_wait(c->node, pos, WAIT_MS) != 0) {
 			if (c->m.complete)
@@ -633,8 +660,13 @@ remake_apply(struct rv_copy *c, uint64_t *scan)
 			if (ret < 0)
 				return -1;
 		}
-		/* what is applied into the new file need not stay */
-		(void)repl_replica_hold(c->node, c->m.a.applied_lsn);
+		/*
+		 * What is applied into the new file need not stay; the last
+		 * record applied does, so that the hold never begins before
+		 * the log's first record (such a hold counts for nothing) when
+		 * the install marks it (mark_base holds from the base on).
+		 */
+		(void)repl_replica_hold(c->node, c->m.a.applied_lsn - 1);
 		remake_publish(c);
 	}
 	return -2;

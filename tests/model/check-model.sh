@@ -70,6 +70,10 @@ K2M="$K2C -DMAXT=3"
 BA="model=bases.pml depth=200000 -DNN=2 -DNP=2 -DNT=4 -DMAXLOSS=1 -DRESEED"
 BF="$BA shortest"
 BL="model=bases.pml depth=200000 -DMAXLOSS=1 -DRESEED"
+BRL="model=bases.pml depth=200000 -DRESEED -DREMAKE"
+BR="$BRL -DNN=2 -DNP=2 -DNT=5 -DMAXTX=3 -DMAXLOSS=1"
+BRF="$BR shortest"
+BR1="$BRL -DNN=2 -DNP=1 -DNT=5 -DMAXTX=4 -DMAXLOSS=1"
 RUNS=(
 	# the commit rule: 3 nodes, k 1, 4 terms (Raft's figure 8 needs 4)
 	"commit		pass $B3 -DMAXT=4"
@@ -110,6 +114,18 @@ RUNS=(
 	"bases-failed-keeps-hold fail:I-wedge $BF -DBUG_FAILED_KEEPS_HOLD"
 	"bases-short-base fail:I-rebuild $BF -DBUG_REBUILD_SHORT_BASE"
 	"bases-release-past-holds fail:I-gap $BF -DBUG_RELEASE_PAST_HOLDS"
+	# copies remade from the primary's image (rule 7): 5 records, of them
+	# 3 transactions (an image of 2 pages, a transaction among them), and
+	# 1 page with 4 (releases during the remake and after it); each fail
+	# run rule 7 broken, and the invariant it must break
+	"bases-remake	pass $BR"
+	"bases-remake-1page pass $BR1"
+	"bases-image-no-pin fail:I-gap $BRF -DBUG_IMAGE_NO_PIN"
+	"bases-image-overwrites fail:I-remake $BRF -DBUG_IMAGE_OVERWRITES"
+	"bases-image-mark-early fail:I-marker $BRF -DBUG_IMAGE_MARK_EARLY"
+	"bases-image-mark-early-rebuild fail:I-rebuild $BRF -DBUG_IMAGE_MARK_EARLY -DNO_I_MARKER -DNO_I_COPY"
+	"bases-remake-keeps-hold fail:I-wedge $BRF -DBUG_FAILED_KEEPS_HOLD"
+	"bases-remake-hold-back fail:I-gap $BR1 shortest -DBUG_REMAKE_HOLD_BACK"
 )
 if [ -n "${MODEL_LONG:-}" ]; then
 	RUNS+=(
@@ -123,6 +139,12 @@ if [ -n "${MODEL_LONG:-}" ]; then
 	"long-bases-3nodes pass $BL -DNN=3 -DNP=2 -DNT=3"
 	"long-bases-3pages pass $BL -DNN=2 -DNP=3 -DNT=3"
 	"long-bases-choices pass $BL -DNN=2 -DNP=2 -DNT=3 -DCRASH_CHOICES -DPARTIAL_CKPT"
+	# remakes: 6 records, 4 of them transactions; 3 nodes, two copies lost
+	# (two remakes at once, a copy that starts over with another's image);
+	# every crash outcome and checkpoints stopped half-way
+	"long-bases-remake-6 pass $BRL -DNN=2 -DNP=2 -DNT=6 -DMAXTX=4 -DMAXLOSS=1"
+	"long-bases-remake-3nodes pass $BRL -DNN=3 -DNP=2 -DNT=5 -DMAXTX=2 -DMAXLOSS=2"
+	"long-bases-remake-choices pass $BRL -DNN=2 -DNP=2 -DNT=5 -DMAXTX=3 -DMAXLOSS=1 -DCRASH_CHOICES -DPARTIAL_CKPT"
 	)
 fi
 
