@@ -8,9 +8,17 @@ tools_descriptor_demo_LDADD = rpma/librpmacore_internal.la
 # medium's floor is on the core (rpma.h), so only the two that link it
 # compile bench_floor.c
 noinst_LTLIBRARIES += tools/bench/libbenchutil.la
-tools_bench_libbenchutil_la_SOURCES = tools/bench/bench_util.c tools/bench/bench_util.h
+tools_bench_libbenchutil_la_SOURCES = tools/bench/bench_util.c tools/bench/bench_util.h \
+	tools/bench/proc_counts.c tools/bench/proc_counts.h
 tools_bench_libbenchutil_la_CPPFLAGS = $(PUBLIC_CPPFLAGS)
 BENCH_FLOOR = tools/bench/bench_floor.c tools/bench/bench_floor.h
+
+# the per-append counts (syscalls, context switches) count what a process does
+check_PROGRAMS += tests/tools/proc_counts_test
+TESTS += tests/tools/proc_counts_test
+tests_tools_proc_counts_test_SOURCES = tests/tools/proc_counts_test.c
+tests_tools_proc_counts_test_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/bench
+tests_tools_proc_counts_test_LDADD = tools/bench/libbenchutil.la $(AX_PTHREAD_LIBS)
 
 # the core's micro-benchmark: write+flush against its floor, same run
 noinst_PROGRAMS += tools/bench/rpma-bench

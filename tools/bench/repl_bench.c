@@ -38,6 +38,7 @@
 
 #include "bench_floor.h"
 #include "bench_util.h"
+#include "proc_counts.h"
 #include "repl.h"
 
 #define MAX_REPLICAS 3
@@ -410,6 +411,18 @@ cpu_us(pid_t pid)
 	return (int64_t)((ut + st) * 1000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
+/* a process's system calls and context switches per append */
+static void
+print_counts(const struct proc_counts *pc, const char *who, double n)
+{
+	if (pc->have_syscalls)
+		printf("per append, %s: %.1f syscalls, %.2f context switches\n", who,
+			(double)pc->syscalls / n, (double)pc->switches / n);
+	else
+		printf("per append, %s: %.2f context switches (syscalls not "
+			"counted: %s)\n", who, (double)pc->switches / n, pc->why);
+}
+
 static void
 usage(void)
 {
@@ -523,6 +536,7 @@ main(int argc, char *argv[])
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t *lat, *plat, *tlat, total;
 	int64_t cpu_self, cpu_reps = 0;
+	static struct proc_counts count_self, count_reps[MAX_REPLICAS];
 	bool durable = false;
 	char *buf;
 
@@ -584,7 +598,13 @@ main(int argc, char *argv[])
 	cpu_self = cpu_us(getpid());
 	for (int i = 0; i < o.replicas; i++)
 		cpu_reps -= cpu_us(live.pid[i]);
+	proc_counts_start(&count_self, 0);
+	for (int i = 0; i < o.replicas; i++)
+		proc_counts_start(&count_reps[i], live.pid[i]);
 	total = run_threads(&o, lat);
+	proc_counts_stop(&count_self);
+	for (int i = 0; i < o.replicas; i++)
+		proc_counts_stop(&count_reps[i]);
 	cpu_self = cpu_us(getpid()) - cpu_self;
 	for (int i = 0; i < o.replicas; i++)
 		cpu_reps += cpu_us(live.pid[i]);
@@ -610,6 +630,13 @@ main(int argc, char *argv[])
 			"(%.0f%% of a core in all over the run)\n", (double)cpu_self / n,
 			(double)cpu_reps / n, o.replicas == 1 ? "" : "s",
 			100.0 * (double)(cpu_self + cpu_reps) / ((double)total / 1000.0));
+		print_counts(&count_self, "here", n);
+		for (int i = 0; i < o.replicas; i++) {
+			char who[32];
+
+			snprintf(who, sizeof(who), "replica %d", i + 1);
+			print_counts(&count_reps[i], who, n);
+		}
 	}
 	free(lat);
 	free(plat);
