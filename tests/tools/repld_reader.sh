@@ -6,7 +6,8 @@
 #
 #  1. A primary with a 16 MiB log and one replica (quorum 1) takes 50 times
 #     its size (800 MiB, 16 KiB records) from `replctl append` while
-#     `replctl read --follow` reads from the first of them: every append is
+#     `replctl read --follow` reads from the first of them (the appends
+#     paced to keep it within 2 MiB, as a loaded machine may starve it): every append is
 #     acknowledged (none REPL_E_FULL), the log's start moved, and the reader
 #     got every record, byte for byte, in order (checksums of what was
 #     appended and what was read), and status listed it while it read.
@@ -59,7 +60,21 @@ from=$(( $(jnum "$(status_json 1)" last_lsn) + 1 ))
 reader=$!
 bg+=("$reader")
 wait_status 1 '"readers":\[\{"id"' "the reader listed in status"
-gen 1 $RECORDS | tee >(md5sum > "$D/gen.md5") |
+# in chunks of 2 MiB, each once the follower is within 2 MiB: a follower
+# starved by a loaded machine would otherwise fall past reader_max_lag
+# and be lost, which is step 3's case, not this one's
+paced() {
+	local c t lag
+	for ((c = 1; c <= RECORDS; c += 128)); do
+		for ((t = 0; t < 600; t++)); do
+			lag=$(status_json 1 | grep -o '"lag_records":[0-9]*' | head -n 1 | cut -d: -f2)
+			((${lag:-0} <= 128)) && break
+			sleep 0.05
+		done
+		gen "$c" 128
+	done
+}
+paced | tee >(md5sum > "$D/gen.md5") |
 	"$CTL" -s "$(sock 1)" --timeout 30000 append > "$D/append.out" 2> "$D/append.err"
 rc=$?
 n=$(wc -l < "$D/append.out")
