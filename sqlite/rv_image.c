@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,10 @@ struct rv_image {
 	uint64_t txid;			/* the newest transaction id, carried */
 	bool asked[MAX_REPLICAS];	/* the replicas that wanted this one */
 	uint64_t images;
-	bool waits_room;		/* its next record waits for releases */
+	/* read at every COMMIT (rv_db_checkpoint_due): no lock for it */
+	atomic_bool waits_room;		/* its next record waits for releases */
+	/* idle_base's look so far (the release thread's alone) */
+	uint64_t idle_base, idle_scanned, idle_txn;
 };
 
 static uint64_t
@@ -103,7 +107,7 @@ begin(struct rv_image *im, struct repl *repl, const bool asked[MAX_REPLICAS])
 {
 	struct repl_status rs;
 	struct stat st;
-	uint64_t base;
+	uint64_t base, at;
 	char why[300];
 
 	if (rv_base_read(im->path, im->db_uuid, &base, why, sizeof(why)) != 1) {
@@ -123,7 +127,15 @@ begin(struct rv_image *im, struct repl *repl, const bool asked[MAX_REPLICAS])
 		return false;
 	}
 	im->db_pages = st.st_size < 100 ? 0 : (uint32_t)(st.st_size / im->page_size);
-	im->txid = 0;
+	/*
+	 * Each record carries the newest transaction id as its client id
+	 * (rv_db_txid_after): a release past the last transaction, which an
+	 * idle database's image needs (idle_base), keeps it.  One looked up
+	 * now will do: a transaction that comes later stays in the log ahead
+	 * of the records that follow it until a base passes it, and the
+	 * larger id counts.
+	 */
+	im->txid = rv_db_txid_after(repl, &at) - 1;
 	im->base_lsn = base;
 	im->pin_lsn = base;
 	im->pin_since_ms = now_ms();
@@ -148,6 +160,7 @@ write_next(struct rv_image *im, struct repl *repl, size_t *bytes)
 		.base_lsn = im->base_lsn, .first_pgno = im->next_pgno,
 		.db_pages = im->db_pages };
 	uint64_t chunk, lsn;
+	struct iovec iov;
 	size_t len;
 	int ret;
 
@@ -186,20 +199,8 @@ write_next(struct rv_image *im, struct repl *repl, size_t *bytes)
 		if (n < (ssize_t)h.page_size)
 			memset(page + (n > 0 ? n : 0), 0, h.page_size - (size_t)(n > 0 ? n : 0));
 	}
-	{
-		/*
-		 * Tagged with the newest transaction id (rv_db_txid_after):
-		 * a release past the last transaction, which an idle
-		 * database's image needs, keeps it.  Looked up each time: a
-		 * transaction may have come since.
-		 */
-		struct iovec iov = { im->buf, len };
-		uint64_t at, txid = rv_db_txid_after(repl, &at) - 1;
-
-		if (txid > im->txid)
-			im->txid = txid;
-		ret = repl_appendv(repl, &iov, 1, im->txid, &lsn);
-	}
+	iov = (struct iovec){ im->buf, len };
+	ret = repl_appendv(repl, &iov, 1, im->txid, &lsn);
 	if (ret == REPL_E_FULL)
 		return 1;
 	if (ret != 0) {
@@ -257,7 +258,8 @@ pin_look(struct rv_image *im, struct repl *repl)
  * release keeps that record, which carries the newest transaction id).
  * Without that, a database idle while its image is written would keep
  * the image's records for good, and a log too small to hold the whole
- * image would never finish it.  0: nothing to offer.
+ * image would never finish it.  0: nothing to offer.  Each record after
+ * the base is looked at once (the image waits in steps of IMAGE_MS).
  */
 static uint64_t
 idle_base(struct rv_image *im, struct repl *repl)
@@ -269,15 +271,24 @@ idle_base(struct rv_image *im, struct repl *repl)
 	size_t len;
 
 	if (rv_base_read(im->path, im->db_uuid, &base, why, sizeof(why)) != 1 ||
-	    repl_status(repl, &rs) != 0 || rs.last_lsn <= base || base < rs.first_lsn - 1)
+	    repl_status(repl, &rs) != 0 || rs.last_lsn <= base || base + 1 < rs.first_lsn)
 		return 0;
-	for (uint64_t lsn = base + 1; lsn <= rs.last_lsn; lsn++) {
+	if (base != im->idle_base) {
+		im->idle_base = im->idle_scanned = base;
+		im->idle_txn = 0;
+	}
+	if (im->idle_txn != 0)
+		return 0;	/* a transaction after the base: not idle */
+	for (uint64_t lsn = im->idle_scanned + 1; lsn <= rs.last_lsn; lsn++) {
 		if (repl_record_info(repl, lsn, &info) != 0)
 			return 0;	/* unknown: it may be a transaction */
 		if (info.len >= 4 &&
 		    (repl_read(repl, lsn, magic, sizeof(magic), &len) != 0 ||
-		     memcmp(magic, IMG_MAGIC, 4) != 0))
+		     memcmp(magic, IMG_MAGIC, 4) != 0)) {
+			im->idle_txn = lsn;
 			return 0;
+		}
+		im->idle_scanned = lsn;
 	}
 	return rs.last_lsn;
 }
@@ -298,9 +309,8 @@ rv_image_step(struct rv_image *im, struct repl *repl, uint64_t *offer)
 		;
 	if (ret < 0)
 		rv_image_abandon(im);
-	pthread_mutex_lock(&im->lock);
-	im->waits_room = im->active && ret == 1;
-	pthread_mutex_unlock(&im->lock);
+	atomic_store_explicit(&im->waits_room, im->active && ret == 1,
+		memory_order_relaxed);
 	if (ret == 1)
 		*offer = idle_base(im, repl);
 	/* the commit point moves past what was written: copies read up to it */
@@ -318,12 +328,7 @@ rv_image_step(struct rv_image *im, struct repl *repl, uint64_t *offer)
 bool
 rv_image_waits_room(struct rv_image *im)
 {
-	bool v;
-
-	pthread_mutex_lock(&im->lock);
-	v = im->waits_room;
-	pthread_mutex_unlock(&im->lock);
-	return v;
+	return atomic_load_explicit(&im->waits_room, memory_order_relaxed);
 }
 
 uint64_t
@@ -343,8 +348,8 @@ rv_image_abandon(struct rv_image *im)
 	pthread_mutex_lock(&im->lock);
 	im->active = false;
 	im->pin_lsn = 0;
-	im->waits_room = false;
 	pthread_mutex_unlock(&im->lock);
+	atomic_store_explicit(&im->waits_room, false, memory_order_relaxed);
 }
 
 void
