@@ -13,11 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image_record.h"
 #include "rv_apply.h"
 #include "rv_base.h"
 #include "rv_copy.h"
-#include "rv_remake.h"
+#include "rv_copy_internal.h"
 #include "txn_record.h"
 
 /*
@@ -34,9 +33,7 @@
 #define LOCK_SHARED_LEN	510L
 
 #define BATCH_MAX	(8u << 20)	/* bytes of records applied per lock */
-#define WAIT_MS		200		/* a look at the stop flag */
 #define MARK_EVERY_MS	1000		/* a base marked (a sync) at least so often */
-#define IMAGE_STALL_MS	120000		/* an image that stopped coming: ask again */
 /*
  * Beside the file while a batch writes it: a batch cut short (its repld
  * killed) leaves it, and the next start keeps readers out until the copy
@@ -44,48 +41,10 @@
  * no reader runs before the next start anyway.
  */
 #define APPLYING_SUFFIX	"-repl-applying"
-/* what a copy that cannot follow does instead of failing (rv_remake.h) */
-#define REMAKE		(-3)
 
 #ifdef RPMA_DEBUG_FAULT_INJECTION
 enum { CRASH_NONE, CRASH_APPLY, CRASH_MARK };	/* RV_COPY_CRASH (below) */
 #endif
-
-struct batch_rec {
-	uint64_t lsn;
-	size_t off, len;
-};
-
-struct rv_copy {
-	struct repl_replica_node *node;
-	pthread_t thread;
-	atomic_int stop;
-	char *path;
-	struct rv_apply a;
-	char why[320];
-	uint64_t base_lsn;		/* the file's base marker (0: none) */
-	bool from_primary;		/* the file came from a primary (its
-					   -wal, or page 1 says WAL), or a batch
-					   was cut short (APPLYING_SUFFIX):
-					   readers wait until it is a commit's
-					   again */
-	char *applying;			/* PATH-repl-applying */
-	int crash_at;			/* tests, debug builds: RV_COPY_CRASH */
-	uint64_t marked_ms;		/* when it was last marked */
-	uint64_t unmarked_bytes;	/* of records applied since */
-	uint64_t log_size;		/* the replica's ring: an eighth of it
-					   applied is marked at once */
-	struct rv_remake m;		/* REMAKING: the new file */
-
-	/* a batch: records copied out of the log, then applied */
-	uint8_t *buf;
-	size_t cap, used;
-	struct batch_rec *recs;
-	size_t n_recs, cap_recs;
-
-	pthread_mutex_t lock;		/* guards st */
-	struct rv_copy_status st;
-};
 
 const char *
 rv_copy_state_name(enum rv_copy_state s)
@@ -112,16 +71,16 @@ set_lock(int fd, short type, off_t start, off_t len)
 	return fcntl(fd, F_SETLK, &fl);
 }
 
-static void
-sleep_ms(long ms)
+void
+rv_copy_sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
 
-static uint64_t
-now_ms(void)
+uint64_t
+rv_copy_now_ms(void)
 {
 	struct timespec ts;
 
@@ -134,8 +93,8 @@ now_ms(void)
  * PENDING (no new reader), then every SHARED byte (no reader left).
  * false when stopped meanwhile.
  */
-static bool
-lock_exclusive(struct rv_copy *c)
+bool
+rv_copy_lock(struct rv_copy *c)
 {
 	int fd = c->a.fd;
 
@@ -144,13 +103,13 @@ lock_exclusive(struct rv_copy *c)
 	       set_lock(fd, F_WRLCK, LOCK_SHARED, LOCK_SHARED_LEN) != 0) {
 		if (atomic_load(&c->stop))
 			return false;
-		sleep_ms(1);
+		rv_copy_sleep_ms(1);
 	}
 	return true;
 }
 
-static void
-unlock_all(struct rv_copy *c)
+void
+rv_copy_unlock(struct rv_copy *c)
 {
 	(void)set_lock(c->a.fd, F_UNLCK, LOCK_PENDING, 2 + LOCK_SHARED_LEN);
 }
@@ -227,8 +186,8 @@ bump(struct rv_copy *c)
  * Copy the next records out of the log into the batch: 1 with some, 0
  * with none, -1 when it failed (why set).
  */
-static int
-next_batch(struct rv_copy *c, uint64_t from)
+int
+rv_copy_next_batch(struct rv_copy *c, uint64_t from)
 {
 	int ret;
 
@@ -247,8 +206,8 @@ next_batch(struct rv_copy *c, uint64_t from)
  * holds only the records after the one before (so that the newest stays).
  * 0, or -1 with c->why.
  */
-static int
-mark_base(struct rv_copy *c)
+int
+rv_copy_mark_base(struct rv_copy *c)
 {
 	uint64_t lsn = c->a.applied_lsn;
 
@@ -261,7 +220,7 @@ mark_base(struct rv_copy *c)
 			sizeof(c->why)) != 0)
 		return -1;
 	c->base_lsn = lsn;
-	c->marked_ms = now_ms();
+	c->marked_ms = rv_copy_now_ms();
 	c->unmarked_bytes = 0;
 	(void)repl_replica_hold(c->node, lsn - 1);
 	pthread_mutex_lock(&c->lock);
@@ -348,7 +307,7 @@ gap_check(struct rv_copy *c)
 		 * show as empty.  A gap is believed on a second look.
 		 */
 		if (look == 0)
-			sleep_ms(WAIT_MS + 100);
+			rv_copy_sleep_ms(WAIT_MS + 100);
 	}
 	if (c->a.applied_lsn == 0)
 		snprintf(c->why, sizeof(c->why), "%s: the log begins at LSN %llu and "
@@ -465,8 +424,8 @@ apply_batch(struct rv_copy *c)
 }
 
 /* a batch begins: its sentinel first (APPLYING_SUFFIX); 0, or -1 with why */
-static int
-applying_begin(struct rv_copy *c)
+int
+rv_copy_applying_begin(struct rv_copy *c)
 {
 	int fd = open(c->applying, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
@@ -494,20 +453,20 @@ start(struct rv_copy *c)
 {
 	int ret;
 
-	if (!lock_exclusive(c))
+	if (!rv_copy_lock(c))
 		return -2;
 	if (rv_drop_wal(c->path, c->why, sizeof(c->why)) != 0) {
-		unlock_all(c);
+		rv_copy_unlock(c);
 		return -1;
 	}
 	if ((ret = start_check(c)) != 0) {
 		if (ret != REMAKE || !c->from_primary)
-			unlock_all(c);
+			rv_copy_unlock(c);
 		return ret;
 	}
 	if (c->from_primary)
 		return 1;
-	unlock_all(c);
+	rv_copy_unlock(c);
 	return 0;
 }
 
@@ -529,11 +488,11 @@ whole_at_start(struct rv_copy *c)
 	    info.readable_lsn < info.commit_lsn)
 		return false;
 	return info.readable_lsn <= c->a.applied_lsn ||
-		next_batch(c, c->a.applied_lsn + 1) == 0;
+		rv_copy_next_batch(c, c->a.applied_lsn + 1) == 0;
 }
 
-static void
-publish(struct rv_copy *c, uint64_t waited_ms)
+void
+rv_copy_publish(struct rv_copy *c, uint64_t waited_ms)
 {
 	pthread_mutex_lock(&c->lock);
 	c->st.state = RV_COPY_FOLLOWING;
@@ -543,255 +502,6 @@ publish(struct rv_copy *c, uint64_t waited_ms)
 	c->st.page_size = c->a.page_size;
 	c->st.pages = c->a.db_pages;
 	pthread_mutex_unlock(&c->lock);
-}
-
-static void
-remake_publish(struct rv_copy *c)
-{
-	pthread_mutex_lock(&c->lock);
-	c->st.state = RV_COPY_REMAKING;
-	c->st.image_lsn = c->m.first_lsn;
-	c->st.image_bytes = c->m.image_bytes;
-	c->st.image_total_bytes = (uint64_t)c->m.image_pages * c->m.a.page_size;
-	c->st.holding = c->m.first_lsn != 0;
-	c->st.hold_lsn = c->m.first_lsn != 0 ? c->m.a.applied_lsn : 0;
-	pthread_mutex_unlock(&c->lock);
-}
-
-/*
- * Waiting for an image: the records from *scan on are looked at for an
- * image's first record, which the primary writes once a heartbeat said
- * this replica wants one.  Nothing is held meanwhile.  1 with *first_lsn
- * and *h, 0 none yet, -1 (c->why).
- */
-static int
-find_image(struct rv_copy *c, uint64_t *scan, uint64_t *first_lsn,
-		struct img_hdr *h)
-{
-	char err[256];
-	int ret;
-
-	if (repl_replica_wait(c->node, *scan, WAIT_MS) != 0)
-		return 0;
-	if ((ret = next_batch(c, *scan)) <= 0)
-		return ret;
-	for (size_t i = 0; i < c->n_recs; i++) {
-		const uint8_t *d = c->buf + c->recs[i].off;
-
-		*scan = c->recs[i].lsn + 1;
-		if (image_record_is(d, c->recs[i].len) &&
-		    image_record_parse(d, c->recs[i].len, h, err, sizeof(err)) &&
-		    (h->flags & IMG_F_FIRST) &&
-		    memcmp(h->db_uuid, c->a.db_uuid, sizeof(h->db_uuid)) == 0) {
-			*first_lsn = c->recs[i].lsn;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * The records from the image's base on into the new file, until the image
- * is complete and nothing committed is left: 0; 1 another image began
- * (*scan at it); 2 ask again: the log no longer holds a record needed, or
- * the image stopped coming (a new primary's epoch began, which cut it
- * short, or none of its pages came for IMAGE_STALL_MS); -1 (c->why); -2
- * stopped.
- */
-static int
-remake_apply(struct rv_copy *c, uint64_t *scan)
-{
-	struct repl_replica_info info;
-	uint64_t epoch = 0, bytes = 0, moved_ms = now_ms();
-	int ret;
-
-	if (repl_replica_info(c->node, &info) == 0)
-		epoch = info.epoch;
-	while (!atomic_load(&c->stop)) {
-		uint64_t pos = c->m.a.applied_lsn + 1;
-
-		if (!c->m.complete) {
-			if (c->m.image_bytes != bytes) {
-				bytes = c->m.image_bytes;
-				moved_ms = now_ms();
-			}
-			if (repl_replica_info(c->node, &info) == 0 && epoch != 0 &&
-			    info.epoch != epoch) {
-				fprintf(stderr, "replvfs copy: %s: a new primary's epoch "
-					"began before the image was complete: asking "
-					"again\n", c->path);
-				return 2;
-			}
-			if (now_ms() - moved_ms >= IMAGE_STALL_MS) {
-				fprintf(stderr, "replvfs copy: %s: no page of the image "
-					"came for %d s: asking again\n", c->path,
-					IMAGE_STALL_MS / 1000);
-				return 2;
-			}
-		}
-
-		if (repl_replica_wait(c->node, pos, WAIT_MS) != 0) {
-			if (c->m.complete)
-				return 0;
-			continue;
-		}
-		if ((ret = next_batch(c, pos)) < 0)
-			return -1;
-		if (ret == 0) {
-			if (c->m.complete)
-				return 0;
-			sleep_ms(WAIT_MS);
-			continue;
-		}
-		if (c->recs[0].lsn != pos) {
-			fprintf(stderr, "replvfs copy: %s: the log no longer holds LSN "
-				"%llu, which the image needs: asking again\n", c->path,
-				(unsigned long long)pos);
-			return 2;
-		}
-		for (size_t i = 0; i < c->n_recs; i++) {
-			ret = rv_remake_record(&c->m, c->recs[i].lsn,
-				c->buf + c->recs[i].off, c->recs[i].len, c->why,
-				sizeof(c->why));
-			if (ret == 1) {
-				*scan = c->recs[i].lsn;
-				return 1;
-			}
-			if (ret < 0)
-				return -1;
-		}
-		/*
-		 * What is applied into the new file need not stay; the last
-		 * record applied does, so that the hold never begins before
-		 * the log's first record (such a hold counts for nothing) when
-		 * the install marks it (mark_base holds from the base on).
-		 */
-		(void)repl_replica_hold(c->node, c->m.a.applied_lsn - 1);
-		remake_publish(c);
-	}
-	return -2;
-}
-
-/*
- * The new file over the copy, under the EXCLUSIVE lock (held already when
- * locked): readers see the old database until then, the new one after.
- * Marked a base at what it applied.  0, or -1 (c->why).
- */
-static int
-remake_install(struct rv_copy *c, bool locked)
-{
-	uint32_t pages = c->m.min_db_pages != UINT32_MAX ? c->m.a.db_pages :
-		c->m.image_pages;
-
-	if (!locked && !lock_exclusive(c))
-		return -2;
-	if (applying_begin(c) != 0 ||
-	    rv_remake_install(&c->m, c->a.fd, &c->a.change_counter, c->why,
-			sizeof(c->why)) != 0) {
-		unlock_all(c);
-		return -1;
-	}
-	c->a.applied_lsn = c->m.a.applied_lsn;
-	c->a.page_size = c->m.a.page_size;
-	c->a.db_pages = pages;
-	c->a.records += c->m.a.records;
-	(void)unlink(c->applying);
-	unlock_all(c);
-	c->from_primary = false;
-	c->base_lsn = 0;
-	return mark_base(c);
-}
-
-/*
- * The copy cannot follow (c->why says why): it is made anew from its
- * primary's image (rv_remake.h).  Its marker goes first (the file is no
- * base it can go on from), and its hold: nothing is held until an image
- * begins, then the records after the image's base are, which the primary
- * keeps until it sees this hold (rv_image.c).  A file from a primary, or
- * torn, keeps readers out throughout (locked); a whole one is read as it
- * is until the new one is installed.  0 following again, -1 (c->why), -2
- * stopped.
- */
-static int
-remake(struct rv_copy *c, bool locked)
-{
-	uint64_t scan = c->a.applied_lsn + 1, first = 0;
-	struct img_hdr h;
-	char err[300];
-	bool held = locked;	/* until the install, which lets it go */
-	int ret;
-
-	fprintf(stderr, "replvfs copy: %s; remaking it from the primary's image\n",
-		c->why);
-	pthread_mutex_lock(&c->lock);
-	c->st.state = RV_COPY_REMAKING;
-	snprintf(c->st.error, sizeof(c->st.error), "%s", c->why);
-	c->st.base_lsn = 0;
-	c->st.image_lsn = c->st.image_bytes = c->st.image_total_bytes = 0;
-	c->st.holding = false;
-	c->st.hold_lsn = 0;
-	pthread_mutex_unlock(&c->lock);
-	if (rv_base_remove(c->path, err, sizeof(err)) != 0) {
-		snprintf(c->why, sizeof(c->why), "%s", err);
-		if (held)
-			unlock_all(c);
-		return -1;
-	}
-	c->base_lsn = 0;
-	(void)repl_replica_unhold(c->node);
-	(void)repl_replica_want_base(c->node, 1);
-	while (!atomic_load(&c->stop)) {
-		if (first == 0) {
-			if ((ret = find_image(c, &scan, &first, &h)) < 0)
-				break;
-			if (ret == 0)
-				continue;
-		}
-		/* hold what the image needs, before the primary stops keeping it */
-		(void)repl_replica_hold(c->node, h.base_lsn);
-		(void)repl_replica_want_base(c->node, 0);
-		if (rv_remake_begin(&c->m, c->path, c->a.db_uuid, first, h.base_lsn,
-				h.db_pages, c->why, sizeof(c->why)) != 0)
-			break;
-		remake_publish(c);
-		fprintf(stderr, "replvfs copy: %s: the image at LSN %llu (base LSN "
-			"%llu, %u pages)\n", c->path, (unsigned long long)first,
-			(unsigned long long)h.base_lsn, h.db_pages);
-		ret = remake_apply(c, &scan);
-		if (ret == 0) {
-			held = false;
-			if ((ret = remake_install(c, locked)) == 0) {
-				rv_remake_end(&c->m);
-				pthread_mutex_lock(&c->lock);
-				c->st.remakes++;
-				c->st.error[0] = '\0';
-				c->st.image_lsn = 0;
-				c->st.image_bytes = c->st.image_total_bytes = 0;
-				pthread_mutex_unlock(&c->lock);
-				fprintf(stderr, "replvfs copy: %s: remade from the primary's "
-					"image, at LSN %llu\n", c->path,
-					(unsigned long long)c->a.applied_lsn);
-				publish(c, 0);
-				return 0;
-			}
-			break;
-		}
-		rv_remake_end(&c->m);
-		first = 0;
-		if (ret == 1)
-			continue;	/* another image: its first record at scan */
-		if (ret != 2)
-			break;
-		/* the log lost what it needed: ask again, from where it is */
-		(void)repl_replica_unhold(c->node);
-		(void)repl_replica_want_base(c->node, 1);
-		remake_publish(c);
-	}
-	rv_remake_end(&c->m);
-	(void)repl_replica_want_base(c->node, 0);
-	if (held)
-		unlock_all(c);
-	return atomic_load(&c->stop) ? -2 : -1;
 }
 
 /*
@@ -822,26 +532,26 @@ follow(void *arg)
 		goto failed;
 	while (!atomic_load(&c->stop)) {
 		if (starting && locked && whole_at_start(c)) {
-			unlock_all(c);
+			rv_copy_unlock(c);
 			locked = 0;
 			starting = false;
-			publish(c, 0);
+			rv_copy_publish(c, 0);
 			continue;
 		}
 		if (repl_replica_wait(c->node, c->a.applied_lsn + 1, WAIT_MS) != 0)
 			continue;
-		if ((ret = next_batch(c, c->a.applied_lsn + 1)) < 0)
+		if ((ret = rv_copy_next_batch(c, c->a.applied_lsn + 1)) < 0)
 			goto failed;
 		if (ret == 0) {
 			/* committed, not here yet (catching up), or released */
-			sleep_ms(WAIT_MS);
+			rv_copy_sleep_ms(WAIT_MS);
 			continue;
 		}
 		if (!locked) {
-			t = now_ms();
-			if (!lock_exclusive(c))
+			t = rv_copy_now_ms();
+			if (!rv_copy_lock(c))
 				break;
-			t = now_ms() - t;
+			t = rv_copy_now_ms() - t;
 			locked = 1;
 		}
 		/*
@@ -850,10 +560,10 @@ follow(void *arg)
 		 * take every record committed under one hold of the lock.  A
 		 * whole file is a commit's after each batch.
 		 */
-		ret = applying_begin(c);
+		ret = rv_copy_applying_begin(c);
 		while (ret == 0 && (ret = apply_batch(c)) == 0 && starting &&
 		       c->from_primary &&
-		       (ret = next_batch(c, c->a.applied_lsn + 1)) > 0)
+		       (ret = rv_copy_next_batch(c, c->a.applied_lsn + 1)) > 0)
 			;
 		if (ret == 0 && bump(c) != 0) {
 			snprintf(c->why, sizeof(c->why), "%s: %s", c->path, strerror(errno));
@@ -866,7 +576,7 @@ follow(void *arg)
 			 */
 			if (!(starting && c->from_primary)) {
 				(void)unlink(c->applying);
-				unlock_all(c);
+				rv_copy_unlock(c);
 				locked = 0;
 			}
 			goto remake;
@@ -874,7 +584,7 @@ follow(void *arg)
 		/* a batch that failed leaves it: the file is no commit's */
 		if (ret == 0)
 			(void)unlink(c->applying);
-		unlock_all(c);
+		rv_copy_unlock(c);
 		locked = 0;
 		if (ret < 0)
 			goto failed;
@@ -882,18 +592,18 @@ follow(void *arg)
 		pthread_mutex_lock(&c->lock);
 		c->st.batches++;
 		pthread_mutex_unlock(&c->lock);
-		publish(c, t);
+		rv_copy_publish(c, t);
 		t = 0;
 		/*
 		 * Outside the lock: readers go on while the file syncs.  Every
 		 * second, or sooner when the log could fill before then.
 		 */
-		if ((now_ms() - c->marked_ms >= MARK_EVERY_MS ||
-		     c->unmarked_bytes >= c->log_size / 8) && mark_base(c) != 0)
+		if ((rv_copy_now_ms() - c->marked_ms >= MARK_EVERY_MS ||
+		     c->unmarked_bytes >= c->log_size / 8) && rv_copy_mark_base(c) != 0)
 			goto failed;
 		continue;
 remake:
-		ret = remake(c, locked);
+		ret = rv_copy_remake(c, locked);
 		locked = 0;		/* the install let it go */
 		if (ret == -2)
 			return NULL;
@@ -902,13 +612,13 @@ remake:
 		starting = false;
 	}
 	if (locked)
-		unlock_all(c);
-	if (!starting && mark_base(c) != 0)
+		rv_copy_unlock(c);
+	if (!starting && rv_copy_mark_base(c) != 0)
 		goto failed;
 	return NULL;
 failed:
 	if (locked)
-		unlock_all(c);
+		rv_copy_unlock(c);
 	failed(c, c->why);
 	return NULL;
 }
