@@ -69,7 +69,8 @@ EXTRA_DIST += tests/sqlite/dqlite_bench_smoke.sh
 # the application of the failover test: checks the acknowledged
 # transactions at open, then commits until killed
 check_PROGRAMS += tests/sqlite/replvfs_writer
-tests_sqlite_replvfs_writer_SOURCES = tests/sqlite/replvfs_writer.c
+tests_sqlite_replvfs_writer_SOURCES = tests/sqlite/replvfs_writer.c tests/sqlite/sql_app.c \
+	tests/sqlite/sql_app.h
 tests_sqlite_replvfs_writer_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
 tests_sqlite_replvfs_writer_LDADD = $(SQLITE3_LIBS)
 
@@ -128,7 +129,8 @@ EXTRA_DIST += tests/sqlite/replvfs_membership.sh
 # total, savepoints, rollbacks, large transactions, schema changes, VACUUM
 # and checkpoints; checks the database at open, then commits until killed
 check_PROGRAMS += tests/sqlite/replvfs_bank
-tests_sqlite_replvfs_bank_SOURCES = tests/sqlite/replvfs_bank.c
+tests_sqlite_replvfs_bank_SOURCES = tests/sqlite/replvfs_bank.c tests/sqlite/sql_app.c \
+	tests/sqlite/sql_app.h
 tests_sqlite_replvfs_bank_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
 tests_sqlite_replvfs_bank_LDADD = $(SQLITE3_LIBS)
 

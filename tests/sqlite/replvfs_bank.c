@@ -89,12 +89,13 @@
 
 #include <sqlite3.h>
 
+#include "sql_app.h"
+
 #define ACCOUNTS	200
 #define INITIAL		1000000
 #define SIDE_ROWS	64
 #define MEDIUM_MAX	(3400 * 1024)	/* a payload under 1000 pages */
 
-static sqlite3 *db;
 static struct timespec t_start;
 
 static double
@@ -105,20 +106,6 @@ elapsed(void)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (double)(now.tv_sec - t_start.tv_sec) +
 		(double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
-}
-
-static void
-die(int code, const char *what)
-{
-	fprintf(stderr, "replvfs_bank: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
-	exit(code);
-}
-
-static void
-sqlite_log(void *arg, int code, const char *msg)
-{
-	(void)arg;
-	fprintf(stderr, "sqlite (%d): %s\n", code, msg);
 }
 
 /* the test reads stdout while this runs: every line goes out at once */
@@ -134,32 +121,6 @@ say(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	fflush(stdout);
-}
-
-static int64_t
-one_int(const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW)
-		die(1, sql);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-/* a statement that must work, or the process exits with code */
-static void
-exec(const char *sql, int code)
-{
-	char *err = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-		fprintf(stderr, "replvfs_bank: %s: %s\n", sql, err ? err : "?");
-		exit(code);
-	}
 }
 
 static void
@@ -610,6 +571,7 @@ main(int argc, char **argv)
 	sqlite3 *loader;
 	char *err = NULL, line[32];
 
+	app_name = "replvfs_bank";
 	if (argc == 3 && strcmp(argv[1], "--hash") == 0)
 		return hash_file(argv[2], NULL);
 	if (argc == 5 && strcmp(argv[1], "--hash") == 0 &&

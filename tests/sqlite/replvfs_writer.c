@@ -36,46 +36,7 @@
 
 #include <sqlite3.h>
 
-static sqlite3 *db;
-
-static void
-die(int code, const char *what)
-{
-	fprintf(stderr, "replvfs_writer: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
-	exit(code);
-}
-
-static void
-sqlite_log(void *arg, int code, const char *msg)
-{
-	(void)arg;
-	fprintf(stderr, "sqlite (%d): %s\n", code, msg);
-}
-
-static int64_t
-one_int(const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW)
-		die(1, sql);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
-static void
-exec(const char *sql, int code)
-{
-	char *err = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
-		fprintf(stderr, "replvfs_writer: %s: %s\n", sql, err ? err : "?");
-		exit(code);
-	}
-}
+#include "sql_app.h"
 
 static void
 check(const char *acked_path, int64_t *next)
@@ -167,6 +128,7 @@ main(int argc, char **argv)
 	struct timespec t0, now;
 	int fd;
 
+	app_name = "replvfs_writer";
 	if (argc == 3 && strcmp(argv[1], "--hash") == 0) {
 		char uri[4200];
 
