@@ -33,6 +33,7 @@ rpma_conn_cfg_new(struct rpma_conn_cfg **cfg_ptr)
 	atomic_init(&cfg->shared_comp_channel, false);
 	atomic_init(&cfg->srq, NULL);
 	atomic_init(&cfg->gpspm, false);
+	atomic_init(&cfg->polled, false);
 	*cfg_ptr = cfg;
 	return 0;
 }
@@ -141,5 +142,23 @@ rpma_ext_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, bool *enable)
 	if (cfg == NULL || enable == NULL)
 		return RPMA_E_INVAL;
 	*enable = CFG_LOAD(cfg, gpspm);
+	return 0;
+}
+
+int
+rpma_ext_conn_cfg_set_polled(struct rpma_conn_cfg *cfg, bool polled)
+{
+	if (cfg == NULL)
+		return RPMA_E_INVAL;
+	atomic_store(&cfg->polled, polled);
+	return 0;
+}
+
+int
+rpma_ext_conn_cfg_get_polled(const struct rpma_conn_cfg *cfg, bool *polled)
+{
+	if (cfg == NULL || polled == NULL)
+		return RPMA_E_INVAL;
+	*polled = CFG_LOAD(cfg, polled);
 	return 0;
 }

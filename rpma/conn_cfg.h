@@ -22,6 +22,8 @@ struct rpma_conn_cfg {
 	_Atomic(struct rpma_srq *) srq;
 	/* verbs: the core's flush service on this connection (extension) */
 	atomic_bool gpspm;
+	/* the application reaps every completion itself (extension) */
+	atomic_bool polled;
 };
 
 #endif

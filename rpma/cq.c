@@ -105,6 +105,9 @@ rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 		return RPMA_E_INVAL;
 	if (cq->ops)
 		return cq->ops->get_fd(cq, fd);
+	if (cq->no_fd)
+		return rpma_fail(RPMA_E_NOSUPP, "the connection is polled "
+			"(rpma_ext_conn_cfg_set_polled): its CQ has no fd to wait on");
 	pthread_mutex_lock(&((struct rpma_cq *)cq)->lock);
 	((struct rpma_cq *)cq)->fd_exported = true;
 	((struct rpma_cq *)cq)->armed = true;
@@ -259,11 +262,13 @@ rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
 			}
 			continue;
 		}
-		hit |= pfd[k].revents != 0;
-		k++;
+		/* a signal not taken now wakes the next poll at once: harmless */
+		if (pfd[k++].revents) {
+			hit = true;
+			(void)!read(cq->efd, &v, sizeof(v));
+		}
 		if (cq->drive_fd)
 			hit |= pfd[k++].revents != 0;
-		(void)!read(cq->efd, &v, sizeof(v));
 		pthread_mutex_lock(&cq->lock);
 		cq->waiter = false;
 		cq->armed = cq->fd_exported;

@@ -46,6 +46,7 @@ struct rpma_cq {
 	bool armed;
 	bool overrun;
 	bool shared_channel;	/* the conn's cq and rcq share one fd */
+	bool no_fd;		/* polled: rpma_cq_get_fd is NOSUPP */
 	/*
 	 * Optional: make progress in the caller's thread when the ring is
 	 * empty, so a polling application does not wait for a hand-off.

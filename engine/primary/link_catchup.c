@@ -124,6 +124,13 @@ link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 	/* a full resync's one batch may cover the whole ring */
 	ccfg = fabric_conn_cfg(c->cfg.provider, (int)link_sq_depth(c->ring_size),
 		c->cfg.down_timeout_ms);
+	/*
+	 * Its completions are reaped by the threads that wait for them (the
+	 * appenders and the link's), never by the core's progress thread: a
+	 * completion wakes at most the one that sleeps for it.
+	 */
+	if (ccfg && rpma_ext_conn_cfg_set_polled(ccfg, true))
+		rpma_conn_cfg_delete(&ccfg);
 	ret = ccfg ? rpma_conn_req_new(c->peer, host, port, ccfg, &req) : REPL_E_NOMEM;
 	rpma_conn_cfg_delete(&ccfg);
 	if (ret == 0) {

@@ -516,6 +516,21 @@ int rpma_ext_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, bool enable);
 int rpma_ext_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, bool *enable);
 
 /*
+ * The application reaps every completion of the connection itself, in the
+ * thread that waits for it: rpma_cq_get_wc() (which makes the provider's
+ * progress where it is software), rpma_cq_wait() or rpma_ext_cq_poll().
+ * On libfabric no core thread then reads the connection's completions, so
+ * a completion wakes nobody but the thread that waits for it; in exchange
+ * rpma_cq_get_fd() of its CQs is RPMA_E_NOSUPP (nothing would signal
+ * that fd), and requests the peer sends on the connection are served only
+ * while the application reaps.  A request of ours whose peer went away is
+ * failed when a waiter is about to sleep.  Verbs ignores it: its
+ * completions never pass through a core thread.
+ */
+int rpma_ext_conn_cfg_set_polled(struct rpma_conn_cfg *cfg, bool polled);
+int rpma_ext_conn_cfg_get_polled(const struct rpma_conn_cfg *cfg, bool *polled);
+
+/*
  * Fencing a former writer off a target's regions.  An initiator stamps its
  * connection with an epoch (0 until set); every flush request the core
  * sends for it (GPSPM: every ofi flush, verbs flushes on GPSPM

@@ -132,6 +132,13 @@ struct ofi_conn {
 	int eq_fd;
 	int cq_fd;
 	bool passive;
+	/*
+	 * The application reaps its completions (rpma_ext_conn_cfg_set_polled):
+	 * the progress thread leaves it alone, and whoever drives it holds
+	 * drive_lock, so one thread at a time reads its CQ.
+	 */
+	bool polled;
+	pthread_mutex_t drive_lock;
 	bool established;	/* FI_CONNECTED was seen */
 	atomic_bool closed;
 

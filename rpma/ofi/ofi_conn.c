@@ -120,7 +120,7 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 		.wait_obj = FI_WAIT_FD };
 	uint32_t cq_size, rcq_size, sq_size, rq_size, nops;
 	struct ofi_conn *conn;
-	bool shared;
+	bool shared, polled = false;
 	int ret;
 
 	struct rpma_srq *srq = NULL;
@@ -130,6 +130,11 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	if (srq && srq->peer != &peer->base)
 		return rpma_fail(RPMA_E_INVAL, "the SRQ belongs to another peer");
 	cfg_read(cfg, &cq_size, &rcq_size, &sq_size, &rq_size, &shared);
+	if (cfg)
+		rpma_ext_conn_cfg_get_polled(cfg, &polled);
+	if (polled && shared)
+		return rpma_fail(RPMA_E_INVAL, "a polled connection has no "
+			"completion channel to share");
 	if (srq)
 		rq_size = 0;	/* receives are the SRQ's */
 	if (sq_size == 0 || cq_size == 0)
@@ -141,6 +146,7 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 		return rpma_fail(RPMA_E_NOMEM, "cannot allocate a connection");
 	conn->peer = peer;
 	conn->passive = passive;
+	conn->polled = polled;
 	conn->base.peer = &peer->base;
 	conn->base.ops = &rpma_ofi_conn_ops;
 	conn->base.shared_channel = shared;
@@ -152,6 +158,7 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	atomic_init(&conn->closed, false);
 	conn->nslots = (uint16_t)(sq_size > UINT16_MAX ? UINT16_MAX : sq_size);
 	pthread_mutex_init(&conn->ops_lock, NULL);
+	pthread_mutex_init(&conn->drive_lock, NULL);
 	conn->internal_op.kind = OFI_OP_INTERNAL;
 
 	ret = RPMA_E_NOMEM;
@@ -184,11 +191,13 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 	conn->base.cq->drive = rpma_ofi_progress_drive;
 	conn->base.cq->drive_fd = rpma_ofi_progress_wait_fd;
 	conn->base.cq->drive_arg = conn;
+	conn->base.cq->no_fd = polled;
 	if (conn->base.rcq) {
 		conn->base.rcq->shared_channel = shared;
 		conn->base.rcq->drive = rpma_ofi_progress_drive;
 		conn->base.rcq->drive_fd = rpma_ofi_progress_wait_fd;
 		conn->base.rcq->drive_arg = conn;
+		conn->base.rcq->no_fd = polled;
 	}
 
 	/*
@@ -270,6 +279,7 @@ rpma_ofi_conn_free(struct ofi_conn *conn)
 	rpma_cq_delete(conn->base.cq);
 	rpma_private_data_discard(&conn->base.pdata);
 	pthread_mutex_destroy(&conn->ops_lock);
+	pthread_mutex_destroy(&conn->drive_lock);
 	free(conn->stage);
 	free(conn->req_area);
 	rpma_req_table_fini(&conn->pending);

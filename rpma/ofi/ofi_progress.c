@@ -41,6 +41,8 @@ static const struct rpma_progress_ops ofi_progress_ops = {
 int
 rpma_ofi_progress_add(struct ofi_peer *peer, struct ofi_conn *conn)
 {
+	if (conn->polled)
+		return 0;	/* its application drives it */
 	conn->pitem.fd = conn->cq_fd;
 	return rpma_progress_add(&peer->progress, &ofi_progress_ops, peer, &conn->pitem);
 }
@@ -48,6 +50,8 @@ rpma_ofi_progress_add(struct ofi_peer *peer, struct ofi_conn *conn)
 void
 rpma_ofi_progress_remove(struct ofi_peer *peer, struct ofi_conn *conn)
 {
+	if (conn->polled)
+		return;
 	rpma_progress_remove(peer->progress, &conn->pitem);
 }
 
@@ -69,7 +73,15 @@ rpma_ofi_progress_drive(void *arg)
 {
 	struct ofi_conn *conn = arg;
 
-	rpma_progress_drive(conn->peer->progress, &conn->pitem);
+	if (!conn->polled) {
+		rpma_progress_drive(conn->peer->progress, &conn->pitem);
+		return;
+	}
+	if (pthread_mutex_trylock(&conn->drive_lock) != 0)
+		return;		/* another thread of the application is at it */
+	while (rpma_ofi_conn_progress(conn) > 0)
+		;
+	pthread_mutex_unlock(&conn->drive_lock);
 }
 
 /* the CQ's fd, when it is safe to sleep on it (libfabric's trywait rule) */
@@ -79,5 +91,9 @@ rpma_ofi_progress_wait_fd(void *arg)
 	struct ofi_conn *conn = arg;
 	struct fid *f = &conn->cq->fid;
 
+	/* no progress thread watches a polled connection: fail here what
+	 * a peer that went away will never answer */
+	if (conn->polled)
+		rpma_ofi_conn_watch(conn);
 	return fi_trywait(conn->peer->fabric, &f, 1) == FI_SUCCESS ? conn->cq_fd : -1;
 }

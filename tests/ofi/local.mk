@@ -12,7 +12,8 @@ OFI_PROGS = \
 	tests/ofi/ofi_flush_refused \
 	tests/ofi/ofi_flush_group \
 	tests/ofi/ofi_write_flush \
-	tests/ofi/ofi_cq_poll
+	tests/ofi/ofi_cq_poll \
+	tests/ofi/ofi_polled
 
 OFI_TESTS = $(OFI_PROGS) \
 	tests/ofi/ofi_flush_crash_control.sh
