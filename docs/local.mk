@@ -9,6 +9,8 @@ dist_man_MANS += \
 	docs/man/rpma_conn_cfg_delete.3 \
 	docs/man/rpma_ext_conn_cfg_get_gpspm.3 \
 	docs/man/rpma_ext_conn_cfg_set_gpspm.3 \
+	docs/man/rpma_ext_conn_cfg_get_polled.3 \
+	docs/man/rpma_ext_conn_cfg_set_polled.3 \
 	docs/man/rpma_ext_conn_set_epoch.3 \
 	docs/man/rpma_ext_peer_fence.3 \
 	docs/man/rpma_conn_cfg_get_compl_channel.3 \
