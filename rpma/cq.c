@@ -230,7 +230,9 @@ rpma_ext_cq_poll(struct rpma_cq *const *cqs, int n, struct pollfd *fds,
 			pfd[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 			continue;
 		}
-		if (cq->drive)
+		/* the provider's own wait check makes progress too (ofi's
+		 * fi_trywait): driving before it would cost a second look */
+		if (cq->drive && !cq->drive_fd)
 			cq->drive(cq->drive_arg);
 		had[i] = cq_ready(cq);
 		pfd[np++] = (struct pollfd){ .fd = cq->efd, .events = POLLIN };

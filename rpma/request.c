@@ -283,6 +283,7 @@ rpma_req_table_take(struct rpma_req_table *t, uint32_t limit,
 			t->next = s + 1;
 			t->slots[s].in_use = true;
 			t->slots[s].op_context = op->op_context;
+			t->slots[s].carrier = NULL;
 			t->slots[s].signaled =
 				(op->flags & RPMA_F_COMPLETION_ALWAYS) ==
 				RPMA_F_COMPLETION_ALWAYS || (op->flags & 2);
@@ -298,6 +299,30 @@ rpma_req_table_take(struct rpma_req_table *t, uint32_t limit,
 			limit);
 	*slot = taken;
 	return 0;
+}
+
+void
+rpma_req_table_set_carrier(struct rpma_req_table *t, uint32_t slot, void *carrier)
+{
+	pthread_mutex_lock(&t->lock);
+	t->slots[slot].carrier = carrier;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void *
+rpma_req_table_carrier(struct rpma_req_table *t, uint32_t slot)
+{
+	void *c = NULL;
+
+	if (slot >= t->n)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	if (t->slots[slot].in_use) {
+		c = t->slots[slot].carrier;
+		t->slots[slot].carrier = NULL;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return c;
 }
 
 void

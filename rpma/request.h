@@ -84,6 +84,7 @@ enum ibv_wc_status rpma_req_wc_status(unsigned status);
 /* the initiator's requests waiting for an answer, by slot */
 struct rpma_req_pending {
 	const void *op_context;
+	void *carrier;		/* the provider's, let go with the answer */
 	bool in_use;
 	bool signaled;
 	enum ibv_wc_opcode opcode;
@@ -111,6 +112,14 @@ void rpma_req_table_untake(struct rpma_req_table *t, uint32_t slot);
 bool rpma_req_table_complete(struct rpma_req_table *t, uint32_t slot,
 		enum ibv_wc_status st, uint32_t vendor_err, uint32_t qp_num,
 		struct ibv_wc *wc);
+/* a taken slot's carrier (see rpma_req_table_carrier) */
+void rpma_req_table_set_carrier(struct rpma_req_table *t, uint32_t slot,
+		void *carrier);
+/*
+ * The carrier of a slot that was in use, once: complete() and untake()
+ * clear the slot, so call it first; NULL if none or already taken.
+ */
+void *rpma_req_table_carrier(struct rpma_req_table *t, uint32_t slot);
 
 /* the request a flush of this type makes */
 static inline enum rpma_req_op

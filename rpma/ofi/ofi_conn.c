@@ -242,7 +242,10 @@ rpma_ofi_conn_new(struct ofi_peer *peer, struct fi_info *info,
 		}
 	}
 	if ((ret = fi_ep_bind(conn->ep, &conn->eq->fid, 0)) ||
-	    (ret = fi_ep_bind(conn->ep, &conn->cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    /* sends: a completion only where a post asks (all but requests') */
+	    (ret = fi_ep_bind(conn->ep, &conn->cq->fid, FI_TRANSMIT |
+			FI_SELECTIVE_COMPLETION)) ||
+	    (ret = fi_ep_bind(conn->ep, &conn->cq->fid, FI_RECV)) ||
 	    (ret = fi_enable(conn->ep))) {
 		ret = rpma_ofi_err(ret, "binding the endpoint");
 		goto err;
@@ -596,10 +599,11 @@ rpma_ofi_conn_delete(struct rpma_conn *base)
 	/* what already completed, then release what never will */
 	for (int i = 0; i < 64 && rpma_ofi_conn_progress(conn) > 0; i++)
 		;
+	/* first: failing a request lets go of the data it carries */
+	rpma_ofi_conn_fail_pending(conn);
 	for (uint32_t i = 0; i < conn->nops; i++)
 		if (conn->ops[i].in_use)
 			rpma_mr_release(conn->ops[i].mr);
-	rpma_ofi_conn_fail_pending(conn);
 	rpma_ofi_conn_free(conn);
 	return 0;
 }

@@ -292,13 +292,15 @@ complete_op(struct ofi_conn *conn, struct ofi_op *o, const struct fi_cq_data_ent
 	struct ibv_wc wc;
 
 	if (o->kind == OFI_OP_INTERNAL || o->kind == OFI_OP_WRITE_REQ) {
-		/* a request or response write failed: the connection is broken */
+		/*
+		 * A request or response write failed: the connection is
+		 * broken.  A carrier of data goes with its request's answer,
+		 * or here with the failing of every pending request.
+		 */
 		if (status != IBV_WC_SUCCESS) {
 			RPMA_LOG_ERROR("core request write failed on a connection");
 			rpma_ofi_conn_fail_pending(conn);
 		}
-		if (o->kind == OFI_OP_WRITE_REQ)
-			rpma_ofi_op_put(conn, o);
 		return;
 	}
 	if (status == IBV_WC_SUCCESS && !o->signaled) {

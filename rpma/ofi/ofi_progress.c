@@ -79,7 +79,9 @@ rpma_ofi_progress_drive(void *arg)
 	}
 	if (pthread_mutex_trylock(&conn->drive_lock) != 0)
 		return;		/* another thread of the application is at it */
-	while (rpma_ofi_conn_progress(conn) > 0)
+	/* a read that did not fill its batch took all there was: no second
+	 * look (on tcp each is a system call) */
+	while (rpma_ofi_conn_progress(conn) >= RPMA_REQ_GROUP)
 		;
 	pthread_mutex_unlock(&conn->drive_lock);
 }

@@ -44,7 +44,14 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		.msg_iov = iov, .desc = desc, .iov_count = 1,
 		.rma_iov = rma, .rma_iov_count = 1, .context = &conn->internal_op,
 	};
-	uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION;
+	/*
+	 * No completion of its own on success (a failure is reported all the
+	 * same): the answer is what completes the request, and the carrier
+	 * of its data (holding the region) goes with the answer, for the
+	 * answer means the message arrived whole.  So the provider signals
+	 * nobody for the post.
+	 */
+	uint64_t flags = FI_REMOTE_CQ_DATA;
 	int i = 0, tries = 0;
 	uint32_t slot;
 	ssize_t ret;
@@ -77,6 +84,8 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 		msg.iov_count = msg.rma_iov_count = 2;
 		msg.context = o;
 		i = 1;
+		/* before the post: the answer may be read by another thread */
+		rpma_req_table_set_carrier(&conn->pending, slot, o);
 	}
 	iov[i].iov_base = req;
 	iov[i].iov_len = sizeof(*req);
@@ -95,6 +104,8 @@ rpma_ofi_request_post(struct ofi_conn *conn, const struct rpma_op *op,
 			sched_yield();
 	} while (ret == -FI_EAGAIN && ++tries < 1000);
 	if (ret) {
+		if (o)
+			o = rpma_req_table_carrier(&conn->pending, slot);
 		rpma_req_table_untake(&conn->pending, slot);
 		if (o)
 			rpma_ofi_op_put(conn, o);
@@ -118,7 +129,8 @@ respond(struct ofi_conn *conn, uint64_t slot, unsigned status)
 	ssize_t ret;
 
 	do {
-		ret = fi_writemsg(conn->ep, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+		/* no completion of its own on success: nothing waits for it */
+		ret = fi_writemsg(conn->ep, &msg, FI_REMOTE_CQ_DATA);
 		if (ret == -FI_EAGAIN) {
 			/* our own completions may be what holds the queue */
 			rpma_ofi_conn_progress(conn);
@@ -158,7 +170,10 @@ complete_pending(struct ofi_conn *conn, uint32_t slot, enum ibv_wc_status st,
 		unsigned vendor_err)
 {
 	struct ibv_wc wc;
+	struct ofi_op *carrier = rpma_req_table_carrier(&conn->pending, slot);
 
+	if (carrier)
+		rpma_ofi_op_put(conn, carrier);
 	if (rpma_req_table_complete(&conn->pending, slot, st, vendor_err,
 			conn->base.qp_num, &wc))
 		rpma_cq_push(conn->base.cq, &wc, 1);
