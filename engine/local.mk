@@ -39,7 +39,8 @@ engine_librepl_internal_la_SOURCES += \
 	engine/primary/link_catchup.c engine/primary/link_verify.c \
 	engine/primary/link_io.c engine/primary/link.c \
 	engine/primary/verify.c engine/primary/promote.c engine/primary/fence_listen.c \
-	engine/primary/cluster.c engine/primary/cluster.h
+	engine/primary/cluster.c engine/primary/cluster.h \
+	engine/primary/durable_wait.c
 engine_librepl_internal_la_SOURCES += \
 	engine/replica/replica_state.c engine/replica/replica_open.c \
 	engine/replica/replica.c engine/replica/replica.h engine/replica/replica_internal.h \

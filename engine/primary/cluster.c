@@ -31,111 +31,6 @@
 #include "common/errors.h"
 #include "common/fault.h"
 
-/*
- * Asleep in c->durable_q until lsn is durable: woken once, by whoever
- * moves the commit point past it (or by a fence), never for another's.
- */
-static int
-sleep_until_durable(struct cluster *c, uint64_t lsn, const struct timespec *until)
-{
-	struct durable_waiter w = { .lsn = lsn };
-	bool timed_out = false;
-	int ret;
-
-	sem_init(&w.wake, 0, 0);
-	cluster_lock(c);
-	cluster_quorum_update(c);
-	for (;;) {
-		if (c->durable_lsn > lsn) {
-			ret = 0;
-			break;
-		}
-		if (atomic_load(&c->fenced)) {
-			ret = REPL_E_UNKNOWN;
-			break;
-		}
-		if (timed_out) {
-			ret = REPL_E_TIMEDOUT;
-			break;
-		}
-		quorum_enqueue(c, &w);
-		cluster_unlock(c);
-		do {
-			ret = until == NULL ? sem_wait(&w.wake) :
-				sem_clockwait(&w.wake, CLOCK_MONOTONIC, until);
-		} while (ret != 0 && errno == EINTR);
-		timed_out = ret != 0;
-		cluster_lock(c);
-		quorum_dequeue(c, &w);	/* still queued only if it timed out */
-	}
-	cluster_unlock(c);
-	/* a post that crossed a time-out may remain: nobody touches w now */
-	sem_destroy(&w.wake);
-	return ret;
-}
-
-static bool
-durable_past(struct cluster *c, uint64_t lsn)
-{
-	return atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn;
-}
-
-static int
-wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
-{
-	uint64_t budget;
-	struct timespec until = { 0 };
-	int ret;
-
-	if (timeout_ms >= 0)
-		until = clock_deadline(timeout_ms);
-	/* post our batch ourselves where the link is free: no hand-off */
-	for (int i = 0; i < c->n_links; i++)
-		link_help(&c->links[i], true);
-	/* the local persist runs while the flushes travel */
-	if ((ret = wal_sync(c->wal, lsn)))
-		return ret;
-	cluster_lock(c);
-	cluster_quorum_update(c);
-	cluster_unlock(c);
-	budget = cluster_poll_budget_ns(c, true);
-	if (budget && !atomic_exchange(&c->spinning, true)) {
-		/*
-		 * Reap the completions ourselves for a while: no wake-up.  One
-		 * waiter at a time: more would only take the CPU from the
-		 * threads doing the work.
-		 */
-		uint64_t spin_until = clock_now_ns() + budget;
-
-		while (!durable_past(c, lsn) && clock_now_ns() < spin_until)
-			for (int i = 0; i < c->n_links; i++)
-				link_help(&c->links[i], true);
-		atomic_store(&c->spinning, false);
-	}
-	if (durable_past(c, lsn))
-		return 0;
-	if (atomic_load(&c->fenced))
-		return REPL_E_UNKNOWN;
-	/* then leave it to the links, asleep until they are done */
-	for (int i = 0; i < c->n_links; i++)
-		link_kick(&c->links[i]);
-	return sleep_until_durable(c, lsn, timeout_ms >= 0 ? &until : NULL);
-}
-
-int
-cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
-{
-	int ret;
-
-	if (atomic_load_explicit(&c->durable_atomic, memory_order_acquire) > lsn)
-		return 0;
-	/* counted: busy polling stops when waiters are as many as CPUs */
-	atomic_fetch_add_explicit(&c->n_waiting, 1, memory_order_relaxed);
-	ret = wait_durable(c, lsn, timeout_ms);
-	atomic_fetch_sub_explicit(&c->n_waiting, 1, memory_order_relaxed);
-	return ret;
-}
-
 /* ------------------------------------------------------------------ */
 /* release                                                            */
 
@@ -377,6 +272,8 @@ cluster_free(struct cluster *c)
 	free(c->links);
 	free(c->replicas);
 	free(c->names);
+	if (c->lead_fd >= 0)
+		close(c->lead_fd);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->release_lock);
 	pthread_mutex_destroy(&c->verify_lock);
@@ -462,6 +359,8 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	wal_identity(wal, &c->id, &c->ring_size);
 	atomic_init(&c->stopping, false);
 	atomic_init(&c->spinning, false);
+	c->lead_wanted = true;
+	c->lead_fd = -1;
 	atomic_init(&c->fenced, false);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->release_lock, NULL);
@@ -473,6 +372,10 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	if ((c->lead_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		ret = REPL_E_NOMEM;	/* no fd: resources */
+		goto err;
+	}
 
 	if (cfg->tls_ca || cfg->tls_cert || cfg->tls_key) {
 		const char *why = "";
@@ -501,6 +404,13 @@ cluster_start(const struct cluster_cfg *cfg, struct rpma_ext_mem *mem,
 		REPL_LOG_ERROR("cannot prepare the %s fabric for replication",
 			cfg->provider);
 		goto err;
+	}
+	{
+		enum rpma_ext_transport t = RPMA_EXT_TRANSPORT_VERBS;
+
+		/* libfabric's sockets: each look at the completions is a syscall */
+		(void)rpma_ext_peer_get_transport(c->peer, &t);
+		c->poll_is_syscall = t != RPMA_EXT_TRANSPORT_VERBS;
 	}
 	if (c->id.node_id > 0xffff) {
 		/* epochs carry it in 16 bits (promote.c) */
@@ -648,6 +558,7 @@ cluster_stop(struct cluster **c_ptr)
 		cluster_unlock(c);
 	}
 	atomic_store(&c->stopping, true);
+	cluster_lead_wake(c);
 	fence_listen_stop(c);
 	for (int i = 0; i < c->n_links; i++) {
 		uint64_t one = 1;

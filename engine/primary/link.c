@@ -180,6 +180,11 @@ link_close(struct link *l)
 	l->io_ready = false;
 	atomic_store(&l->waiting_since_ms, 0);
 	link_io_unlock(l);
+	/* a leader asleep on its CQ lets go first (it wakes within ms) */
+	while (atomic_load(&l->cq_sleepers) > 0) {
+		cluster_lead_wake(l->c);
+		usleep(200);
+	}
 	link_data_close(&l->conn, &l->dst);
 	ctl_chan_close(&l->ch);
 	link_verify_reset(l);
@@ -829,7 +834,8 @@ stream(struct link *l)
 	}
 	if (progress)
 		return 0;
-	if (busy && (budget = cluster_poll_budget_ns(l->c, false)) != 0) {
+	if (busy && !atomic_load(&l->c->spinning) &&
+	    (budget = cluster_poll_budget_ns(l->c, false)) != 0) {
 		if (stream_spin(l, budget, &progress))
 			return -1;
 		if (progress)

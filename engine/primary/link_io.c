@@ -263,6 +263,14 @@ cluster_poll_budget_ns(struct cluster *c, bool appender)
 
 	if (c->poll_cap_ns == 0 || !c->poll_auto)
 		return c->poll_cap_ns;
+	/*
+	 * Where each look at the completions is a system call (libfabric
+	 * over sockets), polling through a round trip costs a syscall every
+	 * microsecond to save one wake-up: the waiter sleeps on the
+	 * provider's fd at once (one syscall, one switch).
+	 */
+	if (c->poll_is_syscall)
+		return 0;
 	/* more waiters than CPUs: polling takes the CPU from the work */
 	if (atomic_load_explicit(&c->n_waiting, memory_order_relaxed) >= c->ncpu)
 		return 0;
@@ -295,4 +303,21 @@ link_help(struct link *l, bool post)
 	if (l->io_ready)
 		(void)link_data_path(l, post, &progress);
 	link_io_unlock(l);
+}
+
+bool
+link_lead_step(struct link *l, struct rpma_cq **cq)
+{
+	bool progress = false, busy;
+
+	if (link_io_trylock(l) != 0)
+		return true;	/* its thread or an appender is at it */
+	busy = l->io_ready && link_data_path(l, true, &progress) == 0 &&
+		link_busy(l);
+	if (busy && cq) {
+		atomic_fetch_add(&l->cq_sleepers, 1);
+		*cq = l->cq;
+	}
+	link_io_unlock(l);
+	return busy;
 }

@@ -157,6 +157,11 @@ struct link {
 	 * Written under io_lock, read by anyone deciding to poll */
 	_Atomic uint64_t rtt_ns;
 	char io_why[160];		/* why the data path closed */
+	/*
+	 * Leaders asleep on cq (link_lead_step): the link's thread deletes
+	 * the connection only once none is, after io_ready went false.
+	 */
+	atomic_int cq_sleepers;
 
 	/*
 	 * What it did, for status: relaxed atomics, so a reader on another
@@ -212,6 +217,7 @@ struct durable_waiter {
 	uint64_t lsn;
 	sem_t wake;
 	bool queued;
+	bool lead;		/* woken to lead (durable_wait.c) */
 	struct durable_waiter *next;
 };
 
@@ -243,9 +249,17 @@ struct cluster {
 	/* busy polling (cluster_poll_budget_ns): the bound, 0 never */
 	uint64_t poll_cap_ns;
 	bool poll_auto;			/* adaptive, within poll_cap_ns */
+	bool poll_is_syscall;		/* a look at a CQ enters the kernel */
 	unsigned ncpu;			/* online CPUs, at the start */
 	_Atomic unsigned n_waiting;	/* appenders in cluster_wait_durable */
-	atomic_bool spinning;		/* a waiter polls the links */
+	atomic_bool spinning;		/* a waiter leads: polls the links */
+	/*
+	 * Under c->lock: false once a leader found nothing to poll (a link
+	 * down or catching up), until the next appender posts: followers
+	 * then sleep instead of taking the lead in turn (durable_wait.c).
+	 */
+	bool lead_wanted;
+	int lead_fd;			/* wakes a leader asleep (eventfd) */
 	pthread_mutex_t verify_lock;	/* one verification at a time */
 
 	/*
@@ -480,6 +494,17 @@ link_busy(const struct link *l)
 }
 /* an appender's turn at a link's data path, if nobody else has it */
 void link_help(struct link *l, bool post);
+/*
+ * The leader's turn (durable_wait.c): reap and post as link_help does;
+ * true while batches travel (or another thread has the data path).  With
+ * cq, *cq is the CQ to sleep on while they do (NULL: none), counted in
+ * cq_sleepers until the leader lets go of it.
+ */
+bool link_lead_step(struct link *l, struct rpma_cq **cq);
+#define LEAD_CQS_MAX 32		/* rpma_ext_cq_poll's bound */
+/* quorum.c: wake the leader, if one sleeps (a fence, a stop, a link
+ * going down) */
+void cluster_lead_wake(struct cluster *c);
 /*
  * How long to busy-poll now, in ns (0: sleep at once): the fixed bound,
  * or adaptive: twice the fastest link's round trip, at most the bound;

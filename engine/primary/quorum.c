@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "primary/primary.h"
 
@@ -131,10 +132,21 @@ quorum_dequeue(struct cluster *c, struct durable_waiter *w)
 	w->queued = false;
 }
 
+/* a leader asleep on the links' CQs (durable_wait.c) looks again */
+void
+cluster_lead_wake(struct cluster *c)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&c->spinning))
+		(void)!write(c->lead_fd, &one, sizeof(one));
+}
+
 void
 quorum_wake_all(struct cluster *c)
 {
 	wake_below(c, UINT64_MAX);
+	cluster_lead_wake(c);
 }
 
 bool
