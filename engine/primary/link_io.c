@@ -231,7 +231,8 @@ link_data_path(struct link *l, bool post, bool *progress)
 
 	if (!l->io_ready)
 		return -1;
-	if (reap(l, progress))
+	/* nothing in flight, nothing to reap: on ofi a look is a syscall */
+	if (link_busy(l) && reap(l, progress))
 		return -1;
 	if (!post)
 		return 0;
