@@ -35,6 +35,7 @@
 #define CLIENTS_MAX ADMIN_CLIENTS_MAX
 #define SAMPLES_MAX 20000000ull	/* with --seconds: the most kept */
 #define PROGRESS_EVERY_NS 250000000ull
+#define SNDBUF_MAX (4u << 20)	/* the socket room asked for, at most */
 
 /* one acknowledged append */
 struct sample {
@@ -144,6 +145,9 @@ client_main(void *arg)
 		fail_run(r, EXIT_UNREACHABLE);
 		goto out;
 	}
+	/* what may be in flight fits the socket: each append one send */
+	client_sndbuf(&c, r->depth * (r->size + strlen(line) + 1) < SNDBUF_MAX ?
+		r->depth * (r->size + strlen(line) + 1) : SNDBUF_MAX);
 	for (;;) {
 		const char *reply;
 		size_t len;
