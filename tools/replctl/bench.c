@@ -7,6 +7,11 @@
  * a terminal a progress line on stderr meanwhile; with --csv one row per
  * acknowledged append.
  *
+ * It ends with the system calls and context switches per acknowledged
+ * append of replctl itself and of the daemon, found by the pid behind
+ * the socket (SO_PEERCRED), as tools/bench/repl-bench counts them
+ * (proc_counts.c).
+ *
  * This measures the daemon's socket path (a script's or a non-C
  * program's view); a database linking librepl skips the socket, and
  * tools/bench measures the engine itself.
@@ -26,6 +31,7 @@
 #include "admin_proto.h"
 #include "bench_util.h"
 #include "client.h"
+#include "proc_counts.h"
 #include "replctl.h"
 
 #define RECORDS_DEFAULT 10000
@@ -219,6 +225,53 @@ write_csv(const char *path, const struct sample *s, uint64_t n, uint64_t size)
 	return 0;
 }
 
+/*
+ * The daemon behind the socket, to count its system calls: 0 when it
+ * cannot be told (it is in another pid namespace, or does not answer:
+ * the clients say why)
+ */
+static pid_t
+daemon_pid(const struct live_opts *o)
+{
+	struct client c;
+	pid_t pid;
+
+	if (client_open(&c, o) != 0) {
+		client_close(&c);
+		return 0;
+	}
+	pid = client_peer_pid(&c);
+	client_close(&c);
+	return pid == getpid() ? 0 : pid;
+}
+
+/* "per append, WHO: S syscalls, W context switches" (repl-bench's line) */
+static void
+print_counts(const char *who, const struct proc_counts *pc, uint64_t n)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), pc->self ? "%s" : "%s (pid %d)", who,
+		(int)pc->pid);
+	if (pc->have_syscalls)
+		printf("per append, %s: %.1f syscalls, %.2f context switches\n", name,
+			(double)pc->syscalls / (double)n, (double)pc->switches / (double)n);
+	else
+		printf("per append, %s: %.2f context switches (syscalls not counted: "
+			"%s)\n", name, (double)pc->switches / (double)n, pc->why);
+}
+
+static void
+json_counts(const char *who, const struct proc_counts *pc, uint64_t n)
+{
+	printf("\"%s\":{", who);
+	if (!pc->self)
+		printf("\"pid\":%d,", (int)pc->pid);
+	if (pc->have_syscalls)
+		printf("\"syscalls\":%.2f,", (double)pc->syscalls / (double)n);
+	printf("\"context_switches\":%.3f}", (double)pc->switches / (double)n);
+}
+
 static int
 usage(void)
 {
@@ -254,6 +307,8 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	uint64_t *lat = NULL, n = 0, started = 0;
 	char *payload = NULL;
 	struct run r;
+	static struct proc_counts count_self, count_daemon;
+	pid_t daemon = 0;
 	int ret = 0, opt;
 
 	optind = 0;
@@ -297,6 +352,11 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	for (uint64_t i = 0; i < size; i++)
 		payload[i] = (char)('a' + i % 26);
 	r.payload = payload;
+	daemon = daemon_pid(o);
+	/* before the clients start: their threads inherit the count */
+	proc_counts_start(&count_self, 0);
+	if (daemon)
+		proc_counts_start(&count_daemon, daemon);
 	r.t0 = bench_now_ns();
 	if (seconds)
 		r.t_end = r.t0 + seconds * 1000000000ull;
@@ -327,6 +387,9 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		pthread_join(cr[i].thread, NULL);
 		n += cr[i].n;
 	}
+	proc_counts_stop(&count_self);
+	if (daemon)
+		proc_counts_stop(&count_daemon);
 	if (tty)
 		fprintf(stderr, "\r%60s\r", "");
 	ret = atomic_load(&r.ret);
@@ -362,15 +425,25 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 			p999 = bench_pct(lat, (long)n, 99.9);
 			max = lat[n - 1] / 1e3;
 		}
-		if (o->json)
+		if (o->json) {
 			printf("{\"records\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"size\":"
 				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"clients\":%" PRIu64
 				",\"seconds\":%.3f,\"records_per_s\":%.0f,\"bytes_per_s\":"
 				"%.0f,\"latency_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
-				"\"p99_9\":%.1f,\"max\":%.1f}}\n", n, failed, size, depth,
+				"\"p99_9\":%.1f,\"max\":%.1f}", n, failed, size, depth,
 				clients, s, (double)n / s, (double)(n * size) / s,
 				p50, p90, p99, p999, max);
-		else
+			if (n) {
+				printf(",\"per_append\":{");
+				json_counts("replctl", &count_self, n);
+				if (daemon) {
+					printf(",");
+					json_counts("repld", &count_daemon, n);
+				}
+				printf("}");
+			}
+			printf("}\n");
+		} else {
 			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes durable, "
 				"%" PRIu64 " client%s x depth %" PRIu64 ", in %.2f s: %.0f "
 				"records/s, %.2f MiB/s%s\n"
@@ -380,6 +453,15 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 				(double)n / s, (double)(n * size) / s / (1 << 20),
 				failed ? " (an append FAILED: the run stopped)" : "",
 				p50, p90, p99, p999, max);
+			if (n) {
+				print_counts("replctl", &count_self, n);
+				if (daemon)
+					print_counts("repld", &count_daemon, n);
+				else
+					printf("per append, repld: not counted (its pid is "
+						"not visible from here)\n");
+			}
+		}
 	}
 out:
 	for (uint64_t i = 0; i < clients; i++)

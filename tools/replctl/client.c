@@ -348,6 +348,18 @@ client_sndbuf(struct client *c, size_t bytes)
 		(void)setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
 }
 
+pid_t
+client_peer_pid(const struct client *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	/* the listener's creator; 0 when it is in a pid namespace not ours */
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return 0;
+	return cred.pid;
+}
+
 int
 client_send(struct client *c, const char *line, const void *data, size_t len)
 {

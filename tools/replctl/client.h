@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "json_in.h"
 
@@ -66,6 +67,8 @@ void client_close(struct client *c);
  * one send, with no wait for the daemon to read part of one first
  */
 void client_sndbuf(struct client *c, size_t bytes);
+/* the pid of the process that listens on c's socket (0: unknown here) */
+pid_t client_peer_pid(const struct client *c);
 /* send a request line (LF added) and, for APPEND, its record */
 int client_send(struct client *c, const char *line, const void *data, size_t len);
 /* the next reply line (without its LF), valid until the next call; NULL: c->why */
