@@ -60,6 +60,7 @@ struct run {
 	atomic_uint_fast64_t tickets;	/* appends claimed (each < cap sent) */
 	atomic_uint_fast64_t done, failed;	/* acknowledged durable; refused */
 	atomic_uint_fast64_t finished;	/* clients that ended */
+	atomic_uint_fast64_t last_ns;	/* when the last of them ended */
 	atomic_bool stop;		/* a failure: every client stops sending */
 	atomic_int ret;			/* the first failure's exit status */
 	atomic_bool said;		/* the first refusal shown */
@@ -189,6 +190,10 @@ client_main(void *arg)
 	}
 	client_close(&c);
 out:
+	/* the run's end: not when the main thread's nap notices it */
+	for (uint64_t now = bench_now_ns(), was = atomic_load(&r->last_ns);
+	     now > was && !atomic_compare_exchange_weak(&r->last_ns, &was, now);)
+		;
 	atomic_fetch_add(&r->finished, 1);
 	return NULL;
 }
@@ -413,7 +418,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		ret = EXIT_FAILED;
 	/* answered at all: the figures of what was acknowledged (none: zeros) */
 	if (n || atomic_load(&r.failed)) {
-		double s = (double)(bench_now_ns() - r.t0) / 1e9, p50 = 0, p90 = 0;
+		double s = (double)(atomic_load(&r.last_ns) - r.t0) / 1e9, p50 = 0, p90 = 0;
 		double p99 = 0, p999 = 0, max = 0;
 		uint64_t failed = atomic_load(&r.failed);
 
