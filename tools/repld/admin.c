@@ -195,8 +195,10 @@ conn_recv(struct conn *c, int flags)
 		iov[m.msg_iovlen++] = (struct iovec){ c->in + c->have, IN_CAP - c->have };
 	if (m.msg_iovlen == 0)
 		return -2;
+	c->filled = false;
 	if ((r = recvmsg(c->fd, &m, flags)) <= 0)
 		return r;
+	c->filled = (size_t)r == need + (m.msg_iovlen > (need > 0) ? IN_CAP - c->have : 0);
 	if ((size_t)r <= need) {
 		c->rec_have += (size_t)r;
 	} else {

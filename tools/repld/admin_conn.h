@@ -32,6 +32,7 @@
 #define SEND_TIMEOUT_S 5		/* a client that reads no answers */
 #define LOOP_SLICE_MS 20		/* the loop's wait, between looks at input */
 #define LOOP_EVENTS 64
+#define LOOP_REREADS 8			/* reads after one that filled its room */
 #define PEEK_LEN 7			/* "APPEND " */
 
 struct admin {
@@ -112,6 +113,7 @@ struct conn {
 	int pipelined;
 	bool in_loop;		/* served by the loop, not a thread */
 	bool eof;		/* the loop's: the client sent its last */
+	bool filled;		/* the last read took all the room offered */
 	bool handoff;		/* the loop's: to a thread once answered */
 };
 

@@ -258,9 +258,27 @@ loop_main(void *arg)
 		for (int i = 0; i < n; i++)
 			loop_read(ev[i].data.ptr);
 		left = false;
-		for (int i = 0; i < a->nlc && !quit; i++)
-			if (a->lc[i]->have)
-				left |= loop_parse(a->lc[i]);
+		for (int i = 0; i < a->nlc && !quit; i++) {
+			struct conn *c = a->lc[i];
+
+			/*
+			 * A read that filled all the room it had leaves more
+			 * behind (a stream of large records): read on into this
+			 * round, not one record a round with a wait between.
+			 */
+			for (int k = 0; c->have; k++) {
+				bool more = c->filled;
+
+				c->filled = false;
+				if (loop_parse(c)) {
+					left = true;
+					break;
+				}
+				if (!more || k == LOOP_REREADS || c->handoff || c->eof)
+					break;
+				loop_read(c);
+			}
+		}
 		loop_settle(a, quit);
 		/* a connection leaves only with nothing pending */
 		for (int i = a->nlc - 1; i >= 0; i--) {
