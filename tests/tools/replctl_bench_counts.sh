@@ -3,7 +3,8 @@
 #
 # replctl_bench_counts.sh -- replctl bench's counts per acknowledged append
 # (replctl(8), bench) against a three-node cluster: the daemon it counts
-# is the primary (its pid), and both have context switches.  Where the
+# is the primary (its pid), and both have context switches; --pid 0
+# counts replctl alone, --pid of no process is a usage error.  Where the
 # raw_syscalls tracepoint may be used (tracefs, and root or
 # perf_event_paranoid <= -1), system calls too, and replctl's are an
 # append's three -- its line and record in one sendmsg, the answer's poll
@@ -40,6 +41,13 @@ bench 64 3000
 within 0.01 1000 "$(num "$mine" context_switches)" || fail "replctl's switches: $mine"
 within 0.01 1000 "$(num "$its" context_switches)" || fail "repld's switches: $its"
 echo "$NAME: 64 B: replctl $mine, repld $its"
+# --pid 0: replctl's counts alone; a pid that is no process: usage
+out=$("$CTL" -s "$S" --json bench --records 100 --size 64 --pid 0 2> "$D/err") ||
+	fail "bench --pid 0: exit $?: $(cat "$D/err")"
+grep -q '"per_append":{"replctl":{[^}]*}}' <<< "$out" || fail "bench --pid 0: $out"
+"$CTL" -s "$S" bench --records 10 --pid 2147483647 > /dev/null 2> "$D/err"
+rc=$?
+((rc == 2)) && grep -q 'no such process' "$D/err" || fail "bench --pid of no process: exit $rc: $(cat "$D/err")"
 if [[ -z $(num "$mine" syscalls) ]]; then
 	"$CTL" -s "$S" bench --records 10 --size 64 --depth 1 2>&1 | grep 'per append' >&2
 	for n in 1 2 3; do stop "$n"; done

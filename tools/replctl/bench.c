@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,11 +282,13 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: replctl bench [--records N] [--seconds S]"
-		" [--size BYTES] [--depth D] [--clients C] [--csv FILE] [--json]\n"
+		" [--size BYTES] [--depth D] [--clients C] [--csv FILE] [--pid PID]"
+		" [--json]\n"
 		"  N 1..100000000 (default %d; with --seconds alone, no bound), "
 		"S 1..3600,\n  BYTES 1..%u (default %d), D 1..%d (default %d), "
-		"C 1..%d (default 1)\n", RECORDS_DEFAULT, ADMIN_RECORD_MAX,
-		SIZE_DEFAULT, DEPTH_MAX, DEPTH_DEFAULT, CLIENTS_MAX);
+		"C 1..%d (default 1),\n  PID the daemon whose system calls are "
+		"counted (default: the socket's; 0: none)\n", RECORDS_DEFAULT,
+		ADMIN_RECORD_MAX, SIZE_DEFAULT, DEPTH_MAX, DEPTH_DEFAULT, CLIENTS_MAX);
 	return EXIT_USAGE;
 }
 
@@ -293,7 +296,7 @@ int
 cmd_bench(int argc, char *argv[], struct live_opts *o)
 {
 	enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH, OPT_CLIENTS,
-		OPT_CSV };
+		OPT_CSV, OPT_PID };
 	static const struct option opts[] = {
 		{ "records", required_argument, NULL, OPT_RECORDS },
 		{ "seconds", required_argument, NULL, OPT_SECONDS },
@@ -301,11 +304,12 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "clients", required_argument, NULL, OPT_CLIENTS },
 		{ "csv", required_argument, NULL, OPT_CSV },
+		{ "pid", required_argument, NULL, OPT_PID },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t records = RECORDS_DEFAULT, seconds = 0, size = SIZE_DEFAULT;
-	uint64_t depth = DEPTH_DEFAULT, clients = 1;
-	bool records_given = false, tty = isatty(2);
+	uint64_t depth = DEPTH_DEFAULT, clients = 1, pid = 0;
+	bool records_given = false, pid_given = false, tty = isatty(2);
 	const char *csv = NULL;
 	struct client_run *cr = NULL;
 	struct sample *all = NULL;
@@ -333,8 +337,15 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 			ok = opt_u64("--clients", optarg, 1, CLIENTS_MAX, &clients);
 		else if (opt == OPT_CSV)
 			ok = (csv = optarg)[0] != '\0';
+		else if (opt == OPT_PID)
+			ok = pid_given = opt_u64("--pid", optarg, 0, INT32_MAX, &pid);
 		if (!ok)
 			return usage();
+	}
+	if (pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+		fprintf(stderr, "replctl: bench: --pid %" PRIu64 ": no such process\n",
+			pid);
+		return EXIT_USAGE;
 	}
 	if (optind != argc)
 		return usage();
@@ -357,7 +368,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	for (uint64_t i = 0; i < size; i++)
 		payload[i] = (char)('a' + i % 26);
 	r.payload = payload;
-	daemon = daemon_pid(o);
+	daemon = pid_given ? (pid_t)pid : daemon_pid(o);
 	/* before the clients start: their threads inherit the count */
 	proc_counts_start(&count_self, 0);
 	if (daemon)
@@ -462,7 +473,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 				print_counts("replctl", &count_self, n);
 				if (daemon)
 					print_counts("repld", &count_daemon, n);
-				else
+				else if (!pid_given)
 					printf("per append, repld: not counted (its pid is "
 						"not visible from here)\n");
 			}
