@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -98,6 +99,23 @@ out_line(struct conn *c, json_t *reply)
 	c->out_len += jo_line(reply, c->out + c->out_len, ADMIN_REPLY_MAX);
 }
 
+/*
+ * An append's acknowledgement, the line jo_line makes of {"ok":true,
+ * "lsn":N}, written here: no allocation per answer
+ */
+static void
+out_ack(struct conn *c, uint64_t lsn)
+{
+	if (lsn > INT64_MAX) {
+		out_line(c, json_pack("{s:b, s:o}", "ok", true, "lsn", jo_u64(lsn)));
+		return;
+	}
+	if (OUT_CAP - c->out_len < ADMIN_REPLY_MAX && conn_out_flush(c) != 0)
+		return;
+	c->out_len += (size_t)snprintf(c->out + c->out_len, OUT_CAP - c->out_len,
+		"{\"ok\":true,\"lsn\":%" PRIu64 "}\n", lsn);
+}
+
 /* an error reply: a protocol name (code 0) or a REPL_E_* code */
 void
 conn_reply_error(struct conn *c, const char *name, int code, const char *message)
@@ -146,8 +164,7 @@ conn_answer_first(struct conn *c, int n, int wret)
 		if (err)
 			conn_reply_error(c, NULL, err, NULL);
 		else
-			out_line(c, json_pack("{s:b, s:o}", "ok", true,
-				"lsn", jo_u64(c->pend[i].lsn)));
+			out_ack(c, c->pend[i].lsn);
 	}
 	memmove(c->pend, c->pend + n, (size_t)(c->npend - n) * sizeof(c->pend[0]));
 	c->npend -= n;
