@@ -59,12 +59,16 @@ within 1 100000 "$(num "$its" syscalls)" || fail "repld's syscalls: $its"
 within 2.9 3.6 "$(num "$mine" syscalls)" ||
 	fail "replctl: not 3 syscalls per 64 B append: $mine"
 if (($(cat /proc/sys/net/core/wmem_max) >= (1 << 20) + 64)); then
+	# per append beyond a run's own calls (threads, a sanitizer's): the
+	# difference of two runs; a record sent in turns with the daemon's
+	# reads took a dozen
+	bench 1048576 20
+	few=$(num "$mine" syscalls)
 	bench 1048576 100
-	echo "$NAME: 1 MiB: replctl $mine, repld $its"
-	# 3, and a run's own calls over 100 appends (a record sent in turns
-	# with the daemon's reads took a dozen)
-	within 2.9 6 "$(num "$mine" syscalls)" ||
-		fail "replctl: a 1 MiB append not in one send: $mine"
+	more=$(awk -v a="$few" -v b="$(num "$mine" syscalls)" 'BEGIN { printf "%.2f", (b * 100 - a * 20) / 80 }')
+	echo "$NAME: 1 MiB: replctl $mine ($more each beyond the run's own), repld $its"
+	within 2.5 5 "$more" ||
+		fail "replctl: a 1 MiB append not in one send: $more syscalls each (20 appends: $few each; 100: $mine)"
 else
 	echo "$NAME: net.core.wmem_max $(cat /proc/sys/net/core/wmem_max) holds no" \
 		"1 MiB record in a socket: its sends are not counted"
