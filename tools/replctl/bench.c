@@ -9,8 +9,8 @@
  *
  * It ends with the system calls and context switches per acknowledged
  * append of replctl itself and of the daemon, found by the pid behind
- * the socket (SO_PEERCRED), as tools/bench/repl-bench counts them
- * (proc_counts.c).
+ * the socket (SO_PEERCRED) or named by --pid, as tools/bench/repl-bench
+ * counts them (proc_counts.c).
  *
  * This measures the daemon's socket path (a script's or a non-C
  * program's view); a database linking librepl skips the socket, and
