@@ -8,6 +8,11 @@
  *   stall SOCK N   connection A sends N APPENDs and reads nothing; a
  *                  second connection's append is answered meanwhile
  *                  (within 2 s); then A reads all N acks, in order
+ *   large SOCK     one connection streams records of 1 B to 1 MiB (some
+ *                  larger than the daemon's request buffer, some across
+ *                  its end), in writes cut anywhere, a STATUS midway (the
+ *                  rest is a thread's); every ack in order, then a READ
+ *                  gives back each record byte for byte
  * Exit 0 when everything holds, 1 with the reason on stderr.
  */
 #include <errno.h>
@@ -175,6 +180,123 @@ stall(const char *path, int n)
 	printf("stall: %d acks in order, the last LSN %" PRIu64 "\n", n, prev);
 }
 
+/* record i's byte j: every record different, and its bytes too */
+static unsigned char
+large_byte(int i, size_t j)
+{
+	return (unsigned char)((size_t)i * 131 + j * 7 + (j >> 9));
+}
+
+static unsigned long lcg = 12345;
+
+static size_t
+rnd(size_t n)
+{
+	lcg = lcg * 6364136223846793005ul + 1442695040888963407ul;
+	return (size_t)(lcg >> 33) % n;
+}
+
+/* buf[0, len) in writes cut at random: some of a few bytes, some large */
+static void
+send_cut(int fd, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		size_t n = rnd(4) == 0 ? 1 + rnd(16) : 1 + rnd(200000);
+
+		if (n > len - off)
+			n = len - off;
+		send_all(fd, buf + off, n);
+		off += n;
+	}
+}
+
+/* exactly len bytes of the stream (after what l holds) */
+static void
+read_exact(struct lines *l, char *dst, size_t len)
+{
+	size_t got = l->have < len ? l->have : len;
+
+	memcpy(dst, l->buf, got);
+	memmove(l->buf, l->buf + got, l->have - got);
+	l->have -= got;
+	while (got < len) {
+		ssize_t n = read(l->fd, dst + got, len - got);
+
+		if (n <= 0)
+			FAIL("READ: the stream ended inside a record");
+		got += (size_t)n;
+	}
+}
+
+static void
+large(const char *path)
+{
+	/* the daemon's request buffer is 64 KiB + 512: records that fill it
+	 * from its start (66033 with its line), one byte more, and larger */
+	static const size_t sizes[] = { 1 << 20, 64, 65000, 66000, 1, 300000,
+		1 << 20, 66033, 66034, 70000, 100, (1 << 20) - 1, 5, 1 << 20 };
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	static struct lines l, r;
+	uint64_t lsn[2 * N], prev = 0;
+	char *buf, *rec, *line;
+	size_t len = 0, cap = 0;
+
+	for (int i = 0; i < N; i++)
+		cap += 2 * (sizes[i] + 32);
+	if ((buf = malloc(cap + 16)) == NULL || (rec = malloc(1 << 20)) == NULL)
+		FAIL("out of memory");
+	/* the records twice: the loop's, then after the STATUS a thread's */
+	for (int i = 0; i < 2 * N; i++) {
+		size_t n = sizes[i % N];
+
+		if (i == N)
+			len += (size_t)sprintf(buf + len, "STATUS\n");
+		len += (size_t)sprintf(buf + len, "APPEND %zu %d\n", n, i);
+		for (size_t j = 0; j < n; j++)
+			buf[len++] = (char)large_byte(i, j);
+	}
+	l.fd = dial(path);
+	send_cut(l.fd, buf, len);
+	for (int i = 0; i < 2 * N; i++) {
+		if (i == N && strstr(next_line(&l, 10000), "\"role\":\"primary\"") == NULL)
+			FAIL("the answer after %d acks is not a primary's status", N);
+		lsn[i] = ack_lsn(next_line(&l, 10000), "a large append");
+		if (lsn[i] <= prev)
+			FAIL("append %d: LSN %" PRIu64 " after %" PRIu64, i, lsn[i], prev);
+		prev = lsn[i];
+	}
+	close(l.fd);
+	/* what the log holds is what was sent */
+	r.fd = dial(path);
+	len = (size_t)sprintf(buf, "READ %" PRIu64 "\n", lsn[0]);
+	send_all(r.fd, buf, len);
+	if (strncmp(next_line(&r, 10000), "{\"ok\":true", 10) != 0)
+		FAIL("READ refused");
+	for (int i = 0; i < 2 * N; i++) {
+		const char *p;
+		uint64_t at;
+		size_t n;
+
+		line = next_line(&r, 10000);
+		if ((p = strstr(line, "\"lsn\":")) == NULL || (at = strtoull(p + 6, NULL,
+				10)) != lsn[i] || (p = strstr(line, "\"len\":")) == NULL)
+			FAIL("READ: record %d: %s (LSN %" PRIu64 " wanted)", i, line, lsn[i]);
+		if ((n = strtoull(p + 6, NULL, 10)) != sizes[i % N])
+			FAIL("READ: LSN %" PRIu64 ": %zu bytes, not %zu", at, n, sizes[i % N]);
+		read_exact(&r, rec, n);
+		for (size_t j = 0; j < n; j++)
+			if ((unsigned char)rec[j] != large_byte(i, j))
+				FAIL("READ: LSN %" PRIu64 ": byte %zu differs", at, j);
+	}
+	close(r.fd);
+	free(buf);
+	free(rec);
+	printf("large: %d records of 1 B to 1 MiB, cut anywhere, acknowledged in order "
+		"and read back whole (LSN %" PRIu64 "..%" PRIu64 ")\n", 2 * N, lsn[0], prev);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -182,7 +304,9 @@ main(int argc, char **argv)
 		mixed(argv[2]);
 	else if (argc == 4 && strcmp(argv[1], "stall") == 0)
 		stall(argv[2], atoi(argv[3]));
+	else if (argc == 3 && strcmp(argv[1], "large") == 0)
+		large(argv[2]);
 	else
-		FAIL("usage: admin_client mixed SOCK | stall SOCK N");
+		FAIL("usage: admin_client mixed SOCK | stall SOCK N | large SOCK");
 	return 0;
 }

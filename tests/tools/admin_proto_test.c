@@ -45,7 +45,12 @@ requests(void)
 	/* a record not all here yet: nothing consumed */
 	EXPECT(parse("APPEND 10\nshort", &r, &used, why) == ADMIN_PARSE_MORE);
 	EXPECT(used == 0);
+	/* ... but its line is: where its record begins, and how long */
+	EXPECT(r.verb == ADMIN_APPEND && r.head == 10 && r.len == 10);
+	EXPECT(parse("APPEND 7 9\n", &r, &used, why) == ADMIN_PARSE_MORE);
+	EXPECT(r.head == 11 && r.len == 7 && r.client_id == 9);
 	EXPECT(parse("STAT", &r, &used, why) == ADMIN_PARSE_MORE);
+	EXPECT(r.head == 0);
 
 	/* an APPEND whose length is unusable: the stream is lost */
 	EXPECT(parse("APPEND 0\n", &r, &used, why) == ADMIN_PARSE_FATAL);

@@ -228,6 +228,12 @@ EXTRA_DIST += tests/tools/replctl_switchover.sh
 TESTS += tests/tools/replctl_bench_csv.sh
 EXTRA_DIST += tests/tools/replctl_bench_csv.sh
 
+# replctl bench's counts per acknowledged append: the daemon counted is the
+# primary; replctl's syscalls an append's three (one send for a line and its
+# record, 64 B and 1 MiB); 77 for that part without the syscall tracepoint
+TESTS += tests/tools/replctl_bench_counts.sh
+EXTRA_DIST += tests/tools/replctl_bench_counts.sh
+
 # repld's log: one line format (UTC timestamp, level) for its own lines and
 # librepl's, journald's <N> priorities when stderr is the journal,
 # log_level over both, and transport "auto" without RDMA logging no error

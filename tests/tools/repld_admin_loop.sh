@@ -10,12 +10,17 @@
 #   2. a connection that sends 20000 appends and reads nothing (its acks
 #      fill its socket) does not hold up another client's append (answered
 #      within 2 s), and then reads all 20000 acks in order;
-#   3. 8 replctl bench clients at once: every record acknowledged once.
+#   3. records of 1 B to 1 MiB on one connection, in writes cut anywhere,
+#      on the loop and then on a thread: acknowledged in order, and the
+#      log holds each byte for byte (a large one is received into a
+#      buffer of its own, its first bytes left in the request buffer);
+#   4. 8 replctl bench clients at once: every record acknowledged once.
 #
 # Environment: REPLD, REPLCTL, ADMIN_CLIENT (the build tree's by default).
 set -u
 
 NAME=repld_admin_loop
+LOGSIZE=${LOGSIZE:-32M}		# step 3 keeps 10 MiB of large records
 . "$(dirname "$0")/cluster_lib.sh"
 AC=${ADMIN_CLIENT:-./tests/tools/admin_client}
 [[ -x $AC ]] || { echo "$NAME: $AC not built"; exit 99; }
@@ -25,6 +30,7 @@ start_cluster
 base=$(jnum "$(status_json 1)" last_lsn)
 "$AC" mixed "$(sock 1)" || fail "mixed requests on one connection"
 "$AC" stall "$(sock 1)" 20000 || fail "a client that reads nothing"
+"$AC" large "$(sock 1)" || fail "large records, cut anywhere"
 pids=()
 for ((i = 0; i < 8; i++)); do
 	"$CTL" -s "$(sock 1)" --json bench --records 500 --size 64 > "$D/b$i.json" 2>> "$D/ctl.err" &
@@ -36,8 +42,8 @@ for ((i = 0; i < 8; i++)); do
 done
 st=$(status_json 1)
 last=$(jnum "$st" last_lsn)
-# 5 + 1 (mixed), 20000 + 1 (stall), 8 x 500 (bench) after the first
-want=$((base + 5 + 1 + 20000 + 1 + 4000))
+# 5 + 1 (mixed), 20000 + 1 (stall), 28 (large), 8 x 500 (bench) after the first
+want=$((base + 5 + 1 + 20000 + 1 + 28 + 4000))
 ((last == want)) || fail "last LSN $last, not $want (from $base)"
 echo "$NAME: 8 bench clients: 4000 acknowledged, last LSN $last"
 for n in 1 2 3; do stop "$n"; clean_stderr "$D/node$n.err" "node$n"; done

@@ -142,6 +142,8 @@ cmd_append(int argc, char *argv[], struct live_opts *o)
 				break;
 			}
 			len = have;
+			/* the record in one send, not in turns with the daemon */
+			client_sndbuf(&c, len + sizeof(line));
 		} else {
 			if ((n = getline(&buf, &cap, stdin)) < 0)
 				break;

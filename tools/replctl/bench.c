@@ -7,6 +7,11 @@
  * a terminal a progress line on stderr meanwhile; with --csv one row per
  * acknowledged append.
  *
+ * It ends with the system calls and context switches per acknowledged
+ * append of replctl itself and of the daemon, found by the pid behind
+ * the socket (SO_PEERCRED) or named by --pid, as tools/bench/repl-bench
+ * counts them (proc_counts.c).
+ *
  * This measures the daemon's socket path (a script's or a non-C
  * program's view); a database linking librepl skips the socket, and
  * tools/bench measures the engine itself.
@@ -16,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +32,7 @@
 #include "admin_proto.h"
 #include "bench_util.h"
 #include "client.h"
+#include "proc_counts.h"
 #include "replctl.h"
 
 #define RECORDS_DEFAULT 10000
@@ -35,6 +42,7 @@
 #define CLIENTS_MAX ADMIN_CLIENTS_MAX
 #define SAMPLES_MAX 20000000ull	/* with --seconds: the most kept */
 #define PROGRESS_EVERY_NS 250000000ull
+#define SNDBUF_MAX (4u << 20)	/* the socket room asked for, at most */
 
 /* one acknowledged append */
 struct sample {
@@ -53,6 +61,7 @@ struct run {
 	atomic_uint_fast64_t tickets;	/* appends claimed (each < cap sent) */
 	atomic_uint_fast64_t done, failed;	/* acknowledged durable; refused */
 	atomic_uint_fast64_t finished;	/* clients that ended */
+	atomic_uint_fast64_t last_ns;	/* when the last of them ended */
 	atomic_bool stop;		/* a failure: every client stops sending */
 	atomic_int ret;			/* the first failure's exit status */
 	atomic_bool said;		/* the first refusal shown */
@@ -144,6 +153,9 @@ client_main(void *arg)
 		fail_run(r, EXIT_UNREACHABLE);
 		goto out;
 	}
+	/* what may be in flight fits the socket: each append one send */
+	client_sndbuf(&c, r->depth * (r->size + strlen(line) + 1) < SNDBUF_MAX ?
+		r->depth * (r->size + strlen(line) + 1) : SNDBUF_MAX);
 	for (;;) {
 		const char *reply;
 		size_t len;
@@ -179,6 +191,10 @@ client_main(void *arg)
 	}
 	client_close(&c);
 out:
+	/* the run's end: not when the main thread's nap notices it */
+	for (uint64_t now = bench_now_ns(), was = atomic_load(&r->last_ns);
+	     now > was && !atomic_compare_exchange_weak(&r->last_ns, &was, now);)
+		;
 	atomic_fetch_add(&r->finished, 1);
 	return NULL;
 }
@@ -215,15 +231,64 @@ write_csv(const char *path, const struct sample *s, uint64_t n, uint64_t size)
 	return 0;
 }
 
+/*
+ * The daemon behind the socket, to count its system calls: 0 when it
+ * cannot be told (it is in another pid namespace, or does not answer:
+ * the clients say why)
+ */
+static pid_t
+daemon_pid(const struct live_opts *o)
+{
+	struct client c;
+	pid_t pid;
+
+	if (client_open(&c, o) != 0) {
+		client_close(&c);
+		return 0;
+	}
+	pid = client_peer_pid(&c);
+	client_close(&c);
+	return pid == getpid() ? 0 : pid;
+}
+
+/* "per append, WHO: S syscalls, W context switches" (repl-bench's line) */
+static void
+print_counts(const char *who, const struct proc_counts *pc, uint64_t n)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), pc->self ? "%s" : "%s (pid %d)", who,
+		(int)pc->pid);
+	if (pc->have_syscalls)
+		printf("per append, %s: %.1f syscalls, %.2f context switches\n", name,
+			(double)pc->syscalls / (double)n, (double)pc->switches / (double)n);
+	else
+		printf("per append, %s: %.2f context switches (syscalls not counted: "
+			"%s)\n", name, (double)pc->switches / (double)n, pc->why);
+}
+
+static void
+json_counts(const char *who, const struct proc_counts *pc, uint64_t n)
+{
+	printf("\"%s\":{", who);
+	if (!pc->self)
+		printf("\"pid\":%d,", (int)pc->pid);
+	if (pc->have_syscalls)
+		printf("\"syscalls\":%.2f,", (double)pc->syscalls / (double)n);
+	printf("\"context_switches\":%.3f}", (double)pc->switches / (double)n);
+}
+
 static int
 usage(void)
 {
 	fprintf(stderr, "usage: replctl bench [--records N] [--seconds S]"
-		" [--size BYTES] [--depth D] [--clients C] [--csv FILE] [--json]\n"
+		" [--size BYTES] [--depth D] [--clients C] [--csv FILE] [--pid PID]"
+		" [--json]\n"
 		"  N 1..100000000 (default %d; with --seconds alone, no bound), "
 		"S 1..3600,\n  BYTES 1..%u (default %d), D 1..%d (default %d), "
-		"C 1..%d (default 1)\n", RECORDS_DEFAULT, ADMIN_RECORD_MAX,
-		SIZE_DEFAULT, DEPTH_MAX, DEPTH_DEFAULT, CLIENTS_MAX);
+		"C 1..%d (default 1),\n  PID the daemon whose system calls are "
+		"counted (default: the socket's; 0: none)\n", RECORDS_DEFAULT,
+		ADMIN_RECORD_MAX, SIZE_DEFAULT, DEPTH_MAX, DEPTH_DEFAULT, CLIENTS_MAX);
 	return EXIT_USAGE;
 }
 
@@ -231,7 +296,7 @@ int
 cmd_bench(int argc, char *argv[], struct live_opts *o)
 {
 	enum { OPT_RECORDS = 1, OPT_SECONDS, OPT_SIZE, OPT_DEPTH, OPT_CLIENTS,
-		OPT_CSV };
+		OPT_CSV, OPT_PID };
 	static const struct option opts[] = {
 		{ "records", required_argument, NULL, OPT_RECORDS },
 		{ "seconds", required_argument, NULL, OPT_SECONDS },
@@ -239,17 +304,20 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "clients", required_argument, NULL, OPT_CLIENTS },
 		{ "csv", required_argument, NULL, OPT_CSV },
+		{ "pid", required_argument, NULL, OPT_PID },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t records = RECORDS_DEFAULT, seconds = 0, size = SIZE_DEFAULT;
-	uint64_t depth = DEPTH_DEFAULT, clients = 1;
-	bool records_given = false, tty = isatty(2);
+	uint64_t depth = DEPTH_DEFAULT, clients = 1, pid = 0;
+	bool records_given = false, pid_given = false, tty = isatty(2);
 	const char *csv = NULL;
 	struct client_run *cr = NULL;
 	struct sample *all = NULL;
 	uint64_t *lat = NULL, n = 0, started = 0;
 	char *payload = NULL;
 	struct run r;
+	static struct proc_counts count_self, count_daemon;
+	pid_t daemon = 0;
 	int ret = 0, opt;
 
 	optind = 0;
@@ -269,8 +337,15 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 			ok = opt_u64("--clients", optarg, 1, CLIENTS_MAX, &clients);
 		else if (opt == OPT_CSV)
 			ok = (csv = optarg)[0] != '\0';
+		else if (opt == OPT_PID)
+			ok = pid_given = opt_u64("--pid", optarg, 0, INT32_MAX, &pid);
 		if (!ok)
 			return usage();
+	}
+	if (pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+		fprintf(stderr, "replctl: bench: --pid %" PRIu64 ": no such process\n",
+			pid);
+		return EXIT_USAGE;
 	}
 	if (optind != argc)
 		return usage();
@@ -293,6 +368,11 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	for (uint64_t i = 0; i < size; i++)
 		payload[i] = (char)('a' + i % 26);
 	r.payload = payload;
+	daemon = pid_given ? (pid_t)pid : daemon_pid(o);
+	/* before the clients start: their threads inherit the count */
+	proc_counts_start(&count_self, 0);
+	if (daemon)
+		proc_counts_start(&count_daemon, daemon);
 	r.t0 = bench_now_ns();
 	if (seconds)
 		r.t_end = r.t0 + seconds * 1000000000ull;
@@ -323,6 +403,9 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		pthread_join(cr[i].thread, NULL);
 		n += cr[i].n;
 	}
+	proc_counts_stop(&count_self);
+	if (daemon)
+		proc_counts_stop(&count_daemon);
 	if (tty)
 		fprintf(stderr, "\r%60s\r", "");
 	ret = atomic_load(&r.ret);
@@ -346,7 +429,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		ret = EXIT_FAILED;
 	/* answered at all: the figures of what was acknowledged (none: zeros) */
 	if (n || atomic_load(&r.failed)) {
-		double s = (double)(bench_now_ns() - r.t0) / 1e9, p50 = 0, p90 = 0;
+		double s = (double)(atomic_load(&r.last_ns) - r.t0) / 1e9, p50 = 0, p90 = 0;
 		double p99 = 0, p999 = 0, max = 0;
 		uint64_t failed = atomic_load(&r.failed);
 
@@ -358,15 +441,25 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 			p999 = bench_pct(lat, (long)n, 99.9);
 			max = lat[n - 1] / 1e3;
 		}
-		if (o->json)
+		if (o->json) {
 			printf("{\"records\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"size\":"
 				"%" PRIu64 ",\"depth\":%" PRIu64 ",\"clients\":%" PRIu64
 				",\"seconds\":%.3f,\"records_per_s\":%.0f,\"bytes_per_s\":"
 				"%.0f,\"latency_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
-				"\"p99_9\":%.1f,\"max\":%.1f}}\n", n, failed, size, depth,
+				"\"p99_9\":%.1f,\"max\":%.1f}", n, failed, size, depth,
 				clients, s, (double)n / s, (double)(n * size) / s,
 				p50, p90, p99, p999, max);
-		else
+			if (n) {
+				printf(",\"per_append\":{");
+				json_counts("replctl", &count_self, n);
+				if (daemon) {
+					printf(",");
+					json_counts("repld", &count_daemon, n);
+				}
+				printf("}");
+			}
+			printf("}\n");
+		} else {
 			printf("bench: %" PRIu64 " records of %" PRIu64 " bytes durable, "
 				"%" PRIu64 " client%s x depth %" PRIu64 ", in %.2f s: %.0f "
 				"records/s, %.2f MiB/s%s\n"
@@ -376,6 +469,15 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 				(double)n / s, (double)(n * size) / s / (1 << 20),
 				failed ? " (an append FAILED: the run stopped)" : "",
 				p50, p90, p99, p999, max);
+			if (n) {
+				print_counts("replctl", &count_self, n);
+				if (daemon)
+					print_counts("repld", &count_daemon, n);
+				else if (!pid_given)
+					printf("per append, repld: not counted (its pid is "
+						"not visible from here)\n");
+			}
+		}
 	}
 out:
 	for (uint64_t i = 0; i < clients; i++)

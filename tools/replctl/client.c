@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,6 +334,30 @@ send_all(struct client *c, struct iovec *iov, int n)
 		}
 	}
 	return 0;
+}
+
+void
+client_sndbuf(struct client *c, size_t bytes)
+{
+	int have = 0, want = bytes > INT_MAX / 2 ? INT_MAX / 2 : (int)bytes;
+	socklen_t len = sizeof(have);
+
+	/* the kernel reports twice what was set (its bookkeeping): compare so */
+	if (getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &have, &len) == 0 &&
+	    have / 2 < want)
+		(void)setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+}
+
+pid_t
+client_peer_pid(const struct client *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	/* the listener's creator; 0 when it is in a pid namespace not ours */
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return 0;
+	return cred.pid;
 }
 
 int

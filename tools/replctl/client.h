@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "json_in.h"
 
@@ -60,6 +61,14 @@ int live_opts_resolve(struct live_opts *o);
 /* 0, or -1 with c->why set */
 int client_open(struct client *c, const struct live_opts *o);
 void client_close(struct client *c);
+/*
+ * Room for `bytes` unsent in c's socket (the kernel caps it at
+ * net.core.wmem_max): requests in flight and their records go out each in
+ * one send, with no wait for the daemon to read part of one first
+ */
+void client_sndbuf(struct client *c, size_t bytes);
+/* the pid of the process that listens on c's socket (0: unknown here) */
+pid_t client_peer_pid(const struct client *c);
 /* send a request line (LF added) and, for APPEND, its record */
 int client_send(struct client *c, const char *line, const void *data, size_t len);
 /* the next reply line (without its LF), valid until the next call; NULL: c->why */

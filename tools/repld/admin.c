@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -98,6 +99,23 @@ out_line(struct conn *c, json_t *reply)
 	c->out_len += jo_line(reply, c->out + c->out_len, ADMIN_REPLY_MAX);
 }
 
+/*
+ * An append's acknowledgement, the line jo_line makes of {"ok":true,
+ * "lsn":N}, written here: no allocation per answer
+ */
+static void
+out_ack(struct conn *c, uint64_t lsn)
+{
+	if (lsn > INT64_MAX) {
+		out_line(c, json_pack("{s:b, s:o}", "ok", true, "lsn", jo_u64(lsn)));
+		return;
+	}
+	if (OUT_CAP - c->out_len < ADMIN_REPLY_MAX && conn_out_flush(c) != 0)
+		return;
+	c->out_len += (size_t)snprintf(c->out + c->out_len, OUT_CAP - c->out_len,
+		"{\"ok\":true,\"lsn\":%" PRIu64 "}\n", lsn);
+}
+
 /* an error reply: a protocol name (code 0) or a REPL_E_* code */
 void
 conn_reply_error(struct conn *c, const char *name, int code, const char *message)
@@ -146,8 +164,7 @@ conn_answer_first(struct conn *c, int n, int wret)
 		if (err)
 			conn_reply_error(c, NULL, err, NULL);
 		else
-			out_line(c, json_pack("{s:b, s:o}", "ok", true,
-				"lsn", jo_u64(c->pend[i].lsn)));
+			out_ack(c, c->pend[i].lsn);
 	}
 	memmove(c->pend, c->pend + n, (size_t)(c->npend - n) * sizeof(c->pend[0]));
 	c->npend -= n;
@@ -178,10 +195,116 @@ settle(struct conn *c)
 	answer(c, wret);
 }
 
-void
-conn_append(struct conn *c, const struct admin_req *req)
+/* ---- a connection's requests ---- */
+
+ssize_t
+conn_recv(struct conn *c, int flags)
 {
-	struct iovec iov = { (void *)req->data, req->len };
+	size_t need = c->rec_len - c->rec_have;
+	struct iovec iov[2];
+	struct msghdr m = { .msg_iov = iov };
+	ssize_t r;
+
+	/* a large record's rest first, then whatever follows it, in one call */
+	if (need)
+		iov[m.msg_iovlen++] = (struct iovec){ c->rec + c->rec_have, need };
+	if (c->have < IN_CAP)
+		iov[m.msg_iovlen++] = (struct iovec){ c->in + c->have, IN_CAP - c->have };
+	if (m.msg_iovlen == 0)
+		return -2;
+	c->filled = false;
+	if ((r = recvmsg(c->fd, &m, flags)) <= 0)
+		return r;
+	c->filled = (size_t)r == need + (m.msg_iovlen > (need > 0) ? IN_CAP - c->have : 0);
+	if ((size_t)r <= need) {
+		c->rec_have += (size_t)r;
+	} else {
+		c->rec_have += need;
+		c->have += (size_t)r - need;
+	}
+	return r;
+}
+
+/*
+ * A record too large to end inside in from where its line begins: the
+ * rest goes into rec, sized to it (kept for the next one: a stream of
+ * large records allocates once).  false: no memory (the caller refuses).
+ */
+static bool
+big_begin(struct conn *c, size_t off, const struct admin_req *req)
+{
+	size_t here = c->have - off - req->head;
+	size_t rest = req->len - here;
+
+	if (c->rec_cap < rest) {
+		/* nothing in it to keep: no realloc's copy */
+		free(c->rec);
+		c->rec_cap = 0;
+		if ((c->rec = malloc(rest)) == NULL)
+			return false;
+		c->rec_cap = rest;
+	}
+	c->big_at = off;
+	c->big_end = c->have;
+	c->big_head = req->head;
+	c->big_client_id = req->client_id;
+	c->rec_len = rest;
+	c->rec_have = 0;
+	return true;
+}
+
+enum admin_parse
+conn_parse(struct conn *c, size_t off, struct admin_req *req, size_t *used,
+		struct iovec iov[2], int *niov, char *why, size_t whylen)
+{
+	enum admin_parse p;
+
+	*niov = 0;
+	if (c->rec_len && off == c->big_at) {
+		*used = 0;
+		if (c->rec_have < c->rec_len)
+			return ADMIN_PARSE_MORE;
+		memset(req, 0, sizeof(*req));
+		req->verb = ADMIN_APPEND;
+		req->client_id = c->big_client_id;
+		req->len = c->big_end - c->big_at - c->big_head + c->rec_len;
+		if (c->big_end > c->big_at + c->big_head)
+			iov[(*niov)++] = (struct iovec){ c->in + c->big_at + c->big_head,
+				c->big_end - c->big_at - c->big_head };
+		iov[(*niov)++] = (struct iovec){ c->rec, c->rec_len };
+		*used = c->big_end - c->big_at;
+		return ADMIN_PARSE_OK;	/* served once parsed past (conn_consumed) */
+	}
+	p = admin_req_parse(c->in + off, c->have - off, req, used, why, whylen);
+	if (p == ADMIN_PARSE_OK && req->verb == ADMIN_APPEND) {
+		iov[0] = (struct iovec){ (void *)req->data, req->len };
+		*niov = 1;
+	} else if (p == ADMIN_PARSE_MORE && req->head &&
+		   off + req->head + req->len > IN_CAP && !big_begin(c, off, req)) {
+		snprintf(why, whylen, "APPEND: no memory for a record of %zu "
+			"bytes", req->len);
+		return ADMIN_PARSE_FATAL;
+	}
+	return p;
+}
+
+void
+conn_consumed(struct conn *c, size_t off)
+{
+	/* parsed past the large record: it was served, rec is free */
+	if (c->rec_len && off > c->big_at)
+		c->rec_len = c->rec_have = 0;
+	/* one still being received stays where it is: its bytes never move */
+	if (c->rec_len || off == 0)
+		return;
+	memmove(c->in, c->in + off, c->have - off);
+	c->have -= off;
+}
+
+void
+conn_append(struct conn *c, const struct admin_req *req, const struct iovec *iov,
+		int niov)
+{
 	uint64_t received_ns = metrics_now_ns();
 	struct pending *p;
 	int err = 0;
@@ -206,7 +329,7 @@ conn_append(struct conn *c, const struct admin_req *req)
 	if (c->npend > 1 && p[-1].err == REPL_E_FULL)
 		p->err = REPL_E_FULL;
 	else
-		p->err = repl_appendv(c->repl, &iov, 1, req->client_id, &p->lsn);
+		p->err = repl_appendv(c->repl, iov, niov, req->client_id, &p->lsn);
 	if (c->npend == PENDING_MAX && !c->in_loop)
 		settle(c);	/* the loop stops reading it instead */
 }
@@ -326,6 +449,7 @@ conn_free(struct conn *c)
 	conn_forget(c->a, c->fd);
 	close(c->fd);
 	free(c->in);
+	free(c->rec);
 	free(c->out);
 	free(c);
 }
@@ -340,15 +464,16 @@ conn_round(struct conn *c)
 	char why[256];
 	bool open = true;
 	size_t off;
-	ssize_t r;
 
 more:
-	off = 0;
+	off = conn_start(c);
 	for (;;) {
 		struct admin_req req;
+		struct iovec iov[2];
 		size_t used;
-		enum admin_parse p = admin_req_parse(c->in + off,
-			c->have - off, &req, &used, why, sizeof(why));
+		int niov;
+		enum admin_parse p = conn_parse(c, off, &req, &used, iov, &niov,
+			why, sizeof(why));
 
 		if (p == ADMIN_PARSE_MORE)
 			break;
@@ -363,15 +488,14 @@ more:
 			continue;
 		}
 		if (req.verb == ADMIN_APPEND) {
-			conn_append(c, &req);
+			conn_append(c, &req, iov, niov);
 		} else {
 			settle(c);
 			serve(c, &req);
 		}
 		off += used;
 	}
-	memmove(c->in, c->in + off, c->have - off);
-	c->have -= off;
+	conn_consumed(c, off);
 	/*
 	 * A client with several appends in flight sends the next ones as its
 	 * answers arrive: those here by now join this batch (one flush for
@@ -379,13 +503,8 @@ more:
 	 * time never pays for the look.
 	 */
 	if (open && c->npend > 0 && c->npend < PENDING_MAX && c->pipelined > 0 &&
-	    c->have < IN_CAP) {
-		r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
-		if (r > 0) {
-			c->have += (size_t)r;
-			goto more;
-		}
-	}
+	    conn_recv(c, MSG_DONTWAIT) > 0)
+		goto more;
 	c->pipelined = c->npend > 1 ? 8 : c->pipelined - (c->pipelined > 0);
 	/* before blocking on the client again: its answers */
 	settle(c);
@@ -401,13 +520,12 @@ conn_main(void *arg)
 	(void)pthread_setname_np(pthread_self(), "repld-conn");
 	if (conn_out_flush(c) == 0 && (c->have == 0 || conn_round(c))) {
 		for (;;) {
-			ssize_t r = read(c->fd, c->in + c->have, IN_CAP - c->have);
+			ssize_t r = conn_recv(c, 0);
 
-			if (r < 0 && errno == EINTR)
+			if (r == -1 && errno == EINTR)
 				continue;
 			if (r <= 0)
-				break;
-			c->have += (size_t)r;
+				break;	/* -2 cannot be: a round leaves room */
 			if (!conn_round(c))
 				break;
 		}

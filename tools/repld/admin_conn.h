@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include "admin_proto.h"
@@ -22,11 +23,16 @@
 
 #define PENDING_MAX 256			/* appends answered by one wait */
 #define APPEND_WAIT_MS 30000		/* then REPL_E_TIMEDOUT: outcome unknown */
-#define IN_CAP (ADMIN_LINE_MAX + ADMIN_RECORD_MAX)
+/*
+ * A connection's request bytes; a record that would not fit whole from
+ * where its line begins is received into a buffer of its own (conn.rec)
+ */
+#define IN_CAP (ADMIN_LINE_MAX + (64u << 10))
 #define OUT_CAP (ADMIN_REPLY_MAX + PENDING_MAX * 160)
 #define SEND_TIMEOUT_S 5		/* a client that reads no answers */
 #define LOOP_SLICE_MS 20		/* the loop's wait, between looks at input */
 #define LOOP_EVENTS 64
+#define LOOP_REREADS 8			/* reads after one that filled its room */
 #define PEEK_LEN 7			/* "APPEND " */
 
 struct admin {
@@ -85,6 +91,17 @@ struct conn {
 	size_t have;
 	char *out;
 	size_t out_len;
+	/*
+	 * A large APPEND being received: its line and first bytes stay in
+	 * in[big_at, big_end), the rest of its record goes straight into rec
+	 * (rec_len bytes, rec_have there so far), and repl_appendv takes
+	 * both parts: the record is copied once, into the log.  rec_len 0:
+	 * none.
+	 */
+	char *rec;
+	size_t rec_cap, rec_len, rec_have;
+	size_t big_at, big_end, big_head;
+	uint64_t big_client_id;
 	struct repl *repl;	/* inside the gate while appends are pending */
 	struct pending pend[PENDING_MAX];
 	int npend;
@@ -96,6 +113,7 @@ struct conn {
 	int pipelined;
 	bool in_loop;		/* served by the loop, not a thread */
 	bool eof;		/* the loop's: the client sent its last */
+	bool filled;		/* the last read took all the room offered */
 	bool handoff;		/* the loop's: to a thread once answered */
 };
 
@@ -107,7 +125,30 @@ void conn_reply_error(struct conn *c, const char *name, int code,
 const char *admin_gate_message(int err);
 uint64_t conn_pend_last(const struct conn *c);
 void conn_answer_first(struct conn *c, int n, int wret);
-void conn_append(struct conn *c, const struct admin_req *req);
+/*
+ * Receive what the client sent into c's buffers (flags: recvmsg's): > 0
+ * bytes, 0 the client's end, -1 errno; -2 no room (a whole request waits)
+ */
+ssize_t conn_recv(struct conn *c, int flags);
+/*
+ * The next request from in[off, have), admin_req_parse's way; an
+ * APPEND's record is iov[0..*niov).  A large record not all here yet
+ * is taken into rec (PARSE_MORE) and comes out whole once it is.
+ */
+enum admin_parse conn_parse(struct conn *c, size_t off, struct admin_req *req,
+		size_t *used, struct iovec iov[2], int *niov, char *why,
+		size_t whylen);
+/* in[0, off) was served: dropped, unless a large record is being received */
+void conn_consumed(struct conn *c, size_t off);
+
+/* where a parse begins: the served bytes before a large record stay */
+static inline size_t
+conn_start(const struct conn *c)
+{
+	return c->rec_len ? c->big_at : 0;
+}
+void conn_append(struct conn *c, const struct admin_req *req,
+		const struct iovec *iov, int niov);
 void conn_free(struct conn *c);
 /* hand c to a thread of its own; false: none could be made */
 bool conn_thread(struct conn *c);

@@ -32,12 +32,9 @@ loop_read(struct conn *c)
 {
 	ssize_t r;
 
-	if (c->eof || c->have == IN_CAP)
-		return;
-	r = recv(c->fd, c->in + c->have, IN_CAP - c->have, MSG_DONTWAIT);
-	if (r > 0)
-		c->have += (size_t)r;
-	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+	if (c->eof || (r = conn_recv(c, MSG_DONTWAIT)) == -2)
+		return;		/* gone, or a whole request waits for a later round */
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
 		c->eof = true;
 }
 
@@ -78,22 +75,22 @@ static bool
 loop_parse(struct conn *c)
 {
 	char why[256];
-	size_t off = 0;
+	size_t off = conn_start(c);
 	bool left = false;
 
 	while (!c->handoff) {
 		struct admin_req req;
+		struct iovec iov[2];
 		size_t used;
 		enum admin_parse p;
-		int g;
+		int g, niov;
 
 		/* answers to hold, or refusals to send first: a later round */
 		if (c->npend == PENDING_MAX || c->out_len > OUT_CAP / 2) {
 			left = c->have > off;
 			break;
 		}
-		p = admin_req_parse(c->in + off, c->have - off, &req, &used, why,
-			sizeof(why));
+		p = conn_parse(c, off, &req, &used, iov, &niov, why, sizeof(why));
 		if (p == ADMIN_PARSE_MORE)
 			break;
 		if (p != ADMIN_PARSE_OK || req.verb != ADMIN_APPEND) {
@@ -105,11 +102,10 @@ loop_parse(struct conn *c)
 			break;
 		}
 		if (g > 0)
-			conn_append(c, &req);
+			conn_append(c, &req, iov, niov);
 		off += used;
 	}
-	memmove(c->in, c->in + off, c->have - off);
-	c->have -= off;
+	conn_consumed(c, off);
 	return left;
 }
 
@@ -262,9 +258,27 @@ loop_main(void *arg)
 		for (int i = 0; i < n; i++)
 			loop_read(ev[i].data.ptr);
 		left = false;
-		for (int i = 0; i < a->nlc && !quit; i++)
-			if (a->lc[i]->have)
-				left |= loop_parse(a->lc[i]);
+		for (int i = 0; i < a->nlc && !quit; i++) {
+			struct conn *c = a->lc[i];
+
+			/*
+			 * A read that filled all the room it had leaves more
+			 * behind (a stream of large records): read on into this
+			 * round, not one record a round with a wait between.
+			 */
+			for (int k = 0; c->have; k++) {
+				bool more = c->filled;
+
+				c->filled = false;
+				if (loop_parse(c)) {
+					left = true;
+					break;
+				}
+				if (!more || k == LOOP_REREADS || c->handoff || c->eof)
+					break;
+				loop_read(c);
+			}
+		}
 		loop_settle(a, quit);
 		/* a connection leaves only with nothing pending */
 		for (int i = a->nlc - 1; i >= 0; i--) {

@@ -102,6 +102,7 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 	size_t v;
 
 	*used = 0;
+	memset(req, 0, sizeof(*req));
 	if (lf == NULL) {
 		if (len < ADMIN_LINE_MAX)
 			return ADMIN_PARSE_MORE;
@@ -117,7 +118,6 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 		line[--line_len] = '\0';
 	if (memchr(line, '\0', line_len) != NULL)
 		return bad(why, whylen, "a NUL byte in the request line");
-	memset(req, 0, sizeof(*req));
 	req->quorum = -1;
 	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
 		if (argc == ARGS_MAX + 1)
@@ -164,6 +164,8 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 			return ADMIN_PARSE_FATAL;
 		}
 		if (len - *used < n) {
+			req->head = *used;
+			req->len = (size_t)n;
 			*used = 0;
 			return ADMIN_PARSE_MORE;
 		}

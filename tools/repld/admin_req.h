@@ -35,6 +35,12 @@ struct admin_req {
 	const void *data;
 	size_t len;
 	uint64_t client_id;
+	/*
+	 * APPEND whose line is whole but whose record is not (PARSE_MORE):
+	 * the line's bytes, LF included (0 otherwise), with len and
+	 * client_id set, so a large record can be received elsewhere
+	 */
+	size_t head;
 	/* VERIFY: the range (0: the default end); READ: from */
 	uint64_t from, to;
 	/* READ follow: go on streaming what is committed later */
@@ -52,7 +58,7 @@ struct admin_req {
 };
 
 enum admin_parse {
-	ADMIN_PARSE_MORE = 0,	/* no whole request yet */
+	ADMIN_PARSE_MORE = 0,	/* no whole request yet (see head) */
 	ADMIN_PARSE_OK = 1,	/* *req; *used bytes consumed */
 	ADMIN_PARSE_BAD = -1,	/* why says; *used bytes to skip (the line) */
 	ADMIN_PARSE_FATAL = -2,	/* why says; the stream cannot be resynchronised */
