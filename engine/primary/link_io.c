@@ -210,6 +210,9 @@ reap(struct link *l, bool *progress)
 		/* one clock read per reap that moved: busy polling's yardstick */
 		atomic_store_explicit(&l->rtt_ns, avg ? avg - avg / 8 + rtt / 8 : rtt,
 			memory_order_relaxed);
+		avg = atomic_load_explicit(&l->rtt_lo_ns, memory_order_relaxed);
+		atomic_store_explicit(&l->rtt_lo_ns, avg == 0 || rtt < avg ? rtt :
+			avg + (rtt - avg) / 64, memory_order_relaxed);
 		link_count(&l->n.flushes, done);
 		cluster_lock(l->c);
 		l->flushed_lsn = flushed;
@@ -264,14 +267,7 @@ cluster_poll_budget_ns(struct cluster *c, bool appender)
 
 	if (c->poll_cap_ns == 0 || !c->poll_auto)
 		return c->poll_cap_ns;
-	/*
-	 * Where each look at the completions is a system call (libfabric
-	 * over sockets), polling through a round trip costs a syscall every
-	 * microsecond to save one wake-up: the waiter sleeps on the
-	 * provider's fd at once (one syscall, one switch).
-	 */
-	if (c->poll_is_syscall)
-		return 0;
+
 	/* more waiters than CPUs: polling takes the CPU from the work */
 	if (atomic_load_explicit(&c->n_waiting, memory_order_relaxed) >= c->ncpu)
 		return 0;
@@ -321,4 +317,19 @@ link_lead_step(struct link *l, struct rpma_cq **cq)
 	}
 	link_io_unlock(l);
 	return busy;
+}
+
+uint64_t
+cluster_rtt_lo_ns(struct cluster *c)
+{
+	uint64_t lo = 0;
+
+	for (int i = 0; i < c->n_links; i++) {
+		uint64_t r = atomic_load_explicit(&c->links[i].rtt_lo_ns,
+			memory_order_relaxed);
+
+		if (r && (lo == 0 || r < lo))
+			lo = r;
+	}
+	return lo;
 }

@@ -156,6 +156,9 @@ struct link {
 	/* a flush's round trip, smoothed (1/8 per batch); 0: none yet.
 	 * Written under io_lock, read by anyone deciding to poll */
 	_Atomic uint64_t rtt_ns;
+	/* the quick end of the round trips: down at once, up by 1/64 of the
+	 * gap; when a leader's first look is worth its system call */
+	_Atomic uint64_t rtt_lo_ns;
 	char io_why[160];		/* why the data path closed */
 	/*
 	 * Leaders asleep on cq (link_lead_step): the link's thread deletes
@@ -512,5 +515,7 @@ void cluster_lead_wake(struct cluster *c);
  * than the bound: an appender polls the bound, a link thread not at all.
  */
 uint64_t cluster_poll_budget_ns(struct cluster *c, bool appender);
+/* the quickest link's rtt_lo_ns (0: none measured yet) */
+uint64_t cluster_rtt_lo_ns(struct cluster *c);
 
 #endif
