@@ -148,6 +148,7 @@ post_batch(struct link *l, const struct log_pos *pub)
 	link_split_init(&sp, ring, from->off, from->lap == pub->lap ?
 		pub->off - from->off : ring - from->off + pub->off,
 		LINK_FLUSH_MAX);
+	atomic_store_explicit(&l->batch_bytes, sp.left, memory_order_relaxed);
 	if (!(more = link_split_next(&sp, &off, &len)))
 		ret = post_piece(l, from->off, 0, true, l->next_seq);
 	while (more && ret == 0) {
@@ -332,4 +333,19 @@ cluster_rtt_lo_ns(struct cluster *c)
 			lo = r;
 	}
 	return lo;
+}
+
+uint64_t
+cluster_batch_bytes(struct cluster *c)
+{
+	uint64_t most = 0;
+
+	for (int i = 0; i < c->n_links; i++) {
+		uint64_t b = atomic_load_explicit(&c->links[i].batch_bytes,
+			memory_order_relaxed);
+
+		if (b > most)
+			most = b;
+	}
+	return most;
 }

@@ -159,6 +159,9 @@ struct link {
 	/* the quick end of the round trips: down at once, up by 1/64 of the
 	 * gap; when a leader's first look is worth its system call */
 	_Atomic uint64_t rtt_lo_ns;
+	/* the bytes of the last batch posted: a large one is still being
+	 * sent, and on ofi only a look at the completions sends the rest */
+	_Atomic uint64_t batch_bytes;
 	char io_why[160];		/* why the data path closed */
 	/*
 	 * Leaders asleep on cq (link_lead_step): the link's thread deletes
@@ -517,5 +520,7 @@ void cluster_lead_wake(struct cluster *c);
 uint64_t cluster_poll_budget_ns(struct cluster *c, bool appender);
 /* the quickest link's rtt_lo_ns (0: none measured yet) */
 uint64_t cluster_rtt_lo_ns(struct cluster *c);
+/* the largest last batch of the links, in bytes */
+uint64_t cluster_batch_bytes(struct cluster *c);
 
 #endif
