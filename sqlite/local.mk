@@ -27,7 +27,8 @@ sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 # sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
-	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_release.c sqlite/rv_release.h \
+	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_wal_map.c sqlite/rv_wal_map.h \
+	sqlite/rv_release.c sqlite/rv_release.h \
 	sqlite/rv_image.c sqlite/rv_image.h \
 	sqlite/rv_check.c sqlite/rv_check.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
