@@ -103,6 +103,13 @@ tests_sqlite_wal_write_order_SOURCES = tests/sqlite/wal_write_order.c
 tests_sqlite_wal_write_order_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
 tests_sqlite_wal_write_order_LDADD = $(SQLITE3_LIBS)
 
+# a -wal read through its mapping, as a commit gathers its pages
+check_PROGRAMS += tests/sqlite/wal_map_test
+TESTS += tests/sqlite/wal_map_test
+tests_sqlite_wal_map_test_SOURCES = tests/sqlite/wal_map_test.c \
+	sqlite/rv_wal_map.c sqlite/rv_wal_map.h
+tests_sqlite_wal_map_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sqlite
+
 # SQLite's -wal writes in every shape the VFS must follow: page sizes,
 # spilled and rewritten frames, a transaction larger than the ring,
 # checkpoints under a reader, VACUUM
