@@ -17,12 +17,18 @@
 #define MAP_MIN ((size_t)8 << 20)
 
 void
-rv_wal_map_init(struct rv_wal_map *m, const char *path)
+rv_wal_map_init(struct rv_wal_map *m)
 {
-	m->path = path;
 	m->fd = -1;
 	m->base = NULL;
 	m->len = 0;
+}
+
+int
+rv_wal_map_open(struct rv_wal_map *m, const char *path)
+{
+	rv_wal_map_init(m);
+	return (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ? -1 : 0;
 }
 
 const uint8_t *
@@ -33,9 +39,10 @@ rv_wal_map_cover(struct rv_wal_map *m, uint64_t end)
 
 	if (end <= m->len)
 		return m->base;
-	/* opened once, by the connection that first commits through it */
-	if (m->fd < 0 && (m->fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (m->fd < 0) {
+		errno = EBADF;
 		return NULL;
+	}
 	while (len < end) {
 		if (len > SIZE_MAX / 2) {
 			errno = EFBIG;
@@ -61,5 +68,5 @@ rv_wal_map_close(struct rv_wal_map *m)
 		(void)munmap((void *)m->base, m->len);
 	if (m->fd >= 0)
 		(void)close(m->fd);
-	rv_wal_map_init(m, m->path);
+	rv_wal_map_init(m);
 }

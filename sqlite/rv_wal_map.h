@@ -14,20 +14,26 @@
 #include <stdint.h>
 
 struct rv_wal_map {
-	const char *path;		/* the -wal's: SQLite's string, kept */
-	int fd;				/* -1: not open yet */
+	int fd;				/* -1: not open */
 	const uint8_t *base;		/* NULL: nothing mapped */
 	size_t len;			/* bytes mapped from offset 0 */
 };
 
-/* nothing open yet: the file is opened and mapped at its first use */
-void rv_wal_map_init(struct rv_wal_map *m, const char *path);
+/* nothing open */
+void rv_wal_map_init(struct rv_wal_map *m);
+
+/*
+ * Opens the -wal at path, right after SQLite did (the same file: SQLite
+ * removes a -wal only when no connection has the database open); it is
+ * mapped at the first commit through it.  0, or -1 with errno.
+ */
+int rv_wal_map_open(struct rv_wal_map *m, const char *path);
 
 /*
  * The file's bytes from offset 0 to end, mapped: valid until the next
  * call or rv_wal_map_close.  Only bytes the file holds may be read
  * (others raise SIGBUS): those written since the -wal was last truncated.
- * NULL with errno when the file does not open or map.
+ * NULL with errno when it does not map (or is not open).
  */
 const uint8_t *rv_wal_map_cover(struct rv_wal_map *m, uint64_t end);
 

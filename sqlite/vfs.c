@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -330,7 +331,7 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 				why);
 	} else if (name != NULL && (flags & SQLITE_OPEN_WAL)) {
 		rf->kind = RV_WAL;
-		rv_wal_map_init(&rf->map, name);
+		rv_wal_map_init(&rf->map);
 		rf->db = rv_db_find(sqlite3_filename_database(name));
 		if (rf->db == NULL) {
 			sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: a -wal without its "
@@ -345,6 +346,13 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		return rc;
 	}
 	rf->base.pMethods = &rv_methods;
+	if (rf->kind == RV_WAL && rv_wal_map_open(&rf->map, name) != 0) {
+		sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: opened for its commits' "
+			"pages: %s", name, strerror(errno));
+		rv_close(f);
+		rf->base.pMethods = NULL;
+		return SQLITE_CANTOPEN;
+	}
 	if (rf->kind == RV_WAL && (rc = wal_opened(rf)) != SQLITE_OK) {
 		rv_close(f);
 		rf->base.pMethods = NULL;

@@ -4,7 +4,8 @@
  * as a commit reads its pages: bytes written with pwrite read back at
  * once, also after a write over them and after a truncation to 0; a
  * file that outgrows the first mapping is mapped again whole; a file
- * that does not exist gives NULL and its errno; a closed map opens again.
+ * that does not exist does not open; a map not open maps nothing; a
+ * closed map opens again.
  */
 #include "config.h"
 
@@ -56,14 +57,15 @@ main(void)
 		(int)getpid());
 	(void)unlink(path);
 
-	rv_wal_map_init(&m, path);
 	errno = 0;
-	CHECK(rv_wal_map_cover(&m, 4096) == NULL && errno == ENOENT);
+	CHECK(rv_wal_map_open(&m, path) == -1 && errno == ENOENT && m.fd == -1);
+	CHECK(rv_wal_map_cover(&m, 4096) == NULL && errno == EBADF);
 
 	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0) {
 		perror(path);
 		return 99;
 	}
+	CHECK(rv_wal_map_open(&m, path) == 0);
 	/* a header and a frame, as SQLite writes them */
 	put(fd, 0, 0x11, 32);
 	put(fd, 32, 0x22, 24);
@@ -98,9 +100,10 @@ main(void)
 	CHECK(rv_wal_map_cover(&m, 56 + 4096) == grown);
 	CHECK(holds(grown, 0, 0x66, 32) && holds(grown, 56, 0x88, 4096));
 
-	/* closed, then used again: it opens and maps again */
+	/* closed, then opened again: it maps again */
 	rv_wal_map_close(&m);
 	CHECK(m.fd == -1 && m.base == NULL && m.len == 0);
+	CHECK(rv_wal_map_open(&m, path) == 0);
 	base = rv_wal_map_cover(&m, 56 + 4096);
 	CHECK(base != NULL && holds(base, 56, 0x88, 4096));
 	rv_wal_map_close(&m);
