@@ -630,9 +630,11 @@ rv_db_wait_pending(void)
 /*
  * The record of frames first .. first + n - 1, gathered in d->iov: the
  * header, then each frame's page number and its page where the -wal holds
- * it (SQLite wrote every one of them through this file, and truncates the
- * -wal only to 0 between transactions).  false when out of memory or the
- * -wal does not map.
+ * it.  SQLite wrote each of them through this connection's file since the
+ * -wal was last truncated to 0 (which unstages them), and cuts it
+ * otherwise only behind a generation's frames (tests/sqlite/
+ * wal_write_order.c), so every byte read is in the file.  false when out
+ * of memory or the -wal does not map.
  */
 static bool
 gather(struct rv_db *d, struct rv_wal_map *map, uint8_t *hdr, uint32_t n)
