@@ -27,7 +27,8 @@ sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 # sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
-	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_release.c sqlite/rv_release.h \
+	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_wal_map.c sqlite/rv_wal_map.h \
+	sqlite/rv_release.c sqlite/rv_release.h \
 	sqlite/rv_image.c sqlite/rv_image.h \
 	sqlite/rv_check.c sqlite/rv_check.h \
 	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
@@ -101,6 +102,13 @@ TESTS += tests/sqlite/wal_write_order
 tests_sqlite_wal_write_order_SOURCES = tests/sqlite/wal_write_order.c
 tests_sqlite_wal_write_order_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
 tests_sqlite_wal_write_order_LDADD = $(SQLITE3_LIBS)
+
+# a -wal read through its mapping, as a commit gathers its pages
+check_PROGRAMS += tests/sqlite/wal_map_test
+TESTS += tests/sqlite/wal_map_test
+tests_sqlite_wal_map_test_SOURCES = tests/sqlite/wal_map_test.c \
+	sqlite/rv_wal_map.c sqlite/rv_wal_map.h
+tests_sqlite_wal_map_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sqlite
 
 # SQLite's -wal writes in every shape the VFS must follow: page sizes,
 # spilled and rewritten frames, a transaction larger than the ring,

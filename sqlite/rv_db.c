@@ -28,6 +28,7 @@ SQLITE_EXTENSION_INIT3
 #include "rv_db.h"
 #include "rv_db_internal.h"
 #include "rv_release.h"
+#include "rv_wal_map.h"
 #include "txn_record.h"
 
 
@@ -370,7 +371,8 @@ rv_db_put(struct rv_db *d)
 	repld_conf_free(&d->conf);
 	pthread_rwlock_destroy(&d->log_lock);
 	pthread_mutex_destroy(&d->lock);
-	free(d->buf);
+	free(d->pg);
+	free(d->iov);
 	free(d->path);
 	free(d);
 }
@@ -459,23 +461,17 @@ rv_db_wal_seen(struct rv_db *d, const uint8_t hdr[32])
 static bool
 reserve(struct rv_db *d, uint32_t frame)
 {
-	size_t need = txn_record_len(frame - d->first + 1, d->page_size);
-	uint8_t *b;
+	size_t need = (size_t)(frame - d->first) + 1, cap;
+	void *p;
 
-	if (need <= d->cap)
+	if (need <= d->pg_cap)
 		return true;
-	need = need > 2 * d->cap ? need : 2 * d->cap;
-	if ((b = realloc(d->buf, need)) == NULL)
+	cap = need > 2 * d->pg_cap ? need : 2 * d->pg_cap;
+	if ((p = realloc(d->pg, cap * sizeof(*d->pg))) == NULL)
 		return false;
-	d->buf = b;
-	d->cap = need;
+	d->pg = p;
+	d->pg_cap = cap;
 	return true;
-}
-
-static uint8_t *
-frame_at(struct rv_db *d, uint32_t frame)
-{
-	return d->buf + txn_record_len(frame - d->first, d->page_size);
 }
 
 /*
@@ -498,8 +494,8 @@ committed_header(struct rv_db *d, uint32_t frame, uint32_t pgno, uint32_t commit
 
 	if (d->n == 0 && frame >= d->committed_first) {
 		txn_pgno_encode(pgno, want);
-		ok = memcmp(d->buf + txn_record_len(frame - d->committed_first,
-			d->page_size), want, sizeof(want)) == 0 &&
+		ok = memcmp(d->pg[frame - d->committed_first], want,
+			sizeof(want)) == 0 &&
 			(commit != 0) == (frame == d->committed);
 	}
 	if (ok)
@@ -538,7 +534,7 @@ frame_header(struct rv_db *d, uint32_t frame, const uint8_t hdr[24])
 	}
 	if (!reserve(d, frame))
 		return SQLITE_IOERR_NOMEM;
-	txn_pgno_encode(pgno, frame_at(d, frame));
+	txn_pgno_encode(pgno, d->pg[frame - d->first]);
 	if (frame == d->first + d->n)
 		d->n++;
 	/* a frame rewritten in place is staged again, committing or not */
@@ -628,9 +624,54 @@ rv_db_wait_pending(void)
 	return ret == 0 ? SQLITE_OK : SQLITE_IOERR_WRITE;
 }
 
+#define WAL_HDR_SIZE 32
+#define FRAME_HDR_SIZE 24
+
+/*
+ * The record of frames first .. first + n - 1, gathered in d->iov: the
+ * header, then each frame's page number and its page where the -wal holds
+ * it.  SQLite wrote each of them through this connection's file since the
+ * -wal was last truncated to 0 (which unstages them), and cuts it
+ * otherwise only behind a generation's frames (tests/sqlite/
+ * wal_write_order.c), so every byte read is in the file.  false when out
+ * of memory or the -wal does not map.
+ */
+static bool
+gather(struct rv_db *d, struct rv_wal_map *map, uint8_t *hdr, uint32_t n)
+{
+	uint64_t step = FRAME_HDR_SIZE + (uint64_t)d->page_size;
+	size_t need = 1 + 2 * (size_t)n;
+	const uint8_t *wal;
+	struct iovec *iov;
+
+	if (need > d->iov_cap) {
+		size_t cap = need > 2 * d->iov_cap ? need : 2 * d->iov_cap;
+
+		if ((iov = realloc(d->iov, cap * sizeof(*iov))) == NULL)
+			return false;
+		d->iov = iov;
+		d->iov_cap = cap;
+	}
+	wal = rv_wal_map_cover(map, WAL_HDR_SIZE + (uint64_t)(d->first - 1 + n) * step);
+	if (wal == NULL) {
+		sqlite3_log(SQLITE_IOERR, "replvfs: %s: its -wal does not map: %s",
+			d->path, strerror(errno));
+		return false;
+	}
+	iov = d->iov;
+	iov[0] = (struct iovec){ hdr, TXN_HDR_SIZE };
+	for (uint32_t i = 0; i < n; i++) {
+		iov[1 + 2 * i] = (struct iovec){ d->pg[i], TXN_FRAME_HDR_SIZE };
+		iov[2 + 2 * i] = (struct iovec){ (void *)(wal + WAL_HDR_SIZE +
+			(uint64_t)(d->first - 1 + i) * step + FRAME_HDR_SIZE),
+			d->page_size };
+	}
+	return true;
+}
+
 /* the staged transaction, first .. commit frame, as one durable record */
 static int
-commit(struct rv_db *d)
+commit(struct rv_db *d, struct rv_wal_map *map)
 {
 	uint32_t n = d->commit_frame - d->first + 1;
 	struct txn_hdr h = {
@@ -639,8 +680,8 @@ commit(struct rv_db *d)
 		.page_size = d->page_size, .n_frames = n, .wal_salt1 = d->salt1,
 		.wal_salt2 = d->salt2, .first_frame = d->first, .db_size = d->db_size,
 	};
-	struct iovec iov;
-	uint64_t lsn = 0;
+	uint8_t hdr[TXN_HDR_SIZE];
+	uint64_t lsn = 0, len = txn_record_len(n, d->page_size);
 	int ret;
 
 	/* a commit whose wait did not run (no hook) is waited for first */
@@ -655,11 +696,13 @@ commit(struct rv_db *d)
 	if (d->repl == NULL)
 		return writable(d);
 	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
-	if (!txn_hdr_encode(&h, d->buf))
+	if (!txn_hdr_encode(&h, hdr))
 		return SQLITE_IOERR_WRITE;
-	iov.iov_base = d->buf;
-	iov.iov_len = txn_record_len(n, d->page_size);
-	if ((ret = repl_appendv(d->repl, &iov, 1, d->next_txid, &lsn)) != 0) {
+	if (!gather(d, map, hdr, n))
+		return SQLITE_IOERR_WRITE;
+	/* the pages' only copy: into the log's ring */
+	if ((ret = repl_appendv(d->repl, d->iov, (int)(1 + 2 * (size_t)n),
+			d->next_txid, &lsn)) != 0) {
 		/* not appended: the transaction rolls back, nothing is in doubt */
 		sqlite3_log(SQLITE_IOERR, "replvfs: %s: transaction %llu (%u pages) not "
 			"appended: %s", d->path, (unsigned long long)d->next_txid, n,
@@ -671,7 +714,7 @@ commit(struct rv_db *d)
 	}
 	d->last_lsn = lsn;
 	atomic_store(&d->appended_lsn, lsn);
-	atomic_fetch_add_explicit(&d->wal_bytes, iov.iov_len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->wal_bytes, len, memory_order_relaxed);
 	if (d->pipelined && pending.armed) {
 		/* the connection's WAL hook waits, once the write lock is free */
 		pthread_mutex_lock(&dbs_lock);
@@ -700,7 +743,7 @@ commit(struct rv_db *d)
 }
 
 static int
-frame_page(struct rv_db *d, uint32_t frame, const void *page, int len)
+frame_page(struct rv_db *d, struct rv_wal_map *map, uint32_t frame, int len)
 {
 	if (d->n == 0 || frame < d->first || frame >= d->first + d->n ||
 	    (uint32_t)len != d->page_size) {
@@ -708,17 +751,15 @@ frame_page(struct rv_db *d, uint32_t frame, const void *page, int len)
 			"without its frame header", d->path, len, frame);
 		return SQLITE_IOERR_WRITE;
 	}
-	memcpy(frame_at(d, frame) + TXN_FRAME_HDR_SIZE, page, (size_t)len);
-	/* no padding follows the commit frame (POWERSAFE_OVERWRITE): its page
-	 * is the transaction's last write */
-	return frame == d->commit_frame ? commit(d) : SQLITE_OK;
+	/* the page stays in the -wal until the commit gathers it; no padding
+	 * follows the commit frame (POWERSAFE_OVERWRITE): its page is the
+	 * transaction's last write */
+	return frame == d->commit_frame ? commit(d, map) : SQLITE_OK;
 }
 
-#define WAL_HDR_SIZE 32
-#define FRAME_HDR_SIZE 24
-
 int
-rv_db_wal_write(struct rv_db *d, const void *buf, int amt, int64_t off)
+rv_db_wal_write(struct rv_db *d, struct rv_wal_map *map, const void *buf, int amt,
+		int64_t off)
 {
 	int64_t at = off - WAL_HDR_SIZE, step;
 	int rc = SQLITE_IOERR_WRITE;
@@ -732,7 +773,7 @@ rv_db_wal_write(struct rv_db *d, const void *buf, int amt, int64_t off)
 		rc = frame_header(d, (uint32_t)(at / step) + 1, buf);
 	else if (off >= WAL_HDR_SIZE && d->page_size != 0 &&
 		 at % step == FRAME_HDR_SIZE && amt == (int)d->page_size)
-		rc = frame_page(d, (uint32_t)(at / step) + 1, buf, amt);
+		rc = frame_page(d, map, (uint32_t)(at / step) + 1, amt);
 	else
 		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a write of %d bytes at offset "
 			"%lld of the -wal is neither its header, nor a frame's header, "

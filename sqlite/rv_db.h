@@ -48,9 +48,12 @@ void rv_db_put(struct rv_db *d);
 /*
  * A write of the -wal (vfs.c, after the file took it): its header, a
  * frame's header or a frame's page; the commit frame's page commits the
- * transaction.  SQLITE_OK or an SQLITE_* error.
+ * transaction, its pages read from the -wal through map (the writing
+ * connection's).  SQLITE_OK or an SQLITE_* error.
  */
-int rv_db_wal_write(struct rv_db *d, const void *buf, int amt, int64_t off);
+struct rv_wal_map;
+int rv_db_wal_write(struct rv_db *d, struct rv_wal_map *map, const void *buf,
+		int amt, int64_t off);
 /*
  * A checkpoint's write of the database file: it waits until every
  * transaction appended is durable, so the file (a base, rv_base.h) never

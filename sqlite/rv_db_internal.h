@@ -11,10 +11,12 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "repl.h"
 #include "repld_conf.h"
 #include "rv_db.h"
+#include "txn_record.h"
 
 struct rv_db {
 	struct rv_db *next;
@@ -50,20 +52,22 @@ struct rv_db {
 	bool wal_reset;			/* the next record says the WAL restarted */
 
 	/*
-	 * The transaction being written, in record layout: buf holds the
-	 * header's room, then frames first .. first + n - 1, each its page
-	 * number and page.  It grows and never shrinks: a commit allocates
-	 * nothing once the largest transaction has been seen.
+	 * The transaction being written: frames first .. first + n - 1 of the
+	 * -wal, each frame's page number as the record carries it in pg; the
+	 * pages stay in the -wal, where the commit reads them (rv_wal_map.h).
+	 * pg and iov (the record gathered at commit) grow and never shrink: a
+	 * commit allocates nothing once the largest transaction has been seen.
 	 */
-	uint8_t *buf;
-	size_t cap;
+	uint8_t (*pg)[TXN_FRAME_HDR_SIZE];
+	struct iovec *iov;
+	size_t pg_cap, iov_cap;		/* in frames, in iovecs */
 	uint32_t first, n;
 	uint32_t commit_frame;		/* 0: the commit frame is not written */
 	uint32_t db_size;
 	/*
 	 * The last transaction committed in this WAL generation, frames
-	 * committed_first .. committed (0: none).  Its frames stay in buf
-	 * until the next transaction stages one.
+	 * committed_first .. committed (0: none).  Its page numbers stay in pg
+	 * until the next transaction stages a frame.
 	 */
 	uint32_t committed_first, committed;
 

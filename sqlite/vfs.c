@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -28,6 +29,7 @@ SQLITE_EXTENSION_INIT3
 #include "rv_admin.h"
 #include "rv_check.h"
 #include "rv_db.h"
+#include "rv_wal_map.h"
 
 #define WAL_HDR 32
 
@@ -38,6 +40,7 @@ struct rv_file {
 	enum rv_kind kind;
 	struct rv_db *db;		/* RV_MAIN, RV_WAL */
 	bool wal_mode;			/* RV_MAIN: its header says WAL mode */
+	struct rv_wal_map map;		/* RV_WAL: where a commit reads its pages */
 	sqlite3_file real[];		/* the default VFS's file, szOsFile bytes */
 };
 
@@ -57,6 +60,8 @@ rv_close(sqlite3_file *f)
 	struct rv_file *rf = (struct rv_file *)f;
 	int rc = rf->real->pMethods ? rf->real->pMethods->xClose(rf->real) : SQLITE_OK;
 
+	if (rf->kind == RV_WAL)
+		rv_wal_map_close(&rf->map);
 	rv_db_put(rf->db);
 	rf->db = NULL;
 	return rc;
@@ -113,7 +118,7 @@ rv_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
 	rc = rf->real->pMethods->xWrite(rf->real, buf, amt, off);
 	if (rc != SQLITE_OK || rf->kind != RV_WAL)
 		return rc;
-	return rv_db_wal_write(rf->db, buf, amt, off);
+	return rv_db_wal_write(rf->db, &rf->map, buf, amt, off);
 }
 
 static int
@@ -326,6 +331,7 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 				why);
 	} else if (name != NULL && (flags & SQLITE_OPEN_WAL)) {
 		rf->kind = RV_WAL;
+		rv_wal_map_init(&rf->map);
 		rf->db = rv_db_find(sqlite3_filename_database(name));
 		if (rf->db == NULL) {
 			sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: a -wal without its "
@@ -340,6 +346,13 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		return rc;
 	}
 	rf->base.pMethods = &rv_methods;
+	if (rf->kind == RV_WAL && rv_wal_map_open(&rf->map, name) != 0) {
+		sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: opened for its commits' "
+			"pages: %s", name, strerror(errno));
+		rv_close(f);
+		rf->base.pMethods = NULL;
+		return SQLITE_CANTOPEN;
+	}
 	if (rf->kind == RV_WAL && (rc = wal_opened(rf)) != SQLITE_OK) {
 		rv_close(f);
 		rf->base.pMethods = NULL;

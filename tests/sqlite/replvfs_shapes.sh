@@ -24,6 +24,11 @@
 #      PASSIVE (partial), RESTART (busy while the reader reads, then
 #      complete: the -wal restarts), TRUNCATE; the reader's snapshot does
 #      not move;
+#   5b. journal_size_limit: the first commit after a RESTART cuts the
+#      -wal behind its frames, and the next transactions grow it again
+#      over the part cut (the VFS reads each record's pages from the -wal
+#      through a mapping: sqlite/rv_wal_map.h; step 4's -wal outgrows its
+#      first 8 MiB);
 #   6. a DELETE of most rows and a VACUUM (the database file shrinks).
 #
 # After every step the replica's copy must reach the primary's content (a
@@ -185,6 +190,23 @@ if os.path.getsize(uri.split("?")[0][len("file:"):] + "-wal") != 0:
 small(10, 5)
 r.close()
 same_copy("truncate", content(db))
+
+# 5b. journal_size_limit: the -wal cut behind a generation's first commit
+wal = uri.split("?")[0][len("file:"):] + "-wal"
+db.execute("PRAGMA journal_size_limit=0")
+db.execute(rows(200, 1000, 8))
+grown = os.path.getsize(wal)
+busy, log, done = db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+if busy != 0 or done != log:
+    fail("RESTART before the cut: busy %d, log %d, checkpointed %d" % (busy, log, done))
+small(1, 8)
+cut = os.path.getsize(wal)
+if cut >= grown:
+    fail("journal_size_limit: the -wal stayed %d bytes (was %d)" % (cut, grown))
+db.execute(rows(200, 1000, 8))
+small(3, 8)
+db.execute("PRAGMA journal_size_limit=-1")
+same_copy("size-limit(%d_to_%d_bytes)" % (grown, cut), content(db))
 
 # 6. the file shrinks
 pages = db.execute("PRAGMA page_count").fetchone()[0]

@@ -18,13 +18,18 @@
  *   - after a commit frame's page, until the next new frame, only headers
  *     of that transaction's frames are written again (checksum rewrites),
  *     naming the same pages, the commit flag only on the commit frame;
+ *   - the -wal is truncated to 0, or (journal_size_limit) behind every
+ *     frame its generation wrote, never into them: the frames of a
+ *     transaction stay in the file until its COMMIT, where replvfs reads
+ *     them (sqlite/rv_wal_map.h);
  *   - nothing else is written.
  *
  * The workload, at page sizes 512, 4096 and 65536, with synchronous=FULL:
  * single-row transactions; a transaction whose pages spill from a cache
  * of 10 and are changed again; one rolled back after spilling; one with a
  * savepoint rolled back after spilling; checkpoints RESTART and TRUNCATE,
- * each followed by transactions.  Each shape must have happened (spilled
+ * each followed by transactions; a generation begun under
+ * journal_size_limit.  Each shape must have happened (spilled
  * pages rewritten, checksums rewritten, frames rewound, new generations):
  * a check that never met a shape would pin nothing.  Exits 0, or 1 with
  * the first write that breaks a rule.
@@ -262,6 +267,7 @@ register_vfs(void)
 
 struct seen {
 	unsigned headers, commits, spill_rewrites, cksum_rewrites, rewinds;
+	unsigned limit_cuts;
 };
 
 static int
@@ -290,11 +296,16 @@ check(struct seen *s)
 		uint32_t f;
 
 		if (e->kind == EV_TRUNCATE) {
-			if (e->off != 0)
-				return broken(i, "the -wal truncated to another size than 0");
 			if (pending != 0)
 				return broken(i, "truncated between a frame's header and page");
-			ps = 0;
+			if (e->off == 0) {
+				ps = 0;
+				continue;
+			}
+			if (ps == 0 || e->off < WAL_HDR + (int64_t)txn_top * step)
+				return broken(i, "the -wal truncated into the frames of "
+					"its generation");
+			s->limit_cuts++;
 			continue;
 		}
 		if (e->off == 0 && e->amt == WAL_HDR) {
@@ -433,16 +444,21 @@ run(const char *dir, int page_size)
 	small(5);
 	sql("PRAGMA wal_checkpoint(TRUNCATE)");
 	small(5);
+	/* the first commit of a generation cuts the -wal behind its frames */
+	sql("PRAGMA journal_size_limit=0; BEGIN;" ROWS(100, 3000) "; COMMIT;"
+	    "PRAGMA wal_checkpoint(RESTART)");
+	small(5);
+	sql("PRAGMA journal_size_limit=-1");
 	sqlite3_close(db);
 	unlink(path);
 	if (check(&s) != 0)
 		return 1;
 	printf("wal_write_order: page size %d: %zu writes, %u generations, %u commits, "
-		"%u spilled pages rewritten, %u checksum rewrites, %u frames rewound\n",
-		page_size, n_evs, s.headers, s.commits, s.spill_rewrites,
-		s.cksum_rewrites, s.rewinds);
+		"%u spilled pages rewritten, %u checksum rewrites, %u frames rewound, "
+		"%u cut behind\n", page_size, n_evs, s.headers, s.commits,
+		s.spill_rewrites, s.cksum_rewrites, s.rewinds, s.limit_cuts);
 	if (s.headers < 3 || s.commits < 40 || s.spill_rewrites == 0 ||
-	    s.cksum_rewrites == 0 || s.rewinds == 0) {
+	    s.cksum_rewrites == 0 || s.rewinds == 0 || s.limit_cuts == 0) {
 		fprintf(stderr, "wal_write_order: page size %d: a shape of the workload "
 			"did not happen, so its rule was not checked\n", page_size);
 		return 1;

@@ -13,10 +13,14 @@
  * autocommit INSERT of (client, sequence).  With one client it runs
  * --records transactions after --warmup; with more, each client has its
  * own connection and runs for --seconds, retrying SQLITE_BUSY (counted).
- * One line of results, latency from the step's start to its return:
+ * One line of results, latency from the step's start to its return,
+ * then this process's cost per COMMIT over the same stretch (all its
+ * threads: SQLite's, and librepl's through replvfs): system calls (the
+ * raw_syscalls tracepoint, proc_counts.h; -1 where it cannot be used),
+ * context switches and CPU time:
  *
  *   LABEL clients=C commits=N p50_us=.. p90_us=.. p99_us=.. max_us=.. \
- *   rate=../s busy=..
+ *   rate=../s busy=.. syscalls=.. switches=.. cpu_us=..
  *
  * A benchmark, not a test: the numbers mean something only beside
  * another system's in the same run (tools/bench/sqlite-vs).
@@ -26,6 +30,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,7 @@
 #include <sqlite3.h>
 
 #include "bench_util.h"
+#include "proc_counts.h"
 
 #define MAX_CLIENTS 64
 #define LAT_MAX 2000000L		/* latencies kept per client */
@@ -134,6 +140,18 @@ sqlite_log(void *arg, int code, const char *msg)
 		fprintf(stderr, "sqlite-bench: sqlite (%d): %s\n", code, msg);
 }
 
+/* this process's CPU time so far, in microseconds */
+static double
+cpu_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+		ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
 static void
 usage(void)
 {
@@ -157,6 +175,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct client cl[MAX_CLIENTS];
+	static struct proc_counts pc;
+	double cpu0;
 	const char *ext = NULL, *label = "sqlite";
 	pthread_t th[MAX_CLIENTS];
 	uint64_t *all, t0, busy = 0;
@@ -207,6 +227,8 @@ main(int argc, char **argv)
 			bench_say("warm-up: %s", sqlite3_errstr(cl[0].err));
 			return 1;
 		}
+	proc_counts_start(&pc, 0);
+	cpu0 = cpu_us();
 	t0 = bench_now_ns();
 	if (clients == 1) {
 		while (cl[0].n < records && cl[0].n < LAT_MAX) {
@@ -230,6 +252,8 @@ main(int argc, char **argv)
 			pthread_join(th[i], NULL);
 	}
 	t0 = bench_now_ns() - t0;
+	cpu0 = cpu_us() - cpu0;
+	proc_counts_stop(&pc);
 	for (int i = 0; i < clients; i++) {
 		if (cl[i].err) {
 			bench_say("client %d: %s", i + 1, sqlite3_errstr(cl[i].err));
@@ -249,10 +273,13 @@ main(int argc, char **argv)
 	}
 	bench_sort(all, total);
 	printf("%s clients=%d commits=%ld p50_us=%.0f p90_us=%.0f p99_us=%.0f "
-		"max_us=%.0f rate=%.0f/s busy=%llu\n", label, clients, total,
+		"max_us=%.0f rate=%.0f/s busy=%llu syscalls=%.1f switches=%.2f "
+		"cpu_us=%.1f\n", label, clients, total,
 		bench_pct(all, total, 50), bench_pct(all, total, 90),
 		bench_pct(all, total, 99), all[total - 1] / 1e3,
-		total / (t0 / 1e9), (unsigned long long)busy);
+		total / (t0 / 1e9), (unsigned long long)busy,
+		pc.have_syscalls ? (double)pc.syscalls / (double)total : -1.0,
+		(double)pc.switches / (double)total, cpu0 / (double)total);
 	for (int i = 0; i < clients; i++) {
 		sqlite3_finalize(cl[i].ins);
 		sqlite3_close(cl[i].db);
