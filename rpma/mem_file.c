@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 
 struct file_data {
 	int fd;
+	atomic_bool no_dsync;	/* pwritev2(RWF_DSYNC) refused: two calls */
 	char *shadow;		/* CRASH: the file mapped */
 	bool noise;
 	atomic_uint_fast64_t rng;
@@ -84,11 +86,41 @@ file_sync(struct rpma_ext_mem *mem)
 	return 0;
 }
 
+/*
+ * One range durable: one pwritev2(RWF_DSYNC), the write and its
+ * fdatasync in one system call (it makes that range durable, as
+ * fdatasync would; nothing calls persist to sync other ranges).  Where
+ * the kernel or filesystem refuses the flag: pwrite, then fdatasync.
+ */
 static int
 file_persist(struct rpma_ext_mem *mem, char *addr, size_t len)
 {
-	int ret = file_write_back(mem, addr, len);
+	struct file_data *fd = mem->backend_data;
+	int ret;
 
+#ifdef RWF_DSYNC
+	while (len > 0 && !atomic_load_explicit(&fd->no_dsync, memory_order_relaxed)) {
+		struct iovec iov = { .iov_base = addr, .iov_len = len };
+		ssize_t n = pwritev2(fd->fd, &iov, 1, addr - mem->addr, RWF_DSYNC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EOPNOTSUPP || errno == ENOSYS ||
+			      errno == EINVAL)) {
+			atomic_store(&fd->no_dsync, true);
+			break;
+		}
+		if (n < 0)
+			return rpma_fail(RPMA_E_PROVIDER, "persist: write failed: %s",
+				strerror(errno));
+		if ((size_t)n == len)
+			return 0;
+		addr += n;	/* a short write: the rest the long way */
+		len -= (size_t)n;
+		break;
+	}
+#endif
+	ret = file_write_back(mem, addr, len);
 	return ret ? ret : file_sync(mem);
 }
 
