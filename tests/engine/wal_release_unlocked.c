@@ -5,9 +5,11 @@
  * the log's lock, so appends go on meanwhile; the space is free only once
  * that generation is durable.
  *
- * The test's own fdatasync() stands in for libc's (the executable's
- * definition is the one the library's calls resolve to): once armed, the
- * next call blocks until the test lets it go.
+ * The test's own fdatasync() and pwritev2() stand in for libc's (the
+ * executable's definitions are the ones the library's calls resolve to):
+ * once armed, the next call that makes data durable (an fdatasync, or a
+ * pwritev2 with RWF_DSYNC: the file backend's persist of one range)
+ * blocks until the test lets it go.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,8 +28,8 @@ static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 static bool gate_armed, gate_entered, gate_open;
 
-int
-fdatasync(int fd)
+static void
+gate_pass(void)
 {
 	pthread_mutex_lock(&gate_lock);
 	if (gate_armed) {
@@ -37,7 +40,22 @@ fdatasync(int fd)
 			pthread_cond_wait(&gate_cond, &gate_lock);
 	}
 	pthread_mutex_unlock(&gate_lock);
+}
+
+int
+fdatasync(int fd)
+{
+	gate_pass();
 	return (int)syscall(SYS_fdatasync, fd);
+}
+
+ssize_t
+pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+{
+	if (flags & RWF_DSYNC)
+		gate_pass();
+	/* 64-bit: the offset's high half is 0 */
+	return (ssize_t)syscall(SYS_pwritev2, fd, iov, iovcnt, offset, 0L, flags);
 }
 
 /* wait up to ms for *flag under gate_lock; true if it became true */
