@@ -47,20 +47,12 @@
 /* a leader asleep rechecks fence and stop at least this often */
 #define LEAD_SLEEP_MAX_MS 20
 /*
- * Where a look at the completions is a system call: the first look of a
- * busy poll waits until the quickest recent round trip has passed, and
- * the next ones are this far apart (measured at c=1 over loopback tcp:
- * 2 us cost 13 syscalls an append, 4 us 10 and no more latency, 6 us
+ * Where a look at the completions is a system call, the looks of a busy
+ * poll after the first are this far apart (measured at c=1 over loopback
+ * tcp: 2 us cost 13 syscalls an append, 4 us 10 and no more latency, 6 us
  * more latency).
  */
 #define LOOK_GAP_NS 4000
-/*
- * ... unless a batch is larger than this: then the looks are what sends
- * its rest (libfabric's tcp moves data only when its progress runs), and
- * the leader looks continuously (1 MiB records: 1.7x the floor with the
- * paced looks, 1.2x looking on).
- */
-#define LOOK_QUIET_BYTES_MAX (64u << 10)
 
 enum follow_outcome { FOLLOW_DONE, FOLLOW_LEAD };
 
@@ -141,36 +133,14 @@ unhold(struct link **held, int n)
 		atomic_fetch_sub(&held[i]->cq_sleepers, 1);
 }
 
-static bool
-past(const struct timespec *until)
+/* the links' threads carry on: the appender no longer polls for them */
+static void
+kick_links(struct cluster *c)
 {
-	struct timespec now;
-
-	if (until == NULL)
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > until->tv_sec ||
-		(now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec);
+	for (int i = 0; i < c->n_links; i++)
+		link_kick(&c->links[i]);
 }
 
-static int
-sleep_ms(const struct timespec *until)
-{
-	struct timespec now;
-	int64_t ms;
-
-	if (until == NULL)
-		return LEAD_SLEEP_MAX_MS;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (until->tv_sec - now.tv_sec) * 1000 +
-		(until->tv_nsec - now.tv_nsec) / 1000000 + 1;
-	return ms < 0 ? 0 : ms > LEAD_SLEEP_MAX_MS ? LEAD_SLEEP_MAX_MS : (int)ms;
-}
-
-/*
- * The leader's rounds: 1 once lsn is durable, 0 with nothing that
- * polling could complete (or the time up), -1 fenced.
- */
 static void
 relax(void)
 {
@@ -179,35 +149,35 @@ relax(void)
 #endif
 }
 
+/*
+ * The leader's rounds until until_ns (UINT64_MAX: no bound): 1 once lsn
+ * is durable, 0 with nothing that polling could complete (or the time
+ * up), -1 fenced.
+ */
 static int
-lead(struct cluster *c, uint64_t lsn, const struct timespec *until,
-		uint64_t posted_ns)
+lead(struct cluster *c, uint64_t lsn, uint64_t until_ns, uint64_t posted_ns)
 {
 	uint64_t now = clock_now_ns(), next_look = 0;
 	uint64_t spin_until = now + cluster_poll_budget_ns(c, true);
-
 	/*
 	 * Each look a system call (libfabric over sockets): none before
 	 * the answer can be there, then one every LOOK_GAP_NS, so a busy
 	 * poll costs a few system calls, not one a microsecond.
 	 */
-	bool paced = c->poll_is_syscall &&
-		cluster_batch_bytes(c) <= LOOK_QUIET_BYTES_MAX;
+	bool paced = c->poll_is_syscall && spin_until > now &&
+		(next_look = cluster_first_look_ns(c, posted_ns)) != 0;
 
-	if (paced && spin_until > now)
-		next_look = posted_ns + cluster_rtt_lo_ns(c);
 	for (;;) {
 		struct rpma_cq *cqs[LEAD_CQS_MAX];
 		struct link *held[LEAD_CQS_MAX];
 		struct pollfd pfd = { .fd = c->lead_fd, .events = POLLIN };
 		bool sleep = (now = clock_now_ns()) >= spin_until;
-		int n = 0, busy = 0;
+		int n = 0, busy = 0, ms;
 
 		if (!sleep && now < next_look) {
 			relax();	/* no look yet: nothing costs a syscall */
 			continue;
 		}
-
 		for (int i = 0; i < c->n_links; i++) {
 			struct rpma_cq *cq = NULL;
 
@@ -219,7 +189,7 @@ lead(struct cluster *c, uint64_t lsn, const struct timespec *until,
 			}
 		}
 		if (durable_past(c, lsn) || atomic_load(&c->fenced) || busy == 0 ||
-		    atomic_load(&c->stopping) || past(until)) {
+		    atomic_load(&c->stopping) || now >= until_ns) {
 			unhold(held, n);
 			return durable_past(c, lsn) ? 1 :
 				atomic_load(&c->fenced) ? -1 : 0;
@@ -229,8 +199,11 @@ lead(struct cluster *c, uint64_t lsn, const struct timespec *until,
 				next_look = clock_now_ns() + LOOK_GAP_NS;
 			continue;
 		}
-		/* no CQ free to sleep on (its data path busy): a short nap */
-		(void)rpma_ext_cq_poll(cqs, n, &pfd, 1, n ? sleep_ms(until) : 1);
+		/* asleep at most LEAD_SLEEP_MAX_MS; with no CQ free (its data
+		 * path busy) a short nap */
+		ms = until_ns - now < (uint64_t)LEAD_SLEEP_MAX_MS * 1000000 ?
+			(int)((until_ns - now) / 1000000) + 1 : LEAD_SLEEP_MAX_MS;
+		(void)rpma_ext_cq_poll(cqs, n, &pfd, 1, n ? ms : 1);
 		unhold(held, n);
 		if (pfd.revents) {
 			uint64_t v;
@@ -270,11 +243,14 @@ wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 {
 	struct timespec until = { 0 };
 	const struct timespec *u = timeout_ms >= 0 ? &until : NULL;
-	uint64_t posted_ns = clock_now_ns();
+	uint64_t posted_ns = clock_now_ns(), until_ns = UINT64_MAX;
 	int ret;
 
-	if (timeout_ms >= 0)
-		until = clock_deadline(timeout_ms);
+	if (timeout_ms >= 0) {
+		until = clock_deadline(timeout_ms);	/* the same clock */
+		until_ns = (uint64_t)until.tv_sec * 1000000000ull +
+			(uint64_t)until.tv_nsec;
+	}
 	/* post our batch ourselves where the link is free: no hand-off */
 	for (int i = 0; i < c->n_links; i++)
 		link_help(&c->links[i], true);
@@ -291,19 +267,16 @@ wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms)
 		if (atomic_load(&c->fenced))
 			return REPL_E_UNKNOWN;
 		if (crowded(c)) {
-			for (int i = 0; i < c->n_links; i++)
-				link_kick(&c->links[i]);
+			kick_links(c);
 		} else if (!atomic_exchange(&c->spinning, true)) {
-			int led = lead(c, lsn, u, posted_ns);
+			int led = lead(c, lsn, until_ns, posted_ns);
 
 			lead_end(c, led > 0);
 			if (led > 0)
 				return 0;
 			if (led < 0)
 				return REPL_E_UNKNOWN;
-			/* nothing to poll: the links' threads carry on */
-			for (int i = 0; i < c->n_links; i++)
-				link_kick(&c->links[i]);
+			kick_links(c);	/* nothing to poll */
 		}
 		if (follow(c, lsn, u, &ret) == FOLLOW_DONE)
 			return ret;

@@ -518,9 +518,12 @@ void cluster_lead_wake(struct cluster *c);
  * than the bound: an appender polls the bound, a link thread not at all.
  */
 uint64_t cluster_poll_budget_ns(struct cluster *c, bool appender);
-/* the quickest link's rtt_lo_ns (0: none measured yet) */
-uint64_t cluster_rtt_lo_ns(struct cluster *c);
-/* the largest last batch of the links, in bytes */
-uint64_t cluster_batch_bytes(struct cluster *c);
+/*
+ * Where each look is a system call, when a leader that posted at
+ * posted_ns looks first: once the quickest link's recent round trip
+ * (rtt_lo_ns) has passed; 0 to look on, while a large batch is still
+ * being sent.
+ */
+uint64_t cluster_first_look_ns(struct cluster *c, uint64_t posted_ns);
 
 #endif
