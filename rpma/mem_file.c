@@ -99,25 +99,24 @@ file_persist(struct rpma_ext_mem *mem, char *addr, size_t len)
 	int ret;
 
 #ifdef RWF_DSYNC
-	while (len > 0 && !atomic_load_explicit(&fd->no_dsync, memory_order_relaxed)) {
+	if (len > 0 && !atomic_load_explicit(&fd->no_dsync, memory_order_relaxed)) {
 		struct iovec iov = { .iov_base = addr, .iov_len = len };
-		ssize_t n = pwritev2(fd->fd, &iov, 1, addr - mem->addr, RWF_DSYNC);
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EOPNOTSUPP || errno == ENOSYS ||
-			      errno == EINVAL)) {
+		do
+			n = pwritev2(fd->fd, &iov, 1, addr - mem->addr, RWF_DSYNC);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0 && (size_t)n == len)
+			return 0;
+		if (n >= 0) {
+			addr += n;	/* a short write: the rest the long way */
+			len -= (size_t)n;
+		} else if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) {
 			atomic_store(&fd->no_dsync, true);
-			break;
-		}
-		if (n < 0)
+		} else {
 			return rpma_fail(RPMA_E_PROVIDER, "persist: write failed: %s",
 				strerror(errno));
-		if ((size_t)n == len)
-			return 0;
-		addr += n;	/* a short write: the rest the long way */
-		len -= (size_t)n;
-		break;
+		}
 	}
 #endif
 	ret = file_write_back(mem, addr, len);
