@@ -156,3 +156,14 @@ proc_counts_stop(struct proc_counts *pc)
 		close(pc->fds[i]);
 	pc->n_fds = 0;
 }
+
+void
+proc_counts_print(const struct proc_counts *pc, const char *who, double n)
+{
+	if (pc->have_syscalls)
+		printf("per append, %s: %.1f syscalls, %.2f context switches\n", who,
+			(double)pc->syscalls / n, (double)pc->switches / n);
+	else
+		printf("per append, %s: %.2f context switches (syscalls not "
+			"counted: %s)\n", who, (double)pc->switches / n, pc->why);
+}

@@ -38,5 +38,10 @@ struct proc_counts {
 void proc_counts_start(struct proc_counts *pc, pid_t pid);
 /* ends it: pc->syscalls and pc->switches since the start */
 void proc_counts_stop(struct proc_counts *pc);
+/*
+ * "per append, WHO: S syscalls, W context switches", each divided by n
+ * (without the tracepoint: the switches and why syscalls are missing)
+ */
+void proc_counts_print(const struct proc_counts *pc, const char *who, double n);
 
 #endif

@@ -411,18 +411,6 @@ cpu_us(pid_t pid)
 	return (int64_t)((ut + st) * 1000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
-/* a process's system calls and context switches per append */
-static void
-print_counts(const struct proc_counts *pc, const char *who, double n)
-{
-	if (pc->have_syscalls)
-		printf("per append, %s: %.1f syscalls, %.2f context switches\n", who,
-			(double)pc->syscalls / n, (double)pc->switches / n);
-	else
-		printf("per append, %s: %.2f context switches (syscalls not "
-			"counted: %s)\n", who, (double)pc->switches / n, pc->why);
-}
-
 static void
 usage(void)
 {
@@ -630,12 +618,12 @@ main(int argc, char *argv[])
 			"(%.0f%% of a core in all over the run)\n", (double)cpu_self / n,
 			(double)cpu_reps / n, o.replicas == 1 ? "" : "s",
 			100.0 * (double)(cpu_self + cpu_reps) / ((double)total / 1000.0));
-		print_counts(&count_self, "here", n);
+		proc_counts_print(&count_self, "here", n);
 		for (int i = 0; i < o.replicas; i++) {
 			char who[32];
 
 			snprintf(who, sizeof(who), "replica %d", i + 1);
-			print_counts(&count_reps[i], who, n);
+			proc_counts_print(&count_reps[i], who, n);
 		}
 	}
 	free(lat);

@@ -251,7 +251,7 @@ daemon_pid(const struct live_opts *o)
 	return pid == getpid() ? 0 : pid;
 }
 
-/* "per append, WHO: S syscalls, W context switches" (repl-bench's line) */
+/* "per append, WHO: ..." (repl-bench's line), the daemon with its pid */
 static void
 print_counts(const char *who, const struct proc_counts *pc, uint64_t n)
 {
@@ -259,12 +259,7 @@ print_counts(const char *who, const struct proc_counts *pc, uint64_t n)
 
 	snprintf(name, sizeof(name), pc->self ? "%s" : "%s (pid %d)", who,
 		(int)pc->pid);
-	if (pc->have_syscalls)
-		printf("per append, %s: %.1f syscalls, %.2f context switches\n", name,
-			(double)pc->syscalls / (double)n, (double)pc->switches / (double)n);
-	else
-		printf("per append, %s: %.2f context switches (syscalls not counted: "
-			"%s)\n", name, (double)pc->switches / (double)n, pc->why);
+	proc_counts_print(pc, name, (double)n);
 }
 
 static void
