@@ -113,12 +113,12 @@ $(FUZZ_DIR)/fuzz_image_record: tests/fuzz/fuzz_image_record.c \
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/sqlite -o $@ $^
 
-# the coordinator's key values as etcd holds them (tools/repld/coord_keys.c)
+# the coordinator's key values as etcd holds them (ha/coord_keys.c)
 FUZZ_TARGETS += coord_keys
 EXTRA_DIST += tests/fuzz/fuzz_coord_keys.c
 $(FUZZ_DIR)/fuzz_coord_keys: tests/fuzz/fuzz_coord_keys.c \
-		$(top_srcdir)/tools/repld/coord_keys.c
+		$(top_srcdir)/ha/coord_keys.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/repld \
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha \
 		-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include $(JANSSON_CFLAGS) \
 		-o $@ $^ $(JANSSON_LIBS)

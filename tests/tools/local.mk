@@ -261,6 +261,10 @@ EXTRA_DIST += tests/tools/repld_ha_etcd_down.sh
 # one acknowledges nothing new and rejoins as a replica (it does not exit)
 TESTS += tests/tools/repld_ha_sigstop.sh
 EXTRA_DIST += tests/tools/repld_ha_sigstop.sh
+# the coordinator turned on in a running cluster node by node, the
+# replicas first: no campaign, the primary stays the primary
+TESTS += tests/tools/repld_ha_enable.sh
+EXTRA_DIST += tests/tools/repld_ha_enable.sh
 # replctl switchover, switchover --to, failover --to under load: a new
 # primary each time, the old one its replica, nothing acknowledged lost;
 # BAD_TARGET and NO_COORDINATOR refused with exit 1

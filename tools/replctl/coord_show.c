@@ -78,6 +78,34 @@ print_members(const json_t *co)
 	}
 }
 
+/* coordinator.waiting's word, said (replctl(8), status) */
+static const char *
+waiting_sentence(const char *w)
+{
+	static const char *const said[][2] = {
+		{ "busy", "busy: a change of this node runs" },
+		{ "etcd", "etcd: etcd does not answer; no takeover until it does" },
+		{ "not_candidate", "not_candidate: candidate = false" },
+		{ "leader", "leader: a node holds the leader key" },
+		{ "not_member", "not_member: this log holds no membership yet" },
+		{ "backoff", "backoff: a promotion of this node was refused; it "
+			"waits a lease and a random part of one" },
+		{ "switchover", "switchover: a switchover names another node" },
+		{ "link", "link: this replica follows a primary" },
+		{ "other_link", "other_link: another replica follows a primary" },
+		{ "keyless", "keyless: the primary last followed holds no leader "
+			"key (or none was since the start); it gets lease_ms + "
+			"down_ms to come back" },
+		{ "unpublished", "unpublished: etcd does not list this node yet" },
+		{ "rank", "rank: a replica with a longer log goes first" },
+	};
+
+	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++)
+		if (strcmp(w, said[i][0]) == 0)
+			return said[i][1];
+	return w;
+}
+
 void
 print_coordinator(const json_t *d)
 {
@@ -111,6 +139,8 @@ print_coordinator(const json_t *d)
 	}
 	printf("%-9s %" PRId64 " begun by this node, %" PRId64 " won (promoted)\n",
 		"campaigns", ival(co, "campaigns", 0), ival(co, "promotions", 0));
+	if (jin_str(co, "waiting")[0])
+		printf("%-9s %s\n", "waiting", waiting_sentence(jin_str(co, "waiting")));
 	if (err[0])
 		printf("%-9s the last etcd failure: %s\n", "error", err);
 	print_members(co);

@@ -18,6 +18,7 @@
 #include "coord/leader.h"
 #include "coord_keys.h"
 #include "coordinator.h"
+#include "ha_rules.h"
 #include "node.h"
 
 /* a tick: a tenth of the lease, within these */
@@ -91,9 +92,9 @@ struct coordinator {
 	uint64_t carry_backoff_until;
 	uint64_t carry_warned;		/* the key's epoch last reported */
 
-	uint64_t eligible_since;	/* 0: not eligible to campaign */
-	uint64_t backoff_until;
-	uint64_t waiting_logged;	/* 1: a foreign leader value was logged */
+	/* the failover rules (ha/ha_rules.h): their input's constants and memory */
+	struct ha_cfg ha_cfg;
+	struct ha_state ha;
 	bool reachable;
 	uint64_t unreachable_since;
 	unsigned seed;
@@ -128,13 +129,12 @@ bool co_request(struct coordinator *c, struct coord_req *r);
 /* the worker thread: a promotion or a step-down; false if it cannot start */
 bool co_worker_start(struct coordinator *c, enum worker_kind kind);
 
-/* coord_rules.c */
+/* coord_rules.c: what ha_step says, done */
 void co_resign(struct coordinator *c, const char *why);
 void co_back_off(struct coordinator *c, uint64_t now);
 void co_renew(struct coordinator *c, uint64_t now);
 bool co_campaign(struct coordinator *c, const char *value);
-void co_primary_tick(struct coordinator *c, const struct local *l);
-void co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now);
+void co_rules_tick(struct coordinator *c, const struct local *l, uint64_t now);
 void co_promoted(struct coordinator *c, uint64_t now);
 void co_stepped_down(struct coordinator *c);
 
@@ -142,7 +142,7 @@ void co_stepped_down(struct coordinator *c);
 int co_serve_membership(struct coordinator *c, bool withdraw,
 		const struct coord_membership *m, int64_t rev_in, int64_t *rev_out,
 		char *msg, size_t msglen);
-void co_membership_tick(struct coordinator *c, uint64_t now);
+void co_membership_tick(struct coordinator *c, uint64_t now, bool busy);
 void co_membership_view(struct coordinator *c, uint64_t log_ce, bool joint);
 void co_carry_run(struct coordinator *c);
 /* before a coordinated promotion: the peers of carry */

@@ -57,24 +57,6 @@ coord_membership_from_log(const struct repl_membership *m,
 	return out->n >= 1 && out->quorum < (uint32_t)out->n;
 }
 
-/* the same nodes with the same node ids, quorum and epoch */
-static bool
-same_exactly(const struct coord_membership *a, const struct coord_membership *b)
-{
-	if (!coord_membership_same(a, b))
-		return false;
-	for (int i = 0; i < a->n; i++) {
-		bool found = false;
-
-		for (int j = 0; j < b->n && !found; j++)
-			found = strcmp(a->nodes[i].ctl_addr, b->nodes[j].ctl_addr) == 0 &&
-				a->nodes[i].node_id == b->nodes[j].node_id;
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
 /*
  * Put m if the key is still at revision rev (0: absent) and, with
  * as_leader, this node's lease still holds the leader key.  1: written
@@ -301,38 +283,25 @@ co_carried(struct coordinator *c, uint64_t now)
 		c->carry.config_epoch, CARRY_BACKOFF_LEASES, c->worker_msg);
 }
 
-/* what status shows: the key against this node's log */
-static const char *
-state_of(const struct coord_keys *k, uint64_t log_ce, bool joint)
-{
-	if (k->bad_membership)
-		return "invalid";
-	if (!k->has_membership)
-		return "absent";
-	if (joint)
-		return "changing";
-	if (k->membership.config_epoch == log_ce)
-		return "applied";
-	return k->membership.config_epoch > log_ce ? "pending" : "behind";
-}
-
 void
 co_membership_view(struct coordinator *c, uint64_t log_ce, bool joint)
 {
 	pthread_mutex_lock(&c->lock);
 	snprintf(c->view.ms_state, sizeof(c->view.ms_state), "%s",
-		state_of(&c->keys, log_ce, joint));
+		ha_membership_state(&c->keys, log_ce, joint));
 	c->view.has_ms = c->keys.has_membership;
 	c->view.ms = c->keys.membership;
 	pthread_mutex_unlock(&c->lock);
 }
 
 void
-co_membership_tick(struct coordinator *c, uint64_t now)
+co_membership_tick(struct coordinator *c, uint64_t now, bool busy)
 {
 	const struct coord_keys *k = &c->keys;
 	struct repl_membership stored;
 	struct coord_membership log_ms;
+	enum ha_ms_action_kind act;
+	bool final;
 	int r;
 
 	if (!c->keys_valid || node_membership(c->n, &stored) != 0 ||
@@ -340,28 +309,27 @@ co_membership_tick(struct coordinator *c, uint64_t now)
 		return;
 	co_membership_view(c, stored.config_epoch,
 		(stored.flags & REPL_MEMBERSHIP_JOINT) != 0);
-	/* a change under way: the engine commits it; the key waits */
-	if (!coord_membership_from_log(&stored, &log_ms))
+	final = coord_membership_from_log(&stored, &log_ms);
+	act = ha_membership_step(&(struct ha_ms_input){
+		.now_ms = now / MS, .node_id = c->node_id, .ctl_addr = c->ctl_addr,
+		.log = final ? &log_ms : NULL, .keys = k,
+		.carry_backoff_until_ms = c->carry_backoff_until / MS, .busy = busy });
+	switch (act) {
+	case HA_MS_NONE:
 		return;
-	if (k->has_membership && k->membership.config_epoch > log_ms.config_epoch) {
-		bool named = false;
-
-		for (int i = 0; i < k->membership.n; i++)
-			named |= is_me(c, &k->membership.nodes[i]);
-		if (k->membership.config_epoch != log_ms.config_epoch + 2 || !named) {
-			if (c->carry_warned != k->membership.config_epoch)
-				log_error("coordinator: etcd's membership key holds configuration "
-					"epoch %" PRIu64 " and this primary's log %" PRIu64 ": %s; "
-					"it is left as it is", k->membership.config_epoch,
-					log_ms.config_epoch, named ? "not the next change, which "
-					"this primary could carry" : "a change that removes this "
-					"primary, which another node must carry (switch over)");
-			c->carry_warned = k->membership.config_epoch;
-			return;
-		}
-		if (now < c->carry_backoff_until ||
-		    atomic_load(&c->worker_state) != WORKER_IDLE)
-			return;
+	case HA_MS_NOT_NEXT:
+	case HA_MS_REMOVES_ME:
+		if (c->carry_warned != k->membership.config_epoch)
+			log_error("coordinator: etcd's membership key holds configuration "
+				"epoch %" PRIu64 " and this primary's log %" PRIu64 ": %s; "
+				"it is left as it is", k->membership.config_epoch,
+				log_ms.config_epoch, act == HA_MS_NOT_NEXT ?
+				"not the next change, which this primary could carry" :
+				"a change that removes this primary, which another node "
+				"must carry (switch over)");
+		c->carry_warned = k->membership.config_epoch;
+		return;
+	case HA_MS_CARRY:
 		log_notice("coordinator: etcd's membership key holds a change to "
 			"configuration epoch %" PRIu64 " (%d nodes, quorum %" PRIu32 ") not "
 			"in this primary's log (%" PRIu64 "): carrying it",
@@ -370,9 +338,9 @@ co_membership_tick(struct coordinator *c, uint64_t now)
 		c->carry = k->membership;
 		(void)co_worker_start(c, WORK_CARRY);
 		return;
+	case HA_MS_PUBLISH:
+		break;
 	}
-	if (k->has_membership && same_exactly(&k->membership, &log_ms))
-		return;
 	/*
 	 * Absent, unreadable, behind the log (an etcd restored from a backup),
 	 * or the same epoch with node ids the log has learned since: the key

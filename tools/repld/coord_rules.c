@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * coord_rules.c -- the leader key's rules, one tick at a time (the table in
- * coordinator.c's header; repld(8), AUTOMATIC FAILOVER, in prose).
+ * coord_rules.c -- the failover rules' actions: the decision is ha_step's
+ * (ha/ha_rules.h, a pure function with the table), the etcd calls and the
+ * node's changes it asks for are done here, and what came of them goes
+ * back into the rules' state.  repld(8), AUTOMATIC FAILOVER, in prose.
  */
 #include "config.h"
 
@@ -30,11 +32,11 @@ co_resign(struct coordinator *c, const char *why)
 void
 co_back_off(struct coordinator *c, uint64_t now)
 {
-	uint64_t ms = c->lease_ms + (uint64_t)rand_r(&c->seed) % (c->lease_ms + 1);
+	uint64_t jitter = (uint64_t)rand_r(&c->seed) % (c->lease_ms + 1);
 
-	c->backoff_until = now + ms * MS;
-	c->eligible_since = 0;
-	log_notice("coordinator: next campaign in %" PRIu64 " ms at the earliest", ms);
+	ha_promotion_refused(&c->ha, &c->ha_cfg, now / MS, jitter);
+	log_notice("coordinator: next campaign in %" PRIu64 " ms at the earliest",
+		c->lease_ms + jitter);
 }
 
 /* renew the held key when due */
@@ -86,149 +88,51 @@ co_campaign(struct coordinator *c, const char *value)
 	return won;
 }
 
-/* the primary: hold the key, or learn who does */
-void
-co_primary_tick(struct coordinator *c, const struct local *l)
+/* ---- what ha_step says, done ---- */
+
+static void
+hold(struct coordinator *c, const struct local *l)
 {
 	char value[COORD_VALUE_MAX];
-	const struct coord_keys *k = &c->keys;
 
-	/* a switchover names this primary: drain, step down, then resign */
-	if (k->has_switchover && k->sw.from == c->node_id &&
-	    atomic_load(&c->worker_state) == WORKER_IDLE) {
-		log_notice("coordinator: switchover to %s%.0" PRIu32 ": stepping down",
-			k->sw.to ? "node " : "the most advanced replica", k->sw.to);
-		(void)co_worker_start(c, WORK_STEP_DOWN);
-		return;
-	}
-	if (coord_leader_state(c->leader) == COORD_LEADER_HELD) {
-		co_membership_tick(c, co_now_ns());
-		return;
-	}
-	if (!c->keys_valid)
-		return;
-	/*
-	 * Another node won the key: this primary's lease ran out while etcd
-	 * answered the others (a pause, a partition from etcd that healed)
-	 * and its replicas lost it.  It stops acknowledging now, by stepping
-	 * down; fencing made its acknowledgements safe even before it knew.
-	 * A value that does not parse names no node: it is reported, not
-	 * obeyed.
-	 */
-	if (k->has_leader && k->leader.node_id != c->node_id) {
-		if (k->leader.node_id != 0 &&
-		    atomic_load(&c->worker_state) == WORKER_IDLE) {
-			log_warning("coordinator: the leader key is held by node %" PRIu32
-				" (epoch %" PRIu64 ", %s): this primary (epoch %" PRIu64
-				") lost its lease: stepping down", k->leader.node_id,
-				k->leader.epoch, k->leader.state, l->epoch);
-			(void)co_worker_start(c, WORK_STEP_DOWN);
-		} else if (k->leader.node_id == 0 && c->waiting_logged != 1) {
-			log_error("coordinator: the leader key holds a value that is not "
-				"one of repld's: no failover can take place until it "
-				"goes (delete it with etcdctl if no repld wrote it)");
-			c->waiting_logged = 1;
-		}
-		return;
-	}
 	if (coord_leader_value(c->node_id, l->epoch, "primary", c->ctl_addr, value,
 			sizeof(value)) == 0)
 		return;
-	if (co_campaign(c, value)) {
+	if (co_campaign(c, value))
 		log_notice("coordinator: this primary holds the leader key (epoch %"
 			PRIu64 ", lease %" PRId64 " s)", l->epoch,
 			coord_leader_ttl(c->leader));
-		c->waiting_logged = 0;
-	}
 }
 
-/*
- * This replica's place among the candidates: the live replicas that may
- * campaign, by (last_epoch, last_lsn) descending, then node id (the
- * promotion's own "most advanced log" order); -1 when it is not one.
- */
-static int
-rank_of(const struct coordinator *c, uint32_t exclude)
-{
-	const struct coord_keys *k = &c->keys;
-	const struct coord_member *me = NULL;
-	int r = 0;
-
-	for (int i = 0; i < k->n_members; i++)
-		if (k->members[i].node_id == c->node_id)
-			me = &k->members[i];
-	if (me == NULL)
-		return -1;	/* not published (yet): etcd does not know it is live */
-	for (int i = 0; i < k->n_members; i++) {
-		const struct coord_member *m = &k->members[i];
-
-		if (m == me || !m->candidate || m->node_id == exclude ||
-		    strcmp(m->role, "replica") != 0)
-			continue;
-		if (m->last_epoch > me->last_epoch ||
-		    (m->last_epoch == me->last_epoch && m->last_lsn > me->last_lsn) ||
-		    (m->last_epoch == me->last_epoch && m->last_lsn == me->last_lsn &&
-		     m->node_id < me->node_id))
-			r++;
-	}
-	return r;
-}
-
-/* a live replica other than this one still sees a primary */
-static bool
-other_link_up(const struct coordinator *c)
+static void
+step_down(struct coordinator *c, const struct local *l, const struct ha_action *a)
 {
 	const struct coord_keys *k = &c->keys;
 
-	for (int i = 0; i < k->n_members; i++)
-		if (k->members[i].node_id != c->node_id && k->members[i].link_up &&
-		    strcmp(k->members[i].role, "replica") == 0)
-			return true;
-	return false;
+	if (a->switchover)
+		log_notice("coordinator: switchover to %s%.0" PRIu32 ": stepping down",
+			k->sw.to ? "node " : "the most advanced replica", k->sw.to);
+	else
+		/*
+		 * This primary's lease ran out while etcd answered the others
+		 * (a pause, a partition from etcd that healed) and another
+		 * node won the key.  It stops acknowledging now; fencing made
+		 * its acknowledgements safe even before it knew.
+		 */
+		log_warning("coordinator: the leader key is held by node %" PRIu32
+			" (epoch %" PRIu64 ", %s): this primary (epoch %" PRIu64
+			") lost its lease: stepping down", a->leader, k->leader.epoch,
+			k->leader.state, l->epoch);
+	(void)co_worker_start(c, WORK_STEP_DOWN);
 }
 
-void
-co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now)
+static void
+campaign(struct coordinator *c, const struct local *l, const struct ha_action *a,
+		uint64_t now)
 {
 	const struct coord_keys *k = &c->keys;
 	char value[COORD_VALUE_MAX];
-	bool named = false, urgent = false;
-	int rank;
 
-	/* it stepped down or was fenced: the key goes at once */
-	if (coord_leader_state(c->leader) != COORD_LEADER_IDLE) {
-		co_resign(c, "this node is a replica now");
-		c->eligible_since = 0;
-		return;
-	}
-	if (!c->keys_valid || !c->n->conf.coordinator.candidate || k->has_leader ||
-	    !l->member || now < c->backoff_until) {
-		c->eligible_since = 0;
-		return;
-	}
-	if (k->has_switchover) {
-		named = k->sw.to == c->node_id;
-		/* another is named, or this node is the one stepping down */
-		if ((k->sw.to != 0 && !named) || k->sw.from == c->node_id) {
-			c->eligible_since = 0;
-			return;
-		}
-		urgent = named;
-	}
-	/* the link rule: a primary some replica still sees is not replaced */
-	if (!(named && k->sw.failover) && (l->link_up || other_link_up(c))) {
-		c->eligible_since = 0;
-		return;
-	}
-	rank = rank_of(c, k->has_switchover ? k->sw.from : 0);
-	if (rank < 0) {
-		c->eligible_since = 0;
-		return;
-	}
-	if (c->eligible_since == 0)
-		c->eligible_since = now;
-	if (!urgent && now - c->eligible_since < (uint64_t)rank * c->lease_ms * MS / 2)
-		return;
 	if (coord_leader_value(c->node_id, l->epoch, "promoting", c->ctl_addr, value,
 			sizeof(value)) == 0)
 		return;
@@ -237,10 +141,10 @@ co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now)
 	pthread_mutex_unlock(&c->lock);
 	log_notice("coordinator: no primary holds the leader key and %s: campaigning "
 		"(rank %d, log at epoch %" PRIu64 " LSN %" PRIu64 ")",
-		named ? "a switchover names this node" :
-		"no replica sees the primary", rank, l->epoch, l->last_lsn);
+		a->named ? "a switchover names this node" :
+		"no replica sees the primary", a->rank, l->epoch, l->last_lsn);
 	if (!co_campaign(c, value)) {
-		c->eligible_since = 0;
+		ha_campaign_lost(&c->ha);
 		return;
 	}
 	log_notice("coordinator: won the leader key: promoting this replica");
@@ -252,6 +156,63 @@ co_replica_tick(struct coordinator *c, const struct local *l, uint64_t now)
 	if (!co_worker_start(c, WORK_PROMOTE)) {
 		co_resign(c, "the promotion could not start");
 		co_back_off(c, now);
+	}
+}
+
+static enum ha_role
+ha_role_of(enum node_role r)
+{
+	return r == NODE_PRIMARY ? HA_ROLE_PRIMARY : r == NODE_REPLICA ?
+		HA_ROLE_REPLICA : HA_ROLE_OTHER;
+}
+
+static enum ha_hold
+ha_hold_of(enum coord_leader_state s)
+{
+	return s == COORD_LEADER_HELD ? HA_HOLD_HELD : s == COORD_LEADER_LOST ?
+		HA_HOLD_LOST : HA_HOLD_NONE;
+}
+
+void
+co_rules_tick(struct coordinator *c, const struct local *l, uint64_t now)
+{
+	struct ha_input in = {
+		.now_ms = now / MS,
+		.local = {
+			.role = ha_role_of(l->role), .epoch = l->epoch,
+			.last_lsn = l->last_lsn, .link_up = l->link_up,
+			.member = l->member, .config_epoch = l->config_epoch,
+		},
+		.etcd_ok = c->reachable,
+		.keys = c->keys_valid ? &c->keys : NULL,
+		.hold = ha_hold_of(coord_leader_state(c->leader)),
+		.busy = atomic_load(&c->worker_state) != WORKER_IDLE,
+	};
+	struct ha_action a = ha_step(&c->ha, &c->ha_cfg, &in);
+
+	switch (a.kind) {
+	case HA_NONE:
+		break;
+	case HA_HOLD:
+		hold(c, l);
+		break;
+	case HA_KEEP:
+		co_membership_tick(c, now, in.busy);
+		break;
+	case HA_STEP_DOWN:
+		step_down(c, l, &a);
+		break;
+	case HA_RESIGN:
+		co_resign(c, "this node is a replica now");
+		break;
+	case HA_CAMPAIGN:
+		campaign(c, l, &a, now);
+		break;
+	case HA_REPORT_FOREIGN:
+		log_error("coordinator: the leader key holds a value that is not "
+			"one of repld's: no failover can take place until it "
+			"goes (delete it with etcdctl if no repld wrote it)");
+		break;
 	}
 }
 

@@ -5,18 +5,12 @@
  * what and why; coord_rules.c the leader key's rules, coord_keys.c how
  * the keys' values are written and read).
  *
- * One tick (a tenth of the lease, 100..500 ms): renew what is due, read the cluster's keys, then act
- * by role:
- *
- *   primary  leader not held --> campaign (CREATE == 0); held by an older
- *            incarnation of this node --> revoke that lease; held by
- *            another --> wait to be fenced.  A switchover naming it -->
- *            step down (worker), then resign.
- *   replica  holds the key (it stepped down, or was fenced) --> resign.
- *            leader absent, link down, no live member's link up (or a
- *            switchover naming it) --> campaign after its rank's delay;
- *            won --> promote (worker); promoted --> leader "primary",
- *            epochs, history; refused --> resign, back off.
+ * One tick (a tenth of the lease, 100..500 ms): renew what is due, read
+ * the cluster's keys, then do what the rules say (ha/ha_rules.h: ha_step
+ * has the table; coord_rules.c does its actions): a promotion or a
+ * step-down runs in the worker, and its end is taken up at the next tick
+ * (promoted --> leader "primary", epochs, history; refused --> resign,
+ * back off).
  */
 #include "config.h"
 
@@ -33,6 +27,10 @@
 #include "coord_internal.h"
 #include "log.h"
 #include "node.h"
+
+/* the keys' limits are the file's (coord_keys.h says why they are written twice) */
+_Static_assert(COORD_MEMBERS_MAX == REPLD_PEERS_MAX + 1, "a membership's nodes");
+_Static_assert(COORD_HOST_MAX == REPLD_ADDRESS_MAX, "a member's host");
 
 uint64_t
 co_now_ns(void)
@@ -281,6 +279,7 @@ view_update(struct coordinator *c, uint64_t now)
 	v->reachable = c->reachable;
 	v->unreachable_ms = c->reachable ? 0 : (now - c->unreachable_since) / MS;
 	v->candidate = c->n->conf.coordinator.candidate != 0;
+	snprintf(v->waiting, sizeof(v->waiting), "%s", ha_wait_name(c->ha.wait));
 	v->etcd_requests = etcd_client_requests(c->etcd);
 	v->holds_leader = coord_leader_state(c->leader) == COORD_LEADER_HELD;
 	if (v->holds_leader)
@@ -348,12 +347,7 @@ tick(struct coordinator *c)
 
 	if (l.role == NODE_REPLICA && c->keys_valid)
 		co_membership_view(c, l.config_epoch, false);
-	if (atomic_load(&c->worker_state) == WORKER_IDLE && c->reachable) {
-		if (l.role == NODE_PRIMARY)
-			co_primary_tick(c, &l);
-		else if (l.role == NODE_REPLICA)
-			co_replica_tick(c, &l, now);
-	}
+	co_rules_tick(c, &l, now);
 	view_update(c, now);
 }
 
@@ -467,6 +461,11 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 	c->tick_ms = c->lease_ms / 10 < TICK_MS_MIN ? TICK_MS_MIN :
 		c->lease_ms / 10 > TICK_MS_MAX ? TICK_MS_MAX : c->lease_ms / 10;
 	c->reachable = true;	/* until a call says otherwise */
+	c->ha_cfg = (struct ha_cfg){
+		.node_id = conf->node_id, .candidate = conf->coordinator.candidate != 0,
+		.lease_ms = c->lease_ms, .down_ms = (uint64_t)conf->timeouts.down_ms,
+	};
+	ha_state_init(&c->ha, co_now_ns() / MS);
 	c->seed = (unsigned)(co_now_ns() ^ (uint64_t)getpid() ^ conf->node_id);
 	repld_host_port(c->ctl_addr, sizeof(c->ctl_addr), conf->listen.address,
 		conf->listen.control_port);

@@ -39,38 +39,11 @@
 #include <stdint.h>
 
 #include "repl.h"
+#include "coord_keys.h"
 #include "repld_conf.h"
 
 struct node;
 struct coordinator;
-
-#define COORD_MEMBERS_MAX (REPLD_PEERS_MAX + 1)
-
-/* a live members/<id> key, as published */
-struct coord_member {
-	uint32_t node_id;
-	char role[8];			/* "primary", "replica", "down" */
-	uint64_t epoch, last_lsn, last_epoch;
-	bool link_up, candidate;
-};
-
-/*
- * The membership key: a configuration by node id (0: not known yet, the
- * node then named by its control address) with its configuration epoch --
- * every node, the primary among them, and the quorum k.  Written only by
- * compare-and-swap, by the leader key's holder (coord_membership.c).
- */
-struct coord_ms_node {
-	uint32_t node_id;
-	char ctl_addr[REPLD_ADDRESS_MAX + 10];	/* "host:port", "[v6]:port" */
-};
-
-struct coord_membership {
-	uint64_t config_epoch;		/* >= 1 */
-	uint32_t quorum;		/* < n */
-	int n;				/* 1 .. COORD_MEMBERS_MAX */
-	struct coord_ms_node nodes[COORD_MEMBERS_MAX];
-};
 
 /* what status, the metrics and the log show (a copy) */
 struct coord_view {
@@ -91,6 +64,8 @@ struct coord_view {
 	bool sw_failover;
 	struct coord_member members[COORD_MEMBERS_MAX];
 	int n_members;
+	/* a replica's reason not to campaign now (ha_wait_name; "" if none) */
+	char waiting[16];
 	uint64_t campaigns, promotions;
 	uint64_t etcd_requests;		/* HTTP requests its client sent */
 	/* the membership key, and how it stands to this node's log:

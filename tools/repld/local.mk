@@ -59,16 +59,15 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/metrics_text.c tools/repld/metrics_text.h \
 	tools/repld/coordinator.c tools/repld/coordinator.h \
 	tools/repld/coord_internal.h tools/repld/coord_rules.c \
-	tools/repld/coord_switchover.c tools/repld/coord_read.c \
+	tools/repld/coord_switchover.c \
 	tools/repld/coord_membership.c tools/repld/node_copy.c \
-	tools/repld/primary_cfg.c tools/repld/primary_cfg.h \
-	tools/repld/coord_keys.c tools/repld/coord_keys.h
+	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
 # the coordinator's etcd client (engine/coord/, a library of its own)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
+	-I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
-	engine/librepl_coord.la sqlite/librv_copy.la \
+	ha/libreplha.la engine/librepl_coord.la sqlite/librv_copy.la \
 	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
 # the Prometheus text exposition's writer
@@ -78,16 +77,6 @@ tests_tools_metrics_text_test_SOURCES = tests/tools/metrics_text_test.c \
 	tools/repld/metrics_text.c
 tests_tools_metrics_text_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
 tests_tools_metrics_text_test_LDADD = $(LDADD) -lm
-
-# the coordinator's key values written and read back, and etcd's bytes
-# that are not such values refused whole
-check_PROGRAMS += tests/tools/coord_keys_test
-TESTS += tests/tools/coord_keys_test
-tests_tools_coord_keys_test_SOURCES = tests/tools/coord_keys_test.c \
-	tools/repld/coord_keys.c
-tests_tools_coord_keys_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
-tests_tools_coord_keys_test_LDADD = $(JANSSON_LIBS)
 
 # the admin socket's text, both ends: requests, replies, replctl's reader
 check_PROGRAMS += tests/tools/admin_proto_test

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * coord_keys_test.c -- the coordinator's key values (tools/repld/coord_keys.c):
+ * coord_keys_test.c -- the coordinator's key values (ha/coord_keys.c):
  * what it writes reads back the same, and what etcd may hold that is not
  * such a value is refused whole -- never half-read into a campaign.
  */

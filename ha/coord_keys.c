@@ -243,11 +243,11 @@ coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out)
 	return true;
 }
 
-/* "host:port" or "[ipv6]:port": a host of 1..REPLD_ADDRESS_MAX bytes
+/* "host:port" or "[ipv6]:port": a host of 1..COORD_HOST_MAX bytes
  * without blanks (or ':' outside brackets), a port 1..65535 without a sign
  * or leading zero */
 bool
-coord_ctl_addr_split(const char *s, char host[REPLD_ADDRESS_MAX + 1],
+coord_ctl_addr_split(const char *s, char host[COORD_HOST_MAX + 1],
 		uint16_t *port_out)
 {
 	const char *colon = strrchr(s, ':');
@@ -255,9 +255,9 @@ coord_ctl_addr_split(const char *s, char host[REPLD_ADDRESS_MAX + 1],
 	unsigned long port = 0;
 	bool bracketed = s[0] == '[';	/* an IPv6 address: "[a:b::c]:port" */
 
-	if (colon == NULL || (hl = (size_t)(colon - s)) == 0 || hl > REPLD_ADDRESS_MAX + 2 ||
+	if (colon == NULL || (hl = (size_t)(colon - s)) == 0 || hl > COORD_HOST_MAX + 2 ||
 	    (bracketed && (hl < 3 || s[hl - 1] != ']')) ||
-	    (!bracketed && hl > REPLD_ADDRESS_MAX))
+	    (!bracketed && hl > COORD_HOST_MAX))
 		return false;
 	for (size_t i = bracketed; i < hl - bracketed; i++)
 		if (s[i] <= ' ' || (s[i] == ':' && !bracketed) || s[i] == 0x7f ||

@@ -15,8 +15,8 @@
  *   history/<epoch> {"node_id","epoch","from_lsn","at_ms"}
  *   epochs          decimal text (engine/coord/leader.h)
  */
-#ifndef REPLD_COORD_KEYS_H
-#define REPLD_COORD_KEYS_H
+#ifndef HA_COORD_KEYS_H
+#define HA_COORD_KEYS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,11 +24,42 @@
 
 #include "coord/etcd_client.h"
 #include "coord/leader.h"
-#include "coordinator.h"
-#include "repld_conf.h"
 
 #define COORD_VALUE_MAX 512
 #define COORD_MEMBERSHIP_VALUE_MAX 2048
+/*
+ * A membership's nodes: a primary and as many replicas as repld's file
+ * holds (REPLD_PEERS_MAX + 1; repld asserts the two agree); a node's host
+ * as long as the log's membership record keeps (REPLD_ADDRESS_MAX).
+ */
+#define COORD_MEMBERS_MAX 9
+#define COORD_HOST_MAX 55
+
+/* a live members/<id> key, as published */
+struct coord_member {
+	uint32_t node_id;
+	char role[8];			/* "primary", "replica", "down" */
+	uint64_t epoch, last_lsn, last_epoch;
+	bool link_up, candidate;
+};
+
+/*
+ * The membership key: a configuration by node id (0: not known yet, the
+ * node then named by its control address) with its configuration epoch --
+ * every node, the primary among them, and the quorum k.  Written only by
+ * compare-and-swap, by the leader key's holder (repld's coord_membership.c).
+ */
+struct coord_ms_node {
+	uint32_t node_id;
+	char ctl_addr[COORD_HOST_MAX + 10];	/* "host:port", "[v6]:port" */
+};
+
+struct coord_membership {
+	uint64_t config_epoch;		/* >= 1 */
+	uint32_t quorum;		/* < n */
+	int n;				/* 1 .. COORD_MEMBERS_MAX */
+	struct coord_ms_node nodes[COORD_MEMBERS_MAX];
+};
 
 
 struct coord_leader_value {
@@ -72,11 +103,11 @@ size_t coord_membership_value(const struct coord_membership *m, char *buf,
 		size_t size);
 
 /*
- * "host:port" or "[ipv6]:port" (a ctl_addr): a host of 1..REPLD_ADDRESS_MAX
+ * "host:port" or "[ipv6]:port" (a ctl_addr): a host of 1..COORD_HOST_MAX
  * bytes without blanks (or ':' outside brackets), a port 1..65535; false if
  * not.  host (brackets off) and port may be NULL.
  */
-bool coord_ctl_addr_split(const char *s, char host[REPLD_ADDRESS_MAX + 1],
+bool coord_ctl_addr_split(const char *s, char host[COORD_HOST_MAX + 1],
 		uint16_t *port);
 
 /* total parsers: false when the bytes are not such a value */
