@@ -184,6 +184,8 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 			.listen_port = cfg->listen_port,
 			.flush_method = cfg->flush_method,
 			.busy_poll_us = cfg->busy_poll_us,
+			.promote_gate = cfg->promote_gate,
+			.promote_gate_arg = cfg->promote_gate_arg,
 		};
 
 		if (cfg->n_replicas > 64) {

@@ -186,6 +186,18 @@ struct repl_cfg {
 	 * N > 0: up to N.
 	 */
 	int busy_poll_us;
+
+	/*
+	 * A promotion's gate: called before each node is fenced and once
+	 * more before the new epoch is taken; when it returns non-zero the
+	 * promotion stops there and repl_open fails with REPL_E_SUPERSEDED.
+	 * For a caller whose right to promote is a lease (an etcd leader
+	 * key): it says whether the lease still holds, so a caller paused
+	 * past its lease does not fence the primary that replaced it.
+	 * NULL: no gate.
+	 */
+	int (*promote_gate)(void *arg);
+	void *promote_gate_arg;
 };
 
 #define REPL_BUSY_POLL_AUTO	(-1)

@@ -65,6 +65,9 @@ struct cluster_cfg {
 	int flush_method;
 	/* repl_cfg.busy_poll_us: 0 never, < 0 adaptive, else at most that */
 	int busy_poll_us;
+	/* repl_cfg.promote_gate: non-zero stops a promotion before it fences */
+	int (*promote_gate)(void *arg);
+	void *promote_gate_arg;
 };
 
 /*

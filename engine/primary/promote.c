@@ -71,6 +71,22 @@ struct fenced {
 	char why[256];		/* why not */
 };
 
+/*
+ * The caller's gate (repl_cfg.promote_gate) closed: it may promote no more
+ * (its leader lease ran out), so nothing more is fenced.
+ */
+static bool
+gate_closed(const struct cluster *c, const char *before)
+{
+	if (c->cfg.promote_gate == NULL ||
+	    c->cfg.promote_gate(c->cfg.promote_gate_arg) == 0)
+		return false;
+	REPL_LOG_ERROR("promotion stopped before %s: this node may promote no "
+		"more (the right its caller holds, a leader lease, ran out)",
+		before);
+	return true;
+}
+
 uint64_t
 cluster_next_epoch(uint64_t above, uint32_t node_id)
 {
@@ -676,6 +692,10 @@ cluster_promote(struct cluster *c)
 			f[i].ok = false;
 			if (probe && !f[i].probed)
 				continue;	/* f[i].why: why the probe failed */
+			if (gate_closed(c, "fencing a node")) {
+				ret = REPL_E_SUPERSEDED;
+				goto out;
+			}
 			switch (hello_one(c, i, epoch, CTL_HELLO_F_FENCE_ONLY, &f[i])) {
 			case 0:
 				f[i].ok = true;
@@ -831,6 +851,10 @@ cluster_promote(struct cluster *c)
 			ret = REPL_E_TRANSPORT;
 			goto out;
 		}
+	}
+	if (gate_closed(c, "taking the new epoch")) {
+		ret = REPL_E_SUPERSEDED;
+		goto out;
 	}
 	if ((ret = wal_set_epoch(c->wal, epoch, c->id.incarnation)))
 		goto out;

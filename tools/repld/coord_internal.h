@@ -81,6 +81,13 @@ struct coordinator {
 	uint64_t published_at;
 
 	uint64_t leader_renew_at;
+	/*
+	 * Until when (CLOCK_MONOTONIC ns) this node's hold on the leader key
+	 * is sure to last (leader.h's valid_until; 0: not held): written by
+	 * the coordinator's thread after each call on the key, read by the
+	 * promotion's gate in whichever thread promotes.
+	 */
+	_Atomic uint64_t lease_until;
 	/* the cluster as last read */
 	struct coord_keys keys;
 	bool keys_valid;
@@ -128,6 +135,9 @@ bool co_request(struct coordinator *c, struct coord_req *r);
 
 /* the worker thread: a promotion or a step-down; false if it cannot start */
 bool co_worker_start(struct coordinator *c, enum worker_kind kind);
+
+/* the key's validity, published for coordinator_promote_gate */
+void co_lease_publish(struct coordinator *c);
 
 /* coord_rules.c: what ha_step says, done */
 void co_resign(struct coordinator *c, const char *why);

@@ -26,6 +26,7 @@ co_resign(struct coordinator *c, const char *why)
 	if (coord_leader_state(c->leader) == COORD_LEADER_IDLE)
 		return;
 	log_notice("coordinator: giving the leader key back (%s)", why);
+	atomic_store(&c->lease_until, 0);
 	(void)co_leader_ok(c, coord_leader_resign(c->leader), "resign");
 }
 
@@ -71,6 +72,7 @@ co_campaign(struct coordinator *c, const char *value)
 	if (out.outcome == COORD_CAMPAIGN_WON) {
 		won = true;
 		c->leader_renew_at = co_now_ns() + c->lease_ms * MS / 3;
+		co_lease_publish(c);
 	} else if (out.outcome == COORD_CAMPAIGN_HELD) {
 		struct coord_leader_value h;
 

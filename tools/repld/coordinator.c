@@ -47,6 +47,24 @@ coord_view_failover(const struct coord_view *v)
 	return !v->candidate ? "off" : v->reachable ? "armed" : "paused";
 }
 
+/* ---- the promotion's gate ---- */
+
+void
+co_lease_publish(struct coordinator *c)
+{
+	atomic_store(&c->lease_until,
+		coord_leader_state(c->leader) == COORD_LEADER_HELD ?
+		coord_leader_valid_until(c->leader) : 0);
+}
+
+int
+coordinator_promote_gate(void *arg)
+{
+	struct coordinator *c = arg;
+
+	return co_now_ns() >= atomic_load(&c->lease_until);
+}
+
 /* ---- what the node is now ---- */
 
 void
@@ -325,6 +343,7 @@ tick(struct coordinator *c)
 	co_local_read(c, &l);
 	member_publish(c, &l, now);
 	co_renew(c, now);
+	co_lease_publish(c);
 	read_keys(c, now);
 
 	pthread_mutex_lock(&c->lock);
@@ -348,6 +367,7 @@ tick(struct coordinator *c)
 	if (l.role == NODE_REPLICA && c->keys_valid)
 		co_membership_view(c, l.config_epoch, false);
 	co_rules_tick(c, &l, now);
+	co_lease_publish(c);
 	view_update(c, now);
 }
 

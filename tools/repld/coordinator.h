@@ -96,6 +96,15 @@ void coordinator_free(struct coordinator *c);
 void coordinator_view(struct coordinator *c, struct coord_view *v);
 
 /*
+ * repl_cfg.promote_gate for a promotion the coordinator stands behind (arg:
+ * the coordinator): non-zero once this node's hold on the leader key may
+ * have run out (leader.h's valid_until passed, or the key given back), so a
+ * node paused past its lease does not fence the primary that replaced it.
+ * Any thread.
+ */
+int coordinator_promote_gate(void *arg);
+
+/*
  * At start, before the node opens its log: the node id of the leader key's
  * holder when it is another node than conf's (0: none, this node, or etcd
  * does not answer within the configured timeout).  A node whose file says
