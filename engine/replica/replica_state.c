@@ -219,10 +219,22 @@ publish_state(struct replica *r)
 	s.config_epoch = ms.config_epoch;
 	s.config_joint = (ms.flags & MEMBERSHIP_F_JOINT) != 0;
 	if (r->s.ch) {
+		int at = membership_find(&ms, r->s.primary, NULL, 0);
+
 		s.following = 1;
 		s.primary_id = r->s.primary;
-		snprintf(s.primary_addr, sizeof(s.primary_addr), "%s",
-			ctl_chan_peer(r->s.ch));
+		/*
+		 * Where clients and peers reach it: its control address as the
+		 * membership names it.  The connection's own peer address is
+		 * the primary's ephemeral source port, reachable by nobody.
+		 */
+		if (at >= 0 && ms.m[at].port != 0 && ms.m[at].host[0] != '\0')
+			snprintf(s.primary_addr, sizeof(s.primary_addr),
+				strchr(ms.m[at].host, ':') ? "[%s]:%u" : "%s:%u",
+				ms.m[at].host, (unsigned)ms.m[at].port);
+		else
+			snprintf(s.primary_addr, sizeof(s.primary_addr), "%s",
+				ctl_chan_peer(r->s.ch));
 	}
 	s.first_lsn = ws.first_lsn;
 	s.last_lsn = ws.last_lsn;

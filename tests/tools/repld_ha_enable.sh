@@ -11,7 +11,8 @@
 # its coordinator: the replicas lose it for its restart, and must leave it
 # lease_ms + down_ms to come back; it takes the leader key and stays the
 # primary.  No campaign anywhere, node1 the primary throughout, every
-# acknowledged record kept.
+# acknowledged record kept; a replica's status names the primary by its
+# control address.
 set -u
 
 NAME=repld_ha_enable
@@ -65,6 +66,9 @@ for n in 2 3; do
 	still_primary "after node$n took its coordinator"
 	[[ $(cj "$n" coordinator.waiting) == link ]] ||
 		fail "node$n: coordinator.waiting is not \"link\": $st"
+	# where the primary is reached: its control address, not a source port
+	[[ $(cj "$n" primary_address) == "127.0.0.1:$(cport 1)" ]] ||
+		fail "node$n: primary_address is not node1's control address 127.0.0.1:$(cport 1): $st"
 	echo "$NAME: node$n restarted with a coordinator, no campaign, node1 still the primary ($((SECONDS - T0)) s)"
 done
 
