@@ -69,6 +69,11 @@ for n in 2 3; do
 	# where the primary is reached: its control address, not a source port
 	[[ $(cj "$n" primary_address) == "127.0.0.1:$(cport 1)" ]] ||
 		fail "node$n: primary_address is not node1's control address 127.0.0.1:$(cport 1): $st"
+	# an append sent to a replica is refused with where the primary is
+	out=$(echo misdirected | "$CTL" -s "$(sock "$n")" --json append 2>> "$D/ctl.err")
+	[[ $(jget "$out" error primary_node primary_address | tr '\n' ' ') == \
+		"WRONG_ROLE 1 127.0.0.1:$(cport 1) " ]] ||
+		fail "node$n: an append to it was not refused with where the primary is: $out"
 	echo "$NAME: node$n restarted with a coordinator, no campaign, node1 still the primary ($((SECONDS - T0)) s)"
 done
 

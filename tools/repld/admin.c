@@ -120,7 +120,8 @@ out_ack(struct conn *c, uint64_t lsn)
 void
 conn_reply_error(struct conn *c, const char *name, int code, const char *message)
 {
-	out_line(c, admin_error_json(name, code, message));
+	out_line(c, admin_error_where(c->a->node,
+		admin_error_json(name, code, message)));
 }
 
 static void

@@ -4,6 +4,7 @@
 #include "config.h"
 #endif
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,6 +111,31 @@ admin_error_json(const char *name, int code, const char *message)
 	return json_pack("{s:b, s:s, s:i, s:o}", "ok", false, "error", name,
 		"code", code <= REPL_E_INVAL ? code : 0,
 		"message", jo_str(message ? message : repl_strerror(code)));
+}
+
+json_t *
+admin_error_where(struct node *n, json_t *err)
+{
+	struct repl_replica_info info;
+	const char *e = json_string_value(json_object_get(err, "error"));
+	const char *m = json_string_value(json_object_get(err, "message"));
+	char msg[512];
+
+	if (err == NULL || e == NULL || strcmp(e, "WRONG_ROLE") != 0 ||
+	    node_role(n) != NODE_REPLICA)
+		return err;
+	node_replica_info(n, &info);
+	if (!info.following || info.primary_id == 0)
+		return err;
+	snprintf(msg, sizeof(msg), "%s (the primary is node %" PRIu32 " at %s)",
+		m ? m : "", info.primary_id, info.primary_addr);
+	if (json_object_set_new(err, "primary_node", jo_u64(info.primary_id)) ||
+	    json_object_set_new(err, "primary_address", jo_str(info.primary_addr)) ||
+	    json_object_set_new(err, "message", jo_str(msg))) {
+		json_decref(err);
+		return NULL;
+	}
+	return err;
 }
 
 /* the membership as the node holds it now, copied under its lock */
@@ -502,9 +528,10 @@ admin_verify_json(struct node *n, uint64_t from, uint64_t to)
 	json_t *list;
 
 	if ((repl = node_try_enter(n, &changing)) == NULL)
-		return admin_error_json(changing ? "BUSY" : "WRONG_ROLE", 0,
+		return admin_error_where(n, admin_error_json(changing ? "BUSY" :
+			"WRONG_ROLE", 0,
 			changing ? "the node is changing state: retry" :
-			"verify runs on the primary: this node is not it");
+			"verify runs on the primary: this node is not it"));
 	members_get(n, &m);
 	repl_status(repl, &st);
 	if (from == 0)

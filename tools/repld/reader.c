@@ -112,7 +112,8 @@ static void
 reply_error(struct conn *c, const char *name, int code, const char *msg,
 		uint64_t next)
 {
-	reply(c, admin_error_json(name, code, msg), next);
+	reply(c, admin_error_where(c->a->node, admin_error_json(name, code, msg)),
+		next);
 }
 
 /* ---- the followers' wake-ups ---- */
