@@ -125,6 +125,29 @@ syscalls() {
 		}' "$log/sc-$name-$syscall_short.counts" "$log/sc-$name-$syscall_long.counts")
 }
 
+# phases NAME: ph[NAME], where a round of NAME's loop goes (one more run with
+# RPMA_WF_PHASES=1: rdma_wf_loop.c says what the fields are)
+declare -A ph=()
+phases() {
+	local name=$1 bin=/files/rdma_wf_loop_$1 tpid line
+	ph[$name]=n/a
+	[[ -x $bin ]] || return 0
+	port=$((port + 1))
+	timeout 120 "$bin" target "$ip" "$port" ${dax:+"$dax"} >"$log/ph-$name-t" 2>&1 &
+	tpid=$!
+	if ! wait_listen; then
+		kill "$tpid" 2>/dev/null
+		wait "$tpid"
+		return 0
+	fi
+	RPMA_WF_PHASES=1 timeout 120 "$bin" client "$ip" "$port" "$iterations" "$warmup" \
+		>"$log/ph-$name-c" 2>&1
+	wait "$tpid"
+	line=$(grep -m1 '^wf_phases: ' "$log/ph-$name-c") && ph[$name]=${line#wf_phases: impl=$name }
+	line=$(grep -m1 '^wf_loop: ' "$log/ph-$name-c") && [[ $line =~ median_us=([0-9.]+) ]] &&
+		ph[$name]+=" (median ${BASH_REMATCH[1]} us)"
+}
+
 # shows perftest's median, or why there is none
 perftest_cell() {
 	if [[ -n $perftest_median ]]; then
@@ -150,6 +173,12 @@ done
 
 syscalls librpma
 syscalls ours
+for _ in 1 2 3; do
+	phases librpma
+	echo "phases (librpma): ${ph[librpma]}"
+	phases ours
+	echo "phases (ours): ${ph[ours]}"
+done
 
 ratio=n/a
 if [[ ${wf[librpma]} =~ ^[0-9.]+$ && ${wf[ours]} =~ ^[0-9.]+$ ]]; then
@@ -165,6 +194,8 @@ row "librpmacore write 64 B + flush (ours)" "$(unit "${wf[ours]}")${wf_all[ours]
 row "ratio ours/librpma" "$ratio"
 row "syscalls per round (librpma)" "${sc[librpma]}"
 row "syscalls per round (ours)" "${sc[ours]}"
+row "a round's phases (librpma)" "${ph[librpma]}"
+row "a round's phases (ours)" "${ph[ours]}"
 echo "============================================="
 rm -rf "$log"
 echo "baselines: $passed passed, $failed failed"
