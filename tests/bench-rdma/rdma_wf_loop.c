@@ -26,6 +26,19 @@
  * each block must hold.  It prints one line a script can read:
  *   wf_loop: impl=NAME iterations=N warmup=W median_us=M p99_us=P min_us=A max_us=B
  *
+ * With RPMA_WF_PHASES=1 in the environment the client also reads the TSC
+ * after each call of a round and prints where a round's time goes, as
+ * medians (the TSC scaled by CLOCK_MONOTONIC over the whole run):
+ *   wf_phases: impl=NAME write_us=W flush_us=F wait_us=C polls=P poll_us=Q
+ *              csw=X
+ * write_us and flush_us are the two posts (each is a doorbell, on rxe a
+ * system call that may do the transfer itself), wait_us the time from the
+ * flush's return to its completion, polls the rpma_cq_get_wc calls that
+ * took and poll_us the median of wait over polls: one pass of the poll
+ * loop.  csw is the mean of context switches per round (voluntary and
+ * not, from getrusage(2) over the timed rounds; its CPU times count ticks,
+ * too coarse for rounds this short).
+ *
  * A request that meets no listener is REJECTED (or UNREACHABLE) without
  * the target having seen it, so the client tries again, up to 10 times a
  * second apart.  Exit status: 0, 1 on any failure, 2 for a usage error,
@@ -40,8 +53,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ticks() __rdtsc()
+#else
+#define ticks() now_ns()
+#endif
 
 #ifdef USE_LIBRPMA
 #include <librpma.h>
@@ -236,14 +257,16 @@ connect_to(struct rpma_peer *peer, const char *ip, const char *port)
 	}
 }
 
-/* the completion of the flush that carried WR_ID */
-static void
+/* the completion of the flush that carried WR_ID; returns the polls taken */
+static uint64_t
 await(struct rpma_cq *cq, uint64_t wr_id, int wait)
 {
 	struct ibv_wc wc;
+	uint64_t polls = 0;
 	int ret;
 
 	for (;;) {
+		polls++;
 		ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
 		if (ret == 0)
 			break;
@@ -255,6 +278,38 @@ await(struct rpma_cq *cq, uint64_t wr_id, int wait)
 		ibv_wc_status_str(wc.status));
 	CHECK(wc.wr_id == wr_id, "completion of %" PRIu64 ", want %" PRIu64,
 		(uint64_t)wc.wr_id, wr_id);
+	return polls;
+}
+
+static double
+median_of(uint64_t *v, unsigned long n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
+/* the rounds' phases in TSC ticks, and the polls each took */
+struct phases {
+	uint64_t *write, *flush, *wait, *polls, *poll;
+	uint64_t t0_ns, t0_ticks;
+	struct rusage ru0;	/* at the first timed round */
+};
+
+static void
+phases_print(struct phases *ph, unsigned long n)
+{
+	double per_us = 1e3 * (double)(ticks() - ph->t0_ticks) /
+		(double)(now_ns() - ph->t0_ns);	/* ticks per microsecond */
+	double polls = median_of(ph->polls, n);
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	printf("wf_phases: impl=%s write_us=%.2f flush_us=%.2f wait_us=%.2f polls=%.0f"
+		" poll_us=%.3f csw=%.2f\n", IMPL,
+		median_of(ph->write, n) / per_us, median_of(ph->flush, n) / per_us,
+		median_of(ph->wait, n) / per_us, polls, median_of(ph->poll, n) / per_us,
+		(double)(ru.ru_nvcsw - ph->ru0.ru_nvcsw + ru.ru_nivcsw - ph->ru0.ru_nivcsw) /
+		(double)n);
 }
 
 static int
@@ -272,9 +327,22 @@ client(const char *ip, const char *port, unsigned long n, unsigned long warmup, 
 	uint64_t *lat, total = warmup + n, t0;
 	size_t size;
 	int flush_type;
+	const char *env = getenv("RPMA_WF_PHASES");
+	struct phases ph;
+	int phases = env && strcmp(env, "1") == 0;
+	uint64_t k0, k1, k2, k3, polls;
 
 	lat = calloc(n, sizeof(*lat));
 	CHECK(lat != NULL, "out of memory");
+	memset(&ph, 0, sizeof(ph));
+	if (phases) {
+		ph.write = calloc(n, sizeof(uint64_t));
+		ph.flush = calloc(n, sizeof(uint64_t));
+		ph.wait = calloc(n, sizeof(uint64_t));
+		ph.polls = calloc(n, sizeof(uint64_t));
+		ph.poll = calloc(n, sizeof(uint64_t));
+		CHECK(ph.write && ph.flush && ph.wait && ph.polls && ph.poll, "out of memory");
+	}
 	CHECK(rpma_mr_reg(peer, src, sizeof(src), RPMA_MR_USAGE_WRITE_SRC, &mr) == 0,
 		"rpma_mr_reg");
 	conn = connect_to(peer, ip, port);
@@ -295,20 +363,36 @@ client(const char *ip, const char *port, unsigned long n, unsigned long warmup, 
 		"the remote region offers no persistent flush");
 	CHECK(rpma_conn_get_cq(conn, &cq) == 0, "rpma_conn_get_cq");
 
+	ph.t0_ns = now_ns();
+	ph.t0_ticks = ticks();
 	for (uint64_t i = 0; i < total; i++) {
 		size_t off = (size_t)(i % BLOCKS) * BLOCK;
 
+		if (phases && i == warmup)
+			getrusage(RUSAGE_SELF, &ph.ru0);
 		for (unsigned j = 0; j < BLOCK; j++)
 			src[j] = round_byte(i, j);
 		t0 = now_ns();
+		k0 = phases ? ticks() : 0;
 		CHECK(rpma_write(conn, dst, off, mr, 0, BLOCK, RPMA_F_COMPLETION_ON_ERROR,
 			NULL) == 0, "rpma_write, round %" PRIu64, i);
+		k1 = phases ? ticks() : 0;
 		CHECK(rpma_flush(conn, dst, off, BLOCK, RPMA_FLUSH_TYPE_PERSISTENT,
 			RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)(i + 1)) == 0,
 			"rpma_flush, round %" PRIu64, i);
-		await(cq, i + 1, wait);
-		if (i >= warmup)
+		k2 = phases ? ticks() : 0;
+		polls = await(cq, i + 1, wait);
+		k3 = phases ? ticks() : 0;
+		if (i >= warmup) {
 			lat[i - warmup] = now_ns() - t0;
+			if (phases) {
+				ph.write[i - warmup] = k1 - k0;
+				ph.flush[i - warmup] = k2 - k1;
+				ph.wait[i - warmup] = k3 - k2;
+				ph.polls[i - warmup] = polls;
+				ph.poll[i - warmup] = polls > 1 ? (k3 - k2) / polls : k3 - k2;
+			}
+		}
 	}
 
 	/* tell the target how many rounds there were */
@@ -328,6 +412,8 @@ client(const char *ip, const char *port, unsigned long n, unsigned long warmup, 
 		" min_us=%.2f max_us=%.2f poll=%s\n", IMPL, n, warmup, median / 1e3,
 		(double)lat[p99] / 1e3, (double)lat[0] / 1e3, (double)lat[n - 1] / 1e3,
 		wait ? "wait" : "busy");
+	if (phases)
+		phases_print(&ph, n);
 
 	CHECK(rpma_conn_disconnect(conn) == 0, "rpma_conn_disconnect");
 	CHECK(next_event(conn) == RPMA_CONN_CLOSED, "not closed");
@@ -337,6 +423,11 @@ client(const char *ip, const char *port, unsigned long n, unsigned long warmup, 
 	rpma_mr_dereg(&mr);
 	rpma_peer_delete(&peer);
 	free(lat);
+	free(ph.write);
+	free(ph.flush);
+	free(ph.wait);
+	free(ph.polls);
+	free(ph.poll);
 	return 0;
 }
 

@@ -11,6 +11,13 @@
 # has the lower median of each: a burst of load on the host then spoils one
 # run, not the comparison.
 #
+# After the timed runs each loop's client runs twice more under strace -c
+# (SYSCALL_SHORT and SYSCALL_LONG rounds, no warm-up) and the table shows
+# the system calls per round: the difference of the two counts over the
+# difference of the rounds, so that set-up and teardown cancel out.  On rxe
+# every ibv_post_send is a write(2), so this counts doorbells too.  Without
+# strace in the guest the row says n/a.
+#
 # Times are never asserted: they vary twofold and more with the host's load.
 # A program that fails (no number) is a failure; perftest transfers that
 # worked but whose clock calibration failed (smoke.sh explains) are shown as
@@ -72,6 +79,75 @@ wf_loop() {
 	fi
 }
 
+# strace_counts FILE: "NAME CALLS" for every system call of an strace -c report
+strace_counts() {
+	awk '$1 ~ /^[0-9.]+$/ && $4 ~ /^[0-9]+$/ && $NF != "total" { print $NF, $4 }' "$1"
+}
+
+# syscalls NAME: sets sc[NAME] to the system calls per round of NAME's
+# client, total first, then the calls that make it ("n/a" when it cannot)
+syscall_short=${RPMA_WF_SYSCALL_SHORT:-100}
+syscall_long=${RPMA_WF_SYSCALL_LONG:-400}
+declare -A sc=()
+syscalls() {
+	local name=$1 bin=/files/rdma_wf_loop_$1 n tpid rc
+	sc[$name]=n/a
+	command -v strace >/dev/null 2>&1 || return 0
+	[[ -x $bin ]] || return 0
+	for n in "$syscall_short" "$syscall_long"; do
+		port=$((port + 1))
+		timeout 120 "$bin" target "$ip" "$port" ${dax:+"$dax"} >"$log/sc-$name-$n-t" 2>&1 &
+		tpid=$!
+		if ! wait_listen; then
+			kill "$tpid" 2>/dev/null
+			wait "$tpid"
+			echo "NOTE: strace of the $name loop: its target did not listen"
+			return 0
+		fi
+		timeout 300 strace -c -f -o "$log/sc-$name-$n" "$bin" client "$ip" "$port" \
+			"$n" 0 >"$log/sc-$name-$n-c" 2>&1
+		rc=$?
+		wait "$tpid"
+		if ((rc != 0)) || [[ ! -s $log/sc-$name-$n ]]; then
+			echo "NOTE: strace of the $name loop ($n rounds) failed (exit $rc)"
+			show client "$log/sc-$name-$n-c"
+			return 0
+		fi
+		strace_counts "$log/sc-$name-$n" >"$log/sc-$name-$n.counts"
+	done
+	sc[$name]=$(awk -v d=$((syscall_long - syscall_short)) '
+		FNR == NR { a[$1] = $2; next }
+		{ b[$1] = $2 }
+		END {
+			for (k in a) if (!(k in b)) b[k] = 0
+			for (k in b) { c = (b[k] - a[k]) / d; t += c; if (c >= 0.005 || c <= -0.005) parts = parts sprintf(", %s %.2f", k, c) }
+			printf "%.2f%s", t, parts ? " (" substr(parts, 3) ")" : ""
+		}' "$log/sc-$name-$syscall_short.counts" "$log/sc-$name-$syscall_long.counts")
+}
+
+# phases NAME: ph[NAME], where a round of NAME's loop goes (one more run with
+# RPMA_WF_PHASES=1: rdma_wf_loop.c says what the fields are)
+declare -A ph=()
+phases() {
+	local name=$1 bin=/files/rdma_wf_loop_$1 tpid line
+	ph[$name]=n/a
+	[[ -x $bin ]] || return 0
+	port=$((port + 1))
+	timeout 120 "$bin" target "$ip" "$port" ${dax:+"$dax"} >"$log/ph-$name-t" 2>&1 &
+	tpid=$!
+	if ! wait_listen; then
+		kill "$tpid" 2>/dev/null
+		wait "$tpid"
+		return 0
+	fi
+	RPMA_WF_PHASES=1 timeout 120 "$bin" client "$ip" "$port" "$iterations" "$warmup" \
+		>"$log/ph-$name-c" 2>&1
+	wait "$tpid"
+	line=$(grep -m1 '^wf_phases: ' "$log/ph-$name-c") && ph[$name]=${line#wf_phases: impl=$name }
+	line=$(grep -m1 '^wf_loop: ' "$log/ph-$name-c") && [[ $line =~ median_us=([0-9.]+) ]] &&
+		ph[$name]+=" (median ${BASH_REMATCH[1]} us)"
+}
+
 # shows perftest's median, or why there is none
 perftest_cell() {
 	if [[ -n $perftest_median ]]; then
@@ -95,6 +171,15 @@ for _ in 1 2; do
 	wf_loop ours
 done
 
+syscalls librpma
+syscalls ours
+for _ in 1 2 3; do
+	phases librpma
+	echo "phases (librpma): ${ph[librpma]}"
+	phases ours
+	echo "phases (ours): ${ph[ours]}"
+done
+
 ratio=n/a
 if [[ ${wf[librpma]} =~ ^[0-9.]+$ && ${wf[ours]} =~ ^[0-9.]+$ ]]; then
 	ratio=$(awk -v o="${wf[ours]}" -v l="${wf[librpma]}" 'BEGIN { if (l > 0) printf "%.2f", o / l; else print "n/a" }')
@@ -107,6 +192,10 @@ row "ib_read_lat -R, 64 B" "$(unit "$read_lat")"
 row "librpma write 64 B + flush (librpma)" "$(unit "${wf[librpma]}")${wf_all[librpma]:+  (runs: ${wf_all[librpma]})}"
 row "librpmacore write 64 B + flush (ours)" "$(unit "${wf[ours]}")${wf_all[ours]:+  (runs: ${wf_all[ours]})}"
 row "ratio ours/librpma" "$ratio"
+row "syscalls per round (librpma)" "${sc[librpma]}"
+row "syscalls per round (ours)" "${sc[ours]}"
+row "a round's phases (librpma)" "${ph[librpma]}"
+row "a round's phases (ours)" "${ph[ours]}"
 echo "============================================="
 rm -rf "$log"
 echo "baselines: $passed passed, $failed failed"
