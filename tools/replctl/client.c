@@ -137,7 +137,14 @@ live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
 	while ((c = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			o->sock_arg = optarg;
+			if (o->n_socks == LIVE_SOCKETS_MAX) {
+				fprintf(stderr, "replctl: -s: at most %d sockets\n",
+					LIVE_SOCKETS_MAX);
+				return '?';
+			}
+			o->socks[o->n_socks++] = optarg;
+			if (o->sock_arg == NULL)
+				o->sock_arg = optarg;
 			break;
 		case 'c':
 			o->conf_arg = optarg;
@@ -165,6 +172,53 @@ live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
 	return -1;
 }
 
+/* the role the daemon at path answers STATUS with ("": no answer) */
+static void
+role_at(const struct live_opts *o, const char *path, char *role, size_t len)
+{
+	struct live_opts one = *o;
+	struct client c;
+	const char *r;
+	json_t *d = NULL;
+	char ignored[200];
+	size_t n;
+
+	one.socket = path;
+	if (one.timeout_ms > ANSWERS_WAIT_MS)
+		one.timeout_ms = ANSWERS_WAIT_MS;
+	role[0] = '\0';
+	if (client_open(&c, &one) == 0)
+		c.whole = true;
+	if (c.fd >= 0 && client_send(&c, "STATUS", NULL, 0) == 0 &&
+	    (r = client_reply(&c, &n)) != NULL &&
+	    (d = json_in_reply(r, n, "repld", ignored, sizeof(ignored))) != NULL)
+		snprintf(role, len, "%s", jin_str(d, "role")[0] ?
+			jin_str(d, "role") : "?");
+	json_decref(d);
+	client_close(&c);
+}
+
+/*
+ * Several -s: the primary among them, so that a script given every node
+ * goes on across a failover; the first that answers when none is the
+ * primary (its answer then says what it is), else the first.
+ */
+static const char *
+primary_among(const struct live_opts *o)
+{
+	const char *answered = NULL;
+	char role[32];
+
+	for (int i = 0; i < o->n_socks; i++) {
+		role_at(o, o->socks[i], role, sizeof(role));
+		if (strcmp(role, "primary") == 0)
+			return o->socks[i];
+		if (role[0] && answered == NULL)
+			answered = o->socks[i];
+	}
+	return answered ? answered : o->socks[0];
+}
+
 int
 live_opts_resolve(struct live_opts *o)
 {
@@ -174,6 +228,15 @@ live_opts_resolve(struct live_opts *o)
 	if (o->sock_arg && o->conf_arg) {
 		fprintf(stderr, "replctl: -s and -c name the socket twice: give one\n");
 		return EXIT_USAGE;
+	}
+	if (o->n_socks > 1) {
+		if (o->one_node) {
+			fprintf(stderr, "replctl: this command acts on the node it "
+				"names: give one -s\n");
+			return EXIT_USAGE;
+		}
+		o->socket = primary_among(o);
+		return 0;
 	}
 	if (o->conf_arg) {
 		struct repld_conf rc;

@@ -29,6 +29,9 @@ struct client {
 	char why[300];		/* the last failure, naming the socket */
 };
 
+/* -s given several times: the nodes among which the primary is found */
+#define LIVE_SOCKETS_MAX 16
+
 /* the global options every live command takes */
 struct live_opts {
 	const char *socket;	/* resolved: -s, -c FILE's, $REPLD_SOCKET, default */
@@ -36,6 +39,10 @@ struct live_opts {
 	int timeout_ms;
 	bool timeout_given;	/* --timeout: it bounds every command */
 	const char *sock_arg, *conf_arg;	/* -s, -c as given */
+	/* -s given more than once: the nodes; the primary among them is used */
+	const char *socks[LIVE_SOCKETS_MAX];
+	int n_socks;
+	bool one_node;		/* the command acts on the node it names (promote) */
 };
 
 void live_opts_init(struct live_opts *o);
@@ -53,8 +60,11 @@ int live_getopt(int argc, char *argv[], bool before_command, const char *own_sho
 		const struct option *own_long, struct live_opts *o);
 
 /*
- * After the options: the socket they name.  0, or EXIT_USAGE with a
- * message printed (both -s and -c; -c FILE does not load).
+ * After the options: the socket they name.  With several -s, the first
+ * of them whose daemon answers a STATUS as the primary (each asked within
+ * --timeout, at most 2 s), else the first that answers at all, else the
+ * first.  0, or EXIT_USAGE with a message printed (both -s and -c; -c
+ * FILE does not load; several -s for a command that acts on one node).
  */
 int live_opts_resolve(struct live_opts *o);
 

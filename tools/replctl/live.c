@@ -458,6 +458,8 @@ cmd_live(int argc, char *argv[], struct live_opts *o)
 			return usage_of(commands[k].synopsis);
 		}
 	}
+	/* these act on the node they name, whatever its role */
+	o->one_node = strcmp(cmd, "promote") == 0 || strcmp(cmd, "reload") == 0;
 	if ((ret = live_opts_resolve(o)) != 0)
 		return ret;
 	if (argc - optind != commands[k].operands) {
