@@ -2,7 +2,7 @@
 noinst_LTLIBRARIES += engine/librepl_internal.la
 # the wings, bottom to top: common/, then log/, ctl/ and coord/ (siblings), then
 # primary/ and replica/ (siblings), then repl.c.  A wing includes only the
-# ones below it (tests/tools/engine_layering.sh checks it, and that no
+# ones below it (tests/engine/engine_layering.sh checks it, and that no
 # file-level loop exists), and none reaches the core's private headers.
 engine_librepl_internal_la_SOURCES = \
 	engine/common/clock.h engine/common/pos.h engine/common/elog.h engine/common/errors.h \

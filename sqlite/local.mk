@@ -30,12 +30,12 @@ sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h 
 	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_wal_map.c sqlite/rv_wal_map.h \
 	sqlite/rv_release.c sqlite/rv_release.h \
 	sqlite/rv_image.c sqlite/rv_image.h \
-	sqlite/rv_check.c sqlite/rv_check.h \
-	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
+	sqlite/rv_check.c sqlite/rv_check.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
-	-I$(top_srcdir)/tools/repld $(SQLITE3_CFLAGS)
+	-I$(top_srcdir)/config -I$(top_srcdir)/admin $(SQLITE3_CFLAGS)
 sqlite_libreplvfs_la_LDFLAGS = -module -avoid-version -shared
-sqlite_libreplvfs_la_LIBADD = sqlite/librv_copy.la tools/repld/librepld_conf.la \
+sqlite_libreplvfs_la_LIBADD = sqlite/librv_copy.la config/librepl_conf.la \
+	admin/libadmin_proto.la \
 	engine/librepl.la
 
 # the sqlite3 shell and Python's sqlite3 through the extension, beside two
@@ -125,8 +125,8 @@ EXTRA_DIST += tests/sqlite/replvfs_lib.sh tests/sqlite/replvfs_load.py
 sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin.c sqlite/rv_admin.h \
 	sqlite/rv_db_membership.c sqlite/rv_db_internal.h
 # and repld's admin socket for replctl (repl_admin=1), with its parser
-sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin_sock.c sqlite/rv_admin_sock.h \
-	tools/repld/admin_req.c tools/repld/admin_req.h
+# (admin/libadmin_proto.la)
+sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin_sock.c sqlite/rv_admin_sock.h
 
 # a replica lost for good fills the log (COMMIT fails with SQLITE_FULL);
 # repl_member_remove lets it commit on, repl_member_add brings a new node

@@ -7,6 +7,11 @@ AM_CPPFLAGS += -I$(top_srcdir)/tests/unit
 AM_CFLAGS += $(CUNIT_CFLAGS)
 
 EXTRA_DIST += tests/unit/unit.h tests/unit/nomem.h
+# the tree's folders stay layered: lib < rpma < engine < config, admin <
+# sqlite, ha < tools (includes and build rules; docs/design.md §1)
+TESTS += tests/tree_layering.sh
+EXTRA_DIST += tests/tree_layering.sh
+
 # ThreadSanitizer suppressions for a --enable-tsan build (README)
 EXTRA_DIST += tests/tsan.supp
 

@@ -51,11 +51,6 @@ tools_bench_io_floor_LDADD = tools/bench/libbenchutil.la
 # (docs/benchmarks.md)
 EXTRA_DIST += tools/bench/vs-postgres
 
-# a cluster node (replica, primary, verifier): the demo's and the
-# replication tests' processes
-noinst_PROGRAMS += tools/repl-node
-tools_repl_node_SOURCES = tools/repl_node.c tools/repl_node.h tools/repl_node_check.c
-tools_repl_node_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tests/engine
-tools_repl_node_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \
-	$(AX_PTHREAD_LIBS)
+# the demo's and the replication tests' cluster node (repl-node) is a test
+# process: tests/engine/local.mk
 EXTRA_DIST += tools/demo-cluster tools/repld-demo tools/bench/repld-vs-engine

@@ -4,13 +4,13 @@
 # NAME (their name in messages) and, optionally, TIMEOUT_MS: a directory in
 # /dev/shm removed on exit, a CA for the run (TLS on the control channel),
 # ports, and starting, watching and stopping 2 replicas and a primary
-# (tools/repl-node, crash backend); or 3 nodes that change roles (node_*),
+# (tests/engine/repl-node, crash backend); or 3 nodes that change roles (node_*),
 # with what the chaos tests' rounds share (promote, check_log, wait_member,
 # chaos_finish...).  The caller seeds RANDOM first.  $D/acked holds a line
 # "EPOCH LSN HASH" per acknowledged record.  KEEP_DIR=1 keeps $D (to read
 # the nodes' logs after a failure).
 
-NODE=${REPL_NODE:-./tools/repl-node}
+NODE=${REPL_NODE:-./tests/engine/repl-node}
 [[ -x $NODE ]] || { echo "$NAME: $NODE not built"; exit 99; }
 D=$(mktemp -d "/dev/shm/$NAME.XXXXXX") || exit 99
 pids=()

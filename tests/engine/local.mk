@@ -1,4 +1,14 @@
 # tests/engine -- the replication engine's local log
+
+# a cluster node (replica, primary, verifier): the replication tests' and
+# tools/demo-cluster's processes; built by "make" (the demo runs it), on
+# librepl's internals and this folder's headers
+noinst_PROGRAMS += tests/engine/repl-node
+tests_engine_repl_node_SOURCES = tests/engine/repl_node.c tests/engine/repl_node.h \
+	tests/engine/repl_node_check.c
+tests_engine_repl_node_CPPFLAGS = $(ENGINE_CPPFLAGS) -I$(top_srcdir)/tests/engine
+tests_engine_repl_node_LDADD = engine/librepl_internal.la rpma/librpmacore_internal.la \
+	$(AX_PTHREAD_LIBS)
 ENGINE_TESTS = tests/engine/wal_format_recovery
 
 check_PROGRAMS += $(ENGINE_TESTS)

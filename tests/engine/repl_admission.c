@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * repl_admission.c -- a replica (tools/repl-node, a real process, TLS on
+ * repl_admission.c -- a replica (tests/engine/repl-node, a real process, TLS on
  * its control channel) accepts a data connection only with the admission
  * token of the TLS session it is serving: no private data, a wrong token,
  * and a token replayed from an earlier session are each rejected before
@@ -22,7 +22,7 @@ main(void)
 {
 	char dir[] = "/tmp/rpma-admission-XXXXXX", cmd[1024], path[600];
 	char ca[600], cert[600], key[600], ctl[16], data[16];
-	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
+	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tests/engine/repl-node";
 	struct ctl_hello_reply hr;
 	struct ctl_tls *tls = NULL;
 	struct ctl_chan *ch;

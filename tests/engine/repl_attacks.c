@@ -5,7 +5,7 @@
  * the wire is refused by TLS itself.
  *
  * 1. A relay between a primary (librepl, in this process) and a replica
- *    (tools/repl-node) flips one bit of the replica's first record after
+ *    (tests/engine/repl-node) flips one bit of the replica's first record after
  *    the handshake: the primary's TLS refuses it, the replica never
  *    streams and nothing becomes durable.  Without the flips, over the
  *    same relay, it streams.
@@ -569,7 +569,7 @@ main(void)
 {
 	char dir[] = "/tmp/rpma-attacks-XXXXXX", cmd[100], tlsdir[64];
 	char ca[128], cert[128], key[128], path[4][64], port[8][16];
-	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
+	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tests/engine/repl-node";
 	/* below the ephemeral ports, apart from the other tests' ranges */
 	int base = test_ports(16), ret, refusals;
 	struct ctl_tls *cli = NULL, *srv = NULL;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * repl_floor.c -- a replica whose log was made anew (tools/repl-node with
+ * repl_floor.c -- a replica whose log was made anew (tests/engine/repl-node with
  * REPL_NODE_REINIT, a real process, over TLS) takes its promise floor
  * before it serves a primary (docs/replication.md, "Identity and
  * bootstrap").  Its peers are two nodes this test plays, node 1 (epoch E1)
@@ -194,7 +194,7 @@ main(void)
 {
 	char dir[] = "/tmp/rpma-floor-XXXXXX", path[600], peers[64];
 	char ca[600], cert[600], key[600], data[16];
-	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
+	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tests/engine/repl-node";
 	struct fake_peer p1 = { .node_id = 1, .epoch = E1, .inc = INC1 };
 	struct fake_peer p3 = { .node_id = 3, .epoch = E3, .inc = INC3 };
 	struct ctl_tls *server = NULL;

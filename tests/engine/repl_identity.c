@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * repl_identity.c -- a replica (tools/repl-node, a real process) takes a
+ * repl_identity.c -- a replica (tests/engine/repl-node, a real process) takes a
  * HELLO only from the node its epoch names and the log that chose it:
  *
  *  - an epoch whose low 16 bits are not the sender's node id is refused;
@@ -122,7 +122,7 @@ main(void)
 {
 	char dir[] = "/tmp/rpma-identity-XXXXXX", path[600];
 	char ca[600], cert[600], key[600], data[16];
-	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tools/repl-node";
+	const char *exe = getenv("REPL_NODE") ? getenv("REPL_NODE") : "./tests/engine/repl-node";
 	const uint64_t inc_a = 0xa11ce, inc_b = 0xb0b;
 	const uint64_t e1 = (1ull << 16) | 1;	/* term 1 of node 1 */
 	struct ctl_hello_reply hr;
@@ -163,7 +163,7 @@ main(void)
 
 	/* not node 1's epoch, though node 1 sends it */
 	CHECK(hello(1, (2ull << 16) | 3, inc_a, 0, "not one node 1 chose", NULL) == 0);
-	/* its own node id (tools/repl-node's replica is node 2) */
+	/* its own node id (tests/engine/repl-node's replica is node 2) */
 	CHECK(hello(hr.node_id, (2ull << 16) | hr.node_id, inc_a, 0,
 		"own node id", NULL) == 0);
 	/* the promised epoch from another incarnation of node 1 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * repl_test_node.h -- what the tests that run tools/repl-node replicas
+ * repl_test_node.h -- what the tests that run tests/engine/repl-node replicas
  * with TLS share: the test CA, starting and stopping a replica process
  * (its stderr kept in a file, to look for its refusals), a HELLO over TLS
  * as a primary sends it, and a data connection with chosen private data.

@@ -43,9 +43,9 @@ $(FUZZ_DIR)/fuzz_peer_cfg_from_descriptor: \
 FUZZ_TARGETS += admin_req
 EXTRA_DIST += tests/fuzz/fuzz_admin_req.c
 $(FUZZ_DIR)/fuzz_admin_req: tests/fuzz/fuzz_admin_req.c \
-		$(top_srcdir)/tools/repld/admin_req.c
+		$(top_srcdir)/admin/admin_req.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/tools/repld -o $@ $^
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/admin -o $@ $^
 
 # replctl's reader of the daemon's replies (jansson) meets arbitrary bytes
 # (make fuzz); jansson is the system's, not instrumented for coverage

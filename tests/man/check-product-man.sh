@@ -32,10 +32,10 @@
 set -u
 
 . "$(dirname "$0")/man_lib.sh"
-conf_c="$srcdir/tools/repld/repld_conf.c"
-conf_coord_c="$srcdir/tools/repld/conf_coord.c"
+conf_c="$srcdir/config/repld_conf.c"
+conf_coord_c="$srcdir/config/conf_coord.c"
 repld_c="$srcdir/tools/repld/repld.c"
-proto_h="$srcdir/tools/repld/admin_proto.h"
+proto_h="$srcdir/admin/admin_proto.h"
 replctl_c="$srcdir/tools/replctl/replctl.c"
 replctl_bin=${REPLCTL:-tools/replctl/replctl}
 man_require "$conf_c" "$conf_coord_c" "$repld_c" "$proto_h" "$replctl_c"
@@ -159,10 +159,10 @@ if [ -f "$conf5" ]; then
 	comm -23 "$tmp/code-all" "$tmp/page-settings" > "$tmp/missing"
 	comm -13 "$tmp/code-all" "$tmp/page-settings" > "$tmp/extra"
 	while read -r s; do
-		fail "repld.conf.5: setting $s (tools/repld/repld_conf.c) has no entry (.BR $s \" (type, default ...)\")"
+		fail "repld.conf.5: setting $s (config/repld_conf.c) has no entry (.BR $s \" (type, default ...)\")"
 	done < "$tmp/missing"
 	while read -r s; do
-		fail "repld.conf.5: documents a setting $s that tools/repld/repld_conf.c does not know"
+		fail "repld.conf.5: documents a setting $s that config/repld_conf.c does not know"
 	done < "$tmp/extra"
 
 	# every value of the *_names[] tables, as "value"
@@ -184,7 +184,7 @@ if [ -f "$conf5" ]; then
 		fail "no value found in the *_names[] tables of $conf_c (has their form changed?)"
 	while read -r v; do
 		grep -qF "\\(dq$v\\(dq" "$conf5" ||
-			fail "repld.conf.5: the value \"$v\" (tools/repld/repld_conf.c) is not mentioned"
+			fail "repld.conf.5: the value \"$v\" (config/repld_conf.c) is not mentioned"
 	done < "$tmp/values"
 fi
 
@@ -208,7 +208,7 @@ if [ -f "$repld8" ]; then
 		fail "no verb found in $proto_h (has its comment's form changed?)"
 	while read -r v; do
 		grep -Eq "^\\.(B|BI|BR|TQ|TP)?[[:space:]]*\"?$v([[:space:]\"]|\$)" "$repld8" ||
-			fail "repld.8: the admin verb $v (tools/repld/admin_proto.h) has no entry"
+			fail "repld.8: the admin verb $v (admin/admin_proto.h) has no entry"
 	done < "$tmp/verbs"
 fi
 

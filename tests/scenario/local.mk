@@ -42,8 +42,8 @@ EXTRA_DIST += tests/scenario/c6_released_log.sh
 check_PROGRAMS += tests/scenario/release_primary
 tests_scenario_release_primary_SOURCES = tests/scenario/release_primary.c
 tests_scenario_release_primary_CPPFLAGS = $(AM_CPPFLAGS) \
-	-I$(top_srcdir)/engine/include -I$(top_srcdir)/tools/repld
-tests_scenario_release_primary_LDADD = tools/repld/librepld_conf.la \
+	-I$(top_srcdir)/engine/include -I$(top_srcdir)/config
+tests_scenario_release_primary_LDADD = config/librepl_conf.la \
 	engine/librepl_internal.la rpma/librpmacore_internal.la $(AX_PTHREAD_LIBS)
 
 # C7: one replica under two names (127.0.0.1, localhost), fenced and

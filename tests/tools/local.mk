@@ -4,10 +4,10 @@
 # message its first line names
 check_PROGRAMS += tests/tools/conf_test
 TESTS += tests/tools/conf_test
-tests_tools_conf_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
+tests_tools_conf_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/config \
 	-DCONF_DIR='"$(abs_top_srcdir)/conf"' \
 	-DBAD_DIR='"$(abs_top_srcdir)/tests/tools/conf-bad"'
-tests_tools_conf_test_LDADD = tools/repld/librepld_conf.la $(LDADD)
+tests_tools_conf_test_LDADD = config/librepl_conf.la $(LDADD)
 
 CONF_BAD = \
 	tests/tools/conf-bad/address-any.conf \

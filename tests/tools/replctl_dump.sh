@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # replctl_dump.sh -- replctl's offline commands on a real log: a replica
-# and a primary with quorum 1 (tools/repl-node, crash backend) write a
+# and a primary with quorum 1 (tests/engine/repl-node, crash backend) write a
 # small ring past a lap, then stop.  dump lists exactly the LSNs status
 # reports, every CRC ok; --from/--to bound it; --json lines parse; a
 # damaged record ends the listing there; a truncated, garbage or missing
@@ -10,7 +10,7 @@
 set -u
 
 NAME=replctl_dump
-NODE=${REPL_NODE:-./tools/repl-node}
+NODE=${REPL_NODE:-./tests/engine/repl-node}
 CTL=${REPLCTL:-./tools/replctl/replctl}
 [[ -x $NODE && -x $CTL ]] || { echo "$NAME: $NODE or $CTL not built"; exit 99; }
 D=$(mktemp -d "/dev/shm/$NAME.XXXXXX") || exit 99

@@ -55,7 +55,7 @@ RDMA_VM_FILES = tests/vm/pmem2-granularity$(EXEEXT) $(VERBS_TESTS) \
 RDMA_VM_COMMAND = /files/rdma-tests.sh
 # the same for check-rdma-two (both guests get all of them)
 RDMA_VM_TWO_FILES = $(BENCH_RDMA_BINS) $(srcdir)/tests/vm/two-tests.sh \
-	tools/repl-node$(EXEEXT)
+	tests/engine/repl-node$(EXEEXT)
 RDMA_VM_TWO_COMMAND = /files/two-tests.sh
 RUN_GUEST = $(top_srcdir)/tests/vm/run-guest
 RUN_GUEST_FLAGS =

@@ -10,7 +10,8 @@ tools_replctl_replctl_SOURCES = tools/replctl/replctl.c tools/replctl/replctl.h 
 	tools/replctl/live.c tools/replctl/append.c tools/replctl/read.c \
 	tools/replctl/bench.c tools/replctl/switchover.c tools/replctl/coord_show.c
 # on librepl's public API only (tests/api/check-public-symbols.sh)
-tools_replctl_replctl_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/tools/bench $(JANSSON_CFLAGS)
-tools_replctl_replctl_LDADD = tools/repld/librepld_conf.la tools/bench/libbenchutil.la \
+tools_replctl_replctl_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/config \
+	-I$(top_srcdir)/admin -I$(top_srcdir)/tools/bench $(JANSSON_CFLAGS)
+tools_replctl_replctl_LDADD = config/librepl_conf.la admin/libadmin_proto.la \
+	tools/bench/libbenchutil.la \
 	engine/librepl.la $(JANSSON_LIBS) $(AX_PTHREAD_LIBS)

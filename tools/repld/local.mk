@@ -1,16 +1,7 @@
 # tools/repld -- the daemon: its configuration file, its node and admin socket
 
-# repld.conf: read with libconfig, every setting checked
-noinst_LTLIBRARIES += tools/repld/librepld_conf.la
-tools_repld_librepld_conf_la_SOURCES = tools/repld/repld_conf.c tools/repld/repld_conf.h \
-	tools/repld/conf_read.c tools/repld/conf_read.h \
-	tools/repld/conf_coord.c tools/repld/conf_coord.h
-tools_repld_librepld_conf_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) $(LIBCONFIG_CFLAGS)
-tools_repld_librepld_conf_la_LIBADD = $(LIBCONFIG_LIBS)
-
-# the admin socket's protocol, shared with replctl (and read by the manual
-# pages' check, tests/man/check-product-man.sh)
-EXTRA_DIST += tools/repld/admin_proto.h
+# repld.conf's reader is config/ (config/local.mk), the admin socket's
+# protocol admin/ (admin/local.mk)
 
 # example configurations: one node of each role, and a cluster on one host;
 # installed into $(docdir)/examples, localhost-3node/ as a subdirectory
@@ -47,10 +38,9 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/log.c tools/repld/log.h \
 	tools/repld/notify.c tools/repld/notify.h \
 	tools/repld/node.c tools/repld/node.h \
-	tools/repld/admin.c tools/repld/admin.h tools/repld/admin_proto.h \
+	tools/repld/admin.c tools/repld/admin.h \
 	tools/repld/admin_conn.h tools/repld/admin_loop.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
-	tools/repld/admin_req.c tools/repld/admin_req.h \
 	tools/repld/retention.c tools/repld/retention.h \
 	tools/repld/reader.c tools/repld/reader.h \
 	tools/repld/json_out.c tools/repld/json_out.h \
@@ -60,13 +50,14 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/coordinator.c tools/repld/coordinator.h \
 	tools/repld/coord_internal.h tools/repld/coord_rules.c \
 	tools/repld/coord_switchover.c \
-	tools/repld/coord_membership.c tools/repld/node_copy.c \
-	tools/repld/primary_cfg.c tools/repld/primary_cfg.h
+	tools/repld/coord_membership.c tools/repld/node_copy.c
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
 # the coordinator's etcd client (engine/coord/, a library of its own)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
 	-I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
-tools_repld_repld_LDADD = tools/repld/librepld_conf.la engine/librepl.la \
+# repld.conf's reader and the admin socket's protocol, each its own folder
+tools_repld_repld_CPPFLAGS += -I$(top_srcdir)/config -I$(top_srcdir)/admin
+tools_repld_repld_LDADD = config/librepl_conf.la admin/libadmin_proto.la engine/librepl.la \
 	ha/libreplha.la engine/librepl_coord.la sqlite/librv_copy.la \
 	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
@@ -82,7 +73,7 @@ tests_tools_metrics_text_test_LDADD = $(LDADD) -lm
 check_PROGRAMS += tests/tools/admin_proto_test
 TESTS += tests/tools/admin_proto_test
 tests_tools_admin_proto_test_SOURCES = tests/tools/admin_proto_test.c \
-	tools/repld/admin_req.c tools/repld/json_out.c tools/replctl/json_in.c
-tests_tools_admin_proto_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld \
-	-I$(top_srcdir)/tools/replctl $(JANSSON_CFLAGS)
-tests_tools_admin_proto_test_LDADD = $(JANSSON_LIBS)
+	tools/repld/json_out.c tools/replctl/json_in.c
+tests_tools_admin_proto_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/admin \
+	-I$(top_srcdir)/tools/repld -I$(top_srcdir)/tools/replctl $(JANSSON_CFLAGS)
+tests_tools_admin_proto_test_LDADD = admin/libadmin_proto.la $(JANSSON_LIBS)
