@@ -21,18 +21,6 @@ engine_librepl_internal_la_SOURCES += \
 	engine/ctl/ctl_msg.c engine/ctl/ctl_msg.h \
 	engine/ctl/ctl_stream.c engine/ctl/ctl_stream.h engine/ctl/ctl_tls.c \
 	engine/ctl/ctl_chan.c engine/ctl/ctl_chan.h
-# the coordinator's client: etcd v3 over its JSON gateway (libcurl, jansson).
-# A library of its own, not in librepl: the daemon's automatic failover
-# uses it (tools/repld/coordinator.c); a database linking librepl needs
-# neither etcd nor libcurl.
-noinst_LTLIBRARIES += engine/librepl_coord.la
-engine_librepl_coord_la_SOURCES = \
-	engine/coord/etcd_msg.c engine/coord/etcd_msg.h engine/coord/etcd_req.c \
-	engine/coord/etcd_b64.c engine/coord/etcd_http.c engine/coord/etcd_http.h \
-	engine/coord/etcd_client.c engine/coord/etcd_client.h engine/coord/etcd_watch.c \
-	engine/coord/leader.c engine/coord/leader.h
-engine_librepl_coord_la_CPPFLAGS = -I$(top_srcdir)/engine $(CURL_CFLAGS) $(JANSSON_CFLAGS)
-engine_librepl_coord_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 engine_librepl_internal_la_SOURCES += \
 	engine/primary/primary.h engine/primary/quorum.c \
 	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \

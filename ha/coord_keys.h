@@ -13,7 +13,7 @@
  *   membership      {"config_epoch","quorum","nodes":[{"node_id","ctl_addr"}...]}
  *   switchover      {"from","to","failover"}
  *   history/<epoch> {"node_id","epoch","from_lsn","at_ms"}
- *   epochs          decimal text (engine/coord/leader.h)
+ *   epochs          decimal text (ha/coord/leader.h)
  */
 #ifndef HA_COORD_KEYS_H
 #define HA_COORD_KEYS_H

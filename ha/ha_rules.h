@@ -67,7 +67,7 @@ enum ha_role {
 	HA_ROLE_REPLICA,
 };
 
-/* this node's hold on the leader key (engine/coord/leader.h's states) */
+/* this node's hold on the leader key (ha/coord/leader.h's states) */
 enum ha_hold {
 	HA_HOLD_NONE = 0,	/* IDLE */
 	HA_HOLD_HELD,

@@ -1,15 +1,22 @@
-# ha -- high availability: the failover rules as pure functions and the
-# coordinator's keys in etcd (their values written and parsed totally).
-# repld's coordinator drives the node with them; the etcd client and the
-# lease are engine/coord/'s (librepl_coord).
+# ha -- high availability, a wing of its own: the etcd client (etcd v3 over
+# its JSON gateway, libcurl and jansson) and the leader key under a lease
+# (ha/coord/), the coordinator's keys in etcd, their values written and
+# parsed totally (coord_keys.c, coord_read.c), and the failover rules as
+# pure functions (ha_rules.c).  Not in librepl: a database that links
+# librepl needs neither etcd nor libcurl; repld's coordinator drives its
+# node with it.
 noinst_LTLIBRARIES += ha/libreplha.la
 ha_libreplha_la_SOURCES = \
+	ha/coord/etcd_msg.c ha/coord/etcd_msg.h ha/coord/etcd_req.c \
+	ha/coord/etcd_b64.c ha/coord/etcd_http.c ha/coord/etcd_http.h \
+	ha/coord/etcd_client.c ha/coord/etcd_client.h ha/coord/etcd_watch.c \
+	ha/coord/leader.c ha/coord/leader.h \
 	ha/ha_rules.c ha/ha_rules.h \
 	ha/coord_keys.c ha/coord_keys.h \
 	ha/coord_read.c
 ha_libreplha_la_CPPFLAGS = -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
-	-I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
-ha_libreplha_la_LIBADD = engine/librepl_coord.la $(JANSSON_LIBS)
+	-I$(top_srcdir)/engine/include $(CURL_CFLAGS) $(JANSSON_CFLAGS)
+ha_libreplha_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS)
 
 # the rules, step by step: every transition and the documented timelines
 check_PROGRAMS += tests/ha/ha_rules_test
@@ -27,3 +34,36 @@ tests_ha_coord_keys_test_SOURCES = tests/ha/coord_keys_test.c
 tests_ha_coord_keys_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ha \
 	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
 tests_ha_coord_keys_test_LDADD = ha/libreplha.la
+
+# etcd's JSON gateway answers decoded (each shape, omitted fields, every
+# wrong field named) and the requests encoded
+check_PROGRAMS += tests/ha/etcd_msg
+TESTS += tests/ha/etcd_msg
+tests_ha_etcd_msg_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include $(JANSSON_CFLAGS)
+tests_ha_etcd_msg_LDADD = ha/libreplha.la engine/librepl_internal.la $(JANSSON_LIBS) $(LDADD)
+
+# the etcd client against a real etcd on loopback (skipped without etcd)
+check_PROGRAMS += tests/ha/etcd_live
+TESTS += tests/ha/etcd_live.sh
+EXTRA_DIST += tests/ha/etcd_live.sh
+tests_ha_etcd_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_ha_etcd_live_LDADD = ha/libreplha.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
+# the leader key under a lease, and the epochs counter, against a real
+# etcd on loopback (skipped without etcd)
+check_PROGRAMS += tests/ha/coord_leader_live
+TESTS += tests/ha/coord_leader_live.sh
+EXTRA_DIST += tests/ha/coord_leader_live.sh
+tests_ha_coord_leader_live_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_ha_coord_leader_live_LDADD = ha/libreplha.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
+# the etcd client against a fake etcd: failover on Unavailable only,
+# timeouts, answers that are not etcd's, a watch's stream cut anywhere
+check_PROGRAMS += tests/ha/etcd_fake
+TESTS += tests/ha/etcd_fake
+tests_ha_etcd_fake_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
+	-I$(top_srcdir)/engine/include
+tests_ha_etcd_fake_LDADD = ha/libreplha.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)

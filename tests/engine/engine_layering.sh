@@ -4,7 +4,7 @@
 # engine_layering.sh -- engine/'s wings stay layered, and no file-level loop
 # forms.
 #
-# The wings, by rank: common (0); log, ctl, coord (1); primary, replica (2); the
+# The wings, by rank: common (0); log, ctl (1); primary, replica (2); the
 # facade repl.c (3); examples (4).  A file may use what is in its own wing
 # or in a wing of lower rank; wings of one rank do not use each other.
 # Checked twice:
@@ -23,7 +23,7 @@ fail=0
 rank() {
 	case $1 in
 	common) echo 0 ;;
-	log | ctl | coord) echo 1 ;;
+	log | ctl) echo 1 ;;
 	primary | replica) echo 2 ;;
 	top) echo 3 ;;
 	examples) echo 4 ;;
@@ -78,12 +78,7 @@ done
 objs=
 for c in $(cd "$top" && find engine -name '*.c' ! -path 'engine/examples/*' | sort); do
 	d=$(dirname "$c")
-	# coord/ is its own library (it alone needs libcurl), the rest one
-	case $d in
-	engine/coord) lib=librepl_coord_la ;;
-	*) lib=librepl_internal_la ;;
-	esac
-	o=$build/$d/.libs/$lib-$(basename "$c" .c).o
+	o=$build/$d/.libs/librepl_internal_la-$(basename "$c" .c).o
 	if [ ! -f "$o" ]; then
 		echo "FAIL: no object $o for $c (build first)"
 		exit 1

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the etcd client's decoders (engine/coord/etcd_msg.c)
+ * libFuzzer target: the etcd client's decoders (ha/coord/etcd_msg.c)
  * and its strict base64 on arbitrary bytes, as a broken or hostile etcd
  * (or what stands in its place) might answer.  Besides "no crash, no
  * over-read, no leak": a refusal names the answer ("etcd answer: ..."), an

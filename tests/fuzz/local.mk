@@ -87,14 +87,14 @@ $(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl/ctl
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine -o $@ $^
 
-# the etcd client's answers (engine/coord/): etcd's bytes are untrusted;
+# the etcd client's answers (ha/coord/): etcd's bytes are untrusted;
 # jansson is the system's, not instrumented for coverage
 FUZZ_TARGETS += etcd_msg
 EXTRA_DIST += tests/fuzz/fuzz_etcd_msg.c
 $(FUZZ_DIR)/fuzz_etcd_msg: tests/fuzz/fuzz_etcd_msg.c \
-		$(top_srcdir)/engine/coord/etcd_msg.c $(top_srcdir)/engine/coord/etcd_b64.c
+		$(top_srcdir)/ha/coord/etcd_msg.c $(top_srcdir)/ha/coord/etcd_b64.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -o $@ $^ $(JANSSON_LIBS)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha $(JANSSON_CFLAGS) -o $@ $^ $(JANSSON_LIBS)
 
 # replvfs's transaction records as a log or a peer holds them
 FUZZ_TARGETS += txn_record

@@ -52,13 +52,13 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/coord_switchover.c \
 	tools/repld/coord_membership.c tools/repld/node_copy.c
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
-# the coordinator's etcd client (engine/coord/, a library of its own)
+# the failover's wing (ha/: the etcd client, the keys, the rules)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
 	-I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 # repld.conf's reader and the admin socket's protocol, each its own folder
 tools_repld_repld_CPPFLAGS += -I$(top_srcdir)/config -I$(top_srcdir)/admin
 tools_repld_repld_LDADD = config/librepl_conf.la admin/libadmin_proto.la engine/librepl.la \
-	ha/libreplha.la engine/librepl_coord.la sqlite/librv_copy.la \
+	ha/libreplha.la sqlite/librv_copy.la \
 	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
 # the Prometheus text exposition's writer

@@ -9,7 +9,7 @@
 set -u
 
 NAME=coord_leader_live
-PROG=${COORD_LEADER_LIVE:-./tests/engine/coord_leader_live}
+PROG=${COORD_LEADER_LIVE:-./tests/ha/coord_leader_live}
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/etcd_lib.sh"
 
 etcd_start --heartbeat-interval=50 --election-timeout=500

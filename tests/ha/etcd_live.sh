@@ -7,7 +7,7 @@
 set -u
 
 NAME=etcd_live
-PROG=${ETCD_LIVE:-./tests/engine/etcd_live}
+PROG=${ETCD_LIVE:-./tests/ha/etcd_live}
 ETCD_PORTS=3
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/etcd_lib.sh"
 closed=$((PORT_BASE + 2))
