@@ -58,9 +58,14 @@ struct coordinator {
 	struct etcd_client *etcd;	/* the leader's: this thread's only */
 
 	pthread_t thread;
-	pthread_mutex_t lock;		/* guards view, stop, req */
+	pthread_mutex_t lock;		/* guards view, stop, woken, req */
 	pthread_cond_t cond;
 	bool stop;
+	bool woken;			/* the watch saw a change: tick now */
+	/* the watch on the keys (coord_watch.c): up, and a change not read */
+	struct coord_watch *watch;
+	atomic_bool watch_up;
+	atomic_bool keys_dirty;
 	struct coord_view view;
 	struct {
 		bool pending, done;
@@ -135,6 +140,14 @@ bool co_request(struct coordinator *c, struct coord_req *r);
 
 /* the worker thread: a promotion or a step-down; false if it cannot start */
 bool co_worker_start(struct coordinator *c, enum worker_kind kind);
+
+/* coord_watch.c: a thread that wakes the loop when a key changes */
+struct coord_watch;
+struct coord_watch *co_watch_start(struct coordinator *c,
+		const struct etcd_client_cfg *ecfg);
+void co_watch_stop(struct coord_watch *cw);
+/* a key changed (or the watch came or went): read the keys, tick now */
+void co_wake(struct coordinator *c);
 
 /* the key's validity, published for coordinator_promote_gate */
 void co_lease_publish(struct coordinator *c);

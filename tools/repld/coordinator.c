@@ -47,6 +47,18 @@ coord_view_failover(const struct coord_view *v)
 	return !v->candidate ? "off" : v->reachable ? "armed" : "paused";
 }
 
+/* ---- the watch's wake-up ---- */
+
+void
+co_wake(struct coordinator *c)
+{
+	atomic_store(&c->keys_dirty, true);
+	pthread_mutex_lock(&c->lock);
+	c->woken = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* ---- the promotion's gate ---- */
 
 void
@@ -344,7 +356,13 @@ tick(struct coordinator *c)
 	member_publish(c, &l, now);
 	co_renew(c, now);
 	co_lease_publish(c);
-	read_keys(c, now);
+	/*
+	 * The keys as they are: at once when the watch saw a change, every
+	 * tick while it is down, and every half lease in any case.
+	 */
+	if (!atomic_load(&c->watch_up) || atomic_exchange(&c->keys_dirty, false) ||
+	    !c->keys_valid || now - c->keys_at >= c->lease_ms * MS / 2)
+		read_keys(c, now);
 
 	pthread_mutex_lock(&c->lock);
 	if (c->req.pending && !c->req.done) {
@@ -385,6 +403,10 @@ coord_main(void *arg)
 		pthread_mutex_lock(&c->lock);
 		if (c->stop || (c->req.pending && !c->req.done))
 			continue;
+		if (c->woken) {
+			c->woken = false;
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += (long)c->tick_ms * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
@@ -392,6 +414,7 @@ coord_main(void *arg)
 			until.tv_nsec -= 1000000000L;
 		}
 		(void)pthread_cond_timedwait(&c->cond, &c->lock, &until);
+		c->woken = false;
 	}
 	if (c->req.pending && !c->req.done) {
 		struct coord_req *r = c->req.r;
@@ -427,6 +450,7 @@ coordinator_free(struct coordinator *c)
 {
 	if (c == NULL)
 		return;
+	co_watch_stop(c->watch);	/* it wakes c: gone before c goes */
 	coord_leader_free(c->leader);
 	free(c->prefix);
 	free(c->k_members);
@@ -519,6 +543,8 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 		coordinator_free(c);
 		return -1;
 	}
+	/* without a watch the loop reads the keys every tick, as before */
+	c->watch = co_watch_start(c, &ecfg);
 	log_notice("coordinator: etcd %s%s, keys under %s, lease %" PRIu64 " ms%s",
 		conf->coordinator.endpoints[0],
 		conf->coordinator.n_endpoints > 1 ? " (and others)" : "", c->prefix,
@@ -541,6 +567,8 @@ coordinator_stop(struct coordinator *c)
 	c->stop = true;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
+	co_watch_stop(c->watch);
+	c->watch = NULL;
 	pthread_join(c->thread, NULL);
 	if (atomic_load(&c->worker_state) != WORKER_IDLE)
 		pthread_join(c->worker, NULL);

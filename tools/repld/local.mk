@@ -49,7 +49,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/metrics_text.c tools/repld/metrics_text.h \
 	tools/repld/coordinator.c tools/repld/coordinator.h \
 	tools/repld/coord_internal.h tools/repld/coord_rules.c \
-	tools/repld/coord_switchover.c \
+	tools/repld/coord_switchover.c tools/repld/coord_watch.c \
 	tools/repld/coord_membership.c tools/repld/node_copy.c
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
 # the failover's wing (ha/: the etcd client, the keys, the rules)
