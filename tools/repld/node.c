@@ -5,10 +5,12 @@
 #endif
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coordinator.h"
@@ -606,15 +608,141 @@ proposal_of(const struct node *n, const struct repl_membership *stored,
 	}
 }
 
+static uint64_t
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* is stored member m this node? (by node id; by address where it has none) */
+static bool
+member_is_self(const struct node *n, const struct repl_member *m)
+{
+	if (m->node_id != 0)
+		return m->node_id == n->conf.node_id;
+	return m->port == n->conf.listen.control_port &&
+		strcmp(m->host, n->conf.listen.address) == 0;
+}
+
+/*
+ * Can the primary be promoted again under its stored membership now?  The
+ * promotion that a change begins with fences N - k nodes of that
+ * membership (of each configuration while it is joint) that hold it,
+ * this one counting: promote.c.  A replica counts here while its link
+ * streams and it is a member, which is what holding the membership shows
+ * from this side.  The links are the configured peers in order, then the
+ * stored members the peers do not name (cluster_ms.c, choose_peers).
+ * false with the nodes not counted, "host:port (state: why)", in missing.
+ */
+static bool
+reach_enough(struct node *n, char *need, size_t needlen, char *missing,
+		size_t len)
+{
+	struct repl_membership ms;
+	struct repl_status st;
+	unsigned need_new, need_old, have_new = 0, have_old = 0;
+	int extra = n->conf.n_peers;
+	size_t at = 0;
+
+	missing[0] = '\0';
+	/* none stored, or a version 1 one without node ids: the engine decides */
+	if (repl_membership(n->repl, &ms) != 0 || ms.config_epoch == 0 ||
+	    ms.version != 2 || repl_status(n->repl, &st) != 0)
+		return true;
+	need_new = ms.n_new > ms.k ? ms.n_new - ms.k : 0;
+	need_old = (ms.flags & REPL_MEMBERSHIP_JOINT) && ms.n_old > ms.k_old ?
+		ms.n_old - ms.k_old : 0;
+	for (uint32_t e = 0; e < ms.count && e < REPL_MEMBERS_MAX; e++) {
+		const struct repl_member *m = &ms.nodes[e];
+		struct repl_replica_status rs;
+		bool up;
+		int i;
+
+		if (member_is_self(n, m)) {
+			up = !(st.health & REPL_HEALTH_SUSPECT);
+		} else if (m->port == 0) {
+			continue;	/* no address: no link, never fenced */
+		} else {
+			for (i = 0; i < n->conf.n_peers; i++)
+				if (n->conf.peers[i].control_port == m->port &&
+				    strcmp(n->conf.peers[i].address, m->host) == 0)
+					break;
+			if (i == n->conf.n_peers)
+				i = extra++;
+			bool link = repl_replica_status(n->repl, i, &rs) == 0;
+
+			up = link && rs.link_state == REPL_LINK_STREAMING && rs.member;
+			if (!up && at < len) {
+				int w = snprintf(missing + at, len - at, "%s%s:%u (%s%s%s)",
+					at ? ", " : "", m->host, (unsigned)m->port,
+					link ? repl_link_state_name(rs.link_state) :
+						"no link",
+					link && rs.why[0] ? ": " : "", link ? rs.why : "");
+
+				at = w < 0 ? len : at + (size_t)w;
+			}
+		}
+		if (up) {
+			have_new += (m->flags & REPL_MEMBER_NEW) != 0;
+			have_old += (m->flags & REPL_MEMBER_OLD) != 0;
+		}
+	}
+	if (need_old)
+		snprintf(need, needlen, "%u of the %u nodes of the current "
+			"membership's new configuration and %u of the %u of its old "
+			"one (joint, configuration epoch %llu) streaming, this one "
+			"counting, and %u and %u are", need_new,
+			ms.n_new, need_old, ms.n_old,
+			(unsigned long long)ms.config_epoch, have_new, have_old);
+	else
+		snprintf(need, needlen, "%u of the current membership's %u nodes "
+			"(configuration epoch %llu, quorum %u) streaming, this one "
+			"counting, and %u %s", need_new,
+			ms.n_new, (unsigned long long)ms.config_epoch, ms.k, have_new,
+			have_new == 1 ? "is" : "are");
+	return have_new >= need_new && have_old >= need_old;
+}
+
+/*
+ * Before a change closes the log: the nodes the promotion needs must be
+ * streaming, else it would fail and so, for the same reason, would the
+ * reopen under the old membership.  Waits for them as long as a promotion
+ * would (timeouts.promote_wait_ms).  0, or REPL_E_NO_QUORUM with msg.
+ */
+static int
+reach_check(struct node *n, char *msg, size_t msglen)
+{
+	uint64_t until = now_ms() + (uint64_t)n->conf.timeouts.promote_wait_ms;
+	char need[256], missing[384];
+
+	while (!reach_enough(n, need, sizeof(need), missing, sizeof(missing))) {
+		if (now_ms() >= until) {
+			snprintf(msg, msglen, "membership change refused, nothing "
+				"changed: it begins with a promotion that needs %s; "
+				"not streaming: %s. The primary goes on under its "
+				"current membership: retry once they are back", need,
+				missing);
+			log_warning("%s", msg);
+			return REPL_E_NO_QUORUM;
+		}
+		(void)poll(NULL, 0, 50);
+	}
+	return 0;
+}
+
 /*
  * Apply a new membership (peers, quorum) to the primary: drain, close,
  * open with it as the next configuration.  With a coordinator and propose,
  * the change is first written to etcd's membership key by compare-and-swap
  * (docs/replication.md, "The membership in etcd"); a refusal there changes
- * nothing.  If that open fails the old
- * membership is reopened.  It owns the addresses in peers from here: what
- * does not end up in the node's membership is freed.  Called with
- * n->change held.
+ * nothing.  First of all, the nodes the promotion needs must be streaming
+ * (reach_check): otherwise it is refused with nothing changed.  If the
+ * open under the new membership fails the old membership is reopened.  It
+ * owns the addresses in peers from here: what does not end up in the
+ * node's membership is freed.  Called with n->change held.
  */
 static int
 remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
@@ -639,6 +767,10 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 			"this node is %s", node_role_name(node_role(n)));
 		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
 		return NODE_E_WRONG_ROLE;
+	}
+	if ((ret = reach_check(n, msg, msglen)) != 0) {
+		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
+		return ret;
 	}
 	memset(&stored, 0, sizeof(stored));
 	if (coord != NULL && propose) {
