@@ -13,6 +13,16 @@
 #      The primary still runs, still the primary of the same membership;
 #      once the replicas are back, appends are acknowledged again and
 #      every record appended before is still read.
+#   B. both replicas stopped (SIGSTOP) just before `replctl add`: their
+#      links still stream when the primary checks, so it closes its log,
+#      and then neither the new nor the old configuration can be promoted
+#      (the replicas do not answer). The command fails (exit 1) saying the
+#      primary retries; the daemon does not exit: status says "down",
+#      changing state, with a reopen object counting failed attempts, and
+#      appends are refused with REOPENING. Once the replicas go on
+#      (SIGCONT) it reopens the old configuration by itself and serves
+#      again: appends acknowledged, every record read, the membership
+#      unchanged.
 #
 # At the end every acknowledged record is in all three logs.  (A primary
 # whose change failed and that could not reopen the old configuration
@@ -103,6 +113,45 @@ wait_status 1 '"replicas_up":2' "A: both replicas back" 20
 append_some b 20
 all_readable "A"
 echo "$NAME: A ok: refused up front, the primary served on ($((SECONDS - T0)) s)"
+
+# --- B. the replicas stop answering after the check: the reopen retries -----
+# The links stream for timeouts.down_ms (1 s) after the stop: the add's
+# check must come within it.  Should it come later (a loaded host), the add
+# is refused up front as in A: then once more.
+for try in 1 2 3; do
+	kill -STOP "${pid[2]}" "${pid[3]}"
+	live 1 add "$P4"
+	echo "$NAME: B: add with both replicas stopped: exit $rc: $out$err"
+	alive 1 "a change neither configuration could be promoted after"
+	[[ $rc -eq 1 && $err == *"nothing changed"* ]] || break
+	kill -CONT "${pid[2]}" "${pid[3]}"
+	wait_status 1 '"replicas_up":2' "B: both replicas up before try $((try + 1))" 20
+done
+[[ $rc -eq 1 && $err == *"retries"* ]] ||
+	fail "B: add with both replicas stopped: exit $rc (want 1, and the retry said): $out $err"
+st=$(status_json 1)
+[[ $st == *'"role":"down"'* && $st == *'"changing":true'* &&
+   $st == *'"reopen":{'* ]] || fail "B: status while the log is closed: $st"
+live 1 append <<< "while-closed"
+[[ $rc -eq 1 && -z $out && $err == *REOPENING* ]] ||
+	fail "B: append while the log is closed: exit $rc, out \"$out\", err \"$err\""
+wait_status 1 '"attempts":[1-9]' "B: a failed reopen attempt counted" 30
+live 1 status
+[[ $rc -eq 5 && $out == *"reopening"* ]] ||
+	fail "B: status text while the log is closed: exit $rc: $out $err"
+n_fail=$(grep -c "reopening the log under the old membership failed" "$D/node1.err")
+kill -CONT "${pid[2]}" "${pid[3]}"
+wait_status 1 '"role":"primary"' "B: the primary serving again" 60
+wait_status 1 '"replicas_up":2' "B: both replicas up again" 20
+[[ $st == *'"changing":false'* && $st != *'"reopen"'* ]] ||
+	fail "B: status once serving again: $st"
+[[ $st != *"$P4"* ]] && (( $(nreplicas "$st") == 2 )) ||
+	fail "B: the failed add changed the membership: $st"
+(( $(jnum "$st" config_epoch) == ce )) || fail "B: config_epoch moved: $st"
+append_some c 20
+all_readable "B"
+echo "$NAME: B ok: the old configuration reopened by itself after $n_fail" \
+	"failed attempts ($((SECONDS - T0)) s)"
 
 stop 1
 stop 2

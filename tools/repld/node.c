@@ -61,12 +61,15 @@ node_enter(struct node *n, int *err)
 	struct repl *repl = NULL;
 
 	pthread_mutex_lock(&n->lock);
-	while (n->closed && !n->stopping && !n->fenced)
+	/* a reopen may take long: its appenders are told, not kept waiting */
+	while (n->closed && !n->stopping && !n->fenced && !n->reopening)
 		pthread_cond_wait(&n->cond, &n->lock);
 	if (n->fenced)
 		*err = REPL_E_FENCED;
 	else if (n->stopping)
 		*err = NODE_E_STOPPING;
+	else if (n->reopening)
+		*err = NODE_E_REOPENING;
 	else if (n->role != NODE_PRIMARY)
 		*err = NODE_E_WRONG_ROLE;
 	else {
@@ -272,6 +275,7 @@ struct open_how {
 	bool reconfigure;	/* the file's membership becomes the next */
 	bool bootstrap;		/* the first start of a cluster */
 	bool restart;		/* a start from the file, not a promotion asked */
+	bool quiet;		/* the caller logs the outcome */
 };
 
 /* the log is another process's: who, for the operator */
@@ -319,10 +323,11 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	pc.cfg.refuse_if_superseded = how->restart;
 	/* only the first start of a cluster makes a primary's log */
 	pc.cfg.create = how->bootstrap;
-	log_notice("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)",
-		conf->node_id, pc.cfg.create ? "creating" : "opening", conf->log.path,
-		n->provider, conf->n_peers, conf->quorum,
-		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
+	if (!how->quiet)
+		log_notice("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)",
+			conf->node_id, pc.cfg.create ? "creating" : "opening",
+			conf->log.path, n->provider, conf->n_peers, conf->quorum,
+			reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&pc.cfg, &repl)) != 0) {
 		struct stat lst;
 
@@ -367,7 +372,8 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		else
 			snprintf(msg, msglen, "cannot open the log %s as the primary: %s",
 				conf->log.path, repl_strerror(ret));
-		log_error("%s", msg);
+		if (!how->quiet)
+			log_error("%s", msg);
 		return ret;
 	}
 	repl_status(repl, &st);
@@ -734,15 +740,190 @@ reach_check(struct node *n, char *msg, size_t msglen)
 }
 
 /*
+ * The proposal written to etcd for a change whose log stayed at the old
+ * configuration epoch: no membership of it was stored on any node (the
+ * primary stores it first), so the key may say the old one again.  With
+ * n->change held and the log open.
+ */
+static void
+proposal_withdraw(struct node *n, int64_t rev, uint64_t config_epoch)
+{
+	struct coordinator *coord = atomic_load(&n->coord);
+	struct coord_membership applied;
+	struct repl_membership now;
+
+	if (rev == 0 || coord == NULL || n->repl == NULL)
+		return;
+	if (repl_membership(n->repl, &now) == 0 &&
+	    now.config_epoch == config_epoch &&
+	    coord_membership_from_log(&now, &applied))
+		coordinator_membership_withdraw(coord, &applied, rev);
+}
+
+/* ---- the reopen after a change that could reopen nothing ---- */
+
+#define REOPEN_FIRST_MS	2000	/* then doubled at each failure */
+#define REOPEN_MAX_MS	10000
+
+/* what may come right once nodes are back; any other failure stays */
+static bool
+reopen_retryable(int ret)
+{
+	return ret == REPL_E_NO_QUORUM || ret == REPL_E_TRANSPORT ||
+		ret == REPL_E_TIMEDOUT;
+}
+
+bool
+node_reopen_info(struct node *n, struct node_reopen *out)
+{
+	bool on;
+
+	pthread_mutex_lock(&n->lock);
+	on = n->reopening;
+	if (on)
+		*out = n->reopen;
+	pthread_mutex_unlock(&n->lock);
+	return on;
+}
+
+static void
+reopen_set(struct node *n, bool on, unsigned attempts, const char *why)
+{
+	pthread_mutex_lock(&n->lock);
+	n->reopening = on;
+	n->reopen.attempts = attempts;
+	snprintf(n->reopen.error, sizeof(n->reopen.error), "%s", why);
+	/* appenders waiting at the gate are refused now */
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* wait ms unless a stop begins; false: it did */
+static bool
+reopen_wait(struct node *n, int ms)
+{
+	struct timespec until;
+	bool stopping;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&n->lock);
+	while (!n->stopping &&
+	       pthread_cond_timedwait(&n->cond, &n->lock, &until) != ETIMEDOUT)
+		;
+	stopping = n->stopping;
+	pthread_mutex_unlock(&n->lock);
+	return !stopping;
+}
+
+static void *
+reopen_main(void *arg)
+{
+	struct node *n = arg;
+	int delay = REOPEN_FIRST_MS;
+	char why[512];
+
+	(void)pthread_setname_np(pthread_self(), "repld-reopen");
+	while (reopen_wait(n, delay)) {
+		struct node_reopen r;
+		int ret;
+
+		pthread_mutex_lock(&n->change);
+		if (n->stopping) {
+			pthread_mutex_unlock(&n->change);
+			break;
+		}
+		/*
+		 * As a restart: should another node have been promoted while
+		 * the log was closed, this one must not undo that failover.
+		 */
+		ret = primary_open(n, &(struct open_how){ .restart = true,
+			.quiet = true }, why, sizeof(why));
+		(void)node_reopen_info(n, &r);
+		if (ret == 0) {
+			log_notice("the log is reopened under the old membership "
+				"after %u failed attempts (%llu s closed): serving "
+				"again", r.attempts,
+				(unsigned long long)(now_ms() - r.since_ms) / 1000);
+			proposal_withdraw(n, n->reopen_rev, n->reopen_config_epoch);
+		} else if (ret == REPL_E_SUPERSEDED) {
+			log_warning("not the primary: a newer primary took over while "
+				"this node's log was closed; serving as a replica "
+				"(promote it explicitly to lead again)");
+			if (replica_start(n) != 0)
+				n->exit_code = 1;
+		} else if (!reopen_retryable(ret)) {
+			log_error("the log stays closed: reopening it under the old "
+				"membership failed for good: %s", why);
+			n->exit_code = 1;
+		} else {
+			reopen_set(n, true, r.attempts + 1, why);
+			log_warning("the log is closed: reopening the log under the old "
+				"membership failed (attempt %u, closed for %llu s): %s; "
+				"appends are refused meanwhile; next attempt in %d s",
+				r.attempts + 1,
+				(unsigned long long)(now_ms() - r.since_ms) / 1000, why,
+				(delay * 2 < REOPEN_MAX_MS ? delay * 2 : REOPEN_MAX_MS) /
+					1000);
+			pthread_mutex_unlock(&n->change);
+			delay = delay * 2 < REOPEN_MAX_MS ? delay * 2 : REOPEN_MAX_MS;
+			continue;
+		}
+		if (n->exit_code < 0) {
+			reopen_set(n, false, 0, "");
+			gate_open(n);
+		}
+		pthread_mutex_unlock(&n->change);
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * Reopen the log in the background: the node stays down with its gate
+ * closed, refusing appends, until it serves again.  With n->change held.
+ * -1 when the thread cannot be started.
+ */
+static int
+reopen_start(struct node *n, const char *why, uint64_t closed_ms, int64_t rev,
+		uint64_t config_epoch)
+{
+	/* a thread before this one has ended: it served again */
+	if (n->reopen_joinable) {
+		pthread_join(n->reopen_thread, NULL);
+		n->reopen_joinable = false;
+	}
+	n->reopen_rev = rev;
+	n->reopen_config_epoch = config_epoch;
+	pthread_mutex_lock(&n->lock);
+	n->reopen.since_ms = closed_ms;
+	pthread_mutex_unlock(&n->lock);
+	reopen_set(n, true, 0, why);
+	if (pthread_create(&n->reopen_thread, NULL, reopen_main, n) != 0) {
+		reopen_set(n, false, 0, "");
+		return -1;
+	}
+	n->reopen_joinable = true;
+	return 0;
+}
+
+/*
  * Apply a new membership (peers, quorum) to the primary: drain, close,
  * open with it as the next configuration.  With a coordinator and propose,
  * the change is first written to etcd's membership key by compare-and-swap
  * (docs/replication.md, "The membership in etcd"); a refusal there changes
  * nothing.  First of all, the nodes the promotion needs must be streaming
  * (reach_check): otherwise it is refused with nothing changed.  If the
- * open under the new membership fails the old membership is reopened.  It
- * owns the addresses in peers from here: what does not end up in the
- * node's membership is freed.  Called with n->change held.
+ * open under the new membership fails the old membership is reopened, and
+ * if that fails too (a node went away after the check) a thread goes on
+ * reopening it (reopen_main) while appends are refused.  It owns the
+ * addresses in peers from here: what does not end up in the node's
+ * membership is freed.  Called with n->change held.
  */
 static int
 remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
@@ -752,8 +933,10 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	int old_n = n->conf.n_peers, old_k = n->conf.quorum, ret;
 	struct coordinator *coord = atomic_load(&n->coord);
 	struct repl_membership stored;
-	struct coord_membership want, applied;
+	struct coord_membership want;
 	int64_t rev = 0;
+	uint64_t closed_ms;
+	int reopen;
 	char why[512];
 
 	if (quorum < 0 || quorum > n_peers) {
@@ -763,10 +946,14 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 		return REPL_E_INVAL;
 	}
 	if (node_role(n) != NODE_PRIMARY) {
+		bool reopening = node_reopen_info(n, &(struct node_reopen){ 0 });
+
 		snprintf(msg, msglen, "the membership is changed on the primary; "
-			"this node is %s", node_role_name(node_role(n)));
+			"this node is %s", reopening ? "down, reopening its log under "
+			"its old membership after a change that failed: retry once it "
+			"serves again" : node_role_name(node_role(n)));
 		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
-		return NODE_E_WRONG_ROLE;
+		return reopening ? NODE_E_REOPENING : NODE_E_WRONG_ROLE;
 	}
 	if ((ret = reach_check(n, msg, msglen)) != 0) {
 		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
@@ -796,6 +983,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	log_notice("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d",
 		old_n, old_k, n_peers, quorum);
 	gate_close(n);
+	closed_ms = now_ms();
 	primary_close(n);
 	set_members(n, peers, n_peers, quorum);
 	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true }, why,
@@ -828,21 +1016,30 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
 	set_members(n, old, old_n, old_k);
 	free_unshared(peers, n_peers, old, old_n);
-	if (primary_open(n, &(struct open_how){ 0 }, why, sizeof(why)) != 0) {
-		log_error("the old membership could not be reopened either: %s", why);
-		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
-	} else if (rev != 0) {
-		struct repl_membership now;
+	if ((reopen = primary_open(n, &(struct open_how){ 0 }, why,
+			sizeof(why))) != 0) {
+		size_t at = strlen(msg);
 
+		log_error("the old membership could not be reopened either: %s", why);
 		/*
-		 * Back under the old configuration epoch: no membership of the
-		 * proposal's was stored on any node (the primary stores it
-		 * first), so the key may say the old one again.
+		 * A node the check saw went away: not the operator's doing, and
+		 * not for ever.  The node stays up and tries again.
 		 */
-		if (node_membership(n, &now) == 0 &&
-		    now.config_epoch == stored.config_epoch &&
-		    coord_membership_from_log(&now, &applied))
-			coordinator_membership_withdraw(coord, &applied, rev);
+		if (reopen_retryable(reopen) &&
+		    reopen_start(n, why, closed_ms, rev, stored.config_epoch) == 0) {
+			snprintf(msg + at, msglen - at, "; nor could the old one be "
+				"reopened, so the log is closed: appends are refused "
+				"(REOPENING) while the primary retries reopening it under "
+				"the old membership, until enough of its nodes answer");
+			log_warning("the log is closed: retrying to reopen it under the "
+				"old membership (every %d..%d s)", REOPEN_FIRST_MS / 1000,
+				REOPEN_MAX_MS / 1000);
+			return ret;
+		}
+		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
+	} else {
+		/* back under the old configuration epoch */
+		proposal_withdraw(n, rev, stored.config_epoch);
 	}
 	gate_open(n);
 	return ret;
@@ -934,7 +1131,9 @@ node_take_peers(struct node *n, struct repld_peer *peers, int n_peers, int quoru
 	int old_n, ret = 0;
 
 	pthread_mutex_lock(&n->change);
-	if (node_role(n) == NODE_PRIMARY) {
+	/* (one reopening its log is a primary still: its peers stay) */
+	if (node_role(n) == NODE_PRIMARY ||
+	    node_reopen_info(n, &(struct node_reopen){ 0 })) {
 		free_unshared(peers, n_peers, NULL, 0);
 		ret = -1;
 	} else {
@@ -1015,7 +1214,10 @@ node_tick(struct node *n)
 	struct repl_status st;
 	int code = -1;
 
-	pthread_mutex_lock(&n->change);
+	/* a change under way (a reopen's attempt may take promote_wait_ms):
+	 * the next tick looks; the daemon's loop keeps its signals and pings */
+	if (pthread_mutex_trylock(&n->change) != 0)
+		return -1;
 	if (n->exit_code >= 0) {
 		code = n->exit_code;
 	} else if (node_role(n) == NODE_PRIMARY) {
@@ -1095,6 +1297,13 @@ node_stop(struct node *n)
 	n->stopping = true;
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
+	if (n->reopen_joinable) {
+		/* it ends at once, or after its attempt (which needs the lock) */
+		pthread_mutex_unlock(&n->change);
+		pthread_join(n->reopen_thread, NULL);
+		pthread_mutex_lock(&n->change);
+		n->reopen_joinable = false;
+	}
 	gate_close(n);
 	if (node_role(n) == NODE_PRIMARY) {
 		log_notice("stopping: draining the replicas");
