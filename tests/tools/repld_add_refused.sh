@@ -19,7 +19,8 @@
 #      (the replicas do not answer). The command fails (exit 1) saying the
 #      primary retries; the daemon does not exit: status says "down",
 #      changing state, with a reopen object counting failed attempts, and
-#      appends are refused with REOPENING. Once the replicas go on
+#      appends, changes and reloads are refused with REOPENING (a reload
+#      must not swap the membership being reopened). Once the replicas go on
 #      (SIGCONT) it reopens the old configuration by itself and serves
 #      again: appends acknowledged, every record read, the membership
 #      unchanged.
@@ -135,6 +136,15 @@ st=$(status_json 1)
 live 1 append <<< "while-closed"
 [[ $rc -eq 1 && -z $out && $err == *REOPENING* ]] ||
 	fail "B: append while the log is closed: exit $rc, out \"$out\", err \"$err\""
+# a change, and a reload of a file naming another membership
+cp "$D/node1.conf" "$D/node1.conf.was"
+conf 1 primary 3000 1 2 3 4
+for cmd in "add $P4" "reload"; do
+	live 1 $cmd
+	[[ $rc -eq 1 && $err == *REOPENING* ]] ||
+		fail "B: $cmd while the log is closed: exit $rc: $out $err"
+done
+mv "$D/node1.conf.was" "$D/node1.conf"
 wait_status 1 '"attempts":[1-9]' "B: a failed reopen attempt counted" 30
 live 1 status
 [[ $rc -eq 5 && $out == *"reopening"* ]] ||

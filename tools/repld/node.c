@@ -834,7 +834,10 @@ reopen_main(void *arg)
 		int ret;
 
 		pthread_mutex_lock(&n->change);
-		if (n->stopping) {
+		pthread_mutex_lock(&n->lock);
+		ret = n->stopping;
+		pthread_mutex_unlock(&n->lock);
+		if (ret) {
 			pthread_mutex_unlock(&n->change);
 			break;
 		}
@@ -1184,6 +1187,13 @@ node_reload(struct node *n, char *msg, size_t msglen)
 			"replicas, quorum %d); other settings take effect on a "
 			"restart", fresh.n_peers, fresh.quorum);
 		ret = 0;
+	} else if (node_reopen_info(n, &(struct node_reopen){ 0 })) {
+		/* its reopen is under the membership the log holds */
+		snprintf(msg, msglen, "reload: nothing changed: this primary is "
+			"reopening its log under its old membership after a change "
+			"that failed; reload once it serves again");
+		same = true;	/* the file's addresses are freed */
+		ret = NODE_E_REOPENING;
 	} else if (node_role(n) != NODE_PRIMARY) {
 		/* a replica keeps the peers for its promotion */
 		struct repld_peer old[REPLD_PEERS_MAX];
