@@ -127,6 +127,13 @@ EXTRA_DIST += tests/tools/repld_log_lock.sh
 TESTS += tests/tools/repld_concurrent_add.sh
 EXTRA_DIST += tests/tools/repld_concurrent_add.sh
 
+# a membership change the primary cannot make leaves it serving: with both
+# replicas down it is refused before the primary closes its log; with them
+# stopped after that check, the old configuration is reopened by itself
+# once they are back
+TESTS += tests/tools/repld_add_refused.sh
+EXTRA_DIST += tests/tools/repld_add_refused.sh
+
 # idle TCP connections to a replica's control port: a promotion that must
 # fence it still succeeds at once; the replica drops them in time
 TESTS += tests/tools/repld_idle_conns.sh

@@ -162,6 +162,15 @@ print_status(const json_t *d)
 		printf(", %s replicas up", num(d, "replicas_up", n[5], sizeof(n[5])));
 	printf("\n");
 	if (!primary) {
+		const json_t *ro = json_object_get(d, "reopen");
+
+		if (json_is_object(ro))
+			printf("reopening its log as the primary under its old "
+				"membership (a membership change failed): %s failed "
+				"attempts, closed for %s ms; last: %s\n",
+				num(ro, "attempts", n[0], sizeof(n[0])),
+				num(ro, "closed_ms", n[1], sizeof(n[1])),
+				text(ro, "error"));
 		if (jin_bool(d, "floor_pending", false))
 			printf("waiting for its promise floor: made anew, it serves no "
 				"primary until %s of its peers answered (%s so far)\n",
@@ -232,6 +241,11 @@ status_exit(const json_t *d, char *why, size_t len)
 			return EXIT_UNACKED;
 		}
 		return 0;
+	}
+	if (json_is_object(json_object_get(d, "reopen"))) {
+		snprintf(why, len, "the primary's log is closed: it is reopening "
+			"it under its old membership after a membership change failed");
+		return EXIT_UNACKED;
 	}
 	if (strcmp(role, "replica") != 0) {
 		snprintf(why, len, "the node is %s: it serves no log", role);

@@ -137,6 +137,10 @@ admin_gate_message(int err)
 		return "the daemon is stopping: nothing more is appended";
 	if (err == NODE_E_WRONG_ROLE)
 		return "this node is not the primary: append on the primary";
+	if (err == NODE_E_REOPENING)
+		return "the primary's log is closed: a membership change failed and "
+			"it is reopening the log under its old membership (replctl "
+			"status shows its attempts): retry";
 	return NULL;	/* repl_strerror's */
 }
 

@@ -96,6 +96,7 @@ static const struct {
 	{ NODE_E_NOT_LEADER, "NOT_LEADER" },
 	{ NODE_E_CHANGE_PENDING, "CHANGE_PENDING" },
 	{ NODE_E_CONFLICT, "CONFLICT" },
+	{ NODE_E_REOPENING, "REOPENING" },
 };
 
 json_t *
@@ -345,6 +346,19 @@ copy_json(struct node *n)
 		"image_total_bytes", jo_u64(st.image_total_bytes));
 }
 
+/* a failed change's reopen of the primary's log, or null */
+static json_t *
+reopen_json(struct node *n)
+{
+	struct node_reopen r;
+
+	if (!node_reopen_info(n, &r))
+		return json_null();
+	return json_pack("{s:o, s:o, s:o}", "attempts", jo_u64(r.attempts),
+		"closed_ms", jo_u64(monotonic_ms() - r.since_ms),
+		"error", jo_str(r.error));
+}
+
 static int
 replica_json(struct node *n, json_t *o)
 {
@@ -395,6 +409,7 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "hold_lsn", rs.holding ? jo_u64(rs.hold_lsn) :
 		json_null());
 	bad |= json_object_set_new(o, "sqlite_copy", copy_json(n));
+	bad |= json_object_set_new(o, "reopen", reopen_json(n));
 	return bad;
 }
 

@@ -5,10 +5,12 @@
 #endif
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coordinator.h"
@@ -59,12 +61,15 @@ node_enter(struct node *n, int *err)
 	struct repl *repl = NULL;
 
 	pthread_mutex_lock(&n->lock);
-	while (n->closed && !n->stopping && !n->fenced)
+	/* a reopen may take long: its appenders are told, not kept waiting */
+	while (n->closed && !n->stopping && !n->fenced && !n->reopening)
 		pthread_cond_wait(&n->cond, &n->lock);
 	if (n->fenced)
 		*err = REPL_E_FENCED;
 	else if (n->stopping)
 		*err = NODE_E_STOPPING;
+	else if (n->reopening)
+		*err = NODE_E_REOPENING;
 	else if (n->role != NODE_PRIMARY)
 		*err = NODE_E_WRONG_ROLE;
 	else {
@@ -270,6 +275,7 @@ struct open_how {
 	bool reconfigure;	/* the file's membership becomes the next */
 	bool bootstrap;		/* the first start of a cluster */
 	bool restart;		/* a start from the file, not a promotion asked */
+	bool quiet;		/* the caller logs the outcome */
 };
 
 /* the log is another process's: who, for the operator */
@@ -317,10 +323,11 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	pc.cfg.refuse_if_superseded = how->restart;
 	/* only the first start of a cluster makes a primary's log */
 	pc.cfg.create = how->bootstrap;
-	log_notice("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)",
-		conf->node_id, pc.cfg.create ? "creating" : "opening", conf->log.path,
-		n->provider, conf->n_peers, conf->quorum,
-		reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
+	if (!how->quiet)
+		log_notice("node %u %s log %s, promoting over %s (%d peers, quorum %d%s%s)",
+			conf->node_id, pc.cfg.create ? "creating" : "opening",
+			conf->log.path, n->provider, conf->n_peers, conf->quorum,
+			reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&pc.cfg, &repl)) != 0) {
 		struct stat lst;
 
@@ -365,7 +372,8 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 		else
 			snprintf(msg, msglen, "cannot open the log %s as the primary: %s",
 				conf->log.path, repl_strerror(ret));
-		log_error("%s", msg);
+		if (!how->quiet)
+			log_error("%s", msg);
 		return ret;
 	}
 	repl_status(repl, &st);
@@ -606,15 +614,319 @@ proposal_of(const struct node *n, const struct repl_membership *stored,
 	}
 }
 
+static uint64_t
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* is stored member m this node? (by node id; by address where it has none) */
+static bool
+member_is_self(const struct node *n, const struct repl_member *m)
+{
+	if (m->node_id != 0)
+		return m->node_id == n->conf.node_id;
+	return m->port == n->conf.listen.control_port &&
+		strcmp(m->host, n->conf.listen.address) == 0;
+}
+
+/*
+ * Can the primary be promoted again under its stored membership now?  The
+ * promotion that a change begins with fences N - k nodes of that
+ * membership (of each configuration while it is joint) that hold it,
+ * this one counting: promote.c.  A replica counts here while its link
+ * streams and it is a member, which is what holding the membership shows
+ * from this side.  The links are the configured peers in order, then the
+ * stored members the peers do not name (cluster_ms.c, choose_peers).
+ * false with the nodes not counted, "host:port (state: why)", in missing.
+ */
+static bool
+reach_enough(struct node *n, char *need, size_t needlen, char *missing,
+		size_t len)
+{
+	struct repl_membership ms;
+	struct repl_status st;
+	unsigned need_new, need_old, have_new = 0, have_old = 0;
+	int extra = n->conf.n_peers;
+	size_t at = 0;
+
+	missing[0] = '\0';
+	/* none stored, or a version 1 one without node ids: the engine decides */
+	if (repl_membership(n->repl, &ms) != 0 || ms.config_epoch == 0 ||
+	    ms.version != 2 || repl_status(n->repl, &st) != 0)
+		return true;
+	need_new = ms.n_new > ms.k ? ms.n_new - ms.k : 0;
+	need_old = (ms.flags & REPL_MEMBERSHIP_JOINT) && ms.n_old > ms.k_old ?
+		ms.n_old - ms.k_old : 0;
+	for (uint32_t e = 0; e < ms.count && e < REPL_MEMBERS_MAX; e++) {
+		const struct repl_member *m = &ms.nodes[e];
+		struct repl_replica_status rs;
+		bool up;
+		int i;
+
+		if (member_is_self(n, m)) {
+			up = !(st.health & REPL_HEALTH_SUSPECT);
+		} else if (m->port == 0) {
+			continue;	/* no address: no link, never fenced */
+		} else {
+			for (i = 0; i < n->conf.n_peers; i++)
+				if (n->conf.peers[i].control_port == m->port &&
+				    strcmp(n->conf.peers[i].address, m->host) == 0)
+					break;
+			if (i == n->conf.n_peers)
+				i = extra++;
+			bool link = repl_replica_status(n->repl, i, &rs) == 0;
+
+			up = link && rs.link_state == REPL_LINK_STREAMING && rs.member;
+			if (!up && at < len) {
+				int w = snprintf(missing + at, len - at, "%s%s:%u (%s%s%s)",
+					at ? ", " : "", m->host, (unsigned)m->port,
+					link ? repl_link_state_name(rs.link_state) :
+						"no link",
+					link && rs.why[0] ? ": " : "", link ? rs.why : "");
+
+				at = w < 0 ? len : at + (size_t)w;
+			}
+		}
+		if (up) {
+			have_new += (m->flags & REPL_MEMBER_NEW) != 0;
+			have_old += (m->flags & REPL_MEMBER_OLD) != 0;
+		}
+	}
+	if (need_old)
+		snprintf(need, needlen, "%u of the %u nodes of the current "
+			"membership's new configuration and %u of the %u of its old "
+			"one (joint, configuration epoch %llu) streaming, this one "
+			"counting, and %u and %u are", need_new,
+			ms.n_new, need_old, ms.n_old,
+			(unsigned long long)ms.config_epoch, have_new, have_old);
+	else
+		snprintf(need, needlen, "%u of the current membership's %u nodes "
+			"(configuration epoch %llu, quorum %u) streaming, this one "
+			"counting, and %u %s", need_new,
+			ms.n_new, (unsigned long long)ms.config_epoch, ms.k, have_new,
+			have_new == 1 ? "is" : "are");
+	return have_new >= need_new && have_old >= need_old;
+}
+
+/*
+ * Before a change closes the log: the nodes the promotion needs must be
+ * streaming, else it would fail and so, for the same reason, would the
+ * reopen under the old membership.  Waits for them as long as a promotion
+ * would (timeouts.promote_wait_ms).  0, or REPL_E_NO_QUORUM with msg.
+ */
+static int
+reach_check(struct node *n, char *msg, size_t msglen)
+{
+	uint64_t until = now_ms() + (uint64_t)n->conf.timeouts.promote_wait_ms;
+	char need[256], missing[384];
+
+	while (!reach_enough(n, need, sizeof(need), missing, sizeof(missing))) {
+		if (now_ms() >= until) {
+			snprintf(msg, msglen, "membership change refused, nothing "
+				"changed: it begins with a promotion that needs %s; "
+				"not streaming: %s. The primary goes on under its "
+				"current membership: retry once they are back", need,
+				missing);
+			log_warning("%s", msg);
+			return REPL_E_NO_QUORUM;
+		}
+		(void)poll(NULL, 0, 50);
+	}
+	return 0;
+}
+
+/*
+ * The proposal written to etcd for a change whose log stayed at the old
+ * configuration epoch: no membership of it was stored on any node (the
+ * primary stores it first), so the key may say the old one again.  With
+ * n->change held and the log open.
+ */
+static void
+proposal_withdraw(struct node *n, int64_t rev, uint64_t config_epoch)
+{
+	struct coordinator *coord = atomic_load(&n->coord);
+	struct coord_membership applied;
+	struct repl_membership now;
+
+	if (rev == 0 || coord == NULL || n->repl == NULL)
+		return;
+	if (repl_membership(n->repl, &now) == 0 &&
+	    now.config_epoch == config_epoch &&
+	    coord_membership_from_log(&now, &applied))
+		coordinator_membership_withdraw(coord, &applied, rev);
+}
+
+/* ---- the reopen after a change that could reopen nothing ---- */
+
+#define REOPEN_FIRST_MS	2000	/* then doubled at each failure */
+#define REOPEN_MAX_MS	10000
+
+/* what may come right once nodes are back; any other failure stays */
+static bool
+reopen_retryable(int ret)
+{
+	return ret == REPL_E_NO_QUORUM || ret == REPL_E_TRANSPORT ||
+		ret == REPL_E_TIMEDOUT;
+}
+
+bool
+node_reopen_info(struct node *n, struct node_reopen *out)
+{
+	bool on;
+
+	pthread_mutex_lock(&n->lock);
+	on = n->reopening;
+	if (on)
+		*out = n->reopen;
+	pthread_mutex_unlock(&n->lock);
+	return on;
+}
+
+static void
+reopen_set(struct node *n, bool on, unsigned attempts, const char *why)
+{
+	pthread_mutex_lock(&n->lock);
+	n->reopening = on;
+	n->reopen.attempts = attempts;
+	snprintf(n->reopen.error, sizeof(n->reopen.error), "%s", why);
+	/* appenders waiting at the gate are refused now */
+	pthread_cond_broadcast(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* wait ms unless a stop begins; false: it did */
+static bool
+reopen_wait(struct node *n, int ms)
+{
+	struct timespec until;
+	bool stopping;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&n->lock);
+	while (!n->stopping &&
+	       pthread_cond_timedwait(&n->cond, &n->lock, &until) != ETIMEDOUT)
+		;
+	stopping = n->stopping;
+	pthread_mutex_unlock(&n->lock);
+	return !stopping;
+}
+
+static void *
+reopen_main(void *arg)
+{
+	struct node *n = arg;
+	int delay = REOPEN_FIRST_MS;
+	char why[512];
+
+	(void)pthread_setname_np(pthread_self(), "repld-reopen");
+	while (reopen_wait(n, delay)) {
+		struct node_reopen r;
+		int ret;
+
+		pthread_mutex_lock(&n->change);
+		pthread_mutex_lock(&n->lock);
+		ret = n->stopping;
+		pthread_mutex_unlock(&n->lock);
+		if (ret) {
+			pthread_mutex_unlock(&n->change);
+			break;
+		}
+		/*
+		 * As a restart: should another node have been promoted while
+		 * the log was closed, this one must not undo that failover.
+		 */
+		ret = primary_open(n, &(struct open_how){ .restart = true,
+			.quiet = true }, why, sizeof(why));
+		(void)node_reopen_info(n, &r);
+		if (ret == 0) {
+			log_notice("the log is reopened under the old membership "
+				"after %u failed attempts (%llu s closed): serving "
+				"again", r.attempts,
+				(unsigned long long)(now_ms() - r.since_ms) / 1000);
+			proposal_withdraw(n, n->reopen_rev, n->reopen_config_epoch);
+		} else if (ret == REPL_E_SUPERSEDED) {
+			log_warning("not the primary: a newer primary took over while "
+				"this node's log was closed; serving as a replica "
+				"(promote it explicitly to lead again)");
+			if (replica_start(n) != 0)
+				n->exit_code = 1;
+		} else if (!reopen_retryable(ret)) {
+			log_error("the log stays closed: reopening it under the old "
+				"membership failed for good: %s", why);
+			n->exit_code = 1;
+		} else {
+			reopen_set(n, true, r.attempts + 1, why);
+			log_warning("the log is closed: reopening the log under the old "
+				"membership failed (attempt %u, closed for %llu s): %s; "
+				"appends are refused meanwhile; next attempt in %d s",
+				r.attempts + 1,
+				(unsigned long long)(now_ms() - r.since_ms) / 1000, why,
+				(delay * 2 < REOPEN_MAX_MS ? delay * 2 : REOPEN_MAX_MS) /
+					1000);
+			pthread_mutex_unlock(&n->change);
+			delay = delay * 2 < REOPEN_MAX_MS ? delay * 2 : REOPEN_MAX_MS;
+			continue;
+		}
+		if (n->exit_code < 0) {
+			reopen_set(n, false, 0, "");
+			gate_open(n);
+		}
+		pthread_mutex_unlock(&n->change);
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * Reopen the log in the background: the node stays down with its gate
+ * closed, refusing appends, until it serves again.  With n->change held.
+ * -1 when the thread cannot be started.
+ */
+static int
+reopen_start(struct node *n, const char *why, uint64_t closed_ms, int64_t rev,
+		uint64_t config_epoch)
+{
+	/* a thread before this one has ended: it served again */
+	if (n->reopen_joinable) {
+		pthread_join(n->reopen_thread, NULL);
+		n->reopen_joinable = false;
+	}
+	n->reopen_rev = rev;
+	n->reopen_config_epoch = config_epoch;
+	pthread_mutex_lock(&n->lock);
+	n->reopen.since_ms = closed_ms;
+	pthread_mutex_unlock(&n->lock);
+	reopen_set(n, true, 0, why);
+	if (pthread_create(&n->reopen_thread, NULL, reopen_main, n) != 0) {
+		reopen_set(n, false, 0, "");
+		return -1;
+	}
+	n->reopen_joinable = true;
+	return 0;
+}
+
 /*
  * Apply a new membership (peers, quorum) to the primary: drain, close,
  * open with it as the next configuration.  With a coordinator and propose,
  * the change is first written to etcd's membership key by compare-and-swap
  * (docs/replication.md, "The membership in etcd"); a refusal there changes
- * nothing.  If that open fails the old
- * membership is reopened.  It owns the addresses in peers from here: what
- * does not end up in the node's membership is freed.  Called with
- * n->change held.
+ * nothing.  First of all, the nodes the promotion needs must be streaming
+ * (reach_check): otherwise it is refused with nothing changed.  If the
+ * open under the new membership fails the old membership is reopened, and
+ * if that fails too (a node went away after the check) a thread goes on
+ * reopening it (reopen_main) while appends are refused.  It owns the
+ * addresses in peers from here: what does not end up in the node's
+ * membership is freed.  Called with n->change held.
  */
 static int
 remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
@@ -624,8 +936,10 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	int old_n = n->conf.n_peers, old_k = n->conf.quorum, ret;
 	struct coordinator *coord = atomic_load(&n->coord);
 	struct repl_membership stored;
-	struct coord_membership want, applied;
+	struct coord_membership want;
 	int64_t rev = 0;
+	uint64_t closed_ms;
+	int reopen;
 	char why[512];
 
 	if (quorum < 0 || quorum > n_peers) {
@@ -635,10 +949,18 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 		return REPL_E_INVAL;
 	}
 	if (node_role(n) != NODE_PRIMARY) {
+		bool reopening = node_reopen_info(n, &(struct node_reopen){ 0 });
+
 		snprintf(msg, msglen, "the membership is changed on the primary; "
-			"this node is %s", node_role_name(node_role(n)));
+			"this node is %s", reopening ? "down, reopening its log under "
+			"its old membership after a change that failed: retry once it "
+			"serves again" : node_role_name(node_role(n)));
 		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
-		return NODE_E_WRONG_ROLE;
+		return reopening ? NODE_E_REOPENING : NODE_E_WRONG_ROLE;
+	}
+	if ((ret = reach_check(n, msg, msglen)) != 0) {
+		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
+		return ret;
 	}
 	memset(&stored, 0, sizeof(stored));
 	if (coord != NULL && propose) {
@@ -664,6 +986,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	log_notice("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d",
 		old_n, old_k, n_peers, quorum);
 	gate_close(n);
+	closed_ms = now_ms();
 	primary_close(n);
 	set_members(n, peers, n_peers, quorum);
 	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true }, why,
@@ -696,21 +1019,30 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
 	set_members(n, old, old_n, old_k);
 	free_unshared(peers, n_peers, old, old_n);
-	if (primary_open(n, &(struct open_how){ 0 }, why, sizeof(why)) != 0) {
-		log_error("the old membership could not be reopened either: %s", why);
-		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
-	} else if (rev != 0) {
-		struct repl_membership now;
+	if ((reopen = primary_open(n, &(struct open_how){ 0 }, why,
+			sizeof(why))) != 0) {
+		size_t at = strlen(msg);
 
+		log_error("the old membership could not be reopened either: %s", why);
 		/*
-		 * Back under the old configuration epoch: no membership of the
-		 * proposal's was stored on any node (the primary stores it
-		 * first), so the key may say the old one again.
+		 * A node the check saw went away: not the operator's doing, and
+		 * not for ever.  The node stays up and tries again.
 		 */
-		if (node_membership(n, &now) == 0 &&
-		    now.config_epoch == stored.config_epoch &&
-		    coord_membership_from_log(&now, &applied))
-			coordinator_membership_withdraw(coord, &applied, rev);
+		if (reopen_retryable(reopen) &&
+		    reopen_start(n, why, closed_ms, rev, stored.config_epoch) == 0) {
+			snprintf(msg + at, msglen - at, "; nor could the old one be "
+				"reopened, so the log is closed: appends are refused "
+				"(REOPENING) while the primary retries reopening it under "
+				"the old membership, until enough of its nodes answer");
+			log_warning("the log is closed: retrying to reopen it under the "
+				"old membership (every %d..%d s)", REOPEN_FIRST_MS / 1000,
+				REOPEN_MAX_MS / 1000);
+			return ret;
+		}
+		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
+	} else {
+		/* back under the old configuration epoch */
+		proposal_withdraw(n, rev, stored.config_epoch);
 	}
 	gate_open(n);
 	return ret;
@@ -802,7 +1134,9 @@ node_take_peers(struct node *n, struct repld_peer *peers, int n_peers, int quoru
 	int old_n, ret = 0;
 
 	pthread_mutex_lock(&n->change);
-	if (node_role(n) == NODE_PRIMARY) {
+	/* (one reopening its log is a primary still: its peers stay) */
+	if (node_role(n) == NODE_PRIMARY ||
+	    node_reopen_info(n, &(struct node_reopen){ 0 })) {
 		free_unshared(peers, n_peers, NULL, 0);
 		ret = -1;
 	} else {
@@ -853,6 +1187,13 @@ node_reload(struct node *n, char *msg, size_t msglen)
 			"replicas, quorum %d); other settings take effect on a "
 			"restart", fresh.n_peers, fresh.quorum);
 		ret = 0;
+	} else if (node_reopen_info(n, &(struct node_reopen){ 0 })) {
+		/* its reopen is under the membership the log holds */
+		snprintf(msg, msglen, "reload: nothing changed: this primary is "
+			"reopening its log under its old membership after a change "
+			"that failed; reload once it serves again");
+		same = true;	/* the file's addresses are freed */
+		ret = NODE_E_REOPENING;
 	} else if (node_role(n) != NODE_PRIMARY) {
 		/* a replica keeps the peers for its promotion */
 		struct repld_peer old[REPLD_PEERS_MAX];
@@ -883,7 +1224,10 @@ node_tick(struct node *n)
 	struct repl_status st;
 	int code = -1;
 
-	pthread_mutex_lock(&n->change);
+	/* a change under way (a reopen's attempt may take promote_wait_ms):
+	 * the next tick looks; the daemon's loop keeps its signals and pings */
+	if (pthread_mutex_trylock(&n->change) != 0)
+		return -1;
 	if (n->exit_code >= 0) {
 		code = n->exit_code;
 	} else if (node_role(n) == NODE_PRIMARY) {
@@ -963,6 +1307,13 @@ node_stop(struct node *n)
 	n->stopping = true;
 	pthread_cond_broadcast(&n->cond);
 	pthread_mutex_unlock(&n->lock);
+	if (n->reopen_joinable) {
+		/* it ends at once, or after its attempt (which needs the lock) */
+		pthread_mutex_unlock(&n->change);
+		pthread_join(n->reopen_thread, NULL);
+		pthread_mutex_lock(&n->change);
+		n->reopen_joinable = false;
+	}
 	gate_close(n);
 	if (node_role(n) == NODE_PRIMARY) {
 		log_notice("stopping: draining the replicas");

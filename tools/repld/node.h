@@ -42,6 +42,21 @@ enum node_role {
 #define NODE_E_NOT_LEADER	(-4)	/* this node does not hold the leader key */
 #define NODE_E_CHANGE_PENDING	(-5)	/* etcd holds a change not yet carried */
 #define NODE_E_CONFLICT		(-6)	/* etcd's membership changed meanwhile */
+/* the gate: a failed change left the log closed; it is being reopened */
+#define NODE_E_REOPENING	(-7)
+
+/*
+ * A membership change that closed the primary's log and could reopen
+ * neither configuration: the old one is reopened by a thread of its own,
+ * with back-off, until enough of its nodes answer.  Meanwhile the node is
+ * down and its gate closed, and appenders are refused (NODE_E_REOPENING)
+ * rather than kept waiting.
+ */
+struct node_reopen {
+	unsigned attempts;		/* failed since the log was closed */
+	uint64_t since_ms;		/* CLOCK_MONOTONIC: when it closed */
+	char error[512];		/* why the last one failed */
+};
 
 struct node {
 	const char *conf_path;
@@ -83,6 +98,15 @@ struct node {
 	struct repl_replica floor_peers[REPLD_PEERS_MAX];
 	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
 	char floor_ports[REPLD_PEERS_MAX][8];
+
+	/* a failed change's reopen: reopening and reopen under lock, the
+	   thread's handle and the proposal to withdraw under change */
+	bool reopening;
+	struct node_reopen reopen;
+	pthread_t reopen_thread;
+	bool reopen_joinable;
+	int64_t reopen_rev;		/* etcd's revision of the proposal, 0: none */
+	uint64_t reopen_config_epoch;	/* the log's before the change */
 
 	/* the primary's log reuse and space alarm (its own lock) */
 	struct retention retention;
@@ -143,6 +167,9 @@ int node_take_peers(struct node *n, struct repld_peer *peers, int n_peers,
 		int quorum);
 /* a primary's stored membership; -1 when not a primary (or changing) */
 int node_membership(struct node *n, struct repl_membership *out);
+
+/* false when the log is open (or the node never was a primary) */
+bool node_reopen_info(struct node *n, struct node_reopen *out);
 
 /* every TICK: notices a fenced primary or a failed replica; -1 or an exit code */
 int node_tick(struct node *n);
