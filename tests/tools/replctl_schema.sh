@@ -128,6 +128,7 @@ d["coordinator"] = {"endpoint": "http://127.0.0.1:2379", "reachable": True,
 		"last_lsn": 42, "last_epoch": 65537, "link_up": True,
 		"candidate": True}] if held else [],
 	"campaigns": 0, "promotions": 0, "etcd_requests": 12, "last_error": "",
+	"waiting": "" if held else "keyless",
 	"membership": {"state": "applied", "config_epoch": 1, "quorum": 1,
 		"nodes": [{"node_id": 1, "ctl_addr": "127.0.0.1:7000"},
 			{"node_id": 0, "ctl_addr": "127.0.0.1:7002"}]} if held else None}
