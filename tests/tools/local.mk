@@ -272,6 +272,10 @@ EXTRA_DIST += tests/tools/repld_ha_sigstop.sh
 # replicas first: no campaign, the primary stays the primary
 TESTS += tests/tools/repld_ha_enable.sh
 EXTRA_DIST += tests/tools/repld_ha_enable.sh
+# a primary paused between proposing a membership change in etcd and
+# carrying it: resumed, it changes nothing and rejoins the new primary
+TESTS += tests/tools/repld_ha_paused_change.sh
+EXTRA_DIST += tests/tools/repld_ha_paused_change.sh
 # replctl switchover, switchover --to, failover --to under load: a new
 # primary each time, the old one its replica, nothing acknowledged lost;
 # BAD_TARGET and NO_COORDINATOR refused with exit 1

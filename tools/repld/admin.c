@@ -364,7 +364,7 @@ serve(struct conn *c, const struct admin_req *req)
 		out_line(c, admin_verify_json(n, req->from, req->to));
 		return;
 	case ADMIN_PROMOTE:
-		change_reply(c, node_promote(n, req->force, msg, sizeof(msg)), msg);
+		change_reply(c, node_promote(n, req->force, false, msg, sizeof(msg)), msg);
 		return;
 	case ADMIN_FENCE:
 		change_reply(c, node_fence(n, msg, sizeof(msg)), msg);

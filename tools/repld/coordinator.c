@@ -229,7 +229,7 @@ worker_main(void *arg)
 	if (c->work == WORK_PROMOTE) {
 		if (c->promote_ms)
 			co_take_peers(c);
-		c->worker_ret = node_promote(c->n, false, c->worker_msg,
+		c->worker_ret = node_promote(c->n, false, true, c->worker_msg,
 			sizeof(c->worker_msg));
 	} else if (c->work == WORK_CARRY)
 		co_carry_run(c);

@@ -276,6 +276,9 @@ struct open_how {
 	bool bootstrap;		/* the first start of a cluster */
 	bool restart;		/* a start from the file, not a promotion asked */
 	bool quiet;		/* the caller logs the outcome */
+	/* a promotion the coordinator stands behind: it stops once the
+	   leader key's lease may have run out (repl_cfg.promote_gate) */
+	bool gated;
 };
 
 /* the log is another process's: who, for the operator */
@@ -300,6 +303,31 @@ other_cluster(const struct repld_conf *conf, char *msg, size_t msglen)
 		"(what it holds is lost)", conf->log.path, conf->cluster_uuid_text);
 }
 
+#ifdef RPMA_DEBUG_FAULT_INJECTION
+/*
+ * Debug builds, for the tests: with REPLD_TEST_STOP_AT=POINT in its
+ * environment the daemon stops itself (SIGSTOP) when it passes POINT, as a
+ * pause of the whole process there would (a SIGSTOP from outside cannot
+ * be timed into a window of microseconds).  SIGCONT resumes it.
+ */
+static void
+test_stop_at(const char *point)
+{
+	const char *at = getenv("REPLD_TEST_STOP_AT");
+
+	if (at == NULL || strcmp(at, point) != 0)
+		return;
+	log_notice("stopping at %s (REPLD_TEST_STOP_AT)", point);
+	(void)raise(SIGSTOP);
+}
+#else
+static void
+test_stop_at(const char *point)
+{
+	(void)point;
+}
+#endif
+
 /*
  * Open the log as the primary: a promotion over the configured peers.
  * 0, or a REPL_E_* with a sentence in msg.
@@ -321,6 +349,10 @@ primary_open(struct node *n, const struct open_how *how, char *msg,
 	pc.cfg.reconfigure = reconfigure;
 	pc.cfg.bootstrap = how->bootstrap;
 	pc.cfg.refuse_if_superseded = how->restart;
+	if (how->gated && atomic_load(&n->coord) != NULL) {
+		pc.cfg.promote_gate = coordinator_promote_gate;
+		pc.cfg.promote_gate_arg = atomic_load(&n->coord);
+	}
 	/* only the first start of a cluster makes a primary's log */
 	pc.cfg.create = how->bootstrap;
 	if (!how->quiet)
@@ -491,7 +523,7 @@ node_start(struct node *n, const struct node_start_how *how)
 }
 
 int
-node_promote(struct node *n, bool force, char *msg, size_t msglen)
+node_promote(struct node *n, bool force, bool gated, char *msg, size_t msglen)
 {
 	int ret;
 
@@ -511,8 +543,8 @@ node_promote(struct node *n, bool force, char *msg, size_t msglen)
 		pthread_mutex_unlock(&n->change);
 		return REPL_E_IO;
 	}
-	if ((ret = primary_open(n, &(struct open_how){ .force = force }, msg,
-			msglen)) != 0) {
+	if ((ret = primary_open(n, &(struct open_how){ .force = force,
+			.gated = gated }, msg, msglen)) != 0) {
 		/* it stays what it was: a replica */
 		if (replica_start(n) != 0)
 			n->exit_code = 1;
@@ -982,6 +1014,23 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 			return ret;
 		}
 	}
+	if (propose && coord != NULL)
+		test_stop_at("membership-proposed");
+	/*
+	 * With a coordinator a change is the leader key's holder's: a primary
+	 * paused past its lease between the proposal and here (another node
+	 * may be the primary now) changes nothing, and the coordinator hands
+	 * it over.  The promotion below asks again before each fence.
+	 */
+	if (coord != NULL && coordinator_promote_gate(coord)) {
+		snprintf(msg, msglen, "this primary's hold on the leader key ran out "
+			"before the change began (was the process paused?): nothing "
+			"changed; the coordinator steps it down if another node took "
+			"the key");
+		log_warning("%s", msg);
+		free_unshared(peers, n_peers, n->conf.peers, n->conf.n_peers);
+		return NODE_E_NOT_LEADER;
+	}
 	memcpy(old, n->conf.peers, sizeof(old));
 	log_notice("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d",
 		old_n, old_k, n_peers, quorum);
@@ -989,8 +1038,8 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	closed_ms = now_ms();
 	primary_close(n);
 	set_members(n, peers, n_peers, quorum);
-	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true }, why,
-			sizeof(why))) == 0) {
+	if ((ret = primary_open(n, &(struct open_how){ .reconfigure = true,
+			.gated = true }, why, sizeof(why))) == 0) {
 		struct repl_status st;
 
 		free_unshared(old, old_n, peers, n_peers);
@@ -1019,7 +1068,25 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	snprintf(msg, msglen, "the new membership did not take: %s", why);
 	set_members(n, old, old_n, old_k);
 	free_unshared(peers, n_peers, old, old_n);
-	if ((reopen = primary_open(n, &(struct open_how){ 0 }, why,
+	if (coord != NULL && coordinator_promote_gate(coord)) {
+		/*
+		 * The lease ran out during the promotion: another node may
+		 * lead now.  Reopening as the primary would fence it; this
+		 * node serves as a replica instead, and the coordinator takes
+		 * it from there.
+		 */
+		size_t at = strlen(msg);
+
+		log_warning("the leader key's lease ran out during the change: "
+			"serving as a replica");
+		if (replica_start(n) != 0)
+			n->exit_code = 1;
+		snprintf(msg + at, msglen - at, "; this primary's hold on the leader "
+			"key ran out meanwhile: it serves as a replica now");
+		gate_open(n);
+		return NODE_E_NOT_LEADER;
+	}
+	if ((reopen = primary_open(n, &(struct open_how){ .gated = true }, why,
 			sizeof(why))) != 0) {
 		size_t at = strlen(msg);
 

@@ -145,7 +145,11 @@ void node_leave(struct node *n);
 struct repl *node_try_enter(struct node *n, bool *changing);
 
 /* the changes; each 0 or an error with a sentence in msg */
-int node_promote(struct node *n, bool force, char *msg, size_t msglen);
+/*
+ * gated: the coordinator stands behind it, so it stops before fencing once
+ * the leader key's lease may have run out (coordinator_promote_gate)
+ */
+int node_promote(struct node *n, bool force, bool gated, char *msg, size_t msglen);
 int node_fence(struct node *n, char *msg, size_t msglen);
 /* a new membership: peers (host:port pairs) and quorum, -1: keep it */
 int node_add(struct node *n, const char *host, uint16_t port, int quorum,
