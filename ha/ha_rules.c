@@ -44,6 +44,13 @@ ha_action_name(enum ha_action_kind k)
 	return "?";
 }
 
+const char *
+ha_role_name(enum ha_role r)
+{
+	return r == HA_ROLE_PRIMARY ? "primary" : r == HA_ROLE_REPLICA ?
+		"replica" : "down";
+}
+
 void
 ha_state_init(struct ha_state *s, uint64_t now_ms)
 {

@@ -148,6 +148,8 @@ enum ha_action_kind {
 };
 
 const char *ha_action_name(enum ha_action_kind k);
+/* "primary", "replica", "down" (as members/<id> publishes it) */
+const char *ha_role_name(enum ha_role r);
 
 struct ha_action {
 	enum ha_action_kind kind;

@@ -47,12 +47,9 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/http.c tools/repld/http.h \
 	tools/repld/metrics.c tools/repld/metrics.h \
 	tools/repld/metrics_text.c tools/repld/metrics_text.h \
-	tools/repld/coordinator.c tools/repld/coordinator.h \
-	tools/repld/coord_internal.h tools/repld/coord_rules.c \
-	tools/repld/coord_switchover.c tools/repld/coord_watch.c \
-	tools/repld/coord_membership.c tools/repld/node_copy.c
+	tools/repld/node_ha.c tools/repld/node_ha.h tools/repld/node_copy.c
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
-# the failover's wing (ha/: the etcd client, the keys, the rules)
+# the failover's wing (ha/: the coordinator, the etcd client, the rules)
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
 	-I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 # repld.conf's reader and the admin socket's protocol, each its own folder

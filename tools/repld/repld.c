@@ -57,6 +57,7 @@
 #include "http.h"
 #include "log.h"
 #include "node.h"
+#include "node_ha.h"
 #include "notify.h"
 #include "repl.h"
 #include "repld_conf.h"
@@ -252,7 +253,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	uint32_t leader;
 
 	if (n->conf.role == REPLD_ROLE_PRIMARY && !how->bootstrap &&
-	    (leader = coordinator_leader_at_start(&n->conf, &leader_epoch)) != 0) {
+	    (leader = node_ha_leader_at_start(&n->conf, &leader_epoch)) != 0) {
 		log_notice("coordinator: node %u holds the leader key (epoch %llu): "
 			"starting as a replica", leader,
 			(unsigned long long)leader_epoch);
@@ -275,7 +276,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	/* automatic failover, when the file names a coordinator */
 	struct coordinator *coord;
 
-	if (coordinator_start(n, &coord, err, sizeof(err)) != 0) {
+	if (node_ha_start(n, &coord, err, sizeof(err)) != 0) {
 		log_error("%s", err);
 		retention_stop(&n->retention);
 		(void)node_stop(n);

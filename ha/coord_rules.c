@@ -15,8 +15,6 @@
 #include <string.h>
 
 #include "coord_internal.h"
-#include "log.h"
-#include "node.h"
 
 /* ---- the leader key ---- */
 
@@ -25,7 +23,7 @@ co_resign(struct coordinator *c, const char *why)
 {
 	if (coord_leader_state(c->leader) == COORD_LEADER_IDLE)
 		return;
-	log_notice("coordinator: giving the leader key back (%s)", why);
+	co_notice(c, "coordinator: giving the leader key back (%s)", why);
 	atomic_store(&c->lease_until, 0);
 	(void)co_leader_ok(c, coord_leader_resign(c->leader), "resign");
 }
@@ -36,7 +34,7 @@ co_back_off(struct coordinator *c, uint64_t now)
 	uint64_t jitter = (uint64_t)rand_r(&c->seed) % (c->lease_ms + 1);
 
 	ha_promotion_refused(&c->ha, &c->ha_cfg, now / MS, jitter);
-	log_notice("coordinator: next campaign in %" PRIu64 " ms at the earliest",
+	co_notice(c, "coordinator: next campaign in %" PRIu64 " ms at the earliest",
 		c->lease_ms + jitter);
 }
 
@@ -50,7 +48,7 @@ co_renew(struct coordinator *c, uint64_t now)
 		return;
 	rc = coord_leader_renew(c->leader);
 	if (rc == ETCD_E_LEASE_NOT_FOUND) {
-		log_warning("coordinator: the leader lease expired in etcd (it was not "
+		co_warning(c, "coordinator: the leader lease expired in etcd (it was not "
 			"renewed in time): taking the key again if it is free");
 		(void)co_leader_ok(c, ETCD_OK, NULL);
 		return;
@@ -79,7 +77,7 @@ co_campaign(struct coordinator *c, const char *value)
 		/* an older incarnation of this node: only this node uses its id */
 		if (coord_leader_parse(out.holder.value, out.holder.value_len, &h) &&
 		    h.node_id == c->node_id && out.holder.lease != 0) {
-			log_notice("coordinator: the leader key is held by an earlier run "
+			co_notice(c, "coordinator: the leader key is held by an earlier run "
 				"of this node (lease %" PRIx64 "): revoking it",
 				(uint64_t)out.holder.lease);
 			(void)co_client_ok(c, etcd_lease_revoke(c->etcd, out.holder.lease),
@@ -93,7 +91,7 @@ co_campaign(struct coordinator *c, const char *value)
 /* ---- what ha_step says, done ---- */
 
 static void
-hold(struct coordinator *c, const struct local *l)
+hold(struct coordinator *c, const struct ha_local *l)
 {
 	char value[COORD_VALUE_MAX];
 
@@ -101,18 +99,18 @@ hold(struct coordinator *c, const struct local *l)
 			sizeof(value)) == 0)
 		return;
 	if (co_campaign(c, value))
-		log_notice("coordinator: this primary holds the leader key (epoch %"
+		co_notice(c, "coordinator: this primary holds the leader key (epoch %"
 			PRIu64 ", lease %" PRId64 " s)", l->epoch,
 			coord_leader_ttl(c->leader));
 }
 
 static void
-step_down(struct coordinator *c, const struct local *l, const struct ha_action *a)
+step_down(struct coordinator *c, const struct ha_local *l, const struct ha_action *a)
 {
 	const struct coord_keys *k = &c->keys;
 
 	if (a->switchover)
-		log_notice("coordinator: switchover to %s%.0" PRIu32 ": stepping down",
+		co_notice(c, "coordinator: switchover to %s%.0" PRIu32 ": stepping down",
 			k->sw.to ? "node " : "the most advanced replica", k->sw.to);
 	else
 		/*
@@ -121,7 +119,7 @@ step_down(struct coordinator *c, const struct local *l, const struct ha_action *
 		 * node won the key.  It stops acknowledging now; fencing made
 		 * its acknowledgements safe even before it knew.
 		 */
-		log_warning("coordinator: the leader key is held by node %" PRIu32
+		co_warning(c, "coordinator: the leader key is held by node %" PRIu32
 			" (epoch %" PRIu64 ", %s): this primary (epoch %" PRIu64
 			") lost its lease: stepping down", a->leader, k->leader.epoch,
 			k->leader.state, l->epoch);
@@ -129,7 +127,7 @@ step_down(struct coordinator *c, const struct local *l, const struct ha_action *
 }
 
 static void
-campaign(struct coordinator *c, const struct local *l, const struct ha_action *a,
+campaign(struct coordinator *c, const struct ha_local *l, const struct ha_action *a,
 		uint64_t now)
 {
 	const struct coord_keys *k = &c->keys;
@@ -141,7 +139,7 @@ campaign(struct coordinator *c, const struct local *l, const struct ha_action *a
 	pthread_mutex_lock(&c->lock);
 	c->view.campaigns++;
 	pthread_mutex_unlock(&c->lock);
-	log_notice("coordinator: no primary holds the leader key and %s: campaigning "
+	co_notice(c, "coordinator: no primary holds the leader key and %s: campaigning "
 		"(rank %d, log at epoch %" PRIu64 " LSN %" PRIu64 ")",
 		a->named ? "a switchover names this node" :
 		"no replica sees the primary", a->rank, l->epoch, l->last_lsn);
@@ -149,7 +147,7 @@ campaign(struct coordinator *c, const struct local *l, const struct ha_action *a
 		ha_campaign_lost(&c->ha);
 		return;
 	}
-	log_notice("coordinator: won the leader key: promoting this replica");
+	co_notice(c, "coordinator: won the leader key: promoting this replica");
 	/* the key's membership, once this log holds it, names the peers */
 	c->promote_ms = k->has_membership && l->config_epoch != 0 &&
 		k->membership.config_epoch == l->config_epoch;
@@ -161,13 +159,6 @@ campaign(struct coordinator *c, const struct local *l, const struct ha_action *a
 	}
 }
 
-static enum ha_role
-ha_role_of(enum node_role r)
-{
-	return r == NODE_PRIMARY ? HA_ROLE_PRIMARY : r == NODE_REPLICA ?
-		HA_ROLE_REPLICA : HA_ROLE_OTHER;
-}
-
 static enum ha_hold
 ha_hold_of(enum coord_leader_state s)
 {
@@ -176,15 +167,11 @@ ha_hold_of(enum coord_leader_state s)
 }
 
 void
-co_rules_tick(struct coordinator *c, const struct local *l, uint64_t now)
+co_rules_tick(struct coordinator *c, const struct ha_local *l, uint64_t now)
 {
 	struct ha_input in = {
 		.now_ms = now / MS,
-		.local = {
-			.role = ha_role_of(l->role), .epoch = l->epoch,
-			.last_lsn = l->last_lsn, .link_up = l->link_up,
-			.member = l->member, .config_epoch = l->config_epoch,
-		},
+		.local = *l,
 		.etcd_ok = c->reachable,
 		.keys = c->keys_valid ? &c->keys : NULL,
 		.hold = ha_hold_of(coord_leader_state(c->leader)),
@@ -211,7 +198,7 @@ co_rules_tick(struct coordinator *c, const struct local *l, uint64_t now)
 		campaign(c, l, &a, now);
 		break;
 	case HA_REPORT_FOREIGN:
-		log_error("coordinator: the leader key holds a value that is not "
+		co_error(c, "coordinator: the leader key holds a value that is not "
 			"one of repld's: no failover can take place until it "
 			"goes (delete it with etcdctl if no repld wrote it)");
 		break;
@@ -223,12 +210,12 @@ void
 co_promoted(struct coordinator *c, uint64_t now)
 {
 	char value[COORD_VALUE_MAX];
-	struct local l = { 0 };
+	struct ha_local l = { 0 };
 	bool ours = false;
 	uint64_t stored;
 
 	if (c->worker_ret != 0) {
-		log_warning("coordinator: promotion refused: %s", c->worker_msg);
+		co_warning(c, "coordinator: promotion refused: %s", c->worker_msg);
 		co_resign(c, "the promotion was refused");
 		co_back_off(c, now);
 		return;
@@ -241,13 +228,13 @@ co_promoted(struct coordinator *c, uint64_t now)
 			sizeof(value)) != 0 &&
 	    co_leader_ok(c, coord_leader_update(c->leader, value, &ours), "leader update") &&
 	    !ours)
-		log_warning("coordinator: the leader key was lost during the promotion "
+		co_warning(c, "coordinator: the leader key was lost during the promotion "
 			"(its lease ran out): taking it again if it is free");
-	log_notice("coordinator: promoted: node %" PRIu32 " is the primary of epoch %"
+	co_notice(c, "coordinator: promoted: node %" PRIu32 " is the primary of epoch %"
 		PRIu64, c->node_id, l.epoch);
 	if (co_leader_ok(c, coord_epoch_raise(c->leader, l.epoch, &stored), "epochs") &&
 	    stored != l.epoch)
-		log_warning("coordinator: etcd's epochs counter holds %" PRIu64 ", above "
+		co_warning(c, "coordinator: etcd's epochs counter holds %" PRIu64 ", above "
 			"this promotion's epoch %" PRIu64 " (etcd restored from "
 			"elsewhere?): the epochs the logs hold decide", stored, l.epoch);
 	if (coord_history_value(c->node_id, l.epoch, l.last_lsn, value, sizeof(value))) {
@@ -266,7 +253,7 @@ void
 co_stepped_down(struct coordinator *c)
 {
 	if (c->worker_ret != 0)
-		log_warning("coordinator: the step-down failed: %s", c->worker_msg);
+		co_warning(c, "coordinator: the step-down failed: %s", c->worker_msg);
 	co_resign(c, "this node stepped down");
 }
 

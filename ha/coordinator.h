@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * coordinator.h -- automatic failover on etcd (repld.conf's coordinator):
- * a thread beside the node that
+ * coordinator.h -- automatic failover on etcd (the ha/ wing's loop): a
+ * thread beside a node that
  *
- *   - publishes this node under PREFIX<uuid>/members/<id> (its role, epoch,
+ *   - publishes the node under PREFIX<uuid>/members/<id> (its role, epoch,
  *     log position, whether its link to the primary is up), with a lease
  *     of its own;
  *   - as the primary, holds PREFIX<uuid>/leader with its lease, renewed
  *     every lease/3, and steps down when a switchover names it; keeps
  *     PREFIX<uuid>/membership equal to its log's membership, and carries a
  *     change left there (coord_membership.c);
- *   - as a replica, campaigns for the leader key when it is gone, its own
- *     link to the primary is down and no live member reports one up: the
- *     most advanced log first, the r-th after r * lease/2; the winner runs
- *     the node's own promotion (node_promote) and gives the key back at
- *     once when that promotion is refused, backing off lease * [1, 2).
+ *   - as a replica, campaigns for the leader key when the rules say so
+ *     (ha_rules.h: the link rule, the keyless rule, the rank) and promotes
+ *     the node when it wins, giving the key back at once when that
+ *     promotion is refused.
+ *
+ * It drives the node it serves only through struct coord_node_ops, which
+ * the node's owner fills (repld's node_ha.c; an application linking
+ * librepl could fill it as well), and logs through the cfg's function.
  *
  * etcd only decides who may try to promote.  Whether a promotion may go
  * on (n - k + 1 nodes fenced, the most advanced log, the commit rule) is
@@ -24,15 +27,17 @@
  *
  * Threads: the coordinator's own thread does every etcd call and every
  * change of the node it starts (those in a worker thread, so that the
- * leases are renewed while a promotion or a step-down runs).  The view and
- * the request slot are under its lock, a leaf: no node lock is taken while
- * it is held.  A membership change waits for the coordinator's thread while
- * holding the node's change lock (node.c, remember); that thread never
- * takes the change lock (it reads the node with node_try_enter, and what
- * needs the lock runs in the worker), so the wait closes no cycle.
+ * leases are renewed while a promotion or a step-down runs); a watch
+ * thread wakes it when a key changes.  The view and the request slot are
+ * under its lock, a leaf: no lock of the node is taken while it is held.
+ * A membership change waits for the coordinator's thread while holding the
+ * node's change lock (repld's node.c, remember); that thread never takes
+ * the change lock (it reads the node through ops->local, which must not
+ * wait for it, and what needs the lock runs in the worker), so the wait
+ * closes no cycle.
  */
-#ifndef REPLD_COORDINATOR_H
-#define REPLD_COORDINATOR_H
+#ifndef HA_COORDINATOR_H
+#define HA_COORDINATOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,10 +45,58 @@
 
 #include "repl.h"
 #include "coord_keys.h"
-#include "repld_conf.h"
+#include "ha_rules.h"
 
-struct node;
 struct coordinator;
+
+/* a membership change with a coordinator, refused before anything changed */
+#define COORD_E_UNREACHABLE	(-3)	/* etcd does not answer */
+#define COORD_E_NOT_LEADER	(-4)	/* this node does not hold the leader key */
+#define COORD_E_CHANGE_PENDING	(-5)	/* etcd holds a change not yet carried */
+#define COORD_E_CONFLICT	(-6)	/* etcd's membership changed meanwhile */
+
+/* log levels of cfg.log: syslog's (LOG_ERR, LOG_WARNING, LOG_NOTICE) */
+typedef void coord_log_fn(void *arg, int level, const char *msg);
+
+struct coord_cfg {
+	/* etcd: its client endpoints and TLS (paths; NULL: none) */
+	const char *const *endpoints;
+	size_t n_endpoints;
+	int timeout_ms;			/* one etcd request */
+	const char *ca, *cert, *key;
+	const char *prefix;		/* e.g. "/rpma-repl/" */
+	const char *cluster_uuid;	/* text: the keys are under PREFIX<uuid>/ */
+	uint32_t node_id;
+	uint64_t lease_ms;		/* a whole number of seconds */
+	bool candidate;			/* it may take over by itself */
+	uint64_t down_ms;		/* the node's timeouts.down_ms */
+	const char *ctl_addr;		/* its control address "host:port" */
+	coord_log_fn *log;		/* NULL: silent */
+	void *log_arg;
+};
+
+/*
+ * How the coordinator drives its node; each called from the coordinator's
+ * threads, with no lock of the coordinator held.
+ */
+struct coord_node_ops {
+	/* what the node is now; must not wait for the node's changes */
+	void (*local)(void *node, struct ha_local *out);
+	/* the log's stored membership (config_epoch 0: none); 0, or -1 */
+	int (*membership)(void *node, struct repl_membership *out);
+	/*
+	 * Promote the replica: never forced, gated on this coordinator's
+	 * lease (coordinator_promote_gate).  0, or an error with msg.
+	 */
+	int (*promote)(void *node, char *msg, size_t msglen);
+	/* step the primary down: drain, then serve as a replica */
+	int (*step_down)(void *node, char *msg, size_t msglen);
+	/* carry etcd's change m (two configuration epochs ahead) to the logs */
+	int (*carry)(void *node, const struct coord_membership *m, char *msg,
+		size_t msglen);
+	/* before a promotion: promote over m's nodes, not the configured ones */
+	void (*take_peers)(void *node, const struct coord_membership *m);
+};
 
 /* what status, the metrics and the log show (a copy) */
 struct coord_view {
@@ -80,11 +133,12 @@ struct coord_view {
 const char *coord_view_failover(const struct coord_view *v);
 
 /*
- * Starts the thread when n's configuration names a coordinator (*out NULL
- * when it does not).  0, or -1 with why in err.
+ * Starts the coordinator's threads for node (cfg and ops are copied; the
+ * strings cfg points to must outlive it).  0, or -1 with why in err.
  */
-int coordinator_start(struct node *n, struct coordinator **out, char *err,
-		size_t errlen);
+int coordinator_start(const struct coord_cfg *cfg,
+		const struct coord_node_ops *ops, void *node,
+		struct coordinator **out, char *err, size_t errlen);
 /*
  * Resigns the leader key if held, revokes the member lease, ends the
  * thread; the view stays readable, and requests are refused, until
@@ -106,12 +160,12 @@ int coordinator_promote_gate(void *arg);
 
 /*
  * At start, before the node opens its log: the node id of the leader key's
- * holder when it is another node than conf's (0: none, this node, or etcd
+ * holder when it is another node than cfg's (0: none, this node, or etcd
  * does not answer within the configured timeout).  A node whose file says
  * primary then starts as a replica rather than attempt a restart
  * promotion that the failover already superseded.
  */
-uint32_t coordinator_leader_at_start(const struct repld_conf *conf,
+uint32_t coordinator_leader_at_start(const struct coord_cfg *cfg,
 		uint64_t *epoch);
 
 /* a log's final membership as the key says it (false: joint, none, or a
@@ -124,8 +178,8 @@ bool coord_membership_from_log(const struct repl_membership *m,
  * writes want (the next final membership, its configuration epoch the
  * log's + 2) to the membership key by compare-and-swap -- on the revision
  * last read, and only while this node's lease holds the leader key.  0
- * (*rev: the revision written), or NODE_E_COORD_UNREACHABLE,
- * NODE_E_NOT_LEADER, NODE_E_CHANGE_PENDING or NODE_E_CONFLICT with a
+ * (*rev: the revision written), or COORD_E_UNREACHABLE,
+ * COORD_E_NOT_LEADER, COORD_E_CHANGE_PENDING or COORD_E_CONFLICT with a
  * sentence in msg: nothing was written.  Any thread but the coordinator's.
  */
 int coordinator_membership_propose(struct coordinator *c,

@@ -27,8 +27,6 @@
 #include <string.h>
 
 #include "coord_internal.h"
-#include "log.h"
-#include "node.h"
 
 /* a carry refused waits this many leases before the next try */
 #define CARRY_BACKOFF_LEASES 10
@@ -52,7 +50,8 @@ coord_membership_from_log(const struct repl_membership *m,
 			return false;
 		nd = &out->nodes[out->n++];
 		nd->node_id = e->node_id;
-		repld_host_port(nd->ctl_addr, sizeof(nd->ctl_addr), e->host, e->port);
+		snprintf(nd->ctl_addr, sizeof(nd->ctl_addr), strchr(e->host, ':') ?
+			"[%s]:%u" : "%s:%u", e->host, (unsigned)e->port);
 	}
 	return out->n >= 1 && out->quorum < (uint32_t)out->n;
 }
@@ -111,7 +110,7 @@ co_serve_membership(struct coordinator *c, bool withdraw,
 
 	if (withdraw) {
 		if (cas_put(c, m, rev_in, false, NULL) == 1)
-			log_notice("coordinator: the membership key says configuration "
+			co_notice(c, "coordinator: the membership key says configuration "
 				"epoch %" PRIu64 " again: the change was not made",
 				m->config_epoch);
 		return 0;
@@ -120,12 +119,12 @@ co_serve_membership(struct coordinator *c, bool withdraw,
 		snprintf(msg, msglen, "etcd does not answer (%s): with a coordinator a "
 			"membership change is written to etcd first; nothing changed",
 			c->view.last_error);
-		return NODE_E_COORD_UNREACHABLE;
+		return COORD_E_UNREACHABLE;
 	}
 	if (coord_leader_state(c->leader) != COORD_LEADER_HELD) {
 		snprintf(msg, msglen, "this primary does not hold the leader key: only "
 			"the holder changes the membership; nothing changed");
-		return NODE_E_NOT_LEADER;
+		return COORD_E_NOT_LEADER;
 	}
 	if (k->has_membership && k->membership.config_epoch >= m->config_epoch) {
 		snprintf(msg, msglen, "etcd's membership key holds configuration epoch %"
@@ -133,21 +132,21 @@ co_serve_membership(struct coordinator *c, bool withdraw,
 			"carried to the logs, which the primary carries first; nothing "
 			"changed, try again once status shows it applied",
 			k->membership.config_epoch, m->config_epoch);
-		return NODE_E_CHANGE_PENDING;
+		return COORD_E_CHANGE_PENDING;
 	}
 	r = cas_put(c, m, k->membership_rev, true, rev_out);
 	if (r < 0) {
 		snprintf(msg, msglen, "etcd did not take the change (%s): nothing "
 			"changed", c->view.last_error);
-		return NODE_E_COORD_UNREACHABLE;
+		return COORD_E_UNREACHABLE;
 	}
 	if (r == 0) {
 		snprintf(msg, msglen, "etcd's membership key or leader key changed since "
 			"this primary read them (another change, or the lease lost): "
 			"nothing changed");
-		return NODE_E_CONFLICT;
+		return COORD_E_CONFLICT;
 	}
-	log_notice("coordinator: membership of configuration epoch %" PRIu64 " (%d "
+	co_notice(c, "coordinator: membership of configuration epoch %" PRIu64 " (%d "
 		"nodes, quorum %" PRIu32 ") written to etcd, to be carried to the logs",
 		m->config_epoch, m->n, m->quorum);
 	/* the proposer carries it now; the tick only if that fails to */
@@ -169,7 +168,7 @@ ask(struct coordinator *c, bool withdraw, const struct coord_membership *m,
 		return 0;
 	if (!co_request(c, &r)) {
 		snprintf(msg, msglen, "the daemon is stopping: nothing changed");
-		return NODE_E_COORD_UNREACHABLE;
+		return COORD_E_UNREACHABLE;
 	}
 	if (rev_out != NULL)
 		*rev_out = r.rev;
@@ -196,89 +195,31 @@ coordinator_membership_withdraw(struct coordinator *c,
 
 /* ---- the primary's tick ---- */
 
-static bool
-is_me(const struct coordinator *c, const struct coord_ms_node *nd)
-{
-	return nd->node_id == c->node_id ||
-		(nd->node_id == 0 && strcmp(nd->ctl_addr, c->ctl_addr) == 0);
-}
-
-/* a ctl_addr into a peer (the host malloc'd); false if not one */
-static bool
-peer_of(const char *ctl_addr, struct repld_peer *p)
-{
-	char host[REPLD_ADDRESS_MAX + 1];
-
-	return coord_ctl_addr_split(ctl_addr, host, &p->control_port) &&
-		(p->address = strdup(host)) != NULL;
-}
-
-/* m's nodes but this one as peers (hosts malloc'd); -1 with why if not */
-static int
-peers_of(struct coordinator *c, const struct coord_membership *m,
-		struct repld_peer *peers, char *why, size_t whylen)
-{
-	int np = 0;
-
-	memset(peers, 0, sizeof(peers[0]) * REPLD_PEERS_MAX);
-	for (int i = 0; i < m->n; i++) {
-		if (is_me(c, &m->nodes[i]))
-			continue;
-		if (np == REPLD_PEERS_MAX || !peer_of(m->nodes[i].ctl_addr, &peers[np])) {
-			for (int j = 0; j < np; j++)
-				free(peers[j].address);
-			snprintf(why, whylen, "the membership key names a node this daemon "
-				"cannot take as a peer (%s)", m->nodes[i].ctl_addr);
-			return -1;
-		}
-		np++;
-	}
-	return np;
-}
-
-/* the worker's carry: the key's membership as the node's peers */
+/* the worker's carry: the key's membership as the node's */
 void
 co_carry_run(struct coordinator *c)
 {
-	struct repld_peer peers[REPLD_PEERS_MAX];
-	int np = peers_of(c, &c->carry, peers, c->worker_msg, sizeof(c->worker_msg));
-
-	if (np < 0) {
-		c->worker_ret = REPL_E_INVAL;
-		return;
-	}
-	c->worker_ret = node_carry(c->n, peers, np, (int)c->carry.quorum,
-		c->carry.config_epoch, c->worker_msg, sizeof(c->worker_msg));
+	c->worker_ret = c->ops.carry(c->node, &c->carry, c->worker_msg,
+		sizeof(c->worker_msg));
 }
 
 void
 co_take_peers(struct coordinator *c)
 {
-	struct repld_peer peers[REPLD_PEERS_MAX];
-	char why[256];
-	int np = peers_of(c, &c->carry, peers, why, sizeof(why));
-
-	if (np < 0) {
-		log_warning("coordinator: %s: promoting over the configured peers", why);
-		return;
-	}
-	if (node_take_peers(c->n, peers, np, (int)c->carry.quorum) == 0)
-		log_notice("coordinator: promoting over the membership this log holds, "
-			"as etcd's key names it (configuration epoch %" PRIu64 ": %d peers, "
-			"quorum %" PRIu32 ")", c->carry.config_epoch, np, c->carry.quorum);
+	c->ops.take_peers(c->node, &c->carry);
 }
 
 void
 co_carried(struct coordinator *c, uint64_t now)
 {
 	if (c->worker_ret == 0) {
-		log_notice("coordinator: the change of the membership key (configuration "
+		co_notice(c, "coordinator: the change of the membership key (configuration "
 			"epoch %" PRIu64 ") is carried: %s", c->carry.config_epoch,
 			c->worker_msg);
 		return;
 	}
 	c->carry_backoff_until = now + CARRY_BACKOFF_LEASES * c->lease_ms * MS;
-	log_error("coordinator: the change of the membership key (configuration "
+	co_error(c, "coordinator: the change of the membership key (configuration "
 		"epoch %" PRIu64 ") could not be carried, next try in %u leases: %s",
 		c->carry.config_epoch, CARRY_BACKOFF_LEASES, c->worker_msg);
 }
@@ -304,7 +245,7 @@ co_membership_tick(struct coordinator *c, uint64_t now, bool busy)
 	bool final;
 	int r;
 
-	if (!c->keys_valid || node_membership(c->n, &stored) != 0 ||
+	if (!c->keys_valid || c->ops.membership(c->node, &stored) != 0 ||
 	    stored.config_epoch == 0)
 		return;
 	co_membership_view(c, stored.config_epoch,
@@ -320,7 +261,7 @@ co_membership_tick(struct coordinator *c, uint64_t now, bool busy)
 	case HA_MS_NOT_NEXT:
 	case HA_MS_REMOVES_ME:
 		if (c->carry_warned != k->membership.config_epoch)
-			log_error("coordinator: etcd's membership key holds configuration "
+			co_error(c, "coordinator: etcd's membership key holds configuration "
 				"epoch %" PRIu64 " and this primary's log %" PRIu64 ": %s; "
 				"it is left as it is", k->membership.config_epoch,
 				log_ms.config_epoch, act == HA_MS_NOT_NEXT ?
@@ -330,7 +271,7 @@ co_membership_tick(struct coordinator *c, uint64_t now, bool busy)
 		c->carry_warned = k->membership.config_epoch;
 		return;
 	case HA_MS_CARRY:
-		log_notice("coordinator: etcd's membership key holds a change to "
+		co_notice(c, "coordinator: etcd's membership key holds a change to "
 			"configuration epoch %" PRIu64 " (%d nodes, quorum %" PRIu32 ") not "
 			"in this primary's log (%" PRIu64 "): carrying it",
 			k->membership.config_epoch, k->membership.n, k->membership.quorum,
@@ -348,7 +289,7 @@ co_membership_tick(struct coordinator *c, uint64_t now, bool busy)
 	 */
 	r = cas_put(c, &log_ms, k->membership_rev, true, NULL);
 	if (r == 1)
-		log_notice("coordinator: the membership key now says this primary's "
+		co_notice(c, "coordinator: the membership key now says this primary's "
 			"membership: configuration epoch %" PRIu64 ", %d nodes, quorum %"
 			PRIu32 "%s", log_ms.config_epoch, log_ms.n, log_ms.quorum,
 			!k->has_membership ? "" : k->membership.config_epoch <

@@ -13,13 +13,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <syslog.h>
 
 #include "coord/etcd_client.h"
 #include "coord/leader.h"
 #include "coord_keys.h"
 #include "coordinator.h"
 #include "ha_rules.h"
-#include "node.h"
 
 /* a tick: a tenth of the lease, within these */
 #define TICK_MS_MIN 100
@@ -46,7 +46,10 @@ struct coord_req {
 };
 
 struct coordinator {
-	struct node *n;
+	void *node;			/* driven through ops only */
+	struct coord_node_ops ops;
+	coord_log_fn *log;
+	void *log_arg;
 	uint32_t node_id;
 	uint64_t lease_ms;		/* configured */
 	uint64_t tick_ms;
@@ -113,18 +116,15 @@ struct coordinator {
 };
 
 
-/* what the node is now, as one tick reads it */
-struct local {
-	enum node_role role;
-	uint64_t epoch, last_lsn;
-	bool link_up;
-	bool member;		/* its log holds a membership, and a floor */
-	uint64_t config_epoch;	/* a replica's stored membership's */
-};
-
+/* a line of the coordinator's log (syslog's levels), through cfg.log */
+void co_log(struct coordinator *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define co_error(c, ...)	co_log(c, LOG_ERR, __VA_ARGS__)
+#define co_warning(c, ...)	co_log(c, LOG_WARNING, __VA_ARGS__)
+#define co_notice(c, ...)	co_log(c, LOG_NOTICE, __VA_ARGS__)
 
 uint64_t co_now_ns(void);
-void co_local_read(struct coordinator *c, struct local *l);
+void co_local_read(struct coordinator *c, struct ha_local *l);
 
 /* a call's outcome: true on ETCD_OK; reachability and last_error */
 bool co_etcd_ok(struct coordinator *c, enum etcd_rc rc, const char *what,
@@ -157,7 +157,7 @@ void co_resign(struct coordinator *c, const char *why);
 void co_back_off(struct coordinator *c, uint64_t now);
 void co_renew(struct coordinator *c, uint64_t now);
 bool co_campaign(struct coordinator *c, const char *value);
-void co_rules_tick(struct coordinator *c, const struct local *l, uint64_t now);
+void co_rules_tick(struct coordinator *c, const struct ha_local *l, uint64_t now);
 void co_promoted(struct coordinator *c, uint64_t now);
 void co_stepped_down(struct coordinator *c);
 

@@ -23,7 +23,6 @@
 #include <time.h>
 
 #include "coord_internal.h"
-#include "log.h"
 
 struct coord_watch {
 	struct coordinator *c;
@@ -62,7 +61,7 @@ watch_main(void *arg)
 	uint64_t retry_ms = c->lease_ms / 3 ? c->lease_ms / 3 : 1;
 	bool warned = false;
 
-	(void)pthread_setname_np(pthread_self(), "repld-coord-wt");
+	(void)pthread_setname_np(pthread_self(), "ha-coord-watch");
 	while (!atomic_load(&cw->stop)) {
 		struct etcd_watch *w = NULL;
 		enum etcd_rc rc = etcd_watch_open(cw->etcd, c->prefix, strlen(c->prefix),
@@ -85,7 +84,7 @@ watch_main(void *arg)
 		}
 		/* the loop polls meanwhile: one line per outage, not per retry */
 		if (!warned)
-			log_notice("coordinator: the watch on etcd's keys ended (%s: %s): "
+			co_notice(c, "coordinator: the watch on etcd's keys ended (%s: %s): "
 				"reading them every tick until it is back",
 				etcd_rc_name(rc), w ? etcd_watch_error(w) :
 				etcd_client_error(cw->etcd));
@@ -109,14 +108,14 @@ co_watch_start(struct coordinator *c, const struct etcd_client_cfg *ecfg)
 	atomic_init(&cw->stop, false);
 	pthread_mutex_init(&cw->lock, NULL);
 	if ((cw->etcd = etcd_client_new(ecfg, err, sizeof(err))) == NULL) {
-		log_warning("coordinator: no watch on etcd's keys (%s): reading them "
+		co_warning(c, "coordinator: no watch on etcd's keys (%s): reading them "
 			"every tick", err);
 		pthread_mutex_destroy(&cw->lock);
 		free(cw);
 		return NULL;
 	}
 	if (pthread_create(&cw->thread, NULL, watch_main, cw) != 0) {
-		log_warning("coordinator: no thread for the watch on etcd's keys: "
+		co_warning(c, "coordinator: no thread for the watch on etcd's keys: "
 			"reading them every tick");
 		etcd_client_free(cw->etcd);
 		pthread_mutex_destroy(&cw->lock);

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,12 +26,20 @@
 #include <unistd.h>
 
 #include "coord_internal.h"
-#include "log.h"
-#include "node.h"
 
-/* the keys' limits are the file's (coord_keys.h says why they are written twice) */
-_Static_assert(COORD_MEMBERS_MAX == REPLD_PEERS_MAX + 1, "a membership's nodes");
-_Static_assert(COORD_HOST_MAX == REPLD_ADDRESS_MAX, "a member's host");
+void
+co_log(struct coordinator *c, int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (c->log == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->log(c->log_arg, level, msg);
+}
 
 uint64_t
 co_now_ns(void)
@@ -80,38 +89,10 @@ coordinator_promote_gate(void *arg)
 /* ---- what the node is now ---- */
 
 void
-co_local_read(struct coordinator *c, struct local *l)
+co_local_read(struct coordinator *c, struct ha_local *l)
 {
-	struct node *n = c->n;
-
-	l->role = node_role(n);
-	if (l->role == NODE_PRIMARY) {
-		struct repl_status st;
-		bool changing;
-		struct repl *repl = node_try_enter(n, &changing);
-
-		if (repl != NULL) {
-			repl_status(repl, &st);
-			node_leave(n);
-			l->epoch = st.epoch;
-			l->last_lsn = st.last_lsn;
-			l->link_up = !st.fenced && st.replicas_up > 0;
-		}
-	} else if (l->role == NODE_REPLICA) {
-		struct repl_replica_info info;
-
-		node_replica_info(n, &info);
-		l->epoch = info.epoch;
-		l->last_lsn = info.last_lsn;
-		l->link_up = info.following != 0;
-		/*
-		 * A log that never joined a cluster (a new node before the
-		 * bootstrap, one made anew before its floor) has nothing to
-		 * lead with: the promotion would refuse it anyway.
-		 */
-		l->member = info.config_epoch != 0 && !info.floor_pending;
-		l->config_epoch = info.config_epoch;
-	}
+	memset(l, 0, sizeof(*l));
+	c->ops.local(c->node, l);
 }
 
 /* ---- etcd's answers ---- */
@@ -125,7 +106,7 @@ co_etcd_ok(struct coordinator *c, enum etcd_rc rc, const char *what,
 
 	if (rc == ETCD_OK) {
 		if (!c->reachable) {
-			log_notice("coordinator: etcd answers again (%s), after %" PRIu64
+			co_notice(c, "coordinator: etcd answers again (%s), after %" PRIu64
 				" ms: automatic failover armed", etcd_client_endpoint(c->etcd),
 				(now - c->unreachable_since) / MS);
 			c->reachable = true;
@@ -140,7 +121,7 @@ co_etcd_ok(struct coordinator *c, enum etcd_rc rc, const char *what,
 	    c->reachable) {
 		c->reachable = false;
 		c->unreachable_since = now;
-		log_warning("coordinator: etcd unreachable (%s: %s): automatic failover "
+		co_warning(c, "coordinator: etcd unreachable (%s: %s): automatic failover "
 			"paused; a primary goes on acknowledging while its replicas "
 			"answer", what, detail && *detail ? detail : etcd_rc_name(rc));
 	}
@@ -162,19 +143,19 @@ co_leader_ok(struct coordinator *c, enum etcd_rc rc, const char *what)
 /* ---- this node's member key ---- */
 
 static void
-member_publish(struct coordinator *c, const struct local *l, uint64_t now)
+member_publish(struct coordinator *c, const struct ha_local *l, uint64_t now)
 {
 	char value[COORD_VALUE_MAX];
 	struct coord_member m = {
 		.node_id = c->node_id, .epoch = l->epoch, .last_lsn = l->last_lsn,
 		.last_epoch = l->epoch, .link_up = l->link_up,
-		.candidate = c->n->conf.coordinator.candidate != 0,
+		.candidate = c->ha_cfg.candidate,
 	};
 	size_t len;
 	int64_t ttl;
 	enum etcd_rc rc;
 
-	snprintf(m.role, sizeof(m.role), "%s", node_role_name(l->role));
+	snprintf(m.role, sizeof(m.role), "%s", ha_role_name(l->role));
 	if (c->member_lease == 0 || now >= c->member_renew_at) {
 		if (c->member_lease != 0) {
 			rc = etcd_lease_keepalive(c->etcd, c->member_lease, &ttl, NULL);
@@ -225,16 +206,17 @@ worker_main(void *arg)
 {
 	struct coordinator *c = arg;
 
-	(void)pthread_setname_np(pthread_self(), "repld-coord-w");
+	(void)pthread_setname_np(pthread_self(), "ha-coord-work");
 	if (c->work == WORK_PROMOTE) {
 		if (c->promote_ms)
 			co_take_peers(c);
-		c->worker_ret = node_promote(c->n, false, true, c->worker_msg,
+		c->worker_ret = c->ops.promote(c->node, c->worker_msg,
 			sizeof(c->worker_msg));
 	} else if (c->work == WORK_CARRY)
 		co_carry_run(c);
 	else
-		c->worker_ret = node_fence(c->n, c->worker_msg, sizeof(c->worker_msg));
+		c->worker_ret = c->ops.step_down(c->node, c->worker_msg,
+			sizeof(c->worker_msg));
 	atomic_store(&c->worker_state, WORKER_DONE);
 	return NULL;
 }
@@ -247,7 +229,7 @@ co_worker_start(struct coordinator *c, enum worker_kind kind)
 	atomic_store(&c->worker_state, WORKER_RUNNING);
 	if (pthread_create(&c->worker, NULL, worker_main, c) != 0) {
 		atomic_store(&c->worker_state, WORKER_IDLE);
-		log_error("coordinator: cannot start a thread for the %s",
+		co_error(c, "coordinator: cannot start a thread for the %s",
 			kind == WORK_PROMOTE ? "promotion" : kind == WORK_CARRY ?
 			"membership change" : "step-down");
 		return false;
@@ -308,7 +290,7 @@ view_update(struct coordinator *c, uint64_t now)
 	snprintf(v->endpoint, sizeof(v->endpoint), "%s", etcd_client_endpoint(c->etcd));
 	v->reachable = c->reachable;
 	v->unreachable_ms = c->reachable ? 0 : (now - c->unreachable_since) / MS;
-	v->candidate = c->n->conf.coordinator.candidate != 0;
+	v->candidate = c->ha_cfg.candidate;
 	snprintf(v->waiting, sizeof(v->waiting), "%s", ha_wait_name(c->ha.wait));
 	v->etcd_requests = etcd_client_requests(c->etcd);
 	v->holds_leader = coord_leader_state(c->leader) == COORD_LEADER_HELD;
@@ -339,7 +321,7 @@ static void
 tick(struct coordinator *c)
 {
 	uint64_t now = co_now_ns();
-	struct local l = { 0 };
+	struct ha_local l = { 0 };
 	int ws = atomic_load(&c->worker_state);
 
 	if (ws == WORKER_DONE) {
@@ -382,7 +364,7 @@ tick(struct coordinator *c)
 	}
 	pthread_mutex_unlock(&c->lock);
 
-	if (l.role == NODE_REPLICA && c->keys_valid)
+	if (l.role == HA_ROLE_REPLICA && c->keys_valid)
 		co_membership_view(c, l.config_epoch, false);
 	co_rules_tick(c, &l, now);
 	co_lease_publish(c);
@@ -395,7 +377,7 @@ coord_main(void *arg)
 	struct coordinator *c = arg;
 	struct timespec until;
 
-	(void)pthread_setname_np(pthread_self(), "repld-coord");
+	(void)pthread_setname_np(pthread_self(), "ha-coord");
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		pthread_mutex_unlock(&c->lock);
@@ -424,7 +406,7 @@ coord_main(void *arg)
 			snprintf(r->ans->message, sizeof(r->ans->message),
 				"the daemon is stopping");
 		} else {
-			r->ret = NODE_E_COORD_UNREACHABLE;
+			r->ret = COORD_E_UNREACHABLE;
 			snprintf(r->msg, r->msglen, "the daemon is stopping: nothing "
 				"changed");
 		}
@@ -465,28 +447,29 @@ coordinator_free(struct coordinator *c)
 }
 
 int
-coordinator_start(struct node *n, struct coordinator **out, char *err,
-		size_t errlen)
+coordinator_start(const struct coord_cfg *cfg, const struct coord_node_ops *ops,
+		void *node, struct coordinator **out, char *err, size_t errlen)
 {
-	const struct repld_conf *conf = &n->conf;
 	struct coordinator *c;
 	struct etcd_client_cfg ecfg = {
-		.endpoints = (const char *const *)conf->coordinator.endpoints,
-		.n_endpoints = (size_t)conf->coordinator.n_endpoints,
-		.timeout_ms = conf->coordinator.timeout_ms,
-		.ca_file = conf->coordinator.ca,
-		.cert_file = conf->coordinator.cert,
-		.key_file = conf->coordinator.key,
+		.endpoints = cfg->endpoints, .n_endpoints = cfg->n_endpoints,
+		.timeout_ms = cfg->timeout_ms, .ca_file = cfg->ca,
+		.cert_file = cfg->cert, .key_file = cfg->key,
 	};
 	struct coord_leader_cfg lcfg = {
-		.etcd = &ecfg, .ttl_s = conf->coordinator.lease_ms / 1000,
-		.node_id = conf->node_id,
+		.etcd = &ecfg, .ttl_s = (int64_t)(cfg->lease_ms / 1000),
+		.node_id = cfg->node_id,
 	};
 	char me[16];
 
 	*out = NULL;
-	if (conf->coordinator.n_endpoints == 0)
-		return 0;
+	if (cfg->n_endpoints == 0 || cfg->lease_ms < 1000 || ops->local == NULL ||
+	    ops->membership == NULL || ops->promote == NULL ||
+	    ops->step_down == NULL || ops->carry == NULL || ops->take_peers == NULL) {
+		snprintf(err, errlen, "coordinator: no etcd endpoint, a lease under "
+			"1 s, or a node operation missing");
+		return -1;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		snprintf(err, errlen, "coordinator: out of memory");
 		return -1;
@@ -499,23 +482,25 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	c->n = n;
-	c->node_id = conf->node_id;
-	c->lease_ms = (uint64_t)conf->coordinator.lease_ms;
+	c->node = node;
+	c->ops = *ops;
+	c->log = cfg->log;
+	c->log_arg = cfg->log_arg;
+	c->node_id = cfg->node_id;
+	c->lease_ms = cfg->lease_ms;
 	c->tick_ms = c->lease_ms / 10 < TICK_MS_MIN ? TICK_MS_MIN :
 		c->lease_ms / 10 > TICK_MS_MAX ? TICK_MS_MAX : c->lease_ms / 10;
 	c->reachable = true;	/* until a call says otherwise */
 	c->ha_cfg = (struct ha_cfg){
-		.node_id = conf->node_id, .candidate = conf->coordinator.candidate != 0,
-		.lease_ms = c->lease_ms, .down_ms = (uint64_t)conf->timeouts.down_ms,
+		.node_id = cfg->node_id, .candidate = cfg->candidate,
+		.lease_ms = c->lease_ms, .down_ms = cfg->down_ms,
 	};
 	ha_state_init(&c->ha, co_now_ns() / MS);
-	c->seed = (unsigned)(co_now_ns() ^ (uint64_t)getpid() ^ conf->node_id);
-	repld_host_port(c->ctl_addr, sizeof(c->ctl_addr), conf->listen.address,
-		conf->listen.control_port);
-	snprintf(me, sizeof(me), "%u", conf->node_id);
-	if (asprintf(&c->prefix, "%s%s/", conf->coordinator.prefix,
-			conf->cluster_uuid_text) < 0)
+	c->seed = (unsigned)(co_now_ns() ^ (uint64_t)getpid() ^ cfg->node_id);
+	snprintf(c->ctl_addr, sizeof(c->ctl_addr), "%s", cfg->ctl_addr ?
+		cfg->ctl_addr : "");
+	snprintf(me, sizeof(me), "%u", cfg->node_id);
+	if (asprintf(&c->prefix, "%s%s/", cfg->prefix, cfg->cluster_uuid) < 0)
 		c->prefix = NULL;
 	if (c->prefix == NULL ||
 	    (c->k_members = cat(c->prefix, "members/")) == NULL ||
@@ -534,7 +519,7 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 		return -1;
 	}
 	c->etcd = coord_leader_client(c->leader);
-	c->view.candidate = conf->coordinator.candidate != 0;
+	c->view.candidate = cfg->candidate;
 	c->view.lease_ms = c->lease_ms;
 	c->view.leader_ttl_s = -1;
 	if (pthread_create(&c->thread, NULL, coord_main, c) != 0) {
@@ -545,11 +530,9 @@ coordinator_start(struct node *n, struct coordinator **out, char *err,
 	}
 	/* without a watch the loop reads the keys every tick, as before */
 	c->watch = co_watch_start(c, &ecfg);
-	log_notice("coordinator: etcd %s%s, keys under %s, lease %" PRIu64 " ms%s",
-		conf->coordinator.endpoints[0],
-		conf->coordinator.n_endpoints > 1 ? " (and others)" : "", c->prefix,
-		c->lease_ms, conf->coordinator.candidate ? "" :
-		", never a candidate");
+	co_notice(c, "coordinator: etcd %s%s, keys under %s, lease %" PRIu64 " ms%s",
+		cfg->endpoints[0], cfg->n_endpoints > 1 ? " (and others)" : "",
+		c->prefix, c->lease_ms, cfg->candidate ? "" : ", never a candidate");
 	*out = c;
 	return 0;
 }
@@ -587,15 +570,12 @@ coordinator_view(struct coordinator *c, struct coord_view *v)
 }
 
 uint32_t
-coordinator_leader_at_start(const struct repld_conf *conf, uint64_t *epoch)
+coordinator_leader_at_start(const struct coord_cfg *cfg, uint64_t *epoch)
 {
 	struct etcd_client_cfg ecfg = {
-		.endpoints = (const char *const *)conf->coordinator.endpoints,
-		.n_endpoints = (size_t)conf->coordinator.n_endpoints,
-		.timeout_ms = conf->coordinator.timeout_ms,
-		.ca_file = conf->coordinator.ca,
-		.cert_file = conf->coordinator.cert,
-		.key_file = conf->coordinator.key,
+		.endpoints = cfg->endpoints, .n_endpoints = cfg->n_endpoints,
+		.timeout_ms = cfg->timeout_ms, .ca_file = cfg->ca,
+		.cert_file = cfg->cert, .key_file = cfg->key,
 	};
 	struct etcd_client *etcd;
 	struct etcd_range r;
@@ -603,11 +583,10 @@ coordinator_leader_at_start(const struct repld_conf *conf, uint64_t *epoch)
 	char key[512], err[256];
 
 	*epoch = 0;
-	if (conf->coordinator.n_endpoints == 0 ||
+	if (cfg->n_endpoints == 0 ||
 	    (etcd = etcd_client_new(&ecfg, err, sizeof(err))) == NULL)
 		return 0;
-	snprintf(key, sizeof(key), "%s%s/leader", conf->coordinator.prefix,
-		conf->cluster_uuid_text);
+	snprintf(key, sizeof(key), "%s%s/leader", cfg->prefix, cfg->cluster_uuid);
 	if (etcd_get(etcd, key, strlen(key), &r) == ETCD_OK) {
 		if (r.n_kvs > 0)
 			(void)coord_leader_parse((const char *)r.kvs[0].value.p,
@@ -615,7 +594,7 @@ coordinator_leader_at_start(const struct repld_conf *conf, uint64_t *epoch)
 		etcd_range_free(&r);
 	}
 	etcd_client_free(etcd);
-	if (v.node_id == conf->node_id)
+	if (v.node_id == cfg->node_id)
 		return 0;
 	*epoch = v.epoch;
 	return v.node_id;

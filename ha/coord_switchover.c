@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "coord_internal.h"
-#include "log.h"
-#include "node.h"
 
 /* ---- a switchover request (from the admin socket) ---- */
 
@@ -116,7 +114,7 @@ co_serve_request(struct coordinator *c, uint32_t to, bool failover,
 		return;
 	}
 	etcd_txn_result_free(&res);
-	log_notice("coordinator: %s requested: node %" PRIu32 " steps down, %s%.0"
+	co_notice(c, "coordinator: %s requested: node %" PRIu32 " steps down, %s%.0"
 		PRIu32 " takes over", failover ? "failover" : "switchover", a->from,
 		to ? "node " : "the most advanced replica", to);
 	snprintf(a->message, sizeof(a->message), "%s requested: %s%.0" PRIu32
