@@ -71,3 +71,9 @@ TESTS += tests/ha/etcd_fake
 tests_ha_etcd_fake_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
 	-I$(top_srcdir)/engine/include
 tests_ha_etcd_fake_LDADD = ha/libreplha.la engine/librepl_internal.la $(LDADD) $(AX_PTHREAD_LIBS)
+
+# repl_ha(3): the library's page (not installed, as the library is not),
+# rendered without a warning and naming every function of its headers
+EXTRA_DIST += docs/man/repl_ha.3
+TESTS += tests/ha/check-ha-man.sh
+EXTRA_DIST += tests/ha/check-ha-man.sh
