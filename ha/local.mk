@@ -74,6 +74,6 @@ tests_ha_etcd_fake_LDADD = ha/libreplha.la engine/librepl_internal.la $(LDADD) $
 
 # repl_ha(3): the library's page (not installed, as the library is not),
 # rendered without a warning and naming every function of its headers
-EXTRA_DIST += docs/man/repl_ha.3
+EXTRA_DIST += ha/repl_ha.3
 TESTS += tests/ha/check-ha-man.sh
 EXTRA_DIST += tests/ha/check-ha-man.sh

@@ -6,7 +6,7 @@
 # ha_rules.h) declare, in its NAME and its SYNOPSIS.
 set -u
 srcdir=${srcdir:-.}
-page="$srcdir/docs/man/repl_ha.3"
+page="$srcdir/ha/repl_ha.3"
 [ -f "$page" ] || { echo "FAIL: no $page"; exit 1; }
 command -v groff > /dev/null 2>&1 ||
 	{ echo "SKIP: groff is not installed, so the page cannot be rendered"; exit 77; }
