@@ -55,6 +55,12 @@ int ctl_tls_new(const char *ca_file, const char *cert_file,
 int ctl_tls_check(const char *ca_file, const char *cert_file,
 		const char *key_file, const char **why);
 void ctl_tls_delete(struct ctl_tls **tls_ptr);
+/*
+ * Another handle on tls's context (a reference, not a copy of it), for a
+ * thread that may outlive the owner's handle: each is deleted with
+ * ctl_tls_delete().  0, -EINVAL or -ENOMEM.
+ */
+int ctl_tls_share(struct ctl_tls *tls, struct ctl_tls **copy_ptr);
 
 /*
  * ctl_listen(), ctl_accept() and ctl_connect() return 0 or a negative errno

@@ -339,6 +339,29 @@ ctl_tls_check(const char *ca_file, const char *cert_file, const char *key_file,
 	return ret;
 }
 
+int
+ctl_tls_share(struct ctl_tls *tls, struct ctl_tls **copy_ptr)
+{
+	struct ctl_tls *copy;
+
+	if (tls == NULL || copy_ptr == NULL) {
+		ctl_set_error("TLS: a NULL argument");
+		return -EINVAL;
+	}
+	if (REPL_FAULTED() || (copy = malloc(sizeof(*copy))) == NULL) {
+		ctl_set_error("TLS: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (!SSL_CTX_up_ref(tls->ctx)) {
+		free(copy);
+		ctl_set_error("TLS: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	*copy = *tls;
+	*copy_ptr = copy;
+	return 0;
+}
+
 void
 ctl_tls_delete(struct ctl_tls **tls_ptr)
 {

@@ -194,7 +194,9 @@ struct repl_cfg {
 	 * For a caller whose right to promote is a lease (an etcd leader
 	 * key): it says whether the lease still holds, so a caller paused
 	 * past its lease does not fence the primary that replaced it.
-	 * NULL: no gate.
+	 * Nodes are fenced at once, so it is called from the threads that
+	 * fence them, one call at a time, and never after repl_open()
+	 * returned.  NULL: no gate.
 	 */
 	int (*promote_gate)(void *arg);
 	void *promote_gate_arg;

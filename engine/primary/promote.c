@@ -16,7 +16,10 @@
  *  2. fences replicas with it (HELLO with FENCE_ONLY: each drops its
  *     current primary, refuses its writes and flushes, and answers with its
  *     log's end and that end's epoch); a replica that already follows a
- *     higher epoch answers STALE and the round starts again above it;
+ *     higher epoch answers STALE and the round starts again above it.
+ *     A round asks all its nodes at once and ends as soon as its outcome
+ *     is decided (asking, below): a node that never answers (paused: its
+ *     kernel still accepts) costs nothing while enough others answer;
  *  3. counts, under the membership its log holds (cluster_ms.c chose it),
  *     itself and the fenced nodes that the membership lists, that hold it
  *     (they caught up under it: membership.h), whose media are not
@@ -46,9 +49,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "primary/primary.h"
@@ -61,12 +66,28 @@
 #define ROUNDS_MAX 8		/* STALE answers before giving up */
 #define PULL_PIECE (4u << 20)	/* the largest single rpma_read */
 
+/*
+ * A promotion's HELLO has timeouts of its own.  Connecting (with TLS, the
+ * handshake too) takes a live node a few round trips; a node that is down
+ * or cut off does not refuse, it is silent, and only the timeout ends the
+ * attempt.  So at most 1 s (down_timeout_ms if shorter): the next round
+ * tries again 200 ms later, about when the kernel would first have sent
+ * the SYN again.  A paused node's kernel still accepts, but its TLS
+ * handshake needs the process: with TLS it costs this timeout, not the
+ * answer's.  The answer needs the node's fencing, a flush included: it
+ * gets as long as the cluster lets any node be silent before it is down,
+ * down_timeout_ms.  Rounds ask their nodes at once, so either timeout
+ * costs a promotion only when it cannot be decided without that node.
+ */
+#define HELLO_CONNECT_MS 1000
+
 struct fenced {
 	struct ctl_chan *ch;	/* NULL: not fenced */
 	struct ctl_hello_reply hr;
 	bool ok;		/* fenced in the last round: hr is its answer */
 	bool older;		/* hr comes from an older copy of its log (why) */
 	bool probed;		/* a restart's probe reached it this round */
+	bool ask;		/* asking_start(): ask it in this round */
 	uint32_t seq;
 	char why[256];		/* why not */
 };
@@ -100,54 +121,81 @@ close_all(struct fenced *f, int n)
 		ctl_chan_close(&f[i].ch);
 }
 
-/*
- * HELLO with flags to replica i: 0 answered (f->ch stays open, f->hr its
- * answer), 1 it follows a higher epoch (f->hr.epoch), -1 unreachable or
- * refused (f->why).
- */
 static int
-hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
-		struct fenced *f)
+connect_ms(const struct cluster *c)
 {
-	const struct cluster_peer *rep = &c->peers[i];
-	struct ctl_msg m = { .type = CTL_HELLO };
-	struct log_pos head;
-	int ret;
+	return c->cfg.down_timeout_ms < HELLO_CONNECT_MS ?
+		c->cfg.down_timeout_ms : HELLO_CONNECT_MS;
+}
 
-	f->why[0] = '\0';
-	f->older = false;
-	ret = ctl_connect_from(rep->host, rep->port, c->cfg.listen_addr,
-		c->cfg.down_timeout_ms, c->tls, &f->ch);
-	if (ret) {
-		snprintf(f->why, sizeof(f->why), "unreachable: %s", ret == -EPROTO ?
+/* the HELLO with flags at epoch, as replica f gets it next */
+static void
+hello_msg(struct cluster *c, uint64_t epoch, uint32_t flags, struct fenced *f,
+		struct ctl_msg *m)
+{
+	struct log_pos head;
+
+	wal_positions(c->wal, &head, NULL, NULL);
+	*m = (struct ctl_msg){ .type = CTL_HELLO };
+	memcpy(m->u.hello.cluster_uuid, c->id.cluster_uuid, 16);
+	m->u.hello.node_id = c->id.node_id;
+	m->u.hello.flags = flags;
+	m->u.hello.epoch = epoch;
+	m->u.hello.ring_size = c->ring_size;
+	m->u.hello.head = head;
+	m->u.hello.incarnation = c->id.incarnation;
+	m->u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
+	m->seq = ++f->seq;
+}
+
+/* connect to host:port: 0, or -1 with why */
+static int
+hello_connect(const char *host, const char *port, const char *src,
+		struct ctl_tls *tls, int ms, struct ctl_chan **ch, char *why,
+		size_t n)
+{
+	int ret = ctl_connect_from(host, port, src, ms, tls, ch);
+
+	if (ret)
+		snprintf(why, n, "unreachable: %s", ret == -EPROTO ?
 			ctl_last_error() : strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+/* send the HELLO m on ch and wait up to ms for its answer, into m */
+static int
+hello_exchange(struct ctl_chan *ch, struct ctl_msg *m, int ms, char *why,
+		size_t n)
+{
+	if (REPL_FAULTED() || ctl_chan_send(ch, m, ms) != 0 ||
+	    ctl_chan_recv(ch, m, ms) != 0) {
+		snprintf(why, n, "no answer: %s", ctl_chan_why(ch));
 		return -1;
 	}
-	wal_positions(c->wal, &head, NULL, NULL);
-	memcpy(m.u.hello.cluster_uuid, c->id.cluster_uuid, 16);
-	m.u.hello.node_id = c->id.node_id;
-	m.u.hello.flags = flags;
-	m.u.hello.epoch = epoch;
-	m.u.hello.ring_size = c->ring_size;
-	m.u.hello.head = head;
-	m.u.hello.incarnation = c->id.incarnation;
-	m.u.hello.head_epoch = wal_epoch_before(c->wal, head.lsn);
-	m.seq = ++f->seq;
-	if (REPL_FAULTED() ||
-	    ctl_chan_send(f->ch, &m, c->cfg.down_timeout_ms) != 0 ||
-	    ctl_chan_recv(f->ch, &m, c->cfg.down_timeout_ms) != 0) {
-		snprintf(f->why, sizeof(f->why), "no answer: %s", ctl_chan_why(f->ch));
+	return 0;
+}
+
+/*
+ * Replica i's answer m (on f->ch) to HELLO with flags at epoch: 0 answered
+ * (f->ch stays open, f->hr its answer), 1 it follows a higher epoch
+ * (f->hr.epoch), -1 refused (f->why).
+ */
+static int
+hello_judge(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
+		const struct ctl_msg *m, struct fenced *f)
+{
+	const struct cluster_peer *rep = &c->peers[i];
+
+	if (m->type == CTL_ERROR) {
+		snprintf(f->why, sizeof(f->why), "refused: %s", m->u.error.text);
 		goto fail;
 	}
-	if (m.type == CTL_ERROR) {
-		snprintf(f->why, sizeof(f->why), "refused: %s", m.u.error.text);
+	if (m->type != CTL_HELLO_REPLY) {
+		snprintf(f->why, sizeof(f->why), "answered %s",
+			ctl_msg_type_name(m->type));
 		goto fail;
 	}
-	if (m.type != CTL_HELLO_REPLY) {
-		snprintf(f->why, sizeof(f->why), "answered %s", ctl_msg_type_name(m.type));
-		goto fail;
-	}
-	f->hr = m.u.hello_reply;
+	f->hr = m->u.hello_reply;
 	if (memcmp(f->hr.cluster_uuid, c->id.cluster_uuid, 16) != 0 ||
 	    f->hr.ring_size != c->ring_size) {
 		snprintf(f->why, sizeof(f->why), "another cluster or ring size");
@@ -166,6 +214,277 @@ hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
 fail:
 	ctl_chan_close(&f->ch);
 	return -1;
+}
+
+/*
+ * HELLO with flags to replica i, from this thread: 0 answered (f->ch
+ * stays open, f->hr its answer), 1 it follows a higher epoch (f->hr.epoch),
+ * -1 unreachable or refused (f->why).
+ */
+static int
+hello_one(struct cluster *c, int i, uint64_t epoch, uint32_t flags,
+		struct fenced *f)
+{
+	const struct cluster_peer *rep = &c->peers[i];
+	struct ctl_msg m;
+
+	f->why[0] = '\0';
+	f->older = false;
+	if (hello_connect(rep->host, rep->port, c->cfg.listen_addr, c->tls,
+			connect_ms(c), &f->ch, f->why, sizeof(f->why)))
+		return -1;
+	hello_msg(c, epoch, flags, f, &m);
+	if (hello_exchange(f->ch, &m, c->cfg.down_timeout_ms, f->why,
+			sizeof(f->why))) {
+		ctl_chan_close(&f->ch);
+		return -1;
+	}
+	return hello_judge(c, i, epoch, flags, &m, f);
+}
+
+/*
+ * Asking: a round's HELLOs, all at once, a thread each (a few dozen peers
+ * at most).  The round takes the answers as they come (asking_next) and
+ * may end before every thread does, once its outcome is decided
+ * (asking_end).  A thread left over then finishes on its own: its
+ * connection, if it has one, is shut down at once, a connect in progress
+ * ends by its timeout; it closes what it opened and touches nothing of
+ * the promotion.  So everything a thread uses is in its asking (copies,
+ * and a reference to the TLS context), and the cluster (for the gate)
+ * only under the lock while the round is not over; the last one out
+ * frees the asking.  The answers are judged by the promotion's thread.
+ */
+enum { ASK_ANSWERED, ASK_FAILED, ASK_GATE };
+
+#define HELLO_GATE 2		/* asking_next: the caller's gate closed */
+#define HELLO_NONE 3		/* asking_next: nothing (more) to take */
+
+struct ask {
+	struct asking *a;
+	int i;			/* the peer */
+	char host[MEMBER_HOST_MAX + 1], port[8];
+	struct ctl_msg m;	/* the HELLO, then its answer */
+	struct ctl_chan *ch;	/* under a->lock: open, not taken */
+	int ret;		/* ASK_* */
+	bool ended;
+	char why[256];
+	struct ask *next;	/* in a->ended */
+};
+
+struct asking {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* an ask ended */
+	int refs;		/* the round's and each running thread's */
+	bool over;		/* the round ended: nothing more counts */
+	bool gate_shut;		/* the caller's gate closed: nothing is sent */
+	int pending;		/* asks not taken yet */
+	struct ask *ended, **tail;	/* in the order they ended */
+	const struct cluster *c;	/* for the gate; only while !over */
+	bool gated;
+	char *src;
+	struct ctl_tls *tls;
+	int connect_ms, answer_ms;
+	int n;
+	struct ask asks[];
+};
+
+/* drop a reference, with a->lock held (and released) */
+static void
+asking_unref(struct asking *a)
+{
+	bool last = --a->refs == 0;
+
+	pthread_mutex_unlock(&a->lock);
+	if (!last)
+		return;
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	ctl_tls_delete(&a->tls);
+	free(a->src);
+	free(a);
+}
+
+/*
+ * k ended with ret (a->lock held): to the queue, with its channel if it
+ * answered; returns what the caller is left to close.
+ */
+static struct ctl_chan *
+ask_ended(struct ask *k, int ret, struct ctl_chan *ch)
+{
+	struct asking *a = k->a;
+
+	k->ret = ret;
+	k->ended = true;
+	k->ch = NULL;
+	if (a->over)
+		return ch;		/* nobody takes it */
+	*a->tail = k;
+	a->tail = &k->next;
+	pthread_cond_signal(&a->cond);
+	if (ret != ASK_ANSWERED)
+		return ch;
+	k->ch = ch;
+	return NULL;
+}
+
+static void *
+ask_run(void *arg)
+{
+	struct ask *k = arg;
+	struct asking *a = k->a;
+	struct ctl_chan *ch = NULL;
+	int ret;
+
+	ret = hello_connect(k->host, k->port, a->src, a->tls, a->connect_ms,
+		&ch, k->why, sizeof(k->why)) ? ASK_FAILED : ASK_ANSWERED;
+	pthread_mutex_lock(&a->lock);
+	if (ret == ASK_ANSWERED && !a->over) {
+		k->ch = ch;	/* asking_end() may shut it down from now on */
+		/* the gate, immediately before the node is fenced */
+		if (a->gate_shut || (a->gated && gate_closed(a->c,
+				"fencing a node"))) {
+			a->gate_shut = true;
+			ret = ASK_GATE;
+		}
+	}
+	if (a->over)
+		ret = ASK_FAILED;
+	pthread_mutex_unlock(&a->lock);
+	if (ret == ASK_ANSWERED && hello_exchange(ch, &k->m, a->answer_ms,
+			k->why, sizeof(k->why)))
+		ret = ASK_FAILED;
+	pthread_mutex_lock(&a->lock);
+	ch = ask_ended(k, ret, ch);
+	asking_unref(a);
+	ctl_chan_close(&ch);
+	return NULL;
+}
+
+/*
+ * Ask the replicas f[i].ask says with HELLO (flags, epoch); gated: the
+ * caller's gate is asked before each is sent.  NULL: out of memory.
+ */
+static struct asking *
+asking_start(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
+		uint32_t flags, bool gated)
+{
+	struct asking *a;
+	pthread_attr_t attr;
+	bool attr_ok;
+
+	if (REPL_FAULTED() ||
+	    (a = calloc(1, sizeof(*a) + (size_t)n * sizeof(a->asks[0]))) == NULL)
+		return NULL;
+	a->refs = 1;
+	a->n = n;
+	a->tail = &a->ended;
+	a->c = c;
+	a->gated = gated;
+	a->connect_ms = connect_ms(c);
+	a->answer_ms = c->cfg.down_timeout_ms;
+	if ((c->cfg.listen_addr != NULL &&
+	     (a->src = strdup(c->cfg.listen_addr)) == NULL) ||
+	    (c->tls != NULL && ctl_tls_share(c->tls, &a->tls) != 0)) {
+		free(a->src);
+		free(a);
+		return NULL;
+	}
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	attr_ok = pthread_attr_init(&attr) == 0 &&
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
+	for (int i = 0; i < n; i++) {
+		struct ask *k = &a->asks[i];
+		pthread_t t;
+		int err = EAGAIN;
+
+		if (!f[i].ask)
+			continue;
+		ctl_chan_close(&f[i].ch);
+		f[i].older = false;
+		snprintf(f[i].why, sizeof(f[i].why), "not answered yet when the "
+			"round was decided");
+		k->a = a;
+		k->i = i;
+		snprintf(k->host, sizeof(k->host), "%s", c->peers[i].host);
+		snprintf(k->port, sizeof(k->port), "%s", c->peers[i].port);
+		hello_msg(c, epoch, flags, &f[i], &k->m);
+		pthread_mutex_lock(&a->lock);
+		a->pending++;
+		a->refs++;
+		pthread_mutex_unlock(&a->lock);
+		if (attr_ok && !REPL_FAULTED() &&
+		    (err = pthread_create(&t, &attr, ask_run, k)) == 0)
+			continue;
+		snprintf(k->why, sizeof(k->why), "cannot start a thread to ask "
+			"it: %s", strerror(err));
+		pthread_mutex_lock(&a->lock);
+		a->refs--;
+		(void)ask_ended(k, ASK_FAILED, NULL);
+		pthread_mutex_unlock(&a->lock);
+	}
+	if (attr_ok)
+		pthread_attr_destroy(&attr);
+	return a;
+}
+
+/*
+ * The next ask that ended, waiting for one if wait (and one is still
+ * running): its replica in *i and what hello_one() would have said, with
+ * f[*i] as it leaves it; HELLO_GATE if the caller's gate closed before it
+ * was sent; HELLO_NONE if there is none.
+ */
+static int
+asking_next(struct asking *a, struct cluster *c, struct fenced *f,
+		uint64_t epoch, uint32_t flags, bool wait, int *i)
+{
+	struct ask *k;
+
+	pthread_mutex_lock(&a->lock);
+	while (wait && a->ended == NULL && a->pending > 0)
+		pthread_cond_wait(&a->cond, &a->lock);
+	if ((k = a->ended) != NULL) {
+		if ((a->ended = k->next) == NULL)
+			a->tail = &a->ended;
+		a->pending--;
+		f[k->i].ch = k->ch;
+		k->ch = NULL;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (k == NULL)
+		return HELLO_NONE;
+	*i = k->i;
+	snprintf(f[k->i].why, sizeof(f[k->i].why), "%s", k->why);
+	if (k->ret == ASK_GATE)
+		return HELLO_GATE;
+	if (k->ret != ASK_ANSWERED)
+		return -1;
+	return hello_judge(c, k->i, epoch, flags, &k->m, &f[k->i]);
+}
+
+/*
+ * The round is over: answers not taken are closed, the threads still
+ * asking are left to finish (their connections shut down, so that they
+ * do soon) and the gate is asked no more.
+ */
+static void
+asking_end(struct asking **ap)
+{
+	struct asking *a = *ap;
+
+	if (a == NULL)
+		return;
+	*ap = NULL;
+	pthread_mutex_lock(&a->lock);
+	a->over = true;
+	for (struct ask *k = a->ended; k != NULL; k = k->next)
+		ctl_chan_close(&k->ch);
+	a->ended = NULL;
+	a->tail = &a->ended;
+	for (int i = 0; i < a->n; i++)
+		if (!a->asks[i].ended && a->asks[i].ch != NULL)
+			(void)shutdown(ctl_chan_fd(a->asks[i].ch), SHUT_RDWR);
+	asking_unref(a);
 }
 
 /* wait for n completions of reads on conn (each signalled) */
@@ -392,6 +711,19 @@ tally_enough(const struct tally *t)
 	return t->new >= t->need_new && t->old >= t->need_old;
 }
 
+/*
+ * Does the round wait for every hello?  A bootstrap needs every answer,
+ * and the membership a bootstrap, an upgrade or a change stores next
+ * takes its nodes' ids from the answers (cluster_ms.c): only a promotion
+ * that keeps (or finishes) its membership ends a round once decided.
+ */
+static bool
+asks_all(const struct cluster *c)
+{
+	return c->cfg.bootstrap || (c->plan != CLUSTER_PLAN_KEEP &&
+		c->plan != CLUSTER_PLAN_FINISH);
+}
+
 /* does fenced replica f hold anything a cluster leaves behind? */
 static bool
 holds_state(const struct fenced *f, uint64_t epoch)
@@ -529,20 +861,27 @@ own_unfinished(const struct cluster *c, const struct ctl_hello_reply *hr)
  * of fencing, and a round fences only the nodes that answered (probed):
  * a node that comes back during the promotion's wait is asked before it
  * is fenced, so a replica of the newer primary is never fenced by a
- * restart that its answer would have refused.
+ * restart that its answer would have refused.  All are asked at once; the
+ * first newer one ends it.  1 newer, 0 not, -1 out of memory.
  */
-static bool
+static int
 superseded(struct cluster *c, struct fenced *f, int n)
 {
+	struct asking *a;
 	bool newer = false;
+	int ret, i;
 
-	for (int i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		f[i].probed = false;
-	for (int i = 0; i < n && !newer; i++) {
-		int ret = hello_one(c, i, c->id.epoch, CTL_HELLO_F_PROBE, &f[i]);
-
+		f[i].ask = true;
+	}
+	if ((a = asking_start(c, f, n, c->id.epoch, CTL_HELLO_F_PROBE,
+			false)) == NULL)
+		return -1;
+	while ((ret = asking_next(a, c, f, c->id.epoch, CTL_HELLO_F_PROBE,
+			!newer, &i)) != HELLO_NONE) {
 		f[i].probed = ret >= 0;
-		if (ret >= 0 && f[i].hr.epoch > c->id.epoch &&
+		if (!newer && ret >= 0 && f[i].hr.epoch > c->id.epoch &&
 		    !own_unfinished(c, &f[i].hr)) {
 			REPL_LOG_ERROR("restart as the primary refused: replica %s:%s "
 				"follows epoch %llu of node %llu, newer than this "
@@ -558,6 +897,7 @@ superseded(struct cluster *c, struct fenced *f, int n)
 		}
 		ctl_chan_close(&f[i].ch);
 	}
+	asking_end(&a);
 	return newer;
 }
 
@@ -575,13 +915,21 @@ bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 	int left = n;
 
 	for (;;) {
-		for (int i = 0; i < n; i++) {
-			if (f[i].ok)
-				continue;
-			if (hello_one(c, i, epoch, CTL_HELLO_F_PROBE, &f[i]) >= 0) {
+		struct asking *a;
+		int ret, i;
+
+		for (i = 0; i < n; i++)
+			f[i].ask = !f[i].ok;
+		if ((a = asking_start(c, f, n, epoch, CTL_HELLO_F_PROBE,
+				false)) == NULL)
+			return REPL_E_NOMEM;
+		while ((ret = asking_next(a, c, f, epoch, CTL_HELLO_F_PROBE,
+				true, &i)) != HELLO_NONE) {
+			if (ret >= 0) {
 				/* a probe's answer: epoch is what it follows */
 				f[i].hr.prior_epoch = f[i].hr.epoch;
 				if (holds_state(&f[i], 0)) {
+					asking_end(&a);
 					close_all(f, n);
 					return bootstrap_holder(c, i, &f[i]);
 				}
@@ -590,6 +938,7 @@ bootstrap_probe(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 			}
 			ctl_chan_close(&f[i].ch);
 		}
+		asking_end(&a);
 		if (left == 0 || clock_now_ms() >= until)
 			break;
 		(void)poll(NULL, 0, 200);
@@ -623,6 +972,7 @@ cluster_promote(struct cluster *c)
 	const struct membership *under = &c->under;
 	const int n = c->n_links;
 	struct fenced *f;
+	struct asking *ask = NULL;
 	uint64_t epoch, until = clock_now_ms() + (uint64_t)c->cfg.promote_wait_ms;
 	struct wal_status st;
 	struct log_pos pub;
@@ -681,22 +1031,39 @@ cluster_promote(struct cluster *c)
 	}
 	for (;;) {
 		uint64_t stale = 0;
+		bool decided = false, alone;
+		int r, i;
 
-		if (probe && superseded(c, f, n)) {
-			ret = REPL_E_SUPERSEDED;
+		if (probe && (r = superseded(c, f, n)) != 0) {
+			ret = r < 0 ? REPL_E_NOMEM : REPL_E_SUPERSEDED;
 			goto out;
 		}
 		tally_init(under, &t);
 		tally_add(&t, self);
-		for (int i = 0; i < n; i++) {
+		/*
+		 * Where this node alone makes the N - k, the answers decide
+		 * nothing and the round is there to fence them all: it waits
+		 * for every hello, as it always did.
+		 */
+		alone = tally_enough(&t);
+		for (i = 0; i < n; i++) {
 			f[i].ok = false;
-			if (probe && !f[i].probed)
-				continue;	/* f[i].why: why the probe failed */
-			if (gate_closed(c, "fencing a node")) {
+			/* not probed: f[i].why says why the probe failed */
+			f[i].ask = !probe || f[i].probed;
+		}
+		/* the gate is asked before each node is fenced (ask_run) */
+		if ((ask = asking_start(c, f, n, epoch, CTL_HELLO_F_FENCE_ONLY,
+				true)) == NULL) {
+			ret = REPL_E_NOMEM;
+			goto out;
+		}
+		/* until decided; then what has come in already counts too */
+		while ((r = asking_next(ask, c, f, epoch, CTL_HELLO_F_FENCE_ONLY,
+				!decided, &i)) != HELLO_NONE) {
+			switch (r) {
+			case HELLO_GATE:
 				ret = REPL_E_SUPERSEDED;
 				goto out;
-			}
-			switch (hello_one(c, i, epoch, CTL_HELLO_F_FENCE_ONLY, &f[i])) {
 			case 0:
 				f[i].ok = true;
 				if (!c->cfg.bootstrap &&
@@ -731,7 +1098,10 @@ cluster_promote(struct cluster *c)
 			default:
 				break;
 			}
+			decided = stale != 0 ||
+				(!asks_all(c) && !alone && tally_enough(&t));
 		}
+		asking_end(&ask);
 		if (distinct_nodes(c, f, n)) {
 			ret = REPL_E_NO_QUORUM;
 			goto out;
@@ -769,7 +1139,7 @@ cluster_promote(struct cluster *c)
 		if (c->cfg.bootstrap ? answered(f, n) == n : tally_enough(&t))
 			break;
 		if (clock_now_ms() >= until) {
-			for (int i = 0; i < n; i++)
+			for (i = 0; i < n; i++)
 				if (f[i].ch == NULL)
 					REPL_LOG_WARNING("promotion: replica %s:%s not "
 						"fenced: %s", c->peers[i].host,
@@ -878,6 +1248,7 @@ cluster_promote(struct cluster *c)
 		membership_nodes(under, MEMBER_F_NEW));
 	ret = 0;
 out:
+	asking_end(&ask);
 	close_all(f, n);
 	free(f);
 	return ret;

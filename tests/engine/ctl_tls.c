@@ -202,6 +202,7 @@ static void
 tls_stream(void)
 {
 	struct ctl_tls *srv = tls_as("replica1", 1), *cli = tls_as("primary", 0);
+	struct ctl_tls *share = NULL;
 	struct ctl_listener *l = listen_on(srv);
 	struct ctl_chan *s = NULL, *c = NULL;
 	struct receiver r = { 0 };
@@ -214,10 +215,14 @@ tls_stream(void)
 	ctl_tls_delete(&srv);
 	CU_ASSERT_PTR_NULL(srv);
 	ctl_tls_delete(&srv);	/* harmless twice */
-	connector_start(&con, ctl_listener_port(l), cli);
+	/* a shared handle outlives the one it was taken from */
+	CU_ASSERT_EQUAL(ctl_tls_share(cli, &share), 0);
+	ctl_tls_delete(&cli);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(share);
+	connector_start(&con, ctl_listener_port(l), share);
 	CU_ASSERT_EQUAL(ctl_accept(l, IO_TIMEOUT, &s), 0);
 	connector_join(&con);
-	ctl_tls_delete(&cli);
+	ctl_tls_delete(&share);
 	ctl_listener_close(&l);
 	CU_ASSERT_EQUAL_FATAL(con.ret, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);

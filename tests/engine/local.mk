@@ -86,6 +86,14 @@ tests_engine_repl_older_copy_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine -I
 tests_engine_repl_older_copy_LDADD = engine/librepl_internal.la $(LDADD) \
 	$(AX_PTHREAD_LIBS)
 
+# a promotion asks its peers at once: a silent one does not hold it up
+check_PROGRAMS += tests/engine/repl_promote_parallel
+TESTS += tests/engine/repl_promote_parallel
+tests_engine_repl_promote_parallel_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include
+tests_engine_repl_promote_parallel_LDADD = engine/librepl_internal.la \
+	$(LDADD) $(AX_PTHREAD_LIBS)
+
 # the membership: stored with its configuration epoch, changed only on purpose
 check_PROGRAMS += tests/engine/repl_membership
 TESTS += tests/engine/repl_membership
