@@ -158,7 +158,8 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
  * Where the log must be at a start: a missing log is made only by the
  * first start of a cluster (bootstrap) or a replica made anew (reinit);
  * any other start refuses, naming the path (a replaced disk or an
- * unmounted filesystem must not pass for a new node).  0, or exit 5.
+ * unmounted filesystem must not pass for a new node).  0, or
+ * REPLD_EXIT_REFUSED.
  */
 static int
 log_expected(struct node *n, const struct node_start_how *how)
@@ -172,7 +173,7 @@ log_expected(struct node *n, const struct node_start_how *how)
 	    S_ISREG(st.st_mode)) {
 		log_error("refused to start: --bootstrap starts a new cluster, but the log %s "
 			"exists: start without --bootstrap", path);
-		return 5;
+		return REPLD_EXIT_REFUSED;
 	}
 	if (missing && !how->bootstrap && !how->reinit) {
 		log_error("refused to start: the log %s does not exist; it is made only by the "
@@ -180,7 +181,7 @@ log_expected(struct node *n, const struct node_start_how *how)
 			"whose disk was replaced (--reinit: it then copies everything "
 			"from the primary). If the disk should hold it, mount it",
 			path);
-		return 5;
+		return REPLD_EXIT_REFUSED;
 	}
 	return 0;
 }
@@ -202,21 +203,23 @@ node_start(struct node *n, const struct node_start_how *how)
 		log_warning("--reinit: this node starts as a replica (a log made anew "
 			"holds nothing to lead with); promote it once caught up");
 	if (n->conf.role == REPLD_ROLE_REPLICA || how->reinit || how->as_replica) {
-		ret = node_replica_start(n) ? 1 : 0;
+		ret = node_replica_start(n) ? REPLD_EXIT_FAILED : 0;
 	} else if ((ret = node_primary_open(n, &oh, msg, sizeof(msg)))) {
 		if (ret == REPL_E_SUPERSEDED) {
 			/* a restart must not undo a failover: follow the new one */
 			log_warning("not the primary: a newer primary took over while this "
 				"node was down; serving as a replica (promote it "
 				"explicitly to lead again)");
-			ret = node_replica_start(n) ? 1 : 0;
+			ret = node_replica_start(n) ? REPLD_EXIT_FAILED : 0;
 		} else {
-			ret = ret == REPL_E_NO_QUORUM && !how->bootstrap ? 4 :
+			ret = ret == REPL_E_NO_QUORUM && !how->bootstrap ?
+				REPLD_EXIT_NO_QUORUM :
 				ret == REPL_E_NO_QUORUM ||
 				ret == REPL_E_NOT_MEMBER ||
 				ret == REPL_E_LOCKED ||
 				ret == REPL_E_MEMBERSHIP ||
-				ret == REPL_E_OTHER_CLUSTER ? 5 : 1;
+				ret == REPL_E_OTHER_CLUSTER ?
+				REPLD_EXIT_REFUSED : REPLD_EXIT_FAILED;
 		}
 	}
 	node_gate_open(n);
@@ -260,10 +263,10 @@ node_tick(struct node *n)
 				n->fenced = false;	/* a replica: WRONG_ROLE */
 				pthread_mutex_unlock(&n->lock);
 				if (node_replica_start(n) != 0)
-					n->exit_code = code = 1;
+					n->exit_code = code = REPLD_EXIT_FAILED;
 				node_gate_open(n);
 			} else {
-				n->exit_code = code = 3;
+				n->exit_code = code = REPLD_EXIT_FENCED;
 			}
 		}
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret == REPL_E_LOCKED) {
@@ -271,33 +274,33 @@ node_tick(struct node *n)
 
 		node_refused_locked(n->conf.log.path, msg, sizeof(msg));
 		log_error("%s", msg);
-		n->exit_code = code = 5;
+		n->exit_code = code = REPLD_EXIT_REFUSED;
 	} else if (node_role(n) == NODE_REPLICA &&
 		   n->replica_ret == REPL_E_BLANK) {
 		log_error("refused to start: the log %s is blank (it holds no log); it is "
 			"made only by the first start of a new cluster (--bootstrap) "
 			"or for a replica whose disk was replaced (--reinit: it then "
 			"copies everything from the primary)", n->conf.log.path);
-		n->exit_code = code = 5;
+		n->exit_code = code = REPLD_EXIT_REFUSED;
 	} else if (node_role(n) == NODE_REPLICA &&
 		   n->replica_ret == REPL_E_NO_PEERS) {
 		log_error("refused to start: the log %s is made anew (--reinit), or was and "
 			"has not taken its promise floor yet: it takes the floor from "
 			"other nodes of its configuration before it serves a "
 			"primary, and the file lists no peers", n->conf.log.path);
-		n->exit_code = code = 5;
+		n->exit_code = code = REPLD_EXIT_REFUSED;
 	} else if (node_role(n) == NODE_REPLICA &&
 		   n->replica_ret == REPL_E_OTHER_CLUSTER) {
 		char msg[512];
 
 		node_other_cluster(&n->conf, msg, sizeof(msg));
 		log_error("%s", msg);
-		n->exit_code = code = 5;
+		n->exit_code = code = REPLD_EXIT_REFUSED;
 	} else if (node_role(n) == NODE_REPLICA && n->replica_ret != 0) {
 		log_error("the replica stopped: its log or endpoints could not be set up "
 			"(log %s, %s ports %s/%s)", n->conf.log.path,
 			n->conf.listen.address, n->ctl_port, n->data_port);
-		n->exit_code = code = 1;
+		n->exit_code = code = REPLD_EXIT_FAILED;
 	}
 	pthread_mutex_unlock(&n->change);
 	return code;
@@ -323,9 +326,9 @@ node_stop(struct node *n)
 	node_gate_close(n);
 	if (node_role(n) == NODE_PRIMARY) {
 		log_notice("stopping: draining the replicas");
-		ret = node_primary_close(n) ? 1 : 0;
+		ret = node_primary_close(n) ? REPLD_EXIT_FAILED : 0;
 	} else if (n->replica_running) {
-		ret = node_replica_stop(n) ? 1 : 0;
+		ret = node_replica_stop(n) ? REPLD_EXIT_FAILED : 0;
 	}
 	pthread_mutex_unlock(&n->change);
 	log_notice("node %u stopped", n->conf.node_id);

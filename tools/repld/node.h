@@ -28,6 +28,13 @@
 
 struct coordinator;
 
+/* the daemon's exit status: repld(8), EXIT STATUS */
+#define REPLD_EXIT_FAILED	1	/* a runtime failure: the message says which */
+#define REPLD_EXIT_USAGE	2	/* bad usage, or a file that does not load */
+#define REPLD_EXIT_FENCED	3	/* a newer primary took over (no coordinator) */
+#define REPLD_EXIT_NO_QUORUM	4	/* a promotion at the start: too few nodes */
+#define REPLD_EXIT_REFUSED	5	/* the log or the membership forbids the start */
+
 enum node_role {
 	NODE_DOWN = 0,		/* neither: starting, or failed */
 	NODE_REPLICA,

@@ -392,7 +392,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 		log_warning("the leader key's lease ran out during the change: "
 			"serving as a replica");
 		if (node_replica_start(n) != 0)
-			n->exit_code = 1;
+			n->exit_code = REPLD_EXIT_FAILED;
 		snprintf(msg + at, msglen - at, "; this primary's hold on the leader "
 			"key ran out meanwhile: it serves as a replica now");
 		node_gate_open(n);
@@ -418,7 +418,8 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 				REOPEN_MAX_MS / 1000);
 			return ret;
 		}
-		n->exit_code = ret == REPL_E_NO_QUORUM ? 4 : 1;
+		n->exit_code = ret == REPL_E_NO_QUORUM ?
+			REPLD_EXIT_NO_QUORUM : REPLD_EXIT_FAILED;
 	} else {
 		/* back under the old configuration epoch */
 		node_proposal_withdraw(n, rev, stored.config_epoch);

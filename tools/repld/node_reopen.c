@@ -112,11 +112,11 @@ reopen_main(void *arg)
 				"this node's log was closed; serving as a replica "
 				"(promote it explicitly to lead again)");
 			if (node_replica_start(n) != 0)
-				n->exit_code = 1;
+				n->exit_code = REPLD_EXIT_FAILED;
 		} else if (!node_reopen_retryable(ret)) {
 			log_error("the log stays closed: reopening it under the old "
 				"membership failed for good: %s", why);
-			n->exit_code = 1;
+			n->exit_code = REPLD_EXIT_FAILED;
 		} else {
 			reopen_set(n, true, r.attempts + 1, why);
 			log_warning("the log is closed: reopening the log under the old "

@@ -302,7 +302,7 @@ node_promote(struct node *n, bool force, bool gated, char *msg, size_t msglen)
 	node_gate_close(n);
 	if ((ret = node_replica_stop(n)) != 0) {
 		snprintf(msg, msglen, "the replica stopped with an error (%d)", ret);
-		n->exit_code = 1;
+		n->exit_code = REPLD_EXIT_FAILED;
 		node_gate_open(n);
 		pthread_mutex_unlock(&n->change);
 		return REPL_E_IO;
@@ -311,7 +311,7 @@ node_promote(struct node *n, bool force, bool gated, char *msg, size_t msglen)
 			.gated = gated }, msg, msglen)) != 0) {
 		/* it stays what it was: a replica */
 		if (node_replica_start(n) != 0)
-			n->exit_code = 1;
+			n->exit_code = REPLD_EXIT_FAILED;
 	} else {
 		snprintf(msg, msglen, "promoted: this node is the primary");
 	}
@@ -336,7 +336,7 @@ node_fence(struct node *n, char *msg, size_t msglen)
 	node_gate_close(n);
 	ret = node_primary_close(n);
 	if (node_replica_start(n) != 0) {
-		n->exit_code = 1;
+		n->exit_code = REPLD_EXIT_FAILED;
 		ret = REPL_E_IO;
 	}
 	node_gate_open(n);
