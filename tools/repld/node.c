@@ -37,9 +37,34 @@ node_role(struct node *n)
 	enum node_role r;
 
 	pthread_mutex_lock(&n->lock);
-	r = n->role;
+	r = node_state_role(n->state, n->stop_from);
 	pthread_mutex_unlock(&n->lock);
 	return r;
+}
+
+void
+node_set_state(struct node *n, enum node_state to)
+{
+	enum node_state from = n->state;
+
+	if (from == to)
+		return;
+	/* a change the table does not draw is a bug: a debug build stops
+	 * there, a release build says so and goes on */
+	if (!node_state_allowed(from, to)) {
+		log_error("node: no change from %s to %s", node_state_name(from),
+			node_state_name(to));
+#ifndef NDEBUG
+		abort();
+#endif
+		if ((unsigned)to >= NODE_STATES)
+			return;
+	}
+	if (to == NODE_ST_STOPPING)
+		n->stop_from = from;
+	n->state = to;
+	/* appenders at the gate look again: enter, wait on, or be refused */
+	pthread_cond_broadcast(&n->cond);
 }
 
 /* the libfabric provider name, or "verbs" */
@@ -65,15 +90,15 @@ node_enter(struct node *n, int *err)
 
 	pthread_mutex_lock(&n->lock);
 	/* a reopen may take long: its appenders are told, not kept waiting */
-	while (n->closed && !n->stopping && !n->fenced && !n->reopening)
+	while (node_state_waits(n->state))
 		pthread_cond_wait(&n->cond, &n->lock);
-	if (n->fenced)
+	if (node_state_fenced(n->state, n->stop_from))
 		*err = REPL_E_FENCED;
-	else if (n->stopping)
+	else if (node_state_stopping(n->state))
 		*err = NODE_E_STOPPING;
-	else if (n->reopening)
+	else if (n->state == NODE_ST_REOPENING)
 		*err = NODE_E_REOPENING;
-	else if (n->role != NODE_PRIMARY)
+	else if (n->state != NODE_ST_PRIMARY)
 		*err = NODE_E_WRONG_ROLE;
 	else {
 		repl = n->repl;
@@ -89,8 +114,8 @@ node_try_enter(struct node *n, bool *changing)
 	struct repl *repl = NULL;
 
 	pthread_mutex_lock(&n->lock);
-	*changing = n->closed && !n->stopping;
-	if (!n->closed && !n->stopping && n->role == NODE_PRIMARY) {
+	*changing = node_state_changing(n->state);
+	if (n->state == NODE_ST_PRIMARY) {
 		repl = n->repl;
 		n->active++;
 	}
@@ -107,12 +132,11 @@ node_leave(struct node *n)
 	pthread_mutex_unlock(&n->lock);
 }
 
-/* close the gate and wait until every appender inside had its answer */
 void
-node_gate_close(struct node *n)
+node_gate_close(struct node *n, enum node_state to)
 {
 	pthread_mutex_lock(&n->lock);
-	n->closed = true;
+	node_set_state(n, to);
 	while (n->active > 0)
 		pthread_cond_wait(&n->cond, &n->lock);
 	pthread_mutex_unlock(&n->lock);
@@ -122,21 +146,14 @@ void
 node_gate_open(struct node *n)
 {
 	pthread_mutex_lock(&n->lock);
-	n->closed = false;
-	pthread_cond_broadcast(&n->cond);
-	pthread_mutex_unlock(&n->lock);
-}
-
-void
-node_set_role(struct node *n, enum node_role role, struct repl *repl)
-{
-	pthread_mutex_lock(&n->lock);
-	n->role = role;
-	n->repl = repl;
+	node_set_state(n, node_state_opened(node_state_role(n->state,
+		n->stop_from)));
 	pthread_mutex_unlock(&n->lock);
 }
 
 /* ---- start, tick, stop ---- */
+
+_Static_assert(NODE_ST_STARTING == 0, "node_init's memset starts the node");
 
 void
 node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
@@ -146,7 +163,7 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
 	n->conf = *conf;
 	memset(conf, 0, sizeof(*conf));
 	n->exit_code = -1;
-	n->closed = true;	/* until node_start */
+	/* memset: NODE_ST_STARTING, the gate closed until node_start */
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->cond, NULL);
 	pthread_mutex_init(&n->change, NULL);
@@ -246,12 +263,9 @@ node_tick(struct node *n)
 				"%llu, its last LSN %llu)",
 				(unsigned long long)st.epoch,
 				(unsigned long long)st.last_lsn);
-			pthread_mutex_lock(&n->lock);
-			n->fenced = true;	/* what later appenders are told */
-			pthread_cond_broadcast(&n->cond);
-			pthread_mutex_unlock(&n->lock);
-			node_gate_close(n);
-			node_primary_close(n);
+			/* what later appenders are told */
+			node_gate_close(n, NODE_ST_FENCED);
+			node_primary_close(n);	/* DEPOSED */
 			if (n->conf.coordinator.n_endpoints > 0) {
 				/*
 				 * Automatic failover: it follows the new primary,
@@ -260,7 +274,8 @@ node_tick(struct node *n)
 				 */
 				log_notice("serving as a replica of the newer primary");
 				pthread_mutex_lock(&n->lock);
-				n->fenced = false;	/* a replica: WRONG_ROLE */
+				/* appenders wait for the replica: WRONG_ROLE */
+				node_set_state(n, NODE_ST_SWITCHING);
 				pthread_mutex_unlock(&n->lock);
 				if (node_replica_start(n) != 0)
 					n->exit_code = code = REPLD_EXIT_FAILED;
@@ -313,8 +328,7 @@ node_stop(struct node *n)
 
 	pthread_mutex_lock(&n->change);
 	pthread_mutex_lock(&n->lock);
-	n->stopping = true;
-	pthread_cond_broadcast(&n->cond);
+	node_set_state(n, NODE_ST_STOPPING);
 	pthread_mutex_unlock(&n->lock);
 	if (n->reopen_joinable) {
 		/* it ends at once, or after its attempt (which needs the lock) */
@@ -323,13 +337,17 @@ node_stop(struct node *n)
 		pthread_mutex_lock(&n->change);
 		n->reopen_joinable = false;
 	}
-	node_gate_close(n);
+	node_gate_close(n, NODE_ST_STOPPING);
 	if (node_role(n) == NODE_PRIMARY) {
 		log_notice("stopping: draining the replicas");
 		ret = node_primary_close(n) ? REPLD_EXIT_FAILED : 0;
 	} else if (n->replica_running) {
 		ret = node_replica_stop(n) ? REPLD_EXIT_FAILED : 0;
 	}
+	/* (already, when a log closed) */
+	pthread_mutex_lock(&n->lock);
+	node_set_state(n, NODE_ST_STOPPED);
+	pthread_mutex_unlock(&n->lock);
 	pthread_mutex_unlock(&n->change);
 	log_notice("node %u stopped", n->conf.node_id);
 	return n->exit_code >= 0 ? n->exit_code : ret;

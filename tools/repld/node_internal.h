@@ -12,10 +12,17 @@
 
 /* node.c: the gate */
 
-/* close the gate and wait until every appender inside had its answer */
-void node_gate_close(struct node *n);
+/*
+ * The only writer of n->state, with n->lock held: a change the table
+ * (node_state.c) does not allow is logged, and stops a debug build.
+ * Wakes the appenders at the gate.
+ */
+void node_set_state(struct node *n, enum node_state to);
+/* close the gate (to: why) and wait until every appender inside had its
+ * answer */
+void node_gate_close(struct node *n, enum node_state to);
+/* open it again, as what the node is now (FAILED when nothing is open) */
 void node_gate_open(struct node *n);
-void node_set_role(struct node *n, enum node_role role, struct repl *repl);
 
 /* node_role.c: the roles */
 

@@ -346,7 +346,7 @@ remember(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	memcpy(old, n->conf.peers, sizeof(old));
 	log_notice("reconfiguring: %d peers, quorum %d -> %d peers, quorum %d",
 		old_n, old_k, n_peers, quorum);
-	node_gate_close(n);
+	node_gate_close(n, NODE_ST_CHANGING);
 	closed_ms = node_now_ms();
 	node_primary_close(n);
 	set_members(n, peers, n_peers, quorum);

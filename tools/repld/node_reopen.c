@@ -32,18 +32,21 @@ node_reopen_info(struct node *n, struct node_reopen *out)
 	bool on;
 
 	pthread_mutex_lock(&n->lock);
-	on = n->reopening;
+	/* (still, once a stop began: the log stays closed) */
+	on = node_state_reopening(n->state, n->stop_from);
 	if (on)
 		*out = n->reopen;
 	pthread_mutex_unlock(&n->lock);
 	return on;
 }
 
+/* to: NODE_ST_REOPENING, or back (the same state: only what it shows) */
 static void
-reopen_set(struct node *n, bool on, unsigned attempts, const char *why)
+reopen_set(struct node *n, enum node_state to, unsigned attempts,
+		const char *why)
 {
 	pthread_mutex_lock(&n->lock);
-	n->reopening = on;
+	node_set_state(n, to);
 	n->reopen.attempts = attempts;
 	snprintf(n->reopen.error, sizeof(n->reopen.error), "%s", why);
 	/* appenders waiting at the gate are refused now */
@@ -66,10 +69,10 @@ reopen_wait(struct node *n, int ms)
 		until.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&n->lock);
-	while (!n->stopping &&
+	while (!node_state_stopping(n->state) &&
 	       pthread_cond_timedwait(&n->cond, &n->lock, &until) != ETIMEDOUT)
 		;
-	stopping = n->stopping;
+	stopping = node_state_stopping(n->state);
 	pthread_mutex_unlock(&n->lock);
 	return !stopping;
 }
@@ -88,19 +91,21 @@ reopen_main(void *arg)
 
 		pthread_mutex_lock(&n->change);
 		pthread_mutex_lock(&n->lock);
-		ret = n->stopping;
+		ret = node_state_stopping(n->state);
 		pthread_mutex_unlock(&n->lock);
 		if (ret) {
 			pthread_mutex_unlock(&n->change);
 			break;
 		}
+		/* before the open: once the log is open the node is not
+		 * reopening any more */
+		(void)node_reopen_info(n, &r);
 		/*
 		 * As a restart: should another node have been promoted while
 		 * the log was closed, this one must not undo that failover.
 		 */
 		ret = node_primary_open(n, &(struct open_how){ .restart = true,
 			.quiet = true }, why, sizeof(why));
-		(void)node_reopen_info(n, &r);
 		if (ret == 0) {
 			log_notice("the log is reopened under the old membership "
 				"after %u failed attempts (%llu s closed): serving "
@@ -118,7 +123,7 @@ reopen_main(void *arg)
 				"membership failed for good: %s", why);
 			n->exit_code = REPLD_EXIT_FAILED;
 		} else {
-			reopen_set(n, true, r.attempts + 1, why);
+			reopen_set(n, NODE_ST_REOPENING, r.attempts + 1, why);
 			log_warning("the log is closed: reopening the log under the old "
 				"membership failed (attempt %u, closed for %llu s): %s; "
 				"appends are refused meanwhile; next attempt in %d s",
@@ -131,7 +136,9 @@ reopen_main(void *arg)
 			continue;
 		}
 		if (n->exit_code < 0) {
-			reopen_set(n, false, 0, "");
+			/* serving again, in the state of the log it opened
+			 * (every writer of the state holds n->change) */
+			reopen_set(n, n->state, 0, "");
 			node_gate_open(n);
 		}
 		pthread_mutex_unlock(&n->change);
@@ -159,9 +166,9 @@ node_reopen_start(struct node *n, const char *why, uint64_t closed_ms, int64_t r
 	pthread_mutex_lock(&n->lock);
 	n->reopen.since_ms = closed_ms;
 	pthread_mutex_unlock(&n->lock);
-	reopen_set(n, true, 0, why);
+	reopen_set(n, NODE_ST_REOPENING, 0, why);
 	if (pthread_create(&n->reopen_thread, NULL, reopen_main, n) != 0) {
-		reopen_set(n, false, 0, "");
+		reopen_set(n, NODE_ST_SWITCHING, 0, "");
 		return -1;
 	}
 	n->reopen_joinable = true;

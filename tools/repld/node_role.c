@@ -21,6 +21,24 @@
 #include "node_internal.h"
 #include "primary_cfg.h"
 
+/* the log as the role this state says is open, or none (repl: the primary's) */
+static void
+become(struct node *n, enum node_state to, struct repl *repl)
+{
+	pthread_mutex_lock(&n->lock);
+	n->repl = repl;
+	node_set_state(n, to);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* the state once the log closed, from the one that closes it; lock held */
+static enum node_state
+log_closed(enum node_state s)
+{
+	return s == NODE_ST_FENCED ? NODE_ST_DEPOSED :
+		s == NODE_ST_STOPPING ? NODE_ST_STOPPED : NODE_ST_SWITCHING;
+}
+
 /* ---- the replica ---- */
 
 void
@@ -110,7 +128,7 @@ node_replica_start(struct node *n)
 	n->replica_ret = 0;
 	if ((ret = repl_replica_open(&cfg, &replica)) != 0) {
 		n->replica_ret = ret;
-		node_set_role(n, NODE_REPLICA, NULL);
+		become(n, NODE_ST_REPLICA, NULL);
 		return 0;
 	}
 	say_listening(n);
@@ -129,7 +147,7 @@ node_replica_start(struct node *n)
 		return -1;
 	}
 	n->replica_running = true;
-	node_set_role(n, NODE_REPLICA, NULL);
+	become(n, NODE_ST_REPLICA, NULL);
 	return 0;
 }
 
@@ -151,7 +169,10 @@ node_replica_stop(struct node *n)
 	n->replica = NULL;
 	pthread_mutex_unlock(&n->lock);
 	repl_replica_close(&replica);
-	node_set_role(n, NODE_DOWN, NULL);
+	pthread_mutex_lock(&n->lock);
+	n->repl = NULL;
+	node_set_state(n, log_closed(n->state));
+	pthread_mutex_unlock(&n->lock);
 	return n->replica_ret;
 }
 
@@ -263,7 +284,7 @@ node_primary_open(struct node *n, const struct open_how *how, char *msg,
 	log_notice("node %u is the primary of epoch %llu (configuration epoch %llu)",
 		conf->node_id, (unsigned long long)st.epoch,
 		(unsigned long long)st.config_epoch);
-	node_set_role(n, NODE_PRIMARY, repl);
+	become(n, NODE_ST_PRIMARY, repl);
 	return 0;
 }
 
@@ -276,7 +297,7 @@ node_primary_close(struct node *n)
 	pthread_mutex_lock(&n->lock);
 	repl = n->repl;
 	n->repl = NULL;
-	n->role = NODE_DOWN;
+	node_set_state(n, log_closed(n->state));
 	pthread_mutex_unlock(&n->lock);
 	if (repl == NULL)
 		return 0;
@@ -299,7 +320,7 @@ node_promote(struct node *n, bool force, bool gated, char *msg, size_t msglen)
 		return NODE_E_WRONG_ROLE;
 	}
 	log_notice("promoting this replica%s", force ? " (forced)" : "");
-	node_gate_close(n);
+	node_gate_close(n, NODE_ST_PROMOTING);
 	if ((ret = node_replica_stop(n)) != 0) {
 		snprintf(msg, msglen, "the replica stopped with an error (%d)", ret);
 		n->exit_code = REPLD_EXIT_FAILED;
@@ -333,7 +354,7 @@ node_fence(struct node *n, char *msg, size_t msglen)
 		return NODE_E_WRONG_ROLE;
 	}
 	log_notice("stepping down: draining the appends, then serving as a replica");
-	node_gate_close(n);
+	node_gate_close(n, NODE_ST_STEPPING_DOWN);
 	ret = node_primary_close(n);
 	if (node_replica_start(n) != 0) {
 		n->exit_code = REPLD_EXIT_FAILED;
