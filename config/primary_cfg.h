@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * primary_cfg.h -- a repld.conf(5) node as librepl's primary: the repl_cfg
- * that repld's promotions (node.c) and replvfs's open of a database's log
+ * that repld's promotions (node_role.c) and replvfs's open of a database's log
  * (sqlite/rv_db.c) both build from the same file.
  */
 #ifndef REPLD_PRIMARY_CFG_H

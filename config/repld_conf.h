@@ -37,7 +37,7 @@ enum repld_transport {
 	REPLD_TRANSPORT_OFI_NET = 3,
 };
 
-/* the log's medium (repl.h: enum repl_backend, mapped by node.c) */
+/* the log's medium (repl.h: enum repl_backend, mapped by primary_cfg.c) */
 enum repld_backend {
 	REPLD_BACKEND_PMEM = 1,
 	REPLD_BACKEND_FILE = 2,

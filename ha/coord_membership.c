@@ -6,7 +6,7 @@
  *   - A change (replctl add, remove, reload on the primary) is written to
  *     the key first, by compare-and-swap on the revision last read and on
  *     the leader key's lease, then carried to the logs by S -> J -> F
- *     (node.c, remember).  So no two changes take one configuration epoch
+ *     (repld's node_membership.c, remember).  So no two changes take one configuration epoch
  *     while etcd keeps its history: the key's epoch only grows, and only
  *     one writer wins each revision.
  *   - The primary holding the leader key keeps the key equal to its log's

@@ -31,7 +31,7 @@
  * thread wakes it when a key changes.  The view and the request slot are
  * under its lock, a leaf: no lock of the node is taken while it is held.
  * A membership change waits for the coordinator's thread while holding the
- * node's change lock (repld's node.c, remember); that thread never takes
+ * node's change lock (repld's node_membership.c, remember); that thread never takes
  * the change lock (it reads the node through ops->local, which must not
  * wait for it, and what needs the lock runs in the worker), so the wait
  * closes no cycle.

@@ -8,10 +8,11 @@
  *   repl_member_remove(host, port [, quorum])  a replica leaves
  *   repl_status()                              the primary's state, JSON
  *
- * A change is repld's ADD and REMOVE (tools/repld/node.c, remember): the
- * same checks and messages, then the log closed and opened again under
- * the next membership as a reconfiguration (rv_db_reconfigure), while
- * commits wait.  One change at a time in the process.
+ * A change is repld's ADD and REMOVE (tools/repld/node_membership.c,
+ * remember): the same checks and messages, then the log closed and opened
+ * again under the next membership as a reconfiguration
+ * (rv_db_reconfigure), while commits wait.  One change at a time in the
+ * process.
  */
 #ifndef REPLSQLITE_RV_ADMIN_H
 #define REPLSQLITE_RV_ADMIN_H

@@ -350,7 +350,7 @@ copy_json(struct node *n)
 static json_t *
 reopen_json(struct node *n)
 {
-	struct node_reopen r;
+	struct node_reopen r = { 0 };
 
 	if (!node_reopen_info(n, &r))
 		return json_null();

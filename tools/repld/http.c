@@ -55,7 +55,7 @@ health_get(struct node *n, struct health *h)
 	memset(h, 0, sizeof(*h));
 	pthread_mutex_lock(&n->lock);
 	h->quorum = n->conf.quorum;
-	h->stopping = n->stopping;
+	h->stopping = node_state_stopping(n->state);
 	pthread_mutex_unlock(&n->lock);
 	if ((repl = node_try_enter(n, &changing)) != NULL) {
 		repl_status(repl, &st);

@@ -37,7 +37,9 @@ bin_PROGRAMS += tools/repld/repld
 tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/log.c tools/repld/log.h \
 	tools/repld/notify.c tools/repld/notify.h \
-	tools/repld/node.c tools/repld/node.h \
+	tools/repld/node.c tools/repld/node.h tools/repld/node_internal.h \
+	tools/repld/node_role.c tools/repld/node_membership.c \
+	tools/repld/node_reopen.c tools/repld/node_state.c \
 	tools/repld/admin.c tools/repld/admin.h \
 	tools/repld/admin_conn.h tools/repld/admin_loop.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
@@ -65,6 +67,15 @@ tests_tools_metrics_text_test_SOURCES = tests/tools/metrics_text_test.c \
 	tools/repld/metrics_text.c
 tests_tools_metrics_text_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
 tests_tools_metrics_text_test_LDADD = $(LDADD) -lm
+
+# the node's states: the table of their changes, what each says
+check_PROGRAMS += tests/tools/node_state_test
+TESTS += tests/tools/node_state_test
+tests_tools_node_state_test_SOURCES = tests/tools/node_state_test.c \
+	tools/repld/node_state.c
+tests_tools_node_state_test_CPPFLAGS = $(AM_CPPFLAGS) $(PUBLIC_CPPFLAGS) \
+	-I$(top_srcdir)/tools/repld -I$(top_srcdir)/config -I$(top_srcdir)/sqlite \
+	-I$(top_srcdir)/engine
 
 # the admin socket's text, both ends: requests, replies, replctl's reader
 check_PROGRAMS += tests/tools/admin_proto_test

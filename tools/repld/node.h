@@ -28,11 +28,58 @@
 
 struct coordinator;
 
+/* the daemon's exit status: repld(8), EXIT STATUS */
+#define REPLD_EXIT_FAILED	1	/* a runtime failure: the message says which */
+#define REPLD_EXIT_USAGE	2	/* bad usage, or a file that does not load */
+#define REPLD_EXIT_FENCED	3	/* a newer primary took over (no coordinator) */
+#define REPLD_EXIT_NO_QUORUM	4	/* a promotion at the start: too few nodes */
+#define REPLD_EXIT_REFUSED	5	/* the log or the membership forbids the start */
+
 enum node_role {
 	NODE_DOWN = 0,		/* neither: starting, or failed */
 	NODE_REPLICA,
 	NODE_PRIMARY,
 };
+
+/*
+ * What the node is doing: its one state, written by node_set_state alone,
+ * under lock; the role (node_role) and the gate follow from it
+ * (node_state.c has the changes allowed between them).  The gate is open
+ * in REPLICA, PRIMARY and FAILED only.
+ */
+enum node_state {
+	NODE_ST_STARTING = 0,	/* node_init until node_start opens a log */
+	NODE_ST_REPLICA,	/* a replica serves (or its open failed: replica_ret) */
+	NODE_ST_PRIMARY,	/* the primary's log is open: appenders enter */
+	NODE_ST_PROMOTING,	/* the gate closed, the replica not stopped yet */
+	NODE_ST_STEPPING_DOWN,	/* the gate closed, the primary's log still open */
+	NODE_ST_CHANGING,	/* the same, for a new membership (node_membership.c) */
+	NODE_ST_SWITCHING,	/* within a change: one log closed, the next not open */
+	NODE_ST_FENCED,		/* a newer primary took over: appenders are told,
+				   the log closes */
+	NODE_ST_DEPOSED,	/* fenced, the log closed: it exits REPLD_EXIT_FENCED,
+				   or with a coordinator follows the new primary */
+	NODE_ST_REOPENING,	/* no log after a failed change: node_reopen.c */
+	NODE_ST_FAILED,		/* no log, the gate open: the start or a change
+				   failed (exit_code), the daemon ends */
+	NODE_ST_STOPPING,	/* a stop began: the log stop_from had closes */
+	NODE_ST_STOPPED,
+	NODE_STATES
+};
+
+/* node_state.c: the table, and what a state says (stop_from: see struct node) */
+const char *node_state_name(enum node_state s);
+bool node_state_allowed(enum node_state from, enum node_state to);
+enum node_role node_state_role(enum node_state s, enum node_state stop_from);
+enum node_state node_state_opened(enum node_role r);	/* the gate open again */
+bool node_state_gate_open(enum node_state s);
+bool node_state_stopping(enum node_state s);
+/* the gate closed by a change (node_try_enter's changing) */
+bool node_state_changing(enum node_state s);
+/* appenders wait at the gate (not refused at once) */
+bool node_state_waits(enum node_state s);
+bool node_state_fenced(enum node_state s, enum node_state stop_from);
+bool node_state_reopening(enum node_state s, enum node_state stop_from);
 
 /* the gate's refusals, beyond repl.h's REPL_E_* */
 #define NODE_E_WRONG_ROLE	(-1)	/* a replica, or down */
@@ -66,12 +113,10 @@ struct node {
 
 	pthread_mutex_t lock;		/* guards what follows */
 	pthread_cond_t cond;
-	enum node_role role;
+	enum node_state state;		/* node_set_state's alone */
+	enum node_state stop_from;	/* the state a stop began in */
 	struct repl *repl;		/* NODE_PRIMARY */
 	int active;			/* appenders inside the gate */
-	bool closed;			/* the gate: a change is under way */
-	bool stopping;
-	bool fenced;			/* a newer primary took over */
 	int exit_code;			/* >= 0: the daemon should exit with it */
 
 	pthread_mutex_t change;		/* one change of state at a time */
@@ -99,9 +144,8 @@ struct node {
 	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
 	char floor_ports[REPLD_PEERS_MAX][8];
 
-	/* a failed change's reopen: reopening and reopen under lock, the
-	   thread's handle and the proposal to withdraw under change */
-	bool reopening;
+	/* a failed change's reopen (NODE_ST_REOPENING): reopen under lock,
+	   the thread's handle and the proposal to withdraw under change */
 	struct node_reopen reopen;
 	pthread_t reopen_thread;
 	bool reopen_joinable;

@@ -66,11 +66,7 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
-#define EXIT_FENCED 3
-#define EXIT_NO_QUORUM 4
-#define EXIT_REFUSED 5	/* the log or the membership forbids the start */
+/* the exit codes are node.h's REPLD_EXIT_* (repld(8)) */
 
 #define STATUS_EVERY_MS 10000
 #define TICK_MS 100
@@ -228,14 +224,14 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	/* first the socket: a status can be asked during a long promotion */
 	if (admin_start(n, n->conf.admin_socket, &admin, err, sizeof(err)) != 0) {
 		log_error("%s", err);
-		return EXIT_RUNTIME;
+		return REPLD_EXIT_FAILED;
 	}
 	log_notice("admin socket %s", n->conf.admin_socket);
 	/* beside it: /metrics and the health paths answer during a promotion */
 	if (http_start(n, &http, err, sizeof(err)) != 0) {
 		log_error("%s", err);
 		*node_in_use = !admin_stop(&admin);
-		return EXIT_RUNTIME;
+		return REPLD_EXIT_FAILED;
 	}
 	if (http)
 		log_notice("metrics and health on http://%s%s%s:%u/",
@@ -271,7 +267,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		(void)node_stop(n);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
-		return EXIT_RUNTIME;
+		return REPLD_EXIT_FAILED;
 	}
 	/* automatic failover, when the file names a coordinator */
 	struct coordinator *coord;
@@ -282,7 +278,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		(void)node_stop(n);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
-		return EXIT_RUNTIME;
+		return REPLD_EXIT_FAILED;
 	}
 	atomic_store(&n->coord, coord);
 	/* the admin socket answers, a primary acknowledges, a replica listens */
@@ -372,33 +368,33 @@ main(int argc, char *argv[])
 			else
 				fprintf(stderr, "repld: unknown option %s (try --help)\n",
 					argv[optind - 1]);
-			return EXIT_USAGE;
+			return REPLD_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "repld: unexpected argument %s (try --help)\n",
 			argv[optind]);
-		return EXIT_USAGE;
+		return REPLD_EXIT_USAGE;
 	}
 	if (path == NULL) {
 		fprintf(stderr, "repld: no configuration: -c FILE (try --help)\n");
-		return EXIT_USAGE;
+		return REPLD_EXIT_USAGE;
 	}
 	if (how.bootstrap && how.reinit) {
 		fprintf(stderr, "repld: --bootstrap and --reinit exclude each other "
 			"(try --help)\n");
-		return EXIT_USAGE;
+		return REPLD_EXIT_USAGE;
 	}
 	if (repld_conf_load(path, &conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
-		return EXIT_USAGE;
+		return REPLD_EXIT_USAGE;
 	}
 	/* the files as the engine loads them, before any log is touched */
 	if (conf.tls.ca != NULL && repl_tls_check(conf.tls.ca, conf.tls.cert,
 			conf.tls.key, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		repld_conf_free(&conf);
-		return EXIT_USAGE;
+		return REPLD_EXIT_USAGE;
 	}
 	if (check) {
 		printf("%s: ok\n", path);
