@@ -263,6 +263,12 @@ cluster_membership(struct cluster *c, struct membership *out)
 static void
 cluster_free(struct cluster *c)
 {
+	/*
+	 * A promotion's leftover asks hold a share of the TLS context and
+	 * end within their connect timeout (or at once, shut down): none
+	 * outlives the cluster, whose end may be the process's.
+	 */
+	cluster_asks_drain(c->cfg.down_timeout_ms + 1000);
 	if (c->src)
 		rpma_mr_dereg(&c->src);
 	if (c->peer)

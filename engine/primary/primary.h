@@ -394,6 +394,11 @@ void cluster_floor_stored(struct cluster *c, uint32_t node_id,
 /* promote.c */
 uint64_t cluster_next_epoch(uint64_t above, uint32_t node_id);
 int cluster_promote(struct cluster *c);
+/*
+ * Wait (at most timeout_ms) until no promotion's ask runs in this process:
+ * a cluster's teardown, so that none outlives it (promote.c)
+ */
+void cluster_asks_drain(int timeout_ms);
 
 /* quorum.c: the commit rule, and who sleeps until it moves */
 /*

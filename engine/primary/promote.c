@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,46 @@ struct asking {
 	struct ask asks[];
 };
 
+/*
+ * The asks still running in this process, whichever round they were of:
+ * a cluster going away waits for them (cluster_asks_drain), so that none
+ * outlives the process's teardown holding what it shares (the TLS
+ * context): a leftover ask ends within its connect timeout, or at once
+ * once its connection was shut down.
+ */
+static pthread_mutex_t asks_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t asks_done = PTHREAD_COND_INITIALIZER;
+static int asks_running;
+
+static void
+asks_add(int d)
+{
+	pthread_mutex_lock(&asks_lock);
+	asks_running += d;
+	if (asks_running == 0)
+		pthread_cond_broadcast(&asks_done);
+	pthread_mutex_unlock(&asks_lock);
+}
+
+void
+cluster_asks_drain(int timeout_ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&asks_lock);
+	while (asks_running > 0 &&
+	       pthread_cond_timedwait(&asks_done, &asks_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&asks_lock);
+}
+
 /* drop a reference, with a->lock held (and released) */
 static void
 asking_unref(struct asking *a)
@@ -357,6 +398,7 @@ ask_run(void *arg)
 	ch = ask_ended(k, ret, ch);
 	asking_unref(a);
 	ctl_chan_close(&ch);
+	asks_add(-1);
 	return NULL;
 }
 
@@ -413,9 +455,11 @@ asking_start(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 		a->pending++;
 		a->refs++;
 		pthread_mutex_unlock(&a->lock);
+		asks_add(1);
 		if (attr_ok && !REPL_FAULTED() &&
 		    (err = pthread_create(&t, &attr, ask_run, k)) == 0)
 			continue;
+		asks_add(-1);
 		snprintf(k->why, sizeof(k->why), "cannot start a thread to ask "
 			"it: %s", strerror(err));
 		pthread_mutex_lock(&a->lock);
