@@ -172,30 +172,34 @@ live_getopt(int argc, char *argv[], bool before_command, const char *own_short,
 	return -1;
 }
 
-/* the role the daemon at path answers STATUS with ("": no answer) */
-static void
-role_at(const struct live_opts *o, const char *path, char *role, size_t len)
+/*
+ * The daemon at path's STATUS, asked within --timeout but at most
+ * ANSWERS_WAIT_MS (long enough for a daemon that is only busy, short for a
+ * script): the reply (json_decref), or NULL with why the daemon did not
+ * answer.
+ */
+static json_t *
+quick_status(const struct live_opts *o, const char *path, char *why, size_t len)
 {
-	struct live_opts one = *o;
+	struct live_opts quick = *o;
 	struct client c;
 	const char *r;
 	json_t *d = NULL;
 	char ignored[200];
 	size_t n;
 
-	one.socket = path;
-	if (one.timeout_ms > ANSWERS_WAIT_MS)
-		one.timeout_ms = ANSWERS_WAIT_MS;
-	role[0] = '\0';
-	if (client_open(&c, &one) == 0)
+	quick.socket = path;
+	if (quick.timeout_ms > ANSWERS_WAIT_MS)
+		quick.timeout_ms = ANSWERS_WAIT_MS;
+	if (client_open(&c, &quick) == 0)
 		c.whole = true;
 	if (c.fd >= 0 && client_send(&c, "STATUS", NULL, 0) == 0 &&
-	    (r = client_reply(&c, &n)) != NULL &&
-	    (d = json_in_reply(r, n, "repld", ignored, sizeof(ignored))) != NULL)
-		snprintf(role, len, "%s", jin_str(d, "role")[0] ?
-			jin_str(d, "role") : "?");
-	json_decref(d);
+	    (r = client_reply(&c, &n)) != NULL)
+		d = json_in_reply(r, n, "repld", ignored, sizeof(ignored));
+	if (d == NULL)
+		snprintf(why, len, "%s", c.why[0] ? c.why : "no reply to STATUS");
 	client_close(&c);
+	return d;
 }
 
 /*
@@ -207,14 +211,17 @@ static const char *
 primary_among(const struct live_opts *o)
 {
 	const char *answered = NULL;
-	char role[32];
+	char why[300];
 
 	for (int i = 0; i < o->n_socks; i++) {
-		role_at(o, o->socks[i], role, sizeof(role));
-		if (strcmp(role, "primary") == 0)
-			return o->socks[i];
-		if (role[0] && answered == NULL)
+		json_t *d = quick_status(o, o->socks[i], why, sizeof(why));
+		bool primary = d != NULL && strcmp(jin_str(d, "role"), "primary") == 0;
+
+		if (d != NULL && answered == NULL)
 			answered = o->socks[i];
+		json_decref(d);
+		if (primary)
+			return o->socks[i];
 	}
 	return answered ? answered : o->socks[0];
 }
@@ -528,34 +535,19 @@ client_call(const struct live_opts *o, const char *line, json_t **doc,
 bool
 client_answers(const struct live_opts *o, char *why, size_t len)
 {
-	struct live_opts quick = *o;
-	struct client c;
-	const char *r;
-	json_t *d = NULL;
-	char ignored[200];
-	size_t n;
-	bool ok;
+	json_t *d = quick_status(o, o->socket, why, len);
 
-	/* long enough for a daemon that is only busy, short for a script */
-	if (quick.timeout_ms > ANSWERS_WAIT_MS)
-		quick.timeout_ms = ANSWERS_WAIT_MS;
-	if (client_open(&c, &quick) == 0)
-		c.whole = true;
-	ok = c.fd >= 0 && client_send(&c, "STATUS", NULL, 0) == 0 &&
-		(r = client_reply(&c, &n)) != NULL &&
-		(d = json_in_reply(r, n, "repld", ignored, sizeof(ignored))) != NULL;
-	if (!ok)
-		snprintf(why, len, "%s", c.why[0] ? c.why : "no reply to STATUS");
-	else if (strcmp(jin_str(d, "role"), "primary") == 0 &&
-		 json_object_get(d, "replicas_up"))
+	if (d == NULL)
+		return false;
+	if (strcmp(jin_str(d, "role"), "primary") == 0 &&
+	    json_object_get(d, "replicas_up"))
 		snprintf(why, len, "it answers, as the primary with %" PRIu64 " "
 			"replicas streaming for a quorum of %" PRIu64, jin_u64(d,
 			"replicas_up", 0), jin_u64(d, "quorum", 0));
 	else
 		snprintf(why, len, "it answers, role %s", jin_str(d, "role"));
 	json_decref(d);
-	client_close(&c);
-	return ok;
+	return true;
 }
 
 int
