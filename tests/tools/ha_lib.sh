@@ -28,7 +28,7 @@
 # behind one, as its membership names it at its listen address), ADDR[N] (the loopback address node N listens
 # on, and its control connections leave from; 127.0.0.1 by default),
 # CANDIDATE[N], NO_COORD[N] (1: no coordinator block),
-# ha_start_cluster, ha_ready P, jget JSON PATH..., cj N PATH..., sj N PATH..., ms_now,
+# ha_start_nodes, ha_start_cluster, ha_ready P, jget JSON PATH..., cj N PATH..., sj N PATH..., ms_now,
 # proxy_start NAME LISTEN TARGET [ONLY_FROM], proxy_mode NAME pass|blackhole|refuse,
 # load_start TAG N CLIENT_ID, load_stop TAG, load_acks TAG, load_pairs TAG
 # CLIENT_ID (appends its acknowledged records to $D/acked), check_read N,
@@ -215,9 +215,9 @@ ha_ready() {
 	fail "node$p not the armed primary that all follow in $((lim / 10)) s: $(roles_line)"
 }
 
-# ha_start_cluster: etcd up already; node1 the primary of node2 and node3
-# (files by hconf), the replicas first; returns once ha_ready 1
-ha_start_cluster() {
+# ha_start_nodes: node1 the primary of node2 and node3 (files by hconf),
+# the replicas first; returns once node1 streams to both
+ha_start_nodes() {
 	hconf 1 primary
 	hconf 2 replica
 	hconf 3 replica
@@ -227,6 +227,11 @@ ha_start_cluster() {
 	wait_for 3 "listening" "listening"
 	start 1
 	wait_status 1 '"replicas_up":2' "both replicas up" 20
+}
+
+# ha_start_cluster: etcd up already; ha_start_nodes, then until ha_ready 1
+ha_start_cluster() {
+	ha_start_nodes
 	ha_ready 1
 	echo "$NAME: cluster up, node1 the leader ($((SECONDS - T0)) s)"
 }

@@ -24,15 +24,7 @@ T0=$SECONDS
 
 etcd_start "${ETCD_FLAGS[@]}"
 NO_COORD=([1]=1 [2]=1 [3]=1)
-hconf 1 primary
-hconf 2 replica
-hconf 3 replica
-start 2
-start 3
-wait_for 2 "listening" "listening"
-wait_for 3 "listening" "listening"
-start 1
-wait_status 1 '"replicas_up":2' "both replicas up" 20
+ha_start_nodes
 ep=$(jnum "$(status_json 1)" epoch)
 echo "$NAME: cluster up without coordinators, node1 the primary of epoch $ep ($((SECONDS - T0)) s)"
 load_start a 1 11
