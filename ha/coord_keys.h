@@ -78,6 +78,7 @@ struct coord_keys {
 	bool has_leader;
 	struct coord_leader_value leader;
 	int64_t leader_ttl_s;		/* -1: unknown */
+	int64_t leader_lease;		/* the lease the key is under (0: none) */
 	bool has_switchover;
 	struct coord_switchover sw;
 	bool has_membership;		/* a value that parses */

@@ -103,6 +103,7 @@ coord_keys_read(struct etcd_client *etcd, const char *prefix,
 			(void)coord_leader_parse((const char *)kv->value.p, kv->value.len,
 				&out->leader);
 			lease = kv->lease;
+			out->leader_lease = kv->lease;
 		} else if (key_is(kv->key.p, kv->key.len, prefix, "membership")) {
 			out->membership_rev = kv->mod_revision;
 			out->has_membership = coord_membership_parse(

@@ -159,6 +159,30 @@ campaign(struct coordinator *c, const struct ha_local *l, const struct ha_action
 	}
 }
 
+/*
+ * The holder is silent to a majority of the replicas: its lease goes now
+ * rather than when it runs out.  A holder still alive finds its lease gone
+ * at its next keepalive and steps down; the promotion's fencing has made
+ * that safe before it knows (ha_rules.c, takeover()).
+ */
+static void
+take_over(struct coordinator *c, const struct ha_local *l, const struct ha_action *a)
+{
+	co_notice(c, "coordinator: the primary node %" PRIu32 " (epoch %" PRIu64
+		") is silent: nothing heard from it for %" PRIu64 " ms here, and %d "
+		"of the %d replicas have no link to it: revoking its lease %" PRIx64
+		" to take over", a->leader, l->epoch, l->silent_ms, a->votes,
+		a->replicas, (uint64_t)a->lease);
+	pthread_mutex_lock(&c->lock);
+	c->view.takeovers++;
+	pthread_mutex_unlock(&c->lock);
+	(void)co_client_ok(c, etcd_lease_revoke(c->etcd, a->lease),
+		"revoke the silent primary's lease");
+	/* the key is gone (or the lease was already): read it again now */
+	atomic_store(&c->keys_dirty, true);
+	co_wake(c);
+}
+
 static enum ha_hold
 ha_hold_of(enum coord_leader_state s)
 {
@@ -196,6 +220,9 @@ co_rules_tick(struct coordinator *c, const struct ha_local *l, uint64_t now)
 		break;
 	case HA_CAMPAIGN:
 		campaign(c, l, &a, now);
+		break;
+	case HA_TAKE_OVER:
+		take_over(c, l, &a);
 		break;
 	case HA_REPORT_FOREIGN:
 		co_error(c, "coordinator: the leader key holds a value that is not "

@@ -120,6 +120,7 @@ struct coord_view {
 	/* a replica's reason not to campaign now (ha_wait_name; "" if none) */
 	char waiting[16];
 	uint64_t campaigns, promotions;
+	uint64_t takeovers;		/* silent primaries whose lease it revoked */
 	uint64_t etcd_requests;		/* HTTP requests its client sent */
 	/* the membership key, and how it stands to this node's log:
 	   "applied", "pending", "behind", "changing", "absent", "invalid" */

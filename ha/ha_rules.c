@@ -40,6 +40,7 @@ ha_action_name(enum ha_action_kind k)
 	case HA_RESIGN: return "resign";
 	case HA_CAMPAIGN: return "campaign";
 	case HA_REPORT_FOREIGN: return "report_foreign";
+	case HA_TAKE_OVER: return "take_over";
 	}
 	return "?";
 }
@@ -153,6 +154,57 @@ primary_step(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input
 	return act(HA_HOLD);
 }
 
+/*
+ * The takeover rule (ha_rules.h): the holder of the key is a primary this
+ * node followed, silent for down_ms to this node, and the pre-vote finds
+ * a majority of the membership's replicas without a link to it and none
+ * with one.  Revoking its lease is safe whether or not it is alive: the
+ * promotion that follows fences n - k + 1 nodes before it acknowledges,
+ * so the old primary can no longer make a quorum (docs/replication.md,
+ * "Taking over before the lease ends").  The pre-vote keeps one replica's
+ * broken link from failing over a primary the others still hear.
+ */
+static bool
+takeover(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input *in,
+		struct ha_action *a)
+{
+	const struct coord_keys *k = in->keys;
+	int replicas, votes = 1;
+
+	if (!cfg->candidate || !in->local.member || in->now_ms < s->backoff_until_ms ||
+	    k->has_switchover || !k->has_membership || k->leader_lease == 0)
+		return false;
+	if (k->leader.node_id == 0 || k->leader.node_id == cfg->node_id ||
+	    strcmp(k->leader.state, "primary") != 0 ||
+	    k->leader.epoch != in->local.epoch)
+		return false;
+	if (in->local.link_up || in->local.silent_ms < cfg->down_ms)
+		return false;
+	if (s->took_over && in->now_ms - s->took_over_ms < cfg->lease_ms)
+		return false;
+	for (int i = 0; i < k->n_members; i++) {
+		const struct coord_member *m = &k->members[i];
+
+		if (m->node_id == cfg->node_id || !is_replica(m) ||
+		    m->epoch != k->leader.epoch)
+			continue;
+		if (m->link_up)
+			return false;
+		votes++;
+	}
+	replicas = k->membership.n - 1;
+	if (replicas < 1 || votes < replicas / 2 + 1)
+		return false;
+	*a = act(HA_TAKE_OVER);
+	a->leader = k->leader.node_id;
+	a->lease = k->leader_lease;
+	a->votes = votes;
+	a->replicas = replicas;
+	s->took_over = true;
+	s->took_over_ms = in->now_ms;
+	return true;
+}
+
 /* a replica's NONE: not eligible, and why */
 static struct ha_action
 waiting(struct ha_state *s, enum ha_wait why)
@@ -176,8 +228,13 @@ replica_step(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input
 		return waiting(s, HA_WAIT_ETCD);
 	if (!cfg->candidate)
 		return waiting(s, HA_WAIT_NOT_CANDIDATE);
-	if (k->has_leader)
+	if (k->has_leader) {
+		if (takeover(s, cfg, in, &a)) {
+			s->eligible = false;
+			return a;
+		}
 		return waiting(s, HA_WAIT_LEADER);
+	}
 	if (!in->local.member)
 		return waiting(s, HA_WAIT_NOT_MEMBER);
 	if (in->now_ms < s->backoff_until_ms)

@@ -28,6 +28,19 @@
  *            the key is free (or held by an earlier run of this node)
  *              --> HOLD (campaign with "primary")
  *   replica  it holds the key (it stepped down, or was fenced) --> RESIGN
+ *            another node holds the key as "primary", and the takeover
+ *              rule holds --> TAKE_OVER (revoke that node's lease; the
+ *              key is then free and the campaign below follows):
+ *              this node is a candidate and a member, its back-off is
+ *              over, no switchover is under way, it took over no sooner
+ *              than lease_ms ago; its log follows the holder's epoch and
+ *              it has heard nothing from a primary for down_ms (its link
+ *              is down: the engine drops a primary silent that long);
+ *              and the pre-vote: the membership key is read, no live
+ *              replica at the holder's epoch reports its link up, and
+ *              this node with the live replicas at that epoch whose link
+ *              is down make a majority of the membership's replicas;
+ *            any other holder --> NONE (leader)
  *            no campaign unless: the keys were read, it is a candidate,
  *              the key is free, its log is a member, its back-off is over,
  *              no switchover names another node or names it as leaving;
@@ -89,6 +102,9 @@ struct ha_local {
 	bool link_up;
 	/* a replica: its log holds a membership and its promise floor */
 	bool member;
+	/* a replica: ms since it last heard from a primary it followed
+	 * (UINT64_MAX: none since it started) */
+	uint64_t silent_ms;
 	uint64_t config_epoch;	/* a replica's stored membership's (0: none) */
 };
 
@@ -134,6 +150,8 @@ struct ha_state {
 	uint64_t eligible_since_ms;
 	uint64_t backoff_until_ms;
 	bool foreign_reported;		/* a foreign leader value was reported */
+	bool took_over;			/* took_over_ms is set */
+	uint64_t took_over_ms;		/* the last TAKE_OVER */
 	enum ha_wait wait;		/* the last step's */
 };
 
@@ -145,6 +163,7 @@ enum ha_action_kind {
 	HA_RESIGN,		/* give the key back */
 	HA_CAMPAIGN,		/* campaign with "promoting"; promote when won */
 	HA_REPORT_FOREIGN,	/* the key holds a value that is none of repld's */
+	HA_TAKE_OVER,		/* revoke the silent holder's lease */
 };
 
 const char *ha_action_name(enum ha_action_kind k);
@@ -158,7 +177,11 @@ struct ha_action {
 	bool named;
 	/* HA_STEP_DOWN: the reason (a switchover, or the key held by leader) */
 	bool switchover;
-	uint32_t leader;
+	uint32_t leader;	/* HA_TAKE_OVER too: the silent holder */
+	/* HA_TAKE_OVER: the holder's lease; the replicas that find it silent
+	 * (this node among them), of how many the membership has */
+	int64_t lease;
+	int votes, replicas;
 };
 
 void ha_state_init(struct ha_state *s, uint64_t now_ms);

@@ -532,6 +532,11 @@ struct repl_replica_info {
 	int holding;			/* a reader holds records
 					   (repl_replica_hold) */
 	uint64_t hold_lsn;		/* records after it stay in this log */
+	uint64_t primary_silent_ms;	/* ms since it last heard from a
+					   primary it followed (UINT64_MAX:
+					   none since open); a failover
+					   coordinator's evidence that the
+					   primary is gone */
 };
 
 struct repl_replica_node;

@@ -572,6 +572,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 		.primary = m.u.hello.node_id, .last_heard = clock_now_ms(),
 		.primary_head = m.u.hello.head.lsn };
 	session_state(r, fence_only ? REPL_SESSION_FENCED_FOR : REPL_SESSION_FOLLOWING);
+	if (!fence_only)
+		r->heard_at = r->s.last_heard;
 	r->n.sessions++;
 	return;
 close:
@@ -592,6 +594,9 @@ serve(struct replica *r)
 
 	while ((ret = ctl_chan_recv(s->ch, &m, 0)) == 0) {
 		s->last_heard = clock_now_ms();
+		/* only a primary it follows: one fencing it is no primary yet */
+		if (s->conn != NULL)
+			r->heard_at = s->last_heard;
 		r->n.queries += m.type == CTL_QUERY;
 		r->n.truncates += m.type == CTL_TRUNCATE;
 		r->n.head_moves += m.type == CTL_SET_HEAD;

@@ -66,6 +66,9 @@ struct replica_state {
 	/* repl_replica_want_base: a reader needs a base (under lock; the
 	 * replica's heartbeats say so, nothing keeps it) */
 	bool wants_base;
+	/* when a followed primary was last heard (clock_now_ms; 0: never),
+	 * as the serving thread last published it (under lock) */
+	uint64_t heard_at;
 };
 
 int replica_state_init(struct replica_state *st);

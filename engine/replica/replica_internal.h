@@ -43,6 +43,7 @@ struct session {
 
 struct replica {
 	const struct replica_cfg *cfg;
+	uint64_t heard_at;		/* a followed primary's last frame (0: none) */
 	struct rpma_ext_mem *mem;
 	struct wal *wal;
 	int lock_fd;			/* holds the log's lock (log_lock.h) */

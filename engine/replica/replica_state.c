@@ -116,6 +116,8 @@ replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 		out->last_lsn;
 	out->holding = st->holding;
 	out->hold_lsn = st->hold_lsn;
+	out->primary_silent_ms = st->heard_at == 0 ? UINT64_MAX :
+		clock_now_ms() - st->heard_at;
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -272,5 +274,6 @@ publish_state(struct replica *r)
 	}
 	pthread_mutex_lock(&st->lock);
 	st->snap = s;
+	st->heard_at = r->heard_at;
 	pthread_mutex_unlock(&st->lock);
 }

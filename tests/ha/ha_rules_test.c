@@ -467,6 +467,189 @@ timeline_foreign(void)
 	CHECK(step(&p, &k, 400).kind == HA_REPORT_FOREIGN, "reported anew");
 }
 
+/* ---- the takeover rule ---- */
+
+/* a membership of n nodes (1 .. 3): the primary 1, replicas 2 and 3 */
+static void
+set_membership(struct coord_keys *k, int n)
+{
+	k->has_membership = true;
+	k->membership.config_epoch = 3;
+	k->membership.quorum = 1;
+	k->membership.n = n;
+	for (int i = 0; i < n; i++) {
+		k->membership.nodes[i].node_id = (uint32_t)i + 1;
+		snprintf(k->membership.nodes[i].ctl_addr,
+			sizeof(k->membership.nodes[i].ctl_addr), "127.0.0.1:%d", 7400 + i);
+	}
+}
+
+struct to_row {
+	const char *name;
+	uint64_t silent_ms;	/* this node's silence (its link is down) */
+	bool link_up;		/* ... or its link is up all the same */
+	bool other_up;		/* the other replica follows the primary */
+	bool other_epoch;	/* the other replica is at another epoch */
+	bool other_gone;	/* the other replica publishes nothing */
+	int nodes;		/* the membership's (0: no membership key) */
+	const char *state;	/* the holder's */
+	bool holder_epoch;	/* the holder is at another epoch than this log */
+	bool no_lease, switchover, not_member, not_candidate, backoff, lately;
+	bool want;		/* TAKE_OVER, or NONE waiting for the leader */
+};
+
+static const struct to_row to_rows[] = {
+	R("silent down_ms to both replicas", DOWN, .nodes = 3, .want = true),
+	R("silent long", 60000, .nodes = 3, .want = true),
+	R("silent less than down_ms", DOWN - 1, .nodes = 3),
+	R("silent, yet its link is up", DOWN, .link_up = true, .nodes = 3),
+	R("silent here, the other replica follows", DOWN, .other_up = true, .nodes = 3),
+	R("the other replica at another epoch: one vote of two", DOWN,
+		.other_epoch = true, .nodes = 3),
+	R("the other replica gone: one vote of two", DOWN, .other_gone = true,
+		.nodes = 3),
+	R("one replica in the membership: its vote is a majority", DOWN,
+		.other_gone = true, .nodes = 2, .want = true),
+	R("no membership key", DOWN, .nodes = 0),
+	R("the holder is promoting", DOWN, .nodes = 3, .state = "promoting"),
+	R("the holder at another epoch", DOWN, .nodes = 3, .holder_epoch = true),
+	R("the key under no lease", DOWN, .nodes = 3, .no_lease = true),
+	R("a switchover under way", DOWN, .nodes = 3, .switchover = true),
+	R("not a member", DOWN, .nodes = 3, .not_member = true),
+	R("not a candidate", DOWN, .nodes = 3, .not_candidate = true),
+	R("backing off", DOWN, .nodes = 3, .backoff = true),
+	R("took over less than a lease ago", DOWN, .nodes = 3, .lately = true),
+};
+
+static void
+run_to_row(const struct to_row *r)
+{
+	struct ha_cfg c = cfg;
+	struct coord_keys k;
+	struct ha_state s;
+	struct ha_action a;
+	uint64_t now = 200000;
+
+	memset(&k, 0, sizeof(k));
+	c.candidate = !r->not_candidate;
+	ha_state_init(&s, 100000);
+	s.keyless = false;
+	if (r->backoff)
+		s.backoff_until_ms = now + 1;
+	if (r->lately) {
+		s.took_over = true;
+		s.took_over_ms = now - LEASE + 1;
+	}
+	add_member(&k, 1, "primary", 100, true, true);
+	add_member(&k, ME, "replica", 100, r->link_up, true);
+	if (!r->other_gone) {
+		add_member(&k, 3, "replica", 99, r->other_up, true);
+		if (r->other_epoch)
+			k.members[2].epoch = 5;
+	}
+	set_leader(&k, 1, r->state ? r->state : "primary");
+	if (r->holder_epoch)
+		k.leader.epoch = 9;
+	if (!r->no_lease)
+		k.leader_lease = 0x42;
+	if (r->nodes)
+		set_membership(&k, r->nodes);
+	if (r->switchover) {
+		k.has_switchover = true;
+		k.sw.from = 1;
+	}
+	a = ha_step(&s, &c, &(struct ha_input){
+		.now_ms = now,
+		.local = { .role = HA_ROLE_REPLICA, .epoch = 7, .last_lsn = 100,
+			.link_up = r->link_up, .member = !r->not_member,
+			.config_epoch = r->not_member ? 0 : 3, .silent_ms = r->silent_ms },
+		.etcd_ok = true, .keys = &k });
+	CHECK((a.kind == HA_TAKE_OVER) == r->want, "takeover, %s: %s", r->name,
+		ha_action_name(a.kind));
+	if (r->want)
+		CHECK(a.leader == 1 && a.lease == 0x42 && a.replicas == r->nodes - 1 &&
+			a.votes == (r->other_gone ? 1 : 2), "takeover, %s: leader %u "
+			"lease %llx votes %d of %d", r->name, a.leader,
+			(unsigned long long)a.lease, a.votes, a.replicas);
+	else if (r->not_candidate)
+		CHECK(s.wait == HA_WAIT_NOT_CANDIDATE, "takeover, %s: waits for %s",
+			r->name, ha_wait_name(s.wait));
+	else
+		CHECK(a.kind == HA_NONE && s.wait == HA_WAIT_LEADER, "takeover, %s: "
+			"%s, waits for %s", r->name, ha_action_name(a.kind),
+			ha_wait_name(s.wait));
+}
+
+/*
+ * Two replicas; the primary at epoch 7 holds the key under a lease, and
+ * the membership key names three nodes.  kill: its links drop at once,
+ * the silence starts then.  pause: the links stay up until the replicas
+ * drop a primary silent for down_ms.  Either way the most advanced
+ * replica revokes the lease at down_ms and campaigns at the same step,
+ * not a lease later.  A primary restarted within down_ms is not taken
+ * over; nor is one that only one replica cannot hear.
+ */
+static uint64_t
+takeover_run(bool pause, uint64_t gone_ms, bool one_link, int *takeovers)
+{
+	struct node_sim a, b;
+	struct coord_keys k;
+	uint64_t t0 = 90000, dead = t0 + 5 * TICK, first = 0;
+
+	memset(&k, 0, sizeof(k));
+	add_member(&k, 1, "primary", 120, true, true);
+	add_member(&k, 2, "replica", 120, true, true);
+	add_member(&k, 3, "replica", 110, true, true);
+	set_membership(&k, 3);
+	set_leader(&k, 1, "primary");
+	k.leader_lease = 0x42;
+	replica_sim(&a, 2, 120, t0);
+	replica_sim(&b, 3, 110, t0);
+	*takeovers = 0;
+	for (uint64_t t = t0; t < t0 + 20 * LEASE && first == 0; t += TICK) {
+		bool gone = t >= dead && t < dead + gone_ms;
+		uint64_t silent = gone ? t - dead : t % TICK;
+		struct ha_action x;
+
+		a.l.silent_ms = silent;
+		b.l.silent_ms = one_link ? t % TICK : silent;
+		a.l.link_up = pause ? silent < DOWN : !gone;
+		b.l.link_up = one_link || (pause ? silent < DOWN : !gone);
+		k.members[1].link_up = a.l.link_up;
+		k.members[2].link_up = b.l.link_up;
+		x = step(&a, &k, t);
+		if (x.kind == HA_TAKE_OVER) {
+			(*takeovers)++;
+			k.has_leader = false;	/* the revoke deletes the key */
+			x = step(&a, &k, t);
+		}
+		if (x.kind == HA_CAMPAIGN)
+			first = t;
+		(void)step(&b, &k, t);
+	}
+	return first ? first - dead : 0;
+}
+
+static void
+timeline_takeover(void)
+{
+	int n;
+	uint64_t at;
+
+	at = takeover_run(false, 60000, false, &n);
+	CHECK(at == DOWN && n == 1, "a killed primary: campaign %llu ms after, want "
+		"%d (%d takeovers)", (unsigned long long)at, DOWN, n);
+	at = takeover_run(true, 60000, false, &n);
+	CHECK(at == DOWN && n == 1, "a paused primary: campaign %llu ms after, want "
+		"%d (%d takeovers)", (unsigned long long)at, DOWN, n);
+	at = takeover_run(false, DOWN - TICK, false, &n);
+	CHECK(at == 0 && n == 0, "a primary back within down_ms: campaign %llu ms "
+		"after, %d takeovers", (unsigned long long)at, n);
+	at = takeover_run(false, 60000, true, &n);
+	CHECK(at == 0 && n == 0, "one replica's link down: campaign %llu ms after, "
+		"%d takeovers", (unsigned long long)at, n);
+}
+
 /* ---- the membership key ---- */
 
 static void
@@ -537,12 +720,15 @@ main(void)
 	timeline_refused();
 	timeline_paused_primary();
 	timeline_foreign();
+	for (size_t i = 0; i < sizeof(to_rows) / sizeof(to_rows[0]); i++)
+		run_to_row(&to_rows[i]);
+	timeline_takeover();
 	membership();
 	if (failures) {
 		fprintf(stderr, "ha_rules_test: %d of %d checks failed\n", failures, checks);
 		return 1;
 	}
 	printf("ha_rules_test: %d checks, %zu transitions passed\n", checks,
-		sizeof(rows) / sizeof(rows[0]));
+		sizeof(rows) / sizeof(rows[0]) + sizeof(to_rows) / sizeof(to_rows[0]));
 	return 0;
 }

@@ -452,7 +452,7 @@ coordinator_json(struct coordinator *coord)
 		"from", jo_u64(v.sw_from), "to", jo_u64(v.sw_to),
 		"failover", v.sw_failover);
 	return json_pack("{s:o, s:b, s:o, s:s, s:b, s:o, s:b, s:o, s:o, s:o, s:o, "
-		"s:o, s:o, s:o, s:o, s:s}",
+		"s:o, s:o, s:o, s:o, s:o, s:s}",
 		"endpoint", jo_str(v.endpoint),
 		"reachable", v.reachable,
 		"unreachable_ms", jo_u64(v.unreachable_ms),
@@ -465,6 +465,7 @@ coordinator_json(struct coordinator *coord)
 		"members", members,
 		"campaigns", jo_u64(v.campaigns),
 		"promotions", jo_u64(v.promotions),
+		"takeovers", jo_u64(v.takeovers),
 		"etcd_requests", jo_u64(v.etcd_requests),
 		"last_error", jo_str(v.last_error),
 		"membership", ms,

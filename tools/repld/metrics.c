@@ -415,6 +415,9 @@ coordinator_text(struct mtext *t, struct node *n)
 		"leader key this node began.", has, cv.campaigns);
 	counter(t, "repld_coordinator_promotions_total", "Campaigns this node "
 		"won and promoted itself after.", has, cv.promotions);
+	counter(t, "repld_coordinator_takeovers_total", "Leases of silent "
+		"primaries this node revoked to take over before they ran out.",
+		has, cv.takeovers);
 	counter(t, "repld_coordinator_etcd_requests_total", "HTTP requests the "
 		"coordinator sent to etcd (each attempt on each endpoint).", has,
 		cv.etcd_requests);

@@ -83,6 +83,7 @@ op_local(void *arg, struct ha_local *l)
 		l->epoch = info.epoch;
 		l->last_lsn = info.last_lsn;
 		l->link_up = info.following != 0;
+		l->silent_ms = info.primary_silent_ms;
 		/*
 		 * A log that never joined a cluster (a new node before the
 		 * bootstrap, one made anew before its floor) has nothing to
