@@ -51,6 +51,12 @@
 #else
 #define MATCHES(b, q)	(nd[b].ms == QMS(q) || (JT(nd[b].ms) && FOF(nd[b].ms) == QMS(q)))
 #endif
+/*
+ * Whether q may promote depends on its log alone: no lease, leader key or
+ * pre-vote is waited for, so a promotion while the old primary still runs
+ * (a lease expired under it, or revoked by the coordinator's takeover
+ * rule) is in every run (docs/model.md, "What is left out").
+ */
 #ifdef SELF_COUNTS_WITHOUT_MEMBERSHIP
 #define COUNTS(b, q)	(b == q -> 1 : MATCHES(b, q))
 #define MAY_PROMOTE(q)	1
