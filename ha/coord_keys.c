@@ -184,13 +184,18 @@ coord_leader_parse(const char *v, size_t len, struct coord_leader_value *out)
 	ok = num(o, "node_id", NODE_ID_MAX, &id) && id > 0 &&
 		num(o, "epoch", NUM_MAX, &epoch) &&
 		str(o, "state", states, out->state, sizeof(out->state));
-	json_decref(o);
 	if (!ok) {
+		json_decref(o);
 		snprintf(out->state, sizeof(out->state), "?");
 		return false;
 	}
 	out->node_id = (uint32_t)id;
 	out->epoch = epoch;
+	/* where clients find it: a value without one still names the holder */
+	if (!str(o, "ctl_addr", NULL, out->ctl_addr, sizeof(out->ctl_addr)) ||
+	    !coord_ctl_addr_split(out->ctl_addr, NULL, NULL))
+		out->ctl_addr[0] = '\0';
+	json_decref(o);
 	return true;
 }
 

@@ -66,6 +66,8 @@ struct coord_leader_value {
 	uint32_t node_id;		/* 0: a value that does not parse */
 	uint64_t epoch;
 	char state[12];			/* "primary", "promoting" ("?" if not) */
+	char ctl_addr[COORD_HOST_MAX + 10];	/* its control address ("": none
+						   that parses) */
 };
 
 struct coord_switchover {

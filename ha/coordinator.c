@@ -305,6 +305,7 @@ view_update(struct coordinator *c, uint64_t now)
 		v->leader_id = k->leader.node_id;
 		v->leader_epoch = k->leader.epoch;
 		snprintf(v->leader_state, sizeof(v->leader_state), "%s", k->leader.state);
+		snprintf(v->leader_addr, sizeof(v->leader_addr), "%s", k->leader.ctl_addr);
 		v->leader_ttl_s = k->leader_ttl_s;
 		v->leader_age_ms = (now - c->keys_at) / MS;
 		v->has_switchover = k->has_switchover;

@@ -110,6 +110,8 @@ struct coord_view {
 	uint32_t leader_id;
 	uint64_t leader_epoch;
 	char leader_state[12];		/* "primary", "promoting", "?" */
+	char leader_addr[COORD_HOST_MAX + 10];	/* its control address ("": not
+						   known) */
 	int64_t leader_ttl_s;		/* its lease's TTL left; -1 unknown */
 	uint64_t leader_age_ms;		/* since the key was read */
 	bool has_switchover;

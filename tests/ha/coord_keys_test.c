@@ -29,6 +29,13 @@ round_trips(void)
 	CHECK(n > 0 && n == strlen(buf));
 	CHECK(coord_leader_parse(buf, n, &lv));
 	CHECK(lv.node_id == 2 && lv.epoch == 131074 && strcmp(lv.state, "primary") == 0);
+	CHECK(strcmp(lv.ctl_addr, "10.0.0.2:7400") == 0);
+	/* an address that is none still names the holder, without an address */
+	CHECK(coord_leader_parse("{\"node_id\":3,\"epoch\":5,\"state\":\"primary\","
+		"\"ctl_addr\":\"no port\"}", 62, &lv) && lv.node_id == 3 &&
+		lv.ctl_addr[0] == '\0');
+	CHECK(coord_leader_parse("{\"node_id\":3,\"epoch\":5,\"state\":\"primary\"}", 41,
+		&lv) && lv.ctl_addr[0] == '\0');
 
 	n = coord_member_value(&m, "[::1]:7400", buf, sizeof(buf));
 	CHECK(n > 0);

@@ -46,6 +46,18 @@ rc=$?
 ((rc != 0)) && [[ $out != *'"ok":true'* ]] ||
 	fail "node1 acknowledged a record sent after SIGCONT: exit $rc: $out"
 echo "$NAME: node1 after SIGCONT: append exit $rc: $(head -n 1 "$D/late.err")"
+# its refusals name the new primary as soon as node1 knows of it (the
+# leader key read again, or following it): WRONG_ROLE or REPL_E_FENCED
+for ((t = 0; t < 50; t++)); do
+	out=$(echo "after-cont-$t" | "$CTL" -s "$(sock 1)" --timeout 2000 --json \
+		append --client-id 13 2>> "$D/late.err")
+	[[ $out != *'"ok":true'* ]] || fail "node1 acknowledged a record after SIGCONT: $out"
+	[[ $out == *"\"primary_node\":$np,"* ]] && break
+	sleep 0.1
+done
+[[ $out == *"\"primary_node\":$np,"* && $out == *'"primary_address":"127.0.0.1:'* ]] ||
+	fail "node1's refusals do not name node$np as the primary: $out"
+echo "$NAME: node1 refuses with: $out"
 
 # node1 lives on as the new primary's replica
 wait_status 1 '"role":"replica"' "node1 a replica after SIGCONT" 20

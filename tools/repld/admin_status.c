@@ -114,24 +114,55 @@ admin_error_json(const char *name, int code, const char *message)
 		"message", jo_str(message ? message : repl_strerror(code)));
 }
 
+/*
+ * Where the primary is, as this node knows it now: the one it follows as
+ * a replica, or else the leader key's holder as its coordinator last read
+ * it (a deposed primary between its fence and its step-down follows
+ * nobody yet).  false when it knows of none but itself.
+ */
+static bool
+primary_where(struct node *n, uint32_t *id, char *addr, size_t len)
+{
+	struct coordinator *coord = atomic_load(&n->coord);
+	struct repl_replica_info info;
+	struct coord_view v;
+
+	if (node_role(n) == NODE_REPLICA) {
+		node_replica_info(n, &info);
+		if (info.following && info.primary_id != 0) {
+			*id = info.primary_id;
+			snprintf(addr, len, "%s", info.primary_addr);
+			return true;
+		}
+	}
+	if (coord == NULL)
+		return false;
+	coordinator_view(coord, &v);
+	if (!v.has_leader || v.leader_id == 0 || v.leader_id == n->conf.node_id ||
+	    v.leader_addr[0] == '\0')
+		return false;
+	*id = v.leader_id;
+	snprintf(addr, len, "%s", v.leader_addr);
+	return true;
+}
+
 json_t *
 admin_error_where(struct node *n, json_t *err)
 {
-	struct repl_replica_info info;
 	const char *e = json_string_value(json_object_get(err, "error"));
 	const char *m = json_string_value(json_object_get(err, "message"));
-	char msg[512];
+	char msg[512], addr[REPLD_ADDRESS_MAX + 10];
+	uint32_t id;
 
-	if (err == NULL || e == NULL || strcmp(e, "WRONG_ROLE") != 0 ||
-	    node_role(n) != NODE_REPLICA)
+	if (err == NULL || e == NULL || (strcmp(e, "WRONG_ROLE") != 0 &&
+	    strcmp(e, "REPL_E_FENCED") != 0))
 		return err;
-	node_replica_info(n, &info);
-	if (!info.following || info.primary_id == 0)
+	if (!primary_where(n, &id, addr, sizeof(addr)))
 		return err;
 	snprintf(msg, sizeof(msg), "%s (the primary is node %" PRIu32 " at %s)",
-		m ? m : "", info.primary_id, info.primary_addr);
-	if (json_object_set_new(err, "primary_node", jo_u64(info.primary_id)) ||
-	    json_object_set_new(err, "primary_address", jo_str(info.primary_addr)) ||
+		m ? m : "", id, addr);
+	if (json_object_set_new(err, "primary_node", jo_u64(id)) ||
+	    json_object_set_new(err, "primary_address", jo_str(addr)) ||
 	    json_object_set_new(err, "message", jo_str(msg))) {
 		json_decref(err);
 		return NULL;
@@ -444,9 +475,10 @@ coordinator_json(struct coordinator *coord)
 			members = NULL;
 		}
 	}
-	leader = !v.has_leader ? json_null() : json_pack("{s:o, s:o, s:s, s:I, s:o}",
+	leader = !v.has_leader ? json_null() : json_pack("{s:o, s:o, s:s, s:o, s:I, s:o}",
 		"node_id", jo_u64(v.leader_id), "epoch", jo_u64(v.leader_epoch),
-		"state", v.leader_state, "lease_ttl_s", (json_int_t)v.leader_ttl_s,
+		"state", v.leader_state, "ctl_addr", jo_str(v.leader_addr),
+		"lease_ttl_s", (json_int_t)v.leader_ttl_s,
 		"age_ms", jo_u64(v.leader_age_ms));
 	sw = !v.has_switchover ? json_null() : json_pack("{s:o, s:o, s:b}",
 		"from", jo_u64(v.sw_from), "to", jo_u64(v.sw_to),
