@@ -61,6 +61,14 @@ void ctl_tls_delete(struct ctl_tls **tls_ptr);
  * ctl_tls_delete().  0, -EINVAL or -ENOMEM.
  */
 int ctl_tls_share(struct ctl_tls *tls, struct ctl_tls **copy_ptr);
+/*
+ * A thread that made TLS connections and is about to end frees what
+ * OpenSSL keeps for it (its random generators, its error queue) now,
+ * rather than in its exit's destructors: a detached thread that says it
+ * is done and then exits can otherwise still hold them when the process
+ * ends, which the leak checker reports.
+ */
+void ctl_tls_thread_end(void);
 
 /*
  * ctl_listen(), ctl_accept() and ctl_connect() return 0 or a negative errno

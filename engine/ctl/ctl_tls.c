@@ -363,6 +363,12 @@ ctl_tls_share(struct ctl_tls *tls, struct ctl_tls **copy_ptr)
 }
 
 void
+ctl_tls_thread_end(void)
+{
+	OPENSSL_thread_stop();
+}
+
+void
 ctl_tls_delete(struct ctl_tls **tls_ptr)
 {
 	if (tls_ptr == NULL || *tls_ptr == NULL)

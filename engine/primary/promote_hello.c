@@ -335,6 +335,8 @@ ask_run(void *arg)
 	ch = ask_ended(k, ret, ch);
 	asking_unref(a);
 	ctl_chan_close(&ch);
+	/* nothing of this thread's may be left once the drain sees it done */
+	ctl_tls_thread_end();
 	asks_add(-1);
 	return NULL;
 }

@@ -12,6 +12,9 @@
 #   3. `replctl failover --to N`: node N becomes the primary;
 #   4. refusals, exit 1: switchover --to the primary itself (BAD_TARGET);
 #      switchover on a node without a coordinator (NO_COORDINATOR).
+# All along, `replctl -s 1 -s 2 -s 3 read --follow` follows the primary
+# across the three moves: it prints every committed record once, in LSN
+# order, the same as a read through the last primary.
 # Every acknowledged record is read back through the last primary, and is
 # in its log with its payload and client id after the stop.
 set -u
@@ -25,6 +28,9 @@ etcd_start "${ETCD_FLAGS[@]}"
 ha_start_cluster
 : > "$D/acked"
 p=1 k=0
+"$CTL" -s "$(sock 1)" -s "$(sock 2)" -s "$(sock 3)" --json read --follow \
+	> "$D/follow.out" 2> "$D/follow.err" &
+fpid=$!
 
 # steady TAG: an appender through the primary $p, 300 acknowledged first
 steady() {
@@ -91,6 +97,27 @@ echo "$NAME: refused: --to the primary (BAD_TARGET), no coordinator (NO_COORDINA
 
 load_stop "w$k"
 load_pairs "w$k" $((20 + k))
+# the follower went on across the moves, up to the last commit
+commit=$(jnum "$(status_json "$p")" commit_lsn)
+for ((t = 0; t < 100; t++)); do
+	last=$(grep '"payload"' "$D/follow.out" | tail -n 1 | sed -n 's/^{"lsn":\([0-9]*\),.*/\1/p')
+	[[ -n $last ]] && ((last >= commit)) && break
+	sleep 0.1
+done
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
+[[ -n $last ]] && ((last >= commit)) ||
+	fail "the follower stopped at LSN ${last:-none}, not $commit: $(tail -n 3 "$D/follow.err")"
+"$CTL" -s "$(sock "$p")" --json read > "$D/all.out" 2>> "$D/follow.err" ||
+	fail "replctl read through node$p failed: $(tail -n 2 "$D/follow.err")"
+grep '"payload"' "$D/follow.out" > "$D/follow.rec"
+grep '"payload"' "$D/all.out" | awk -v last="$last" \
+	'{ l = $0; sub(/^{"lsn":/, "", l); sub(/,.*/, "", l); if (l + 0 <= last) print }' > "$D/all.rec"
+cmp -s "$D/follow.rec" "$D/all.rec" ||
+	fail "the follower's records differ from a read through node$p: $(diff "$D/follow.rec" "$D/all.rec" | head -n 4)"
+moves=$(grep -c "following the next primary" "$D/follow.err")
+((moves >= 3)) || fail "the follower moved $moves times, not 3: $(cat "$D/follow.err")"
+echo "$NAME: replctl read --follow given the three nodes: $(wc -l < "$D/follow.rec") records to LSN $last across $moves moves, the same as a read through node$p"
 sort_acked
 check_read "$p"
 stop "$p"

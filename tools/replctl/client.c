@@ -204,11 +204,12 @@ quick_status(const struct live_opts *o, const char *path, char *why, size_t len)
 
 /*
  * Several -s: the primary among them, so that a script given every node
- * goes on across a failover; the first that answers when none is the
- * primary (its answer then says what it is), else the first.
+ * goes on across a failover; unless only a primary will do (any_else
+ * false: NULL then), the first that answers when none is the primary (its
+ * answer then says what it is), else the first.
  */
 static const char *
-primary_among(const struct live_opts *o)
+primary_of(const struct live_opts *o, bool any_else)
 {
 	const char *answered = NULL;
 	char why[300];
@@ -223,7 +224,21 @@ primary_among(const struct live_opts *o)
 		if (primary)
 			return o->socks[i];
 	}
+	if (!any_else)
+		return NULL;
 	return answered ? answered : o->socks[0];
+}
+
+const char *
+live_primary_among(const struct live_opts *o)
+{
+	return primary_of(o, false);
+}
+
+static const char *
+primary_among(const struct live_opts *o)
+{
+	return primary_of(o, true);
 }
 
 int

@@ -67,6 +67,9 @@ int live_getopt(int argc, char *argv[], bool before_command, const char *own_sho
  * FILE does not load; several -s for a command that acts on one node).
  */
 int live_opts_resolve(struct live_opts *o);
+/* with several -s: the first whose daemon answers STATUS as the primary
+ * (each asked as live_opts_resolve asks), NULL when none does */
+const char *live_primary_among(const struct live_opts *o);
 
 /* 0, or -1 with c->why set */
 int client_open(struct client *c, const struct live_opts *o);

@@ -13,6 +13,12 @@
  *
  * Without --follow it ends at the commit LSN it reaches; with it, it goes
  * on until interrupted, the primary steps down, or the reader is lost.
+ * Given several nodes (-s more than once), a follower goes on across a
+ * failover: when its primary's stream ends (it stepped down, was fenced,
+ * stopped, or the connection closed) it waits for one of the nodes to be
+ * the primary and reads on there from the LSN the stream ended at.  A
+ * committed record is at the same LSN on every later primary (it was
+ * durable on a quorum), so nothing is skipped and nothing printed twice.
  * The stream is read with a buffer of its own: records are bytes, not
  * lines, so client_reply() serves only the first answer.
  */
@@ -58,6 +64,9 @@ want(struct stream *s, size_t n)
 			s->end -= s->start;
 			s->start = 0;
 		}
+		/* what was printed goes out before it waits: a follower's
+		   records reach a pipe or file as they come */
+		fflush(stdout);
 		pr = poll(&p, 1, s->idle_ms);
 		if (pr < 0 && errno == EINTR)
 			continue;
@@ -133,16 +142,35 @@ print_record(enum payload mode, bool json, uint64_t lsn, const unsigned char *p,
 	fputs(json ? "\"}\n" : "\n", stdout);
 }
 
+/*
+ * How a stream ended, and for a follower given several nodes whether it
+ * reads on at the next primary: not after the reader was lost (its
+ * records may be gone), nor after an end it asked for.
+ */
+struct stream_end {
+	bool resumable;		/* the primary went: read on elsewhere */
+	uint64_t next;		/* where to read on from */
+	uint64_t seen;		/* records printed so far (--count) */
+};
+
 /* a reply of the stream that is not a record: ends it; the exit code */
 static int
-stream_end(const json_t *d, const struct live_opts *o, const char *line)
+stream_end(const json_t *d, const struct live_opts *o, const char *line,
+		bool resume, struct stream_end *e)
 {
-	uint64_t next = jin_u64(d, "next", 0);
+	uint64_t next = jin_u64(d, "next", e->next);
 
+	e->next = next;
+	if (jin_bool(d, "ok", false)) {
+		if (o->json)
+			printf("%s\n", line);
+		return EXIT_OK;
+	}
+	e->resumable = strcmp(jin_str(d, "error"), "READER_LOST") != 0;
+	if (resume && e->resumable)
+		return EXIT_FAILED;	/* not the end: it reads on elsewhere */
 	if (o->json)
 		printf("%s\n", line);
-	if (jin_bool(d, "ok", false))
-		return EXIT_OK;
 	client_failed(d, "read");
 	fprintf(stderr, "replctl: read: read on from LSN %" PRIu64 "\n", next);
 	return EXIT_FAILED;
@@ -150,10 +178,9 @@ stream_end(const json_t *d, const struct live_opts *o, const char *line)
 
 static int
 stream_records(struct stream *s, const struct live_opts *o, enum payload mode,
-		uint64_t count)
+		uint64_t count, bool resume, struct stream_end *e)
 {
 	char from[sizeof(s->why) + 32], why[sizeof(s->why) + 200];
-	uint64_t seen = 0;
 
 	snprintf(from, sizeof(from), "repld at %s", s->path);
 	for (;;) {
@@ -164,7 +191,10 @@ stream_records(struct stream *s, const struct live_opts *o, enum payload mode,
 		int ret;
 
 		if ((line = next_line(s, &len)) == NULL) {
-			fprintf(stderr, "replctl: read: %s\n", s->why);
+			/* the daemon stopped or died: its records are on the next */
+			e->resumable = true;
+			if (!resume)
+				fprintf(stderr, "replctl: read: %s\n", s->why);
 			return EXIT_UNREACHABLE;
 		}
 		if ((d = json_in_reply(line, len, from, why, sizeof(why))) == NULL) {
@@ -172,7 +202,7 @@ stream_records(struct stream *s, const struct live_opts *o, enum payload mode,
 			return EXIT_FAILED;
 		}
 		if (!jin_bool(d, "ok", false) || json_object_get(d, "lsn") == NULL) {
-			ret = stream_end(d, o, line);
+			ret = stream_end(d, o, line, resume, e);
 			json_decref(d);
 			return ret;
 		}
@@ -186,16 +216,124 @@ stream_records(struct stream *s, const struct live_opts *o, enum payload mode,
 			return EXIT_FAILED;
 		}
 		if (want(s, rec_len) != 0) {
-			fprintf(stderr, "replctl: read: %s\n", s->why);
+			e->resumable = true;
+			if (!resume)
+				fprintf(stderr, "replctl: read: %s\n", s->why);
 			return EXIT_UNREACHABLE;
 		}
 		print_record(mode, o->json, lsn,
 			(const unsigned char *)s->buf + s->start, rec_len);
 		s->start += rec_len;
-		if (count && ++seen == count) {
+		e->next = lsn + 1;
+		if (count && ++e->seen == count) {
 			fflush(stdout);
 			return EXIT_OK;
 		}
+	}
+}
+
+/* read_once's: the primary went, the follower reads on at the next one */
+#define EXIT_RESUME (-1)
+/* how long a follower waits for the next primary */
+#define FOLLOW_WAIT_MS 30000
+
+/*
+ * One READ at o->socket from e->next, its records printed; EXIT_RESUME
+ * when the stream ended because the primary went and the follower goes on
+ * (--follow with several -s), else the command's exit status.
+ */
+static int
+read_once(struct live_opts *o, struct stream *s, bool follow, enum payload mode,
+		uint64_t count, bool resumed, struct stream_end *e)
+{
+	bool resume = follow && o->n_socks > 1;
+	char line[ADMIN_LINE_MAX], why[400];
+	struct client c;
+	const char *r;
+	json_t *d;
+	size_t len;
+	int ret;
+
+	if (client_open(&c, o) != 0) {
+		if (resume && resumed)
+			return EXIT_RESUME;	/* gone again before it answered */
+		fprintf(stderr, "replctl: %s\n", c.why);
+		return EXIT_UNREACHABLE;
+	}
+	snprintf(line, sizeof(line), "READ %" PRIu64 "%s", e->next,
+		follow ? " follow" : "");
+	if (client_send(&c, line, NULL, 0) != 0 ||
+	    (r = client_reply(&c, &len)) == NULL) {
+		client_close(&c);
+		if (resume && resumed)
+			return EXIT_RESUME;
+		fprintf(stderr, "replctl: read: %s\n", c.why);
+		return EXIT_UNREACHABLE;
+	}
+	snprintf(why, sizeof(why), "repld at %s", c.path);
+	if ((d = json_in_reply(r, len, why, why, sizeof(why))) == NULL) {
+		fprintf(stderr, "replctl: read: %s\n", why);
+		client_close(&c);
+		return EXIT_FAILED;
+	}
+	if (!jin_bool(d, "ok", false)) {
+		/* the node that answered is no primary (yet): look again */
+		if (resume && resumed && (strcmp(jin_str(d, "error"), "WRONG_ROLE") == 0 ||
+		    strcmp(jin_str(d, "error"), "REPL_E_FENCED") == 0 ||
+		    strcmp(jin_str(d, "error"), "STOPPING") == 0 ||
+		    strcmp(jin_str(d, "error"), "REOPENING") == 0 ||
+		    strcmp(jin_str(d, "error"), "BUSY") == 0)) {
+			json_decref(d);
+			client_close(&c);
+			return EXIT_RESUME;
+		}
+		if (o->json)
+			printf("%.*s\n", (int)len, r);
+		ret = client_failed(d, "read");
+		json_decref(d);
+		client_close(&c);
+		return ret;
+	}
+	json_decref(d);
+	/* the stream: what client_reply read beyond its line comes first */
+	s->start = 0;
+	s->end = c.have - c.line_len;
+	memcpy(s->buf, c.in + c.line_len, s->end);
+	s->fd = c.fd;
+	s->path = c.path;
+	/* a follower waits for records as long as it takes */
+	s->idle_ms = follow ? -1 : c.timeout_ms;
+	e->resumable = false;
+	ret = stream_records(s, o, mode, count, resume, e);
+	client_close(&c);
+	if (ret != EXIT_OK && resume && e->resumable) {
+		fflush(stdout);
+		fprintf(stderr, "replctl: read: the stream from %s ended at LSN %"
+			PRIu64 ": following the next primary among the %d nodes "
+			"given\n", o->socket, e->next, o->n_socks);
+		return EXIT_RESUME;
+	}
+	return ret;
+}
+
+/* wait (up to FOLLOW_WAIT_MS) for one of the nodes to be the primary */
+static bool
+next_primary(struct live_opts *o, uint64_t next)
+{
+	for (int waited = 0;; waited += 200) {
+		const char *p = live_primary_among(o);
+
+		if (p != NULL) {
+			o->socket = p;
+			return true;
+		}
+		if (waited >= FOLLOW_WAIT_MS) {
+			fprintf(stderr, "replctl: read: none of the %d nodes given is "
+				"the primary after %d s: read on from LSN %" PRIu64
+				" once one is\n", o->n_socks, FOLLOW_WAIT_MS / 1000, next);
+			return false;
+		}
+		(void)poll(NULL, 0, 200);
 	}
 }
 
@@ -213,12 +351,8 @@ cmd_read(int argc, char *argv[], struct live_opts *o)
 	enum payload mode = PAYLOAD_TEXT;
 	uint64_t from = 0, count = 0;
 	bool follow = false;
-	char line[ADMIN_LINE_MAX], why[400];
 	struct stream s = { .fd = -1 };
-	struct client c;
-	const char *r;
-	json_t *d;
-	size_t len;
+	struct stream_end e = { 0 };
 	int ret = 0, opt;
 
 	optind = 0;
@@ -258,47 +392,22 @@ cmd_read(int argc, char *argv[], struct live_opts *o)
 	}
 	if ((ret = live_opts_resolve(o)) != 0)
 		return ret;
-	if (client_open(&c, o) != 0) {
-		fprintf(stderr, "replctl: %s\n", c.why);
-		return EXIT_UNREACHABLE;
-	}
-	snprintf(line, sizeof(line), "READ %" PRIu64 "%s", from,
-		follow ? " follow" : "");
-	if (client_send(&c, line, NULL, 0) != 0 ||
-	    (r = client_reply(&c, &len)) == NULL) {
-		fprintf(stderr, "replctl: read: %s\n", c.why);
-		client_close(&c);
-		return EXIT_UNREACHABLE;
-	}
-	snprintf(why, sizeof(why), "repld at %s", c.path);
-	if ((d = json_in_reply(r, len, why, why, sizeof(why))) == NULL) {
-		fprintf(stderr, "replctl: read: %s\n", why);
-		client_close(&c);
-		return EXIT_FAILED;
-	}
-	if (!jin_bool(d, "ok", false)) {
-		if (o->json)
-			printf("%.*s\n", (int)len, r);
-		ret = client_failed(d, "read");
-		json_decref(d);
-		client_close(&c);
-		return ret;
-	}
-	json_decref(d);
-	/* the stream: what client_reply read beyond its line comes first */
 	if ((s.buf = malloc(STREAM_CAP)) == NULL) {
 		fprintf(stderr, "replctl: read: out of memory\n");
-		client_close(&c);
 		return EXIT_FAILED;
 	}
-	s.end = c.have - c.line_len;
-	memcpy(s.buf, c.in + c.line_len, s.end);
-	s.fd = c.fd;
-	s.path = c.path;
-	/* a follower waits for records as long as it takes */
-	s.idle_ms = follow ? -1 : c.timeout_ms;
-	ret = stream_records(&s, o, mode, count);
+	e.next = from;
+	for (bool resumed = false;; resumed = true) {
+		ret = read_once(o, &s, follow, mode, count, resumed, &e);
+		if (ret != EXIT_RESUME)
+			break;
+		/* a deposed primary may still say it is one for a moment */
+		(void)poll(NULL, 0, 100);
+		if (!next_primary(o, e.next)) {
+			ret = EXIT_UNREACHABLE;
+			break;
+		}
+	}
 	free(s.buf);
-	client_close(&c);
 	return ret;
 }
