@@ -69,19 +69,25 @@
 #define PULL_PIECE (4u << 20)	/* the largest single rpma_read */
 
 /*
- * How long a decided round still takes answers that come at once (a live
- * node answers a HELLO within milliseconds; a silent one never does).
+ * How long a decided round still takes answers that come at once: a live
+ * node answers a HELLO about as fast as the others did (three times the
+ * slowest answer so far), a silent one never does.  Within bounds: on a
+ * loaded machine answers are slow and uneven; a paused node costs the
+ * upper bound at most.
  */
-#define HELLO_GRACE_MS 300
+#define HELLO_GRACE_MIN_MS 50
+#define HELLO_GRACE_MAX_MS 300
 
-/* ms left of the grace that starts at the first call (*until 0) */
+/* ms left of the grace that starts at the first call (*until 0), the
+ * round's slowest answer having taken slowest_ms */
 static int
-grace_left(uint64_t *until)
+grace_left(uint64_t *until, uint64_t slowest_ms)
 {
-	uint64_t now = clock_now_ms();
+	uint64_t now = clock_now_ms(), g = 3 * slowest_ms;
 
 	if (*until == 0)
-		*until = now + HELLO_GRACE_MS;
+		*until = now + (g < HELLO_GRACE_MIN_MS ? HELLO_GRACE_MIN_MS :
+			g > HELLO_GRACE_MAX_MS ? HELLO_GRACE_MAX_MS : g);
 	return now >= *until ? 0 : (int)(*until - now);
 }
 
@@ -634,7 +640,7 @@ cluster_promote(struct cluster *c)
 		self = at < 0 || !self_ok ? 0 : under->m[at].flags;
 	}
 	for (;;) {
-		uint64_t stale = 0, grace_until;
+		uint64_t stale = 0, grace_until, round_t0, slowest = 0;
 		bool decided = false, alone;
 		int r, i;
 
@@ -656,6 +662,7 @@ cluster_promote(struct cluster *c)
 			f[i].ask = !probe || f[i].probed;
 		}
 		/* the gate is asked before each node is fenced (ask_run) */
+		round_t0 = clock_now_ms();
 		if ((ask = asking_start(c, f, n, epoch, CTL_HELLO_F_FENCE_ONLY,
 				true)) == NULL) {
 			ret = REPL_E_NOMEM;
@@ -670,7 +677,10 @@ cluster_promote(struct cluster *c)
 		 */
 		grace_until = 0;
 		while ((r = asking_next(ask, c, f, epoch, CTL_HELLO_F_FENCE_ONLY,
-				!decided ? -1 : grace_left(&grace_until), &i)) != HELLO_NONE) {
+				!decided ? -1 : grace_left(&grace_until, slowest),
+				&i)) != HELLO_NONE) {
+			if (r >= 0)
+				slowest = clock_now_ms() - round_t0;
 			switch (r) {
 			case HELLO_GATE:
 				ret = REPL_E_SUPERSEDED;
