@@ -570,8 +570,10 @@ coordinator_view(struct coordinator *c, struct coord_view *v)
 	pthread_mutex_unlock(&c->lock);
 }
 
-uint32_t
-coordinator_leader_at_start(const struct coord_cfg *cfg, uint64_t *epoch)
+/* one value of the cluster's, at start (its own short-lived client) */
+static bool
+get_at_start(const struct coord_cfg *cfg, const char *name, char *buf,
+		size_t size, size_t *len)
 {
 	struct etcd_client_cfg ecfg = {
 		.endpoints = cfg->endpoints, .n_endpoints = cfg->n_endpoints,
@@ -580,21 +582,46 @@ coordinator_leader_at_start(const struct coord_cfg *cfg, uint64_t *epoch)
 	};
 	struct etcd_client *etcd;
 	struct etcd_range r;
-	struct coord_leader_value v = { 0 };
 	char key[512], err[256];
+	bool found = false;
 
-	*epoch = 0;
 	if (cfg->n_endpoints == 0 ||
 	    (etcd = etcd_client_new(&ecfg, err, sizeof(err))) == NULL)
-		return 0;
-	snprintf(key, sizeof(key), "%s%s/leader", cfg->prefix, cfg->cluster_uuid);
+		return false;
+	snprintf(key, sizeof(key), "%s%s/%s", cfg->prefix, cfg->cluster_uuid, name);
 	if (etcd_get(etcd, key, strlen(key), &r) == ETCD_OK) {
-		if (r.n_kvs > 0)
-			(void)coord_leader_parse((const char *)r.kvs[0].value.p,
-				r.kvs[0].value.len, &v);
+		if (r.n_kvs > 0 && r.kvs[0].value.len < size) {
+			memcpy(buf, r.kvs[0].value.p, r.kvs[0].value.len);
+			*len = r.kvs[0].value.len;
+			found = true;
+		}
 		etcd_range_free(&r);
 	}
 	etcd_client_free(etcd);
+	return found;
+}
+
+bool
+coordinator_membership_at_start(const struct coord_cfg *cfg,
+		struct coord_membership *out)
+{
+	char v[COORD_MEMBERSHIP_VALUE_MAX];
+	size_t len;
+
+	return get_at_start(cfg, "membership", v, sizeof(v), &len) &&
+		coord_membership_parse(v, len, out);
+}
+
+uint32_t
+coordinator_leader_at_start(const struct coord_cfg *cfg, uint64_t *epoch)
+{
+	struct coord_leader_value v = { 0 };
+	char value[COORD_VALUE_MAX];
+	size_t len;
+
+	*epoch = 0;
+	if (get_at_start(cfg, "leader", value, sizeof(value), &len))
+		(void)coord_leader_parse(value, len, &v);
 	if (v.node_id == cfg->node_id)
 		return 0;
 	*epoch = v.epoch;

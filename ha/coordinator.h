@@ -171,6 +171,16 @@ int coordinator_promote_gate(void *arg);
 uint32_t coordinator_leader_at_start(const struct coord_cfg *cfg,
 		uint64_t *epoch);
 
+/*
+ * At start too: the membership key as etcd holds it (false: absent, a
+ * value that does not parse, or etcd does not answer in time).  The
+ * caller takes it only where its log holds the same configuration epoch:
+ * the key is written by compare-and-swap, by the primary that holds the
+ * leader key, from its log.
+ */
+bool coordinator_membership_at_start(const struct coord_cfg *cfg,
+		struct coord_membership *out);
+
 /* a log's final membership as the key says it (false: joint, none, or a
  * node without a control address) */
 bool coord_membership_from_log(const struct repl_membership *m,

@@ -22,6 +22,11 @@
 #      is, and replctl remove is refused (CHANGE_PENDING, exit 1) while it
 #      is there: nothing changes; a value that does not parse is replaced
 #      by the primary's own.
+#   6. node1, switched over to, is stopped with every other node and
+#      started again from its file, which still names the first three
+#      nodes: it takes etcd's membership (epoch 7, four nodes) as its
+#      log's, and leads again once the others are back (without it the
+#      start was refused: the file is not the log's membership).
 # Without an etcd binary it is skipped (77).
 NAME=repld_ha_membership
 ETCD=${ETCD:-$(command -v etcd)}
@@ -147,6 +152,21 @@ echo "$NAME: a key two changes ahead is left; replctl remove refused: $(head -n 
 ms_put '{"config_epoch":"eleven"}'
 wait_ms $P '"state":"applied","config_epoch":7' 10 "a key that does not parse"
 echo "$NAME: a key that does not parse is replaced by the log's membership"
+
+# 6. a restart from a file the changes left behind
+"$CTL" -s "$(sock $P)" switchover --to 1 > "$D/sw.out" 2>&1 ||
+	fail "switchover to node1: $(cat "$D/sw.out")"
+wait_status 1 '"role":"primary"' "node1 the primary after the switchover" 20
+for n in 2 3 4; do stop $n; done
+stop 1
+start 1
+wait_for 1 "starting with the membership etcd's key holds (configuration epoch 7, as this node's log: 3 peers, quorum 1), not the file's" \
+	"node1 starting with etcd's membership"
+for n in 2 3 4; do start $n; done
+wait_status 1 '"role":"primary".*"config_epoch":7' "node1 leading again under epoch 7" 30
+echo "record after the restart" | "$CTL" -s "$(sock 1)" append > /dev/null 2> "$D/append.err" ||
+	fail "append through node1 after its restart: $(cat "$D/append.err")"
+echo "$NAME: node1 restarted from a stale file took etcd's membership and leads"
 
 for n in 1 2 3 4; do clean_stderr "$D/node$n.err" "node$n"; done
 echo "$NAME: ok ($((SECONDS - T0)) s)"

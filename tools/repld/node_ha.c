@@ -190,6 +190,72 @@ static const struct coord_node_ops node_ops = {
 	.take_peers = op_take_peers,
 };
 
+/* the file's peers and quorum are the key's (the same addresses, any order) */
+static bool
+file_is(const struct node *n, const struct repld_peer *peers, int np, int quorum)
+{
+	if (np != n->conf.n_peers || quorum != n->conf.quorum)
+		return false;
+	for (int i = 0; i < np; i++) {
+		bool found = false;
+
+		for (int j = 0; j < np && !found; j++)
+			found = peers[i].control_port == n->conf.peers[j].control_port &&
+				strcmp(peers[i].address, n->conf.peers[j].address) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+void
+node_ha_membership_at_start(struct node *n)
+{
+	struct repld_peer peers[REPLD_PEERS_MAX];
+	char ctl_addr[REPLD_ADDRESS_MAX + 10], why[256];
+	struct coord_membership key;
+	struct repl_log_header hdr;
+	struct repl_reader *rd;
+	struct coord_cfg cfg;
+	bool named = false;
+	int np, ret;
+
+	if (n->conf.coordinator.n_endpoints == 0 ||
+	    repl_reader_open(n->conf.log.path, &rd, NULL, 0) != 0)
+		return;		/* no coordinator, or no log yet: the file's */
+	ret = repl_reader_header(rd, &hdr);
+	repl_reader_close(&rd);
+	if (ret != 0 || hdr.membership.config_epoch == 0)
+		return;
+	cfg_of(&n->conf, &cfg, ctl_addr, sizeof(ctl_addr));
+	if (!coordinator_membership_at_start(&cfg, &key))
+		return;		/* etcd silent, or no key: the file's */
+	if (key.config_epoch != hdr.membership.config_epoch) {
+		log_notice("coordinator: etcd's membership key is at configuration "
+			"epoch %" PRIu64 ", this node's log at %" PRIu64 ": starting "
+			"with the file's peers", key.config_epoch,
+			hdr.membership.config_epoch);
+		return;
+	}
+	for (int i = 0; i < key.n; i++)
+		named |= is_me(n, &key.nodes[i]);
+	if (!named || (np = peers_of(n, &key, peers, why, sizeof(why))) < 0) {
+		log_warning("coordinator: etcd's membership key %s: starting with "
+			"the file's peers", named ? why : "does not name this node");
+		return;
+	}
+	if (file_is(n, peers, np, (int)key.quorum)) {
+		for (int i = 0; i < np; i++)
+			free(peers[i].address);
+		return;
+	}
+	if (node_take_peers(n, peers, np, (int)key.quorum) == 0)
+		log_notice("coordinator: starting with the membership etcd's key holds "
+			"(configuration epoch %" PRIu64 ", as this node's log: %d peers, "
+			"quorum %" PRIu32 "), not the file's: edit the file to match",
+			key.config_epoch, np, key.quorum);
+}
+
 int
 node_ha_start(struct node *n, struct coordinator **out, char *err, size_t errlen)
 {

@@ -248,6 +248,8 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	uint64_t leader_epoch;
 	uint32_t leader;
 
+	if (!how->bootstrap && !how->reinit && !how->reconfigure)
+		node_ha_membership_at_start(n);
 	if (n->conf.role == REPLD_ROLE_PRIMARY && !how->bootstrap &&
 	    (leader = node_ha_leader_at_start(&n->conf, &leader_epoch)) != 0) {
 		log_notice("coordinator: node %u holds the leader key (epoch %llu): "
