@@ -425,6 +425,19 @@ void fence_listen_stop(struct cluster *c);
  */
 void link_set_state(struct link *l, enum repl_link_state to);
 void link_fenced(struct link *l, const char *why);
+/* the connection is lost: it drains, its thread closes it */
+void link_fail(struct link *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* link_connect.c: (re)connection and catch-up, by the link's thread */
+int link_connect(struct link *l);
+/* one control message, numbered; -1 (the link failed) if it cannot go */
+int link_send(struct link *l, struct ctl_msg *m);
+/* the reply of type want, heartbeats and verify answers taken meanwhile */
+int link_recv_reply(struct link *l, enum ctl_type want, struct ctl_msg *m);
+/* TRUNCATE or SET_HEAD at p, its ACK in *ack */
+int link_shape_replica(struct link *l, enum ctl_type type, const struct log_pos *p,
+		struct ctl_ack *ack);
 int link_data_open(struct cluster *c, const char *host, struct ctl_chan *ch,
 		const struct ctl_hello_reply *hr, struct rpma_conn **conn,
 		struct rpma_mr_remote **dst, char *why, size_t n);
