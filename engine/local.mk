@@ -12,7 +12,7 @@ engine_librepl_internal_la_SOURCES = \
 	engine/common/membership.c engine/common/membership.h \
 	engine/common/membership_change.c
 engine_librepl_internal_la_SOURCES += \
-	engine/log/wal.c engine/log/wal.h engine/log/wal_internal.h \
+	engine/log/wal.c engine/log/wal_read.c engine/log/wal_probe.c engine/log/wal.h engine/log/wal_internal.h \
 	engine/log/wal_format.c engine/log/wal_hdr.c engine/log/wal_replica.c engine/log/wal_verify.c \
 	engine/log/membership_log.c engine/log/membership_v1.c \
 	engine/log/peer_floor.c engine/log/peer_floor.h \

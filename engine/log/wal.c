@@ -138,8 +138,8 @@ wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 	return err_medium(rpma_ext_mem_persist(wal->mem, (size_t)off, (size_t)len));
 }
 
-static int
-region(struct rpma_ext_mem *mem, char **base, size_t *size)
+int
+wal_region(struct rpma_ext_mem *mem, char **base, size_t *size)
 {
 	void *p;
 
@@ -160,7 +160,7 @@ wal_format(struct rpma_ext_mem *mem, const struct wal_identity *id)
 	int ret;
 
 	if (id == NULL || (id->flags & ~WAL_F_KNOWN) ||
-	    (ret = region(mem, &base, &size)))
+	    (ret = wal_region(mem, &base, &size)))
 		return REPL_E_INVAL;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, wal_magic, sizeof(h.magic));
@@ -306,59 +306,6 @@ wal_idx_find(const struct wal *wal, uint64_t lsn)
 	return wal->head;
 }
 
-static bool
-all_zero(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-enum wal_probe
-wal_probe(struct rpma_ext_mem *mem)
-{
-	struct wal_hdr a, b;
-	size_t size;
-	char *base;
-
-	if (region(mem, &base, &size))
-		return WAL_PROBE_FOREIGN;	/* too small to be a log */
-	memcpy(&a, base, sizeof(a));
-	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
-	if (wal_hdr_check(&a, size, NULL) || wal_hdr_check(&b, size, NULL) ||
-	    wal_hdr_from_v1(&a, size) || wal_hdr_from_v1(&b, size))
-		return WAL_PROBE_VALID;
-	if (all_zero(base, RING_OFF))
-		return WAL_PROBE_BLANK;
-	if (memcmp(a.magic, wal_magic, sizeof(a.magic)) == 0 ||
-	    memcmp(b.magic, wal_magic, sizeof(b.magic)) == 0)
-		return WAL_PROBE_DAMAGED;
-	return WAL_PROBE_FOREIGN;
-}
-
-int
-wal_cluster_of(struct rpma_ext_mem *mem, uint8_t uuid[16])
-{
-	struct wal_hdr a, b;
-	size_t size;
-	char *base;
-	bool va, vb;
-
-	if (region(mem, &base, &size))
-		return REPL_E_INVAL;
-	memcpy(&a, base, sizeof(a));
-	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
-	va = wal_hdr_check(&a, size, NULL) || wal_hdr_from_v1(&a, size);
-	vb = wal_hdr_check(&b, size, NULL) || wal_hdr_from_v1(&b, size);
-	if (!va && !vb)
-		return REPL_E_CORRUPT;
-	/* the copy wal_open() would pick */
-	memcpy(uuid, (va && (!vb || a.seq >= b.seq)) ? a.cluster_uuid :
-		b.cluster_uuid, 16);
-	return 0;
-}
-
 int
 wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 {
@@ -371,7 +318,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	bool va, vb, upgrade;
 	int kind, ret;
 
-	if (wal_ptr == NULL || region(mem, &base, &size))
+	if (wal_ptr == NULL || wal_region(mem, &base, &size))
 		return REPL_E_INVAL;
 	memcpy(&a, base, sizeof(a));
 	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
@@ -777,86 +724,6 @@ wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h)
 		}
 	}
 	return REPL_E_CORRUPT;
-}
-
-int
-wal_read(struct wal *wal, uint64_t lsn, void *buf, size_t buf_size, size_t *len)
-{
-	struct rec_hdr h;
-	struct log_pos at;
-	int ret;
-
-	if (wal == NULL || len == NULL || (buf == NULL && buf_size))
-		return REPL_E_INVAL;
-	wal_lock(wal);
-	ret = lsn >= wal->read_limit ? REPL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
-	if (ret == 0) {
-		*len = h.len;
-		memcpy(buf, wal->ring + at.off + REC_HDR, h.len < buf_size ? h.len : buf_size);
-	}
-	wal_unlock(wal);
-	return ret;
-}
-
-bool
-wal_is_epoch_start(struct wal *wal, uint64_t lsn)
-{
-	struct rec_hdr h;
-	struct log_pos at;
-	bool yes;
-
-	wal_lock(wal);
-	yes = wal_find(wal, lsn, &at, &h) == 0 && (h.flags & FLAG_EPOCH_START);
-	wal_unlock(wal);
-	return yes;
-}
-
-int
-wal_record_info(struct wal *wal, uint64_t lsn, uint64_t *client_id,
-		uint64_t *epoch, size_t *len)
-{
-	struct rec_hdr h;
-	struct log_pos at;
-	int ret;
-
-	if (wal == NULL || client_id == NULL || epoch == NULL || len == NULL)
-		return REPL_E_INVAL;
-	wal_lock(wal);
-	ret = lsn >= wal->read_limit ? REPL_E_NOT_FOUND : wal_find(wal, lsn, &at, &h);
-	if (ret == 0) {
-		*client_id = h.client_id;
-		*epoch = h.epoch;
-		*len = h.len;
-	}
-	wal_unlock(wal);
-	return ret;
-}
-
-int
-wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
-{
-	struct rec_hdr h;
-	struct log_pos p;
-	int kind, ret = 0;
-
-	if (wal == NULL || cb == NULL)
-		return REPL_E_INVAL;
-	wal_lock(wal);
-	p = from > wal->head.lsn ? wal_idx_find(wal, from) : wal->head;
-	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit) {
-		kind = wal_rec_at(wal, &p, &h);
-		if (kind == 0) {
-			/* published, yet it fails its checksum now: the media */
-			ret = REPL_E_CORRUPT;
-			break;
-		}
-		/* an epoch start is the protocol's, not the database's */
-		if (kind == 1 && h.lsn >= from && !(h.flags & FLAG_EPOCH_START))
-			ret = cb(arg, h.lsn, wal->ring + p.off + REC_HDR, h.len);
-		wal_advance(wal, &p, h.len, kind == 2, h.crc);
-	}
-	wal_unlock(wal);
-	return ret;
 }
 
 int

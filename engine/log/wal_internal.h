@@ -201,5 +201,7 @@ uint64_t wal_distance(const struct wal *wal, const struct log_pos *from,
 void wal_idx_note(struct wal *wal, const struct log_pos *p);
 struct log_pos wal_idx_find(const struct wal *wal, uint64_t lsn);
 int wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h);
+/* the medium's mapping, when it is large enough to be a log (wal.c) */
+int wal_region(struct rpma_ext_mem *mem, char **base, size_t *size);
 
 #endif
