@@ -27,6 +27,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "replvfs.h"
 #include "rv_admin.h"
+#include "rv_node.h"
 #include "rv_check.h"
 #include "rv_db.h"
 #include "rv_wal_map.h"
@@ -524,6 +525,8 @@ conn_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
 
 	(void)err;
 	(void)api;
+	/* every connection: a copy's reader asks where the primary is too */
+	(void)rv_node_register(db);
 	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &v) == SQLITE_OK &&
 	    v == &rv_vfs) {
 		(void)sqlite3_commit_hook(db, commit_hook, db);
