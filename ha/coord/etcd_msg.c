@@ -112,23 +112,37 @@ parse_dec(struct dctx *c, json_t *v, int64_t min, uint64_t max, uint64_t *mag,
 	return 0;
 }
 
+/*
+ * Member name of o as a decimal string in [min, max] (parse_dec, the
+ * member named in its error): 0 with *mag 0 when absent, -1 when bad.
+ */
+static int
+dec_member(struct dctx *c, json_t *o, const char *name, int64_t min, uint64_t max,
+	uint64_t *mag, bool *neg)
+{
+	json_t *v = json_object_get(o, name);
+	size_t at;
+	int ret;
+
+	*mag = 0;
+	*neg = false;
+	if (v == NULL)
+		return 0;
+	at = push(c, name, 0);
+	ret = parse_dec(c, v, min, max, mag, neg);
+	pop(c, at);
+	return ret;
+}
+
 /* member name of o: an int64 string, 0 when absent */
 static int
 get_i64(struct dctx *c, json_t *o, const char *name, int64_t *out)
 {
-	json_t *v = json_object_get(o, name);
 	uint64_t mag;
 	bool neg;
-	size_t at;
-	int ret;
 
 	*out = 0;
-	if (v == NULL)
-		return 0;
-	at = push(c, name, 0);
-	ret = parse_dec(c, v, INT64_MIN, INT64_MAX, &mag, &neg);
-	pop(c, at);
-	if (ret)
+	if (dec_member(c, o, name, INT64_MIN, INT64_MAX, &mag, &neg))
 		return -1;
 	/* mag <= 2^63 when neg: -(int64_t)(mag - 1) - 1 never overflows */
 	*out = neg ? -(int64_t)(mag - 1) - 1 : (int64_t)mag;
@@ -138,38 +152,27 @@ get_i64(struct dctx *c, json_t *o, const char *name, int64_t *out)
 static int
 get_u64(struct dctx *c, json_t *o, const char *name, uint64_t *out)
 {
-	json_t *v = json_object_get(o, name);
 	bool neg;
-	size_t at;
-	int ret;
 
-	*out = 0;
-	if (v == NULL)
-		return 0;
-	at = push(c, name, 0);
-	ret = parse_dec(c, v, 0, UINT64_MAX, out, &neg);
-	pop(c, at);
-	return ret;
+	if (dec_member(c, o, name, 0, UINT64_MAX, out, &neg)) {
+		*out = 0;
+		return -1;
+	}
+	return 0;
 }
 
 /* a non-negative int64 (revisions, counts, versions) */
 static int
 get_count(struct dctx *c, json_t *o, const char *name, int64_t *out)
 {
-	json_t *v = json_object_get(o, name);
 	uint64_t mag;
 	bool neg;
-	size_t at;
-	int ret;
 
 	*out = 0;
-	if (v == NULL)
-		return 0;
-	at = push(c, name, 0);
-	ret = parse_dec(c, v, 0, INT64_MAX, &mag, &neg);
-	pop(c, at);
-	*out = ret ? 0 : (int64_t)mag;
-	return ret;
+	if (dec_member(c, o, name, 0, INT64_MAX, &mag, &neg))
+		return -1;
+	*out = (int64_t)mag;
+	return 0;
 }
 
 /*
