@@ -79,6 +79,7 @@ struct coordinator {
 	pthread_t worker;
 	atomic_int worker_state;
 	enum worker_kind work;
+	void (*job)(struct coordinator *c);	/* what the worker runs */
 	int worker_ret;
 	char worker_msg[512];
 
@@ -138,8 +139,10 @@ bool co_leader_ok(struct coordinator *c, enum etcd_rc rc, const char *what);
  */
 bool co_request(struct coordinator *c, struct coord_req *r);
 
-/* the worker thread: a promotion or a step-down; false if it cannot start */
-bool co_worker_start(struct coordinator *c, enum worker_kind kind);
+/* the worker thread running job (a promotion, a step-down, a carry);
+ * false if it cannot start */
+bool co_worker_start(struct coordinator *c, enum worker_kind kind,
+		void (*job)(struct coordinator *c));
 
 /* coord_watch.c: a thread that wakes the loop when a key changes */
 struct coord_watch;

@@ -277,7 +277,7 @@ co_membership_tick(struct coordinator *c, uint64_t now, bool busy)
 			k->membership.config_epoch, k->membership.n, k->membership.quorum,
 			log_ms.config_epoch);
 		c->carry = k->membership;
-		(void)co_worker_start(c, WORK_CARRY);
+		(void)co_worker_start(c, WORK_CARRY, co_carry_run);
 		return;
 	case HA_MS_PUBLISH:
 		break;

@@ -88,6 +88,22 @@ co_campaign(struct coordinator *c, const char *value)
 	return won;
 }
 
+/* ---- the worker's jobs ---- */
+
+static void
+promote_job(struct coordinator *c)
+{
+	if (c->promote_ms)
+		co_take_peers(c);
+	c->worker_ret = c->ops.promote(c->node, c->worker_msg, sizeof(c->worker_msg));
+}
+
+static void
+step_down_job(struct coordinator *c)
+{
+	c->worker_ret = c->ops.step_down(c->node, c->worker_msg, sizeof(c->worker_msg));
+}
+
 /* ---- what ha_step says, done ---- */
 
 static void
@@ -123,7 +139,7 @@ step_down(struct coordinator *c, const struct ha_local *l, const struct ha_actio
 			" (epoch %" PRIu64 ", %s): this primary (epoch %" PRIu64
 			") lost its lease: stepping down", a->leader, k->leader.epoch,
 			k->leader.state, l->epoch);
-	(void)co_worker_start(c, WORK_STEP_DOWN);
+	(void)co_worker_start(c, WORK_STEP_DOWN, step_down_job);
 }
 
 static void
@@ -153,7 +169,7 @@ campaign(struct coordinator *c, const struct ha_local *l, const struct ha_action
 		k->membership.config_epoch == l->config_epoch;
 	if (c->promote_ms)
 		c->carry = k->membership;
-	if (!co_worker_start(c, WORK_PROMOTE)) {
+	if (!co_worker_start(c, WORK_PROMOTE, promote_job)) {
 		co_resign(c, "the promotion could not start");
 		co_back_off(c, now);
 	}

@@ -15,7 +15,7 @@ ha_libreplha_la_SOURCES = \
 	ha/ha_rules.c ha/ha_rules.h \
 	ha/coord_keys.c ha/coord_keys.h \
 	ha/coord_read.c \
-	ha/coordinator.c ha/coordinator.h ha/coord_internal.h \
+	ha/coordinator.c ha/coordinator.h ha/coord_internal.h ha/coord_base.c \
 	ha/coord_rules.c ha/coord_membership.c ha/coord_switchover.c \
 	ha/coord_watch.c
 ha_libreplha_la_CPPFLAGS = -I$(top_srcdir)/ha -I$(top_srcdir)/engine \
