@@ -37,7 +37,7 @@ bin_PROGRAMS += tools/repld/repld
 tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/log.c tools/repld/log.h \
 	tools/repld/notify.c tools/repld/notify.h \
-	tools/repld/node.c tools/repld/node.h tools/repld/node_internal.h \
+	tools/repld/node.c tools/repld/node_gate.c tools/repld/node.h tools/repld/node_internal.h \
 	tools/repld/node_role.c tools/repld/node_membership.c \
 	tools/repld/node_reopen.c tools/repld/node_state.c \
 	tools/repld/admin.c tools/repld/admin.h \
