@@ -32,9 +32,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (coord_leader_parse(v, size, &lv)) {
 		CHECK(lv.node_id >= 1 && lv.node_id <= 65535);
 		CHECK(strcmp(lv.state, "primary") == 0 || strcmp(lv.state, "promoting") == 0);
-		n = coord_leader_value(lv.node_id, lv.epoch, lv.state, "h:1", buf, sizeof(buf));
+		/* an address kept is one a client can split; else none */
+		CHECK(lv.ctl_addr[0] == '\0' || coord_ctl_addr_split(lv.ctl_addr, NULL, NULL));
+		n = coord_leader_value(lv.node_id, lv.epoch, lv.state,
+			lv.ctl_addr[0] ? lv.ctl_addr : "h:1", buf, sizeof(buf));
 		CHECK(n > 0 && coord_leader_parse(buf, n, &lv2));
 		CHECK(lv2.node_id == lv.node_id && lv2.epoch == lv.epoch);
+		CHECK(strcmp(lv2.ctl_addr, lv.ctl_addr[0] ? lv.ctl_addr : "h:1") == 0);
 	} else {
 		CHECK(lv.node_id == 0);
 	}

@@ -26,8 +26,11 @@ $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 
 # the log's recovery and its peer floors: the log and the memory
 # interface, no backend
+# (fault.c and lock_rank.c: a debug build's fault points and lock ranks)
 $(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/log/wal.c \
+		$(top_srcdir)/engine/log/wal_read.c $(top_srcdir)/engine/log/wal_probe.c \
 		$(top_srcdir)/engine/log/wal_format.c $(top_srcdir)/engine/log/wal_hdr.c $(top_srcdir)/engine/log/peer_floor.c \
+		$(top_srcdir)/engine/common/fault.c $(top_srcdir)/engine/common/lock_rank.c \
 		$(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \
