@@ -125,3 +125,7 @@ $(FUZZ_DIR)/fuzz_coord_keys: tests/fuzz/fuzz_coord_keys.c \
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha \
 		-I$(top_srcdir)/engine -I$(top_srcdir)/engine/include $(JANSSON_CFLAGS) \
 		-o $@ $^ $(JANSSON_LIBS)
+
+# the targets build and run briefly in make check, so that none rots
+TESTS += tests/fuzz/fuzz_targets.sh
+EXTRA_DIST += tests/fuzz/fuzz_targets.sh
