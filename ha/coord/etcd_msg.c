@@ -323,30 +323,59 @@ dec_kv(struct dctx *c, json_t *o, struct etcd_kv *kv)
 		get_i64(c, o, "lease", &kv->lease) ? -1 : 0;
 }
 
-/* array member name of kvs into r->kvs */
+/* one element of an array, into *out (an element of the caller's array) */
+typedef int dec_elem_fn(struct dctx *c, json_t *e, void *out);
+
+/*
+ * The array member name of o (at most max elements), each element decoded
+ * by fn into a fresh array of elem_size bytes each: *arr and *n (NULL and 0
+ * when absent or empty).  On a failure *arr and *n hold what was decoded
+ * so far, for the caller's free, and the path names the element at fault.
+ */
 static int
-dec_kvs(struct dctx *c, json_t *o, const char *name, struct etcd_range *r)
+dec_array(struct dctx *c, json_t *o, const char *name, size_t max, size_t elem_size,
+	dec_elem_fn *fn, void **arr, size_t *n)
 {
 	json_t *a, *e;
 	size_t at, i;
 
-	if (get_arr(c, o, name, ETCD_KVS_MAX, &a))
+	*arr = NULL;
+	*n = 0;
+	if (get_arr(c, o, name, max, &a))
 		return -1;
 	if (a == NULL || json_array_size(a) == 0)
 		return 0;
-	if ((r->kvs = calloc(json_array_size(a), sizeof(*r->kvs))) == NULL)
-		return bad(c, "out of memory");
+	if ((*arr = calloc(json_array_size(a), elem_size)) == NULL)
+		return bad(c, "%s: out of memory", name);
 	at = push(c, name, 0);
 	json_array_foreach(a, i, e) {
 		size_t at2 = push(c, NULL, i);
 
-		r->n_kvs = i + 1;
-		if (dec_kv(c, e, &r->kvs[i]))
+		*n = i + 1;
+		if (fn(c, e, (char *)*arr + i * elem_size))
 			return -1;	/* the path stays: it names the fault */
 		pop(c, at2);
 	}
 	pop(c, at);
 	return 0;
+}
+
+static int
+kv_elem(struct dctx *c, json_t *e, void *out)
+{
+	return dec_kv(c, e, out);
+}
+
+/* array member name of kvs into r->kvs */
+static int
+dec_kvs(struct dctx *c, json_t *o, const char *name, struct etcd_range *r)
+{
+	void *arr;
+	int ret = dec_array(c, o, name, ETCD_KVS_MAX, sizeof(*r->kvs), kv_elem,
+		&arr, &r->n_kvs);
+
+	r->kvs = arr;
+	return ret;
 }
 
 /* a range's, put's or delete's answer object */
@@ -476,13 +505,20 @@ etcd_dec_error(const char *buf, size_t len, struct etcd_status *st)
 	return finish(root, ret);
 }
 
+/* a lease's key: base64 text */
+static int
+key_elem(struct dctx *c, json_t *e, void *out)
+{
+	return take_bytes(c, e, ETCD_KEY_MAX, out);
+}
+
 enum etcd_dec
 etcd_dec_lease(const char *buf, size_t len, enum etcd_lease_call call,
 	struct etcd_lease *out, struct etcd_status *st)
 {
 	struct dctx c = { .st = st };
-	json_t *root = NULL, *o, *a, *e;
-	size_t i;
+	json_t *root = NULL, *o;
+	void *arr;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -510,23 +546,12 @@ etcd_dec_lease(const char *buf, size_t len, enum etcd_lease_call call,
 	}
 	if (call != ETCD_LEASE_TIMETOLIVE)
 		return finish(root, 0);
-	if (get_i64(&c, o, "grantedTTL", &out->granted_ttl) ||
-			get_arr(&c, o, "keys", ETCD_KVS_MAX, &a))
+	if (get_i64(&c, o, "grantedTTL", &out->granted_ttl))
 		return finish(root, -1);
-	if (a == NULL || json_array_size(a) == 0)
-		return finish(root, 0);
-	if ((out->keys = calloc(json_array_size(a), sizeof(*out->keys))) == NULL)
-		return finish(root, bad(&c, "keys: out of memory"));
-	push(&c, "keys", 0);
-	json_array_foreach(a, i, e) {
-		size_t at = push(&c, NULL, i);
-
-		out->n_keys = i + 1;
-		if (take_bytes(&c, e, ETCD_KEY_MAX, &out->keys[i]))
-			return finish(root, -1);
-		pop(&c, at);
-	}
-	return finish(root, 0);
+	ret = dec_array(&c, o, "keys", ETCD_KVS_MAX, sizeof(*out->keys), key_elem,
+		&arr, &out->n_keys);
+	out->keys = arr;
+	return finish(root, ret ? -1 : 0);
 }
 
 enum etcd_dec
@@ -580,37 +605,31 @@ dec_response(struct dctx *c, json_t *e, struct etcd_op_result *r)
 	return dec_range_obj(c, o, r->kind, &r->r);
 }
 
+static int
+response_elem(struct dctx *c, json_t *e, void *out)
+{
+	return dec_response(c, e, out);
+}
+
 enum etcd_dec
 etcd_dec_txn(const char *buf, size_t len, struct etcd_txn_result *out,
 	struct etcd_status *st)
 {
 	struct dctx c = { .st = st };
-	json_t *root = NULL, *a, *e;
-	size_t i;
+	json_t *root = NULL;
+	void *arr;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
 	if ((ret = dec_root(&c, buf, len, &root)) != ETCD_DEC_OK)
 		return finish(root, ret);
 	if (dec_header(&c, root, &out->header) ||
-			get_bool(&c, root, "succeeded", &out->succeeded) ||
-			get_arr(&c, root, "responses", ETCD_OPS_MAX, &a))
+			get_bool(&c, root, "succeeded", &out->succeeded))
 		return finish(root, -1);
-	if (a == NULL || json_array_size(a) == 0)
-		return finish(root, 0);
-	out->responses = calloc(json_array_size(a), sizeof(*out->responses));
-	if (out->responses == NULL)
-		return finish(root, bad(&c, "responses: out of memory"));
-	push(&c, "responses", 0);
-	json_array_foreach(a, i, e) {
-		size_t at = push(&c, NULL, i);
-
-		out->n_responses = i + 1;
-		if (dec_response(&c, e, &out->responses[i]))
-			return finish(root, -1);
-		pop(&c, at);
-	}
-	return finish(root, 0);
+	ret = dec_array(&c, root, "responses", ETCD_OPS_MAX, sizeof(*out->responses),
+		response_elem, &arr, &out->n_responses);
+	out->responses = arr;
+	return finish(root, ret ? -1 : 0);
 }
 
 static int
@@ -648,13 +667,19 @@ dec_event(struct dctx *c, json_t *e, struct etcd_event *ev)
 	return dec_kv(c, prev, &ev->prev_kv);
 }
 
+static int
+event_elem(struct dctx *c, json_t *e, void *out)
+{
+	return dec_event(c, e, out);
+}
+
 enum etcd_dec
 etcd_dec_watch(const char *buf, size_t len, struct etcd_watch_result *out,
 	struct etcd_status *st)
 {
 	struct dctx c = { .st = st };
-	json_t *root = NULL, *o, *a, *e;
-	size_t i;
+	json_t *root = NULL, *o;
+	void *arr;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -671,23 +696,12 @@ etcd_dec_watch(const char *buf, size_t len, struct etcd_watch_result *out,
 			get_bool(&c, o, "canceled", &out->canceled) ||
 			get_count(&c, o, "compact_revision", &out->compact_revision) ||
 			get_text(&c, o, "cancel_reason", out->cancel_reason,
-				sizeof(out->cancel_reason)) ||
-			get_arr(&c, o, "events", ETCD_EVENTS_MAX, &a))
+				sizeof(out->cancel_reason)))
 		return finish(root, -1);
-	if (a == NULL || json_array_size(a) == 0)
-		return finish(root, 0);
-	if ((out->events = calloc(json_array_size(a), sizeof(*out->events))) == NULL)
-		return finish(root, bad(&c, "events: out of memory"));
-	push(&c, "events", 0);
-	json_array_foreach(a, i, e) {
-		size_t at = push(&c, NULL, i);
-
-		out->n_events = i + 1;
-		if (dec_event(&c, e, &out->events[i]))
-			return finish(root, -1);
-		pop(&c, at);
-	}
-	return finish(root, 0);
+	ret = dec_array(&c, o, "events", ETCD_EVENTS_MAX, sizeof(*out->events),
+		event_elem, &arr, &out->n_events);
+	out->events = arr;
+	return finish(root, ret ? -1 : 0);
 }
 
 static void
