@@ -19,7 +19,10 @@
  * Requests may be pipelined; replies come in request order.  Appends on
  * one connection are acknowledged in order, each only once durable by the
  * primary's quorum rule (repl_wait_durable); the daemon batches what a
- * connection has sent so far into one wait.
+ * connection has sent so far into one wait.  A change of the node
+ * (PROMOTE, FENCE, ADD, REMOVE, RELOAD, SWITCHOVER, FAILOVER) whose client
+ * closed the connection before it was served is not made; one that only
+ * shut down its sending side is.
  *
  * Verbs (an unknown one, or one the node's role does not serve, gets an
  * error reply naming it; the connection stays open):

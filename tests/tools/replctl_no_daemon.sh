@@ -13,6 +13,8 @@
 #      (append too: a STATUS gets no answer either);
 #      promote --timeout 1000 too within 1.5 s (a change's longer default
 #      does not override --timeout), also with the daemon's backlog full;
+#      resumed, the daemon does not make the PROMOTE whose client gave up
+#      and closed (it made it, and went down, before: its log had none);
 #   5. a dead daemon (kill -9; its socket file stays): exit 4, "refused";
 #      a repld started again takes the stale socket over;
 #   6. a path that is no socket: exit 4;
@@ -141,6 +143,10 @@ kill -CONT "${pid[2]}"
 for p in "${bg[@]}"; do wait "$p" 2>/dev/null; done
 bg=()
 answers "status after the full backlog"
+# the promote of the first try reached the stopped daemon's socket; its
+# client gave up and closed: resumed, the daemon does not make it
+wait_for 2 "PROMOTE from a client that hung up before it was served: not done" \
+	"the stale PROMOTE dropped"
 
 # 5. a dead daemon: its socket file stays, nobody listens
 kill -9 "${pid[2]}"

@@ -56,6 +56,7 @@
 #include "admin_status.h"
 #include "coordinator.h"
 #include "json_out.h"
+#include "log.h"
 #include "reader.h"
 
 int64_t
@@ -350,12 +351,46 @@ change_reply(struct conn *c, int ret, const char *msg)
 		conn_reply_error(c, NULL, ret, msg);
 }
 
+/*
+ * A change asked by a client that has closed its connection since (it
+ * timed out while this daemon was stopped or busy, and told its user so)
+ * is not made: nobody would hear its answer.  A client that only shut
+ * down its sending side (socat, nc -U at the end of their input) still
+ * reads: on a UNIX socket POLLHUP comes only once the peer closed both.
+ */
+static bool
+asker_gone(struct conn *c, const struct admin_req *req)
+{
+	struct pollfd p = { .fd = c->fd };
+
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP)) {
+		log_warning("admin: %s from a client that hung up before it was "
+			"served: not done", admin_verb_name(req->verb));
+		return true;
+	}
+	return false;
+}
+
 static void
 serve(struct conn *c, const struct admin_req *req)
 {
 	struct node *n = c->a->node;
 	char msg[640] = "";
 
+	switch (req->verb) {
+	case ADMIN_PROMOTE:
+	case ADMIN_FENCE:
+	case ADMIN_ADD:
+	case ADMIN_REMOVE:
+	case ADMIN_RELOAD:
+	case ADMIN_SWITCHOVER:
+	case ADMIN_FAILOVER:
+		if (asker_gone(c, req))
+			return;
+		break;
+	default:
+		break;
+	}
 	switch (req->verb) {
 	case ADMIN_STATUS:
 		out_line(c, admin_status_json(n));
