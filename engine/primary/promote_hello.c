@@ -234,12 +234,32 @@ struct asking {
  * once its connection was shut down.
  */
 static pthread_mutex_t asks_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t asks_done = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t asks_done;
+static pthread_once_t asks_once = PTHREAD_ONCE_INIT;
+
+/* a condition variable whose timed waits run on CLOCK_MONOTONIC (clock.h) */
+static void
+cond_init_monotonic(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+static void
+asks_init(void)
+{
+	cond_init_monotonic(&asks_done);
+}
 static int asks_running;
 
 static void
 asks_add(int d)
 {
+	(void)pthread_once(&asks_once, asks_init);
 	pthread_mutex_lock(&asks_lock);
 	asks_running += d;
 	if (asks_running == 0)
@@ -250,15 +270,9 @@ asks_add(int d)
 void
 cluster_asks_drain(int timeout_ms)
 {
-	struct timespec until;
+	struct timespec until = clock_deadline(timeout_ms);
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	(void)pthread_once(&asks_once, asks_init);
 	pthread_mutex_lock(&asks_lock);
 	while (asks_running > 0 &&
 	       pthread_cond_timedwait(&asks_done, &asks_lock, &until) == 0)
@@ -371,7 +385,7 @@ asking_start(struct cluster *c, struct fenced *f, int n, uint64_t epoch,
 		return NULL;
 	}
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->cond, NULL);
+	cond_init_monotonic(&a->cond);
 	attr_ok = pthread_attr_init(&attr) == 0 &&
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
 	for (int i = 0; i < n; i++) {
@@ -424,15 +438,8 @@ asking_next(struct asking *a, struct cluster *c, struct fenced *f,
 	struct timespec until;
 	struct ask *k;
 
-	if (wait_ms > 0) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
+	if (wait_ms > 0)
+		until = clock_deadline(wait_ms);
 	pthread_mutex_lock(&a->lock);
 	while (wait_ms != 0 && a->ended == NULL && a->pending > 0)
 		if (wait_ms < 0)
