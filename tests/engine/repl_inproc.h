@@ -128,16 +128,20 @@ inproc_rep_stop(int i)
 	unlink(r->path);
 }
 
-/* a new primary (node 1) on replicas 0 .. n - 1 */
+/*
+ * The primary (node 1) on replicas 0 .. n - 1: its log's first start
+ * (first: made and bootstrapped) or a later one, with these timeouts
+ */
 static inline int
-inproc_primary(int n, int quorum, struct repl **repl)
+inproc_primary_with(int n, int quorum, bool first, int down_ms, int promote_wait_ms,
+		struct repl **repl)
 {
 	struct repl_replica list[INPROC_MAX];
 	struct repl_cfg c = { .path = inproc_ppath,
-		.backend = REPL_BACKEND_CRASH, .size = INPROC_SIZE, .create = 1,
-		.bootstrap = 1, .node_id = 1, .full_timeout_ms = 5000, .replicas = list,
-		.n_replicas = n, .quorum = quorum, .down_timeout_ms = 5000,
-		.heartbeat_ms = 100, .promote_wait_ms = 10000,
+		.backend = REPL_BACKEND_CRASH, .size = INPROC_SIZE, .create = first,
+		.bootstrap = first, .node_id = 1, .full_timeout_ms = 5000, .replicas = list,
+		.n_replicas = n, .quorum = quorum, .down_timeout_ms = down_ms,
+		.heartbeat_ms = 100, .promote_wait_ms = promote_wait_ms,
 		.flush_method = inproc_flush_method };
 
 	snprintf(inproc_ppath, sizeof(inproc_ppath), "/dev/shm/rpma-inproc-%d-p",
@@ -146,6 +150,28 @@ inproc_primary(int n, int quorum, struct repl **repl)
 	for (int i = 0; i < n; i++)
 		list[i] = (struct repl_replica){ "127.0.0.1", inproc_reps[i].ctl };
 	return repl_open(&c, repl);
+}
+
+/* a new primary (node 1) on replicas 0 .. n - 1 */
+static inline int
+inproc_primary(int n, int quorum, struct repl **repl)
+{
+	return inproc_primary_with(n, quorum, true, 5000, 10000, repl);
+}
+
+/* wait up to ms for replica i to be a streaming member */
+static inline int
+inproc_wait_member(struct repl *repl, int i, int ms)
+{
+	struct repl_replica_status rs;
+
+	for (int t = 0; t < ms / 10; t++) {
+		if (repl_replica_status(repl, i, &rs) == 0 &&
+		    rs.state == REPL_REPLICA_STREAMING && rs.member)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
 }
 
 /* wait up to ms for replica i to stream with everything up to lsn flushed */

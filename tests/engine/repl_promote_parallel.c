@@ -41,35 +41,7 @@ now_ms(void)
 static int
 primary(bool first, struct repl **repl)
 {
-	struct repl_replica list[2];
-	struct repl_cfg c = { .path = inproc_ppath,
-		.backend = REPL_BACKEND_CRASH, .size = INPROC_SIZE,
-		.create = first, .bootstrap = first, .node_id = 1,
-		.full_timeout_ms = 5000, .replicas = list, .n_replicas = 2,
-		.quorum = 1, .down_timeout_ms = DOWN_MS, .heartbeat_ms = 100,
-		.promote_wait_ms = 3 * DOWN_MS };
-
-	snprintf(inproc_ppath, sizeof(inproc_ppath), "/dev/shm/rpma-inproc-%d-p",
-		(int)getpid());
-	memcpy(c.cluster_uuid, inproc_uuid, 16);
-	for (int i = 0; i < 2; i++)
-		list[i] = (struct repl_replica){ "127.0.0.1", inproc_reps[i].ctl };
-	return repl_open(&c, repl);
-}
-
-/* wait up to ms for replica i to be a streaming member */
-static int
-wait_member(struct repl *r, int i, int ms)
-{
-	struct repl_replica_status rs;
-
-	for (int t = 0; t < ms / 10; t++) {
-		if (repl_replica_status(r, i, &rs) == 0 &&
-		    rs.state == REPL_REPLICA_STREAMING && rs.member)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
+	return inproc_primary_with(2, 1, first, DOWN_MS, 3 * DOWN_MS, repl);
 }
 
 static void
@@ -150,8 +122,8 @@ main(void)
 	if (r == NULL)
 		goto out;
 	append_durable(r, 10);
-	CHECK(wait_member(r, 0, 10000) == 0);
-	CHECK(wait_member(r, 1, 10000) == 0);
+	CHECK(inproc_wait_member(r, 0, 10000) == 0);
+	CHECK(inproc_wait_member(r, 1, 10000) == 0);
 	CHECK(repl_close(&r) == 0);
 
 	/* replica 0 pauses: its port accepts, nobody answers */
