@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,22 +127,15 @@ ask(const char *path, const char *req, char *why, size_t whylen)
 	}
 }
 
-/* the copy's node, from its repld's STATUS; 0, or -1 with why */
+/* the copy's node, from its repld's STATUS at sock; 0, or -1 with why */
 static int
-copy_view(const char *conf_path, struct node_view *nv, char *why, size_t whylen)
+copy_view(const char *sock, struct node_view *nv, char *why, size_t whylen)
 {
-	struct repld_conf conf;
 	json_error_t jerr;
 	json_t *o, *copy, *v;
-	char err[512], *reply;
+	char *reply;
 
-	if (repld_conf_load(conf_path, &conf, err, sizeof(err)) != 0) {
-		snprintf(why, whylen, "repl_conf: %s", err);
-		return -1;
-	}
-	reply = ask(conf.admin_socket, "STATUS\n", why, whylen);
-	repld_conf_free(&conf);
-	if (reply == NULL)
+	if ((reply = ask(sock, "STATUS\n", why, whylen)) == NULL)
 		return -1;
 	o = json_loads(reply, 0, &jerr);
 	free(reply);
@@ -165,8 +159,8 @@ copy_view(const char *conf_path, struct node_view *nv, char *why, size_t whylen)
 	copy = json_object_get(o, "sqlite_copy");
 	v = json_object_get(copy, "applied_lsn");
 	if (!json_is_integer(v) || json_integer_value(v) < 0) {
-		snprintf(why, whylen, "repld at the node of %s keeps no copy of the "
-			"database (sqlite_copy in its file)", conf_path);
+		snprintf(why, whylen, "repld at %.200s keeps no copy of the database "
+			"(sqlite_copy in its file)", sock);
 		json_decref(o);
 		return -1;
 	}
@@ -186,32 +180,65 @@ fail(sqlite3_context *ctx, const char *fn, const char *msg)
 	sqlite3_free(e);
 }
 
-/* the view for ctx's connection; -1 with the error set */
+/* where a call's answers come from: the primary's database, or a repld */
+struct node_source {
+	struct rv_db *d;		/* NULL: a copy's node */
+	char sock[PATH_MAX];		/* its admin socket (ask() checks its length) */
+};
+
+/* the source for ctx's connection (repl_conf read once); -1, error set */
 static int
-view_of(sqlite3_context *ctx, const char *fn, struct node_view *nv)
+source_of(sqlite3_context *ctx, const char *fn, struct node_source *src)
 {
 	sqlite3 *db = sqlite3_context_db_handle(ctx);
-	struct rv_db *d = replvfs_db_of(db, "main");
-	const char *file, *conf;
-	char why[600];
+	struct repld_conf conf;
+	const char *file, *path;
+	char err[512], why[600];
 
-	memset(nv, 0, sizeof(*nv));
-	if (d != NULL) {
-		rv_db_inspect(d, primary_view, nv);
+	if ((src->d = replvfs_db_of(db, "main")) != NULL)
 		return 0;
-	}
 	file = sqlite3_db_filename(db, "main");
-	conf = file != NULL ? sqlite3_uri_parameter(file, "repl_conf") : NULL;
-	if (conf == NULL) {
+	path = file != NULL ? sqlite3_uri_parameter(file, "repl_conf") : NULL;
+	if (path == NULL) {
 		fail(ctx, fn, "this connection's main database is neither one the repl "
 			"VFS opened nor a copy opened with repl_conf=FILE in its URI");
 		return -1;
 	}
-	if (copy_view(conf, nv, why, sizeof(why)) != 0) {
+	if (repld_conf_load(path, &conf, err, sizeof(err)) != 0) {
+		snprintf(why, sizeof(why), "repl_conf: %s", err);
+		fail(ctx, fn, why);
+		return -1;
+	}
+	snprintf(src->sock, sizeof(src->sock), "%s", conf.admin_socket);
+	repld_conf_free(&conf);
+	return 0;
+}
+
+/* what src says now; -1 with the error set */
+static int
+view_from(sqlite3_context *ctx, const char *fn, const struct node_source *src,
+		struct node_view *nv)
+{
+	char why[600];
+
+	memset(nv, 0, sizeof(*nv));
+	if (src->d != NULL) {
+		rv_db_inspect(src->d, primary_view, nv);
+		return 0;
+	}
+	if (copy_view(src->sock, nv, why, sizeof(why)) != 0) {
 		fail(ctx, fn, why);
 		return -1;
 	}
 	return 0;
+}
+
+static int
+view_of(sqlite3_context *ctx, const char *fn, struct node_view *nv)
+{
+	struct node_source src;
+
+	return source_of(ctx, fn, &src) != 0 ? -1 : view_from(ctx, fn, &src, nv);
 }
 
 /* repl_role(): "primary" or what the copy's repld is */
@@ -267,6 +294,7 @@ static void
 fn_wait(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	sqlite3_int64 lsn, ms = RV_NODE_WAIT_MS;
+	struct node_source src;
 	struct node_view nv;
 	uint64_t until;
 
@@ -278,9 +306,11 @@ fn_wait(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			"timeout in ms (0..3600000, default 5000)");
 		return;
 	}
+	if (source_of(ctx, "repl_wait", &src) != 0)
+		return;
 	until = now_ms() + (uint64_t)ms;
 	for (;;) {
-		if (view_of(ctx, "repl_wait", &nv) != 0)
+		if (view_from(ctx, "repl_wait", &src, &nv) != 0)
 			return;
 		if (nv.lsn >= (uint64_t)lsn) {
 			sqlite3_result_int(ctx, 1);
