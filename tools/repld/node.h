@@ -209,6 +209,10 @@ int node_reload(struct node *n, char *msg, size_t msglen);
  */
 int node_carry(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 		uint64_t config_epoch, char *msg, size_t msglen);
+/* n's configured peers and quorum are these (the same addresses, any
+ * order); the caller holds n->change or is the only thread */
+bool node_members_are(const struct node *n, const struct repld_peer *peers,
+		int n_peers, int quorum);
 /* a replica's peers and quorum for its next promotion (addresses taken
  * over); -1 (and freed) on a primary */
 int node_take_peers(struct node *n, struct repld_peer *peers, int n_peers,

@@ -190,24 +190,6 @@ static const struct coord_node_ops node_ops = {
 	.take_peers = op_take_peers,
 };
 
-/* the file's peers and quorum are the key's (the same addresses, any order) */
-static bool
-file_is(const struct node *n, const struct repld_peer *peers, int np, int quorum)
-{
-	if (np != n->conf.n_peers || quorum != n->conf.quorum)
-		return false;
-	for (int i = 0; i < np; i++) {
-		bool found = false;
-
-		for (int j = 0; j < np && !found; j++)
-			found = peers[i].control_port == n->conf.peers[j].control_port &&
-				strcmp(peers[i].address, n->conf.peers[j].address) == 0;
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
 void
 node_ha_membership_at_start(struct node *n)
 {
@@ -244,7 +226,7 @@ node_ha_membership_at_start(struct node *n)
 			"the file's peers", named ? why : "does not name this node");
 		return;
 	}
-	if (file_is(n, peers, np, (int)key.quorum)) {
+	if (node_members_are(n, peers, np, (int)key.quorum)) {
 		for (int i = 0; i < np; i++)
 			free(peers[i].address);
 		return;

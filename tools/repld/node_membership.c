@@ -507,6 +507,18 @@ node_carry(struct node *n, struct repld_peer *peers, int n_peers, int quorum,
 	return ret;
 }
 
+bool
+node_members_are(const struct node *n, const struct repld_peer *peers, int n_peers,
+		int quorum)
+{
+	if (n_peers != n->conf.n_peers || quorum != n->conf.quorum)
+		return false;
+	for (int i = 0; i < n_peers; i++)
+		if (peer_index(&n->conf, peers[i].address, peers[i].control_port) < 0)
+			return false;
+	return true;
+}
+
 int
 node_take_peers(struct node *n, struct repld_peer *peers, int n_peers, int quorum)
 {
@@ -558,10 +570,7 @@ node_reload(struct node *n, char *msg, size_t msglen)
 		return REPL_E_INVAL;
 	}
 	pthread_mutex_lock(&n->change);
-	same = fresh.n_peers == n->conf.n_peers && fresh.quorum == n->conf.quorum;
-	for (int i = 0; same && i < fresh.n_peers; i++)
-		same = peer_index(&n->conf, fresh.peers[i].address,
-			fresh.peers[i].control_port) >= 0;
+	same = node_members_are(n, fresh.peers, fresh.n_peers, fresh.quorum);
 	if (same) {
 		snprintf(msg, msglen, "reload: the membership is unchanged (%d "
 			"replicas, quorum %d); other settings take effect on a "
