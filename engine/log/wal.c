@@ -139,6 +139,19 @@ wal_persist(struct wal *wal, uint64_t off, uint64_t len)
 }
 
 int
+wal_hdrs_read(struct rpma_ext_mem *mem, char **base, size_t *size, struct wal_hdr *a,
+		struct wal_hdr *b, bool *va, bool *vb)
+{
+	if (wal_region(mem, base, size))
+		return REPL_E_INVAL;
+	memcpy(a, *base, sizeof(*a));
+	memcpy(b, *base + HDR_COPY_SIZE, sizeof(*b));
+	*va = wal_hdr_check(a, *size, NULL) || wal_hdr_from_v1(a, *size);
+	*vb = wal_hdr_check(b, *size, NULL) || wal_hdr_from_v1(b, *size);
+	return *va || *vb ? 0 : REPL_E_CORRUPT;
+}
+
+int
 wal_region(struct rpma_ext_mem *mem, char **base, size_t *size)
 {
 	void *p;
@@ -318,14 +331,10 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 	bool va, vb, upgrade;
 	int kind, ret;
 
-	if (wal_ptr == NULL || wal_region(mem, &base, &size))
+	if (wal_ptr == NULL)
 		return REPL_E_INVAL;
-	memcpy(&a, base, sizeof(a));
-	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
-	va = wal_hdr_check(&a, size, NULL) || wal_hdr_from_v1(&a, size);
-	vb = wal_hdr_check(&b, size, NULL) || wal_hdr_from_v1(&b, size);
-	if (!va && !vb)
-		return REPL_E_CORRUPT;
+	if ((ret = wal_hdrs_read(mem, &base, &size, &a, &b, &va, &vb)))
+		return ret;
 	upgrade = (va && a.version == 1) || (vb && b.version == 1);
 
 	REPL_FAULT(REPL_E_NOMEM, {});
@@ -340,7 +349,7 @@ wal_open(struct rpma_ext_mem *mem, struct wal **wal_ptr)
 			be == RPMA_EXT_MEM_FILE;
 	}
 	wal->base = base;
-	wal->hdr_copy = (va && (!vb || a.seq >= b.seq)) ? 0 : 1;
+	wal->hdr_copy = wal_hdr_pick(&a, &b, va, vb);
 	wal->hdr = wal->hdr_copy == 0 ? a : b;
 	wal->ring = base + RING_OFF;
 	wal->ring_size = wal->hdr.ring_size;

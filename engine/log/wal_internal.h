@@ -203,5 +203,19 @@ struct log_pos wal_idx_find(const struct wal *wal, uint64_t lsn);
 int wal_find(struct wal *wal, uint64_t lsn, struct log_pos *at, struct rec_hdr *h);
 /* the medium's mapping, when it is large enough to be a log (wal.c) */
 int wal_region(struct rpma_ext_mem *mem, char **base, size_t *size);
+/*
+ * Both header copies of mem, and whether each is valid (a version 1 one
+ * read as version 2): 0, REPL_E_INVAL (no log's mapping), REPL_E_CORRUPT
+ * (neither valid).
+ */
+int wal_hdrs_read(struct rpma_ext_mem *mem, char **base, size_t *size,
+		struct wal_hdr *a, struct wal_hdr *b, bool *va, bool *vb);
+
+/* the current copy of two read by wal_hdrs_read: 0 (A) or 1 (B) */
+static inline int
+wal_hdr_pick(const struct wal_hdr *a, const struct wal_hdr *b, bool va, bool vb)
+{
+	return va && (!vb || a->seq >= b->seq) ? 0 : 1;
+}
 
 #endif

@@ -50,17 +50,12 @@ wal_cluster_of(struct rpma_ext_mem *mem, uint8_t uuid[16])
 	size_t size;
 	char *base;
 	bool va, vb;
+	int ret;
 
-	if (wal_region(mem, &base, &size))
-		return REPL_E_INVAL;
-	memcpy(&a, base, sizeof(a));
-	memcpy(&b, base + HDR_COPY_SIZE, sizeof(b));
-	va = wal_hdr_check(&a, size, NULL) || wal_hdr_from_v1(&a, size);
-	vb = wal_hdr_check(&b, size, NULL) || wal_hdr_from_v1(&b, size);
-	if (!va && !vb)
-		return REPL_E_CORRUPT;
-	/* the copy wal_open() would pick */
-	memcpy(uuid, (va && (!vb || a.seq >= b.seq)) ? a.cluster_uuid :
+	if ((ret = wal_hdrs_read(mem, &base, &size, &a, &b, &va, &vb)))
+		return ret;
+	/* the copy wal_open() picks */
+	memcpy(uuid, wal_hdr_pick(&a, &b, va, vb) == 0 ? a.cluster_uuid :
 		b.cluster_uuid, 16);
 	return 0;
 }
