@@ -195,7 +195,6 @@ take_over(struct coordinator *c, const struct ha_local *l, const struct ha_actio
 	(void)co_client_ok(c, etcd_lease_revoke(c->etcd, a->lease),
 		"revoke the silent primary's lease");
 	/* the key is gone (or the lease was already): read it again now */
-	atomic_store(&c->keys_dirty, true);
 	co_wake(c);
 }
 
