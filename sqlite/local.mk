@@ -30,12 +30,14 @@ sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h 
 	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_wal_map.c sqlite/rv_wal_map.h \
 	sqlite/rv_release.c sqlite/rv_release.h \
 	sqlite/rv_image.c sqlite/rv_image.h \
-	sqlite/rv_check.c sqlite/rv_check.h sqlite/rv_node.c sqlite/rv_node.h
+	sqlite/rv_check.c sqlite/rv_check.h sqlite/rv_node.c sqlite/rv_node.h \
+	sqlite/rv_ha.c sqlite/rv_ha.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
-	-I$(top_srcdir)/config -I$(top_srcdir)/admin $(SQLITE3_CFLAGS) $(JANSSON_CFLAGS)
+	-I$(top_srcdir)/config -I$(top_srcdir)/admin -I$(top_srcdir)/ha \
+	$(SQLITE3_CFLAGS) $(JANSSON_CFLAGS)
 sqlite_libreplvfs_la_LDFLAGS = -module -avoid-version -shared
 sqlite_libreplvfs_la_LIBADD = sqlite/librv_copy.la config/librepl_conf.la \
-	admin/libadmin_proto.la \
+	admin/libadmin_proto.la ha/libreplha.la \
 	engine/librepl.la $(JANSSON_LIBS)
 
 # the sqlite3 shell and Python's sqlite3 through the extension, beside two

@@ -46,5 +46,8 @@ void rv_admin_json_text(struct sqlite3_str *s, const char *v);
 
 /* vfs.c: the database of a connection's schema when it is the VFS's */
 struct rv_db *replvfs_db_of(struct sqlite3 *db, const char *schema);
+/* the node of a connection's database with failover (rv_ha.h), or NULL */
+struct rv_ha;
+struct rv_ha *replvfs_ha_of(struct sqlite3 *db, const char *schema);
 
 #endif

@@ -22,10 +22,13 @@
 /*
  * SQLite's file locks are POSIX byte-range locks on these bytes of the
  * database file (SQLite's "File Locking And Concurrency", the unix VFS).
- * They are taken here with fcntl directly: this process has no SQLite
- * connection to the file, so the unix VFS's own bookkeeping of locks
- * between connections of one process has nothing to do, and repld need
- * not link SQLite.
+ * They are taken here with fcntl directly, so that repld need not link
+ * SQLite, as open file description locks (F_OFD_SETLK): those conflict
+ * with SQLite's record locks of other processes and of this one alike,
+ * where a record lock would not exclude the readers of an application
+ * that keeps its own copy (replvfs's automatic failover, rv_ha.h).  They
+ * belong to the copy's own descriptor, so no close of another descriptor
+ * of the file drops them.
  */
 #define LOCK_PENDING	0x40000000L
 #define LOCK_RESERVED	(LOCK_PENDING + 1)
@@ -68,7 +71,7 @@ set_lock(int fd, short type, off_t start, off_t len)
 	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start,
 		.l_len = len };
 
-	return fcntl(fd, F_SETLK, &fl);
+	return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
 void

@@ -69,12 +69,21 @@ be32(const uint8_t *p)
 int
 rv_db_log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out)
 {
+	return rv_db_log_open_gated(conf, bootstrap, NULL, NULL, out);
+}
+
+int
+rv_db_log_open_gated(const struct repld_conf *conf, bool bootstrap,
+		int (*gate)(void *arg), void *gate_arg, struct repl **out)
+{
 	struct primary_cfg pc;
 	bool no_rdma;
 
 	primary_cfg_fill(&pc, conf, primary_cfg_provider(conf, &no_rdma));
 	pc.cfg.create = bootstrap;
 	pc.cfg.bootstrap = bootstrap;
+	pc.cfg.promote_gate = gate;
+	pc.cfg.promote_gate_arg = gate_arg;
 	return repl_open(&pc.cfg, out);
 }
 
@@ -239,16 +248,103 @@ rv_db_find(const char *db_path)
 	return d;
 }
 
+/*
+ * The database at db_path made with its log opened from conf (taken over:
+ * freed here on failure) as the primary, and listed; dbs_lock held.
+ */
+static struct rv_db *
+make_locked(const char *db_path, struct repld_conf *conf, const struct rv_db_how *how,
+		const char *conf_name, char *why, size_t whylen)
+{
+	struct rv_db *d;
+	char err[512], *copy_path = NULL;
+	uint64_t records = 0;
+	int ret;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL || (d->path = strdup(db_path)) == NULL ||
+	    pthread_mutex_init(&d->lock, NULL) != 0 ||
+	    pthread_rwlock_init(&d->log_lock, NULL) != 0) {
+		free(d);
+		repld_conf_free(conf);
+		snprintf(why, whylen, "replvfs: out of memory");
+		return NULL;
+	}
+	if (how->bootstrap && import_check(db_path, why, whylen) != 0) {
+		repld_conf_free(conf);
+		free(d->path);
+		free(d);
+		return NULL;
+	}
+	/* opening the log may wait for the replicas (a promotion) */
+	if ((ret = rv_db_log_open_gated(conf, how->bootstrap, how->promote_gate,
+			how->promote_gate_arg, &d->repl)) != 0) {
+		snprintf(why, whylen, "replvfs: %s: the log %s did not open as the "
+			"primary: %s", db_path, conf->log.path, repl_strerror(ret));
+		repld_conf_free(conf);
+		free(d->path);
+		free(d);
+		return NULL;
+	}
+	memcpy(d->db_uuid, conf->cluster_uuid, sizeof(d->db_uuid));
+	d->log_size = conf->log.size;
+	copy_path = conf->sqlite_copy;
+	conf->sqlite_copy = NULL;
+	d->conf = *conf;	/* kept: a membership change opens the log again */
+	d->refs = 1;
+	d->timeout_ms = how->timeout_ms;
+	d->pipelined = how->pipelined;
+	d->next_txid = rv_db_txid_after(d->repl, &d->last_lsn);
+	/*
+	 * The log is the database: the file is rebuilt from it, so neither a
+	 * -wal frame the log lacks nor one SQLite did not sync survives.
+	 */
+	if (how->bootstrap && import_file(d, db_path, why, whylen) != 0)
+		goto fail_open;
+	if (rv_rebuild(d->repl, db_path, copy_path, d->db_uuid, how->check, &records,
+			err, sizeof(err))) {
+		snprintf(why, whylen, "replvfs: rebuilding from the log: %s", err);
+		goto fail_open;
+	}
+	if ((d->rel = rv_release_start(d->repl, db_path, d->db_uuid, how->timeout_ms,
+			err, sizeof(err))) == NULL) {
+		snprintf(why, whylen, "replvfs: %s", err);
+		goto fail_open;
+	}
+	/*
+	 * The rebuilt file holds the whole log: a base, and the log is
+	 * released up to its newest transaction (which stays)
+	 */
+	if (d->last_lsn > 0)
+		rv_release_offer(d->rel, d->last_lsn);
+	free(copy_path);
+	d->next = dbs;
+	dbs = d;
+	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: rebuilt from %llu transaction "
+		"records of the log of %s (next transaction id %llu)", db_path,
+		(unsigned long long)records, conf_name,
+		(unsigned long long)d->next_txid);
+	return d;
+fail_open:
+	free(copy_path);
+	(void)repl_close(&d->repl);
+	repld_conf_free(&d->conf);
+	pthread_rwlock_destroy(&d->log_lock);
+	pthread_mutex_destroy(&d->lock);
+	free(d->path);
+	free(d);
+	return NULL;
+}
+
 struct rv_db *
 rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		int timeout_ms, bool pipelined, rv_rebuild_check *check, char *why,
 		size_t whylen)
 {
+	const struct rv_db_how how = { .bootstrap = bootstrap,
+		.timeout_ms = timeout_ms, .pipelined = pipelined, .check = check };
 	struct repld_conf conf;
 	struct rv_db *d;
-	char err[512], *copy_path = NULL;
-	uint64_t records = 0;
-	int ret;
+	char err[512];
 
 	pthread_mutex_lock(&dbs_lock);
 	for (d = dbs; d != NULL && strcmp(d->path, db_path) != 0; d = d->next)
@@ -269,82 +365,30 @@ rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		snprintf(why, whylen, "replvfs: %s: %s", conf_path, err);
 		return NULL;
 	}
-	if ((d = calloc(1, sizeof(*d))) == NULL || (d->path = strdup(db_path)) == NULL ||
-	    pthread_mutex_init(&d->lock, NULL) != 0 ||
-	    pthread_rwlock_init(&d->log_lock, NULL) != 0) {
-		free(d);
-		repld_conf_free(&conf);
-		pthread_mutex_unlock(&dbs_lock);
-		snprintf(why, whylen, "replvfs: out of memory");
-		return NULL;
-	}
-	if (bootstrap && import_check(db_path, why, whylen) != 0) {
-		repld_conf_free(&conf);
-		free(d->path);
-		free(d);
-		pthread_mutex_unlock(&dbs_lock);
-		return NULL;
-	}
-	/* opening the log may wait for the replicas (a promotion) */
-	if ((ret = rv_db_log_open(&conf, bootstrap, &d->repl)) != 0) {
-		snprintf(why, whylen, "replvfs: %s: the log %s did not open as the "
-			"primary: %s", db_path, conf.log.path, repl_strerror(ret));
-		repld_conf_free(&conf);
-		free(d->path);
-		free(d);
-		pthread_mutex_unlock(&dbs_lock);
-		return NULL;
-	}
-	memcpy(d->db_uuid, conf.cluster_uuid, sizeof(d->db_uuid));
-	d->log_size = conf.log.size;
-	copy_path = conf.sqlite_copy;
-	conf.sqlite_copy = NULL;
-	d->conf = conf;		/* kept: a membership change opens the log again */
-	d->refs = 1;
-	d->timeout_ms = timeout_ms;
-	d->pipelined = pipelined;
-	d->next_txid = rv_db_txid_after(d->repl, &d->last_lsn);
-	/*
-	 * The log is the database: the file is rebuilt from it, so neither a
-	 * -wal frame the log lacks nor one SQLite did not sync survives.
-	 */
-	if (bootstrap && import_file(d, db_path, why, whylen) != 0)
-		goto fail_open;
-	if (rv_rebuild(d->repl, db_path, copy_path, d->db_uuid, check, &records,
-			err, sizeof(err))) {
-		snprintf(why, whylen, "replvfs: rebuilding from the log: %s", err);
-		goto fail_open;
-	}
-	if ((d->rel = rv_release_start(d->repl, db_path, d->db_uuid, timeout_ms, err,
-			sizeof(err))) == NULL) {
-		snprintf(why, whylen, "replvfs: %s", err);
-		goto fail_open;
-	}
-	/*
-	 * The rebuilt file holds the whole log: a base, and the log is
-	 * released up to its newest transaction (which stays)
-	 */
-	if (d->last_lsn > 0)
-		rv_release_offer(d->rel, d->last_lsn);
-	free(copy_path);
-	d->next = dbs;
-	dbs = d;
+	d = make_locked(db_path, &conf, &how, conf_path, why, whylen);
 	pthread_mutex_unlock(&dbs_lock);
-	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: rebuilt from %llu transaction "
-		"records of the log of %s (next transaction id %llu)", db_path,
-		(unsigned long long)records, conf_path,
-		(unsigned long long)d->next_txid);
 	return d;
-fail_open:
-	free(copy_path);
-	(void)repl_close(&d->repl);
-	repld_conf_free(&d->conf);
-	pthread_rwlock_destroy(&d->log_lock);
-	pthread_mutex_destroy(&d->lock);
-	free(d->path);
-	free(d);
+}
+
+struct rv_db *
+rv_db_open(const char *db_path, struct repld_conf *conf, const struct rv_db_how *how,
+		const char *conf_name, char *why, size_t whylen)
+{
+	struct rv_db *d;
+
+	pthread_mutex_lock(&dbs_lock);
+	for (d = dbs; d != NULL && strcmp(d->path, db_path) != 0; d = d->next)
+		;
+	if (d != NULL) {
+		pthread_mutex_unlock(&dbs_lock);
+		repld_conf_free(conf);
+		snprintf(why, whylen, "replvfs: %s: this process has its log open as "
+			"the primary already", db_path);
+		return NULL;
+	}
+	d = make_locked(db_path, conf, how, conf_name, why, whylen);
 	pthread_mutex_unlock(&dbs_lock);
-	return NULL;
+	return d;
 }
 
 void
@@ -364,7 +408,8 @@ rv_db_put(struct rv_db *d)
 	if (*p == d)
 		*p = d->next;
 	pthread_mutex_unlock(&dbs_lock);
-	/* first: a change it runs ends before the log closes */
+	/* first: a change it runs ends before the log closes (a retired
+	   database's are gone already) */
 	rv_admin_sock_stop(&d->admin);
 	rv_release_stop(&d->rel);
 	(void)repl_close(&d->repl);
@@ -375,6 +420,35 @@ rv_db_put(struct rv_db *d)
 	free(d->iov);
 	free(d->path);
 	free(d);
+}
+
+uint64_t
+rv_db_durable_lsn(struct rv_db *d)
+{
+	return atomic_load(&d->durable_lsn);
+}
+
+void
+rv_db_retire(struct rv_db *d)
+{
+	struct rv_db **p;
+
+	pthread_mutex_lock(&dbs_lock);
+	for (p = &dbs; *p != NULL && *p != d; p = &(*p)->next)
+		;
+	if (*p == d)
+		*p = d->next;
+	pthread_mutex_unlock(&dbs_lock);
+	rv_admin_sock_stop(&d->admin);
+	/* a commit in its wait ends first (lock), then no one uses the log */
+	pthread_mutex_lock(&d->lock);
+	pthread_rwlock_wrlock(&d->log_lock);
+	rv_release_stop(&d->rel);
+	(void)repl_close(&d->repl);
+	if (d->poisoned == 0)
+		d->poisoned = REPL_E_FENCED;
+	pthread_rwlock_unlock(&d->log_lock);
+	pthread_mutex_unlock(&d->lock);
 }
 
 /* ---- the -wal's writes ---- */
@@ -566,9 +640,17 @@ poison(struct rv_db *d, int ret, uint64_t lsn, uint64_t txid)
 bool
 rv_db_checkpoint_due(struct rv_db *d)
 {
-	/* also when a replica's image waits for the room a base makes */
-	return atomic_load_explicit(&d->wal_bytes, memory_order_relaxed) >=
-		d->log_size / 8 || (d->rel != NULL && rv_release_wants_room(d->rel));
+	bool due;
+
+	if (atomic_load_explicit(&d->wal_bytes, memory_order_relaxed) >= d->log_size / 8)
+		return true;
+	/* also when a replica's image waits for the room a base makes; rel
+	   goes when the database is retired (under log_lock) */
+	if (pthread_rwlock_tryrdlock(&d->log_lock) != 0)
+		return false;
+	due = d->rel != NULL && rv_release_wants_room(d->rel);
+	pthread_rwlock_unlock(&d->log_lock);
+	return due;
 }
 
 int

@@ -41,6 +41,37 @@ uint64_t rv_db_txid_after(struct repl *repl, uint64_t *txn_lsn);
 struct rv_db *rv_db_get(const char *db_path, const char *conf_path, bool bootstrap,
 		int timeout_ms, bool pipelined, rv_rebuild_check *check, char *why,
 		size_t whylen);
+/*
+ * How rv_db_open opens the log as the primary: a promotion that the
+ * application's own coordinator stands behind (rv_ha.h).
+ */
+struct rv_db_how {
+	bool bootstrap;			/* the cluster's first start */
+	int timeout_ms;			/* a commit's wait for the replicas */
+	bool pipelined;
+	rv_rebuild_check *check;	/* NULL: none */
+	int (*promote_gate)(void *arg);	/* repl_cfg.promote_gate; NULL: none */
+	void *promote_gate_arg;
+};
+/*
+ * The database at db_path opened with its log from conf (taken over:
+ * freed by the database, or here on failure) as the primary, one reference
+ * to the caller; conf_name names conf in the log.  NULL with why when the
+ * process has it open already or the open fails.
+ */
+struct repld_conf;
+struct rv_db *rv_db_open(const char *db_path, struct repld_conf *conf,
+		const struct rv_db_how *how, const char *conf_name, char *why,
+		size_t whylen);
+/*
+ * The database gives up its log while connections may still hold it (a
+ * step-down): no open finds it any more, a commit in its wait ends first,
+ * the log is closed, and it takes no more writes; the references keep the
+ * rest until their rv_db_put.
+ */
+void rv_db_retire(struct rv_db *d);
+/* the newest LSN known durable: every COMMIT that returned is at or below */
+uint64_t rv_db_durable_lsn(struct rv_db *d);
 /* the database of db_path if this process has it open (a reference) */
 struct rv_db *rv_db_find(const char *db_path);
 void rv_db_put(struct rv_db *d);

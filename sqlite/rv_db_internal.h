@@ -96,6 +96,9 @@ extern pthread_mutex_t dbs_lock;
 
 /* the log of conf, opened as the primary: 0 or a REPL_E_* */
 int rv_db_log_open(const struct repld_conf *conf, bool bootstrap, struct repl **out);
+/* the same behind a promotion gate (repl_cfg.promote_gate; NULL: none) */
+int rv_db_log_open_gated(const struct repld_conf *conf, bool bootstrap,
+		int (*gate)(void *arg), void *gate_arg, struct repl **out);
 /* lsn is durable: the newest known */
 void rv_db_durable_at(struct rv_db *d, uint64_t lsn);
 

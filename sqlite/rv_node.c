@@ -33,6 +33,7 @@ SQLITE_EXTENSION_INIT3
 #include "replvfs.h"
 #include "rv_admin.h"
 #include "rv_db.h"
+#include "rv_ha.h"
 #include "rv_node.h"
 
 #define RV_NODE_POLL_MS 10
@@ -182,6 +183,7 @@ fail(sqlite3_context *ctx, const char *fn, const char *msg)
 
 /* where a call's answers come from: the primary's database, or a repld */
 struct node_source {
+	struct rv_ha *ha;		/* a node with failover: its answers */
 	struct rv_db *d;		/* NULL: a copy's node */
 	char sock[PATH_MAX];		/* its admin socket (ask() checks its length) */
 };
@@ -195,7 +197,9 @@ source_of(sqlite3_context *ctx, const char *fn, struct node_source *src)
 	const char *file, *path;
 	char err[512], why[600];
 
-	if ((src->d = replvfs_db_of(db, "main")) != NULL)
+	src->d = NULL;
+	if ((src->ha = replvfs_ha_of(db, "main")) != NULL ||
+	    (src->d = replvfs_db_of(db, "main")) != NULL)
 		return 0;
 	file = sqlite3_db_filename(db, "main");
 	path = file != NULL ? sqlite3_uri_parameter(file, "repl_conf") : NULL;
@@ -222,6 +226,18 @@ view_from(sqlite3_context *ctx, const char *fn, const struct node_source *src,
 	char why[600];
 
 	memset(nv, 0, sizeof(*nv));
+	if (src->ha != NULL) {
+		struct rv_ha_view hv;
+
+		rv_ha_view(src->ha, &hv);
+		snprintf(nv->role, sizeof(nv->role), "%s", rv_ha_role_name(hv.role));
+		nv->has_primary = hv.has_primary;
+		nv->primary_id = hv.primary_id;
+		snprintf(nv->primary_addr, sizeof(nv->primary_addr), "%.*s",
+			(int)sizeof(nv->primary_addr) - 1, hv.primary_addr);
+		nv->lsn = hv.lsn;
+		return 0;
+	}
 	if (src->d != NULL) {
 		rv_db_inspect(src->d, primary_view, nv);
 		return 0;

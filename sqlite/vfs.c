@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <sqlite3ext.h>
@@ -30,7 +31,9 @@ SQLITE_EXTENSION_INIT3
 #include "rv_node.h"
 #include "rv_check.h"
 #include "rv_db.h"
+#include "rv_ha.h"
 #include "rv_wal_map.h"
+#include "repld_conf.h"
 
 #define WAL_HDR 32
 
@@ -39,7 +42,16 @@ enum rv_kind { RV_OTHER = 0, RV_MAIN, RV_WAL };
 struct rv_file {
 	sqlite3_file base;
 	enum rv_kind kind;
-	struct rv_db *db;		/* RV_MAIN, RV_WAL */
+	struct rv_db *db;		/* RV_MAIN, RV_WAL (NULL: a replica's) */
+	/*
+	 * RV_MAIN, RV_WAL of a database with failover (rv_ha.h): its node,
+	 * the node's generation the file opened in (once past, every call
+	 * fails: stale()), and whether it opened on a replica (reads only).
+	 */
+	struct rv_ha *ha;
+	uint64_t gen;
+	bool replica;
+	bool told;			/* stale: said once in SQLite's log */
 	bool wal_mode;			/* RV_MAIN: its header says WAL mode */
 	struct rv_wal_map map;		/* RV_WAL: where a commit reads its pages */
 	sqlite3_file real[];		/* the default VFS's file, szOsFile bytes */
@@ -51,6 +63,21 @@ static sqlite3_file *
 real_of(sqlite3_file *f)
 {
 	return ((struct rv_file *)f)->real;
+}
+
+/* the node changed role since the file opened: the application reopens */
+static bool
+stale(struct rv_file *rf)
+{
+	if (rf->ha == NULL || rf->gen == rv_ha_gen(rf->ha))
+		return false;
+	if (!rf->told && rf->kind == RV_MAIN) {
+		rf->told = true;
+		sqlite3_log(REPLVFS_IOERR_ROLE, "replvfs: a connection opened on the %s "
+			"is used after its node changed role: close it and open the "
+			"database again", rf->replica ? "replica" : "primary");
+	}
+	return true;
 }
 
 /* ---- methods: passed through, the -wal's writes watched ---- */
@@ -65,12 +92,16 @@ rv_close(sqlite3_file *f)
 		rv_wal_map_close(&rf->map);
 	rv_db_put(rf->db);
 	rf->db = NULL;
+	rv_ha_put(rf->ha);
+	rf->ha = NULL;
 	return rc;
 }
 
 static int
 rv_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 {
+	if (stale((struct rv_file *)f))
+		return REPLVFS_IOERR_ROLE;
 	return real_of(f)->pMethods->xRead(real_of(f), buf, amt, off);
 }
 
@@ -112,6 +143,10 @@ rv_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
 	struct rv_file *rf = (struct rv_file *)f;
 	int rc;
 
+	if (stale(rf))
+		return REPLVFS_IOERR_ROLE;
+	if (rf->replica)
+		return REPLVFS_READONLY_REPLICA;
 	if (rf->kind == RV_MAIN && ((rc = main_write_ok(rf, buf, amt, off)) != SQLITE_OK ||
 	    (rc = rv_db_checkpoint_write(rf->db)) != SQLITE_OK))
 		return rc;
@@ -127,6 +162,10 @@ rv_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
 	struct rv_file *rf = (struct rv_file *)f;
 
+	if (stale(rf))
+		return REPLVFS_IOERR_ROLE;
+	if (rf->replica)
+		return REPLVFS_READONLY_REPLICA;
 	if (rf->kind == RV_WAL && size == 0)
 		rv_db_wal_reset(rf->db);
 	return rf->real->pMethods->xTruncate(rf->real, size);
@@ -151,10 +190,22 @@ rv_file_size(sqlite3_file *f, sqlite3_int64 *size)
 	return real_of(f)->pMethods->xFileSize(real_of(f), size);
 }
 
+/*
+ * A replica's connection reads: its first step to a write (RESERVED) is
+ * refused, and SQLite's log says where the primary is.
+ */
 static int
 rv_lock(sqlite3_file *f, int level)
 {
-	return real_of(f)->pMethods->xLock(real_of(f), level);
+	struct rv_file *rf = (struct rv_file *)f;
+
+	if (level > SQLITE_LOCK_NONE && stale(rf))
+		return REPLVFS_IOERR_ROLE;
+	if (rf->replica && level >= SQLITE_LOCK_RESERVED) {
+		rv_ha_say_read_only(rf->ha);
+		return REPLVFS_READONLY_REPLICA;
+	}
+	return rf->real->pMethods->xLock(rf->real, level);
 }
 
 static int
@@ -173,12 +224,22 @@ rv_check_reserved(sqlite3_file *f, int *out)
 	return real_of(f)->pMethods->xCheckReservedLock(real_of(f), out);
 }
 
-/* "PRAGMA journal_mode" to anything but WAL is refused on our databases */
+/*
+ * "PRAGMA journal_mode" to anything but WAL is refused on our databases.
+ * On a replica's connection the database is its primary's, in WAL mode:
+ * asking for WAL changes nothing there and says "wal", so an application
+ * that sets it at every open opens on a replica too.
+ */
 static int
 pragma(struct rv_file *rf, char **arg)
 {
 	const char *name = arg[1], *value = arg[2];
 
+	if (rf->replica && name != NULL && sqlite3_stricmp(name, "journal_mode") == 0 &&
+	    value != NULL && sqlite3_stricmp(value, "wal") == 0) {
+		arg[0] = sqlite3_mprintf("wal");
+		return SQLITE_OK;
+	}
 	if (name != NULL && sqlite3_stricmp(name, "journal_mode") == 0 &&
 	    value != NULL && sqlite3_stricmp(value, "wal") != 0) {
 		arg[0] = sqlite3_mprintf("replvfs: a replicated database stays in "
@@ -214,12 +275,16 @@ rv_device_characteristics(sqlite3_file *f)
 static int
 rv_shm_map(sqlite3_file *f, int pg, int pgsz, int extend, void volatile **pp)
 {
+	if (stale((struct rv_file *)f))
+		return REPLVFS_IOERR_ROLE;
 	return real_of(f)->pMethods->xShmMap(real_of(f), pg, pgsz, extend, pp);
 }
 
 static int
 rv_shm_lock(sqlite3_file *f, int offset, int n, int flags)
 {
+	if ((flags & SQLITE_SHM_LOCK) && stale((struct rv_file *)f))
+		return REPLVFS_IOERR_ROLE;
 	return real_of(f)->pMethods->xShmLock(real_of(f), offset, n, flags);
 }
 
@@ -232,6 +297,9 @@ rv_shm_barrier(sqlite3_file *f)
 static int
 rv_shm_unmap(sqlite3_file *f, int del)
 {
+	/* a stale primary's -shm is the copy's to remove, not its */
+	if (stale((struct rv_file *)f))
+		del = 0;
 	return real_of(f)->pMethods->xShmUnmap(real_of(f), del);
 }
 
@@ -297,6 +365,60 @@ commit_mode(sqlite3_filename name)
 	return m != NULL && sqlite3_stricmp(m, "pipelined") == 0;
 }
 
+/*
+ * A connection's database: the node's when repl_conf names a coordinator
+ * (rv_ha.h: the primary's database, or on a replica none), else the
+ * database opened as the primary (rv_db.h).  0, or -1 with why.
+ */
+static int
+main_open(struct rv_file *rf, sqlite3_filename name, rv_rebuild_check *check,
+		char *why, size_t whylen)
+{
+	const char *conf_path = sqlite3_uri_parameter(name, "repl_conf");
+	const struct rv_db_how how = {
+		.bootstrap = sqlite3_uri_boolean(name, "repl_bootstrap", 0),
+		.timeout_ms = (int)sqlite3_uri_int64(name, "repl_timeout_ms",
+			REPLVFS_TIMEOUT_MS),
+		.pipelined = commit_mode(name),
+		.check = check,
+	};
+	struct repld_conf conf;
+	char err[512];
+	int role;
+
+	rf->ha = rv_ha_find(name);
+	if (rf->ha == NULL && (rf->db = rv_db_find(name)) != NULL)
+		return 0;
+	if (rf->ha == NULL && conf_path != NULL && *conf_path != '\0') {
+		if (repld_conf_load(conf_path, &conf, err, sizeof(err)) != 0) {
+			snprintf(why, whylen, "replvfs: %s: %s", conf_path, err);
+			return -1;
+		}
+		if (conf.coordinator.n_endpoints > 0) {
+			rf->ha = rv_ha_get(name, conf_path, &conf, &how, why, whylen);
+			if (rf->ha == NULL)
+				return -1;
+		} else {
+			repld_conf_free(&conf);
+		}
+	}
+	if (rf->ha == NULL) {
+		rf->db = rv_db_get(name, conf_path, how.bootstrap, how.timeout_ms,
+			how.pipelined, check, why, whylen);
+		return rf->db != NULL ? 0 : -1;
+	}
+	/* a change of role ends within a promotion's time, or the open fails */
+	role = rv_ha_attach(rf->ha, how.timeout_ms > 30000 ? how.timeout_ms : 30000,
+		&rf->gen, &rf->db, why, whylen);
+	if (role < 0) {
+		rv_ha_put(rf->ha);
+		rf->ha = NULL;
+		return -1;
+	}
+	rf->replica = role == RV_HA_REPLICA;
+	return 0;
+}
+
 static int
 rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		int *out_flags)
@@ -317,16 +439,12 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 				"it is integrity, quick or off", name, how);
 			return SQLITE_CANTOPEN;
 		}
-		rf->db = rv_db_get(name, sqlite3_uri_parameter(name, "repl_conf"),
-			sqlite3_uri_boolean(name, "repl_bootstrap", 0),
-			(int)sqlite3_uri_int64(name, "repl_timeout_ms", REPLVFS_TIMEOUT_MS),
-			commit_mode(name), check, why, sizeof(why));
-		if (rf->db == NULL) {
+		if (main_open(rf, name, check, why, sizeof(why)) != 0) {
 			sqlite3_log(SQLITE_CANTOPEN, "%s", why);
 			return SQLITE_CANTOPEN;
 		}
 		/* replctl's socket is a convenience: the database opens without */
-		if (sqlite3_uri_boolean(name, "repl_admin", 0) &&
+		if (sqlite3_uri_boolean(name, "repl_admin", 0) && rf->db != NULL &&
 		    rv_db_admin_listen(rf->db, why, sizeof(why)) != 0)
 			sqlite3_log(SQLITE_WARNING, "replvfs: %s: repl_admin=1: %s", name,
 				why);
@@ -334,7 +452,11 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		rf->kind = RV_WAL;
 		rv_wal_map_init(&rf->map);
 		rf->db = rv_db_find(sqlite3_filename_database(name));
+		if ((rf->ha = rv_ha_find(sqlite3_filename_database(name))) != NULL)
+			rf->gen = rv_ha_gen(rf->ha);
 		if (rf->db == NULL) {
+			rv_ha_put(rf->ha);
+			rf->ha = NULL;
 			sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: a -wal without its "
 				"database open", name);
 			return SQLITE_CANTOPEN;
@@ -344,6 +466,8 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 	if (rc != SQLITE_OK) {
 		rv_db_put(rf->db);
 		rf->db = NULL;
+		rv_ha_put(rf->ha);
+		rf->ha = NULL;
 		return rc;
 	}
 	rf->base.pMethods = &rv_methods;
@@ -493,6 +617,17 @@ struct rv_db *
 replvfs_db_of(sqlite3 *db, const char *schema)
 {
 	return db_of(db, schema);
+}
+
+struct rv_ha *
+replvfs_ha_of(sqlite3 *db, const char *schema)
+{
+	sqlite3_file *f = NULL;
+
+	if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+	    f == NULL || f->pMethods != &rv_methods)
+		return NULL;
+	return ((struct rv_file *)f)->ha;
 }
 
 static int

@@ -4,7 +4,7 @@
 # tree_layering.sh -- the tree's top-level folders stay layered.
 #
 # The folders, by rank (docs/design.md §1):
-#   lib (0) < rpma (1) < engine (2) < config, admin (3) < sqlite, ha (4)
+#   lib (0) < rpma (1) < engine (2) < config, admin, ha (3) < sqlite (4)
 #   < tools (5)
 # A folder may use itself and folders of lower rank; folders of one rank do
 # not use each other.  tests/ and examples/ may use anything, and nothing
@@ -36,8 +36,8 @@ rank() {
 	lib) echo 0 ;;
 	rpma) echo 1 ;;
 	engine) echo 2 ;;
-	config | admin) echo 3 ;;
-	sqlite | ha) echo 4 ;;
+	config | admin | ha) echo 3 ;;
+	sqlite) echo 4 ;;
 	tools) echo 5 ;;
 	tests | examples) echo 9 ;;	# may use anything; none may use them
 	*) echo "" ;;
