@@ -41,7 +41,8 @@ struct rv_ha {
 	char floor_ports[REPLD_PEERS_MAX][8];
 	struct repl_replica floor_peers[REPLD_PEERS_MAX];
 	bool create_log;		/* the first start of a replica's log */
-	struct coordinator *coord;	/* set once, before any change */
+	/* set once its start returned: a promotion before is refused */
+	_Atomic(struct coordinator *) coord;
 
 	pthread_mutex_t lock;		/* after has_lock; guards what follows */
 	pthread_cond_t settled;		/* role left PROMOTING or STEPPING_DOWN */
@@ -60,8 +61,16 @@ struct rv_ha {
 	_Atomic uint64_t gen;
 };
 
+/*
+ * The process's nodes.  The list holds a reference of its own: a node
+ * runs from its database's first open until the process exits, whatever
+ * its connections do (an application closes them all to reopen after a
+ * change of role, and the node must not resign meanwhile).  At exit each
+ * node's coordinator stops first, giving the leader key back at once.
+ */
 static pthread_mutex_t has_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rv_ha *has;
+static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 
 const char *
 rv_ha_role_name(enum rv_ha_role r)
@@ -234,9 +243,9 @@ primary_open(struct rv_ha *h, bool bootstrap, char *msg, size_t msglen)
 	free(conf.sqlite_copy);
 	conf.sqlite_copy = strdup(h->path);
 	how.bootstrap = bootstrap;
-	if (!bootstrap && h->coord != NULL) {
+	if (!bootstrap) {
 		how.promote_gate = coordinator_promote_gate;
-		how.promote_gate_arg = h->coord;
+		how.promote_gate_arg = atomic_load(&h->coord);
 	}
 	if ((d = rv_db_open(h->path, &conf, &how, h->conf_path, msg, msglen)) == NULL)
 		return REPL_E_INVAL;	/* msg says why */
@@ -336,6 +345,10 @@ op_promote(void *arg, char *msg, size_t msglen)
 	struct rv_ha *h = arg;
 	int ret;
 
+	if (atomic_load(&h->coord) == NULL) {
+		snprintf(msg, msglen, "the node's coordinator is starting");
+		return REPL_E_INVAL;
+	}
 	pthread_mutex_lock(&h->lock);
 	if (h->role != RV_HA_REPLICA) {
 		pthread_mutex_unlock(&h->lock);
@@ -471,13 +484,15 @@ coord_start(struct rv_ha *h, char *why, size_t whylen)
 		.down_ms = (uint64_t)conf->timeouts.down_ms, .ctl_addr = h->ctl_addr,
 		.log = coord_log, .log_arg = h,
 	};
+	struct coordinator *c;
 	char err[256];
 
-	if (coordinator_start(&cfg, &ops, h, &h->coord, err, sizeof(err)) != 0) {
+	if (coordinator_start(&cfg, &ops, h, &c, err, sizeof(err)) != 0) {
 		snprintf(why, whylen, "replvfs: %s: its coordinator did not start: %s",
 			h->path, err);
 		return -1;
 	}
+	atomic_store(&h->coord, c);
 	return 0;
 }
 
@@ -494,6 +509,31 @@ node_free(struct rv_ha *h)
 	free(h->conf_path);
 	free(h->path);
 	free(h);
+}
+
+static void
+stop_all(void)
+{
+	struct rv_ha *h, *next;
+
+	pthread_mutex_lock(&has_lock);
+	h = has;
+	has = NULL;
+	pthread_mutex_unlock(&has_lock);
+	for (; h != NULL; h = next) {
+		next = h->next;
+		coordinator_stop(atomic_load(&h->coord));
+		rv_ha_put(h);	/* the list's: the last one stops the node */
+	}
+}
+
+static void
+at_exit_register(void)
+{
+	/* the extension stays loaded until exit (SQLITE_OK_LOAD_PERMANENTLY) */
+	if (atexit(stop_all) != 0)
+		sqlite3_log(SQLITE_WARNING, "replvfs: no exit handler: a node's "
+			"leader key lasts its lease after the process exits");
 }
 
 struct rv_ha *
@@ -540,7 +580,7 @@ rv_ha_get(const char *db_path, const char *conf_path, struct repld_conf *conf,
 	h->how = *how;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->settled, NULL);
-	h->refs = 1;
+	h->refs = 2;		/* the caller's and the list's */
 	h->provider = primary_cfg_provider(&h->conf, &no_rdma);
 	repld_host_port(h->ctl_addr, sizeof(h->ctl_addr), h->conf.listen.address,
 		h->conf.listen.control_port);
@@ -577,6 +617,7 @@ rv_ha_get(const char *db_path, const char *conf_path, struct repld_conf *conf,
 	h->next = has;
 	has = h;
 	pthread_mutex_unlock(&has_lock);
+	(void)pthread_once(&at_exit_once, at_exit_register);
 	return h;
 }
 
@@ -598,9 +639,8 @@ rv_ha_put(struct rv_ha *h)
 		*p = h->next;
 	pthread_mutex_unlock(&has_lock);
 	/* first: the leader key given back, and no change runs after it */
-	coordinator_stop(h->coord);
-	coordinator_free(h->coord);
-	h->coord = NULL;
+	coordinator_stop(atomic_load(&h->coord));
+	coordinator_free(atomic_exchange(&h->coord, NULL));
 	primary_close(h);
 	replica_stop(h);
 	node_free(h);
@@ -676,11 +716,11 @@ rv_ha_view(struct rv_ha *h, struct rv_ha_view *v)
 		v->lsn = cs.applied_lsn;
 	}
 	pthread_mutex_unlock(&h->lock);
-	if (!v->has_primary && h->coord != NULL) {
+	if (!v->has_primary && atomic_load(&h->coord) != NULL) {
 		struct coord_view cv;
 
 		/* between primaries: the one etcd names, if it says where */
-		coordinator_view(h->coord, &cv);
+		coordinator_view(atomic_load(&h->coord), &cv);
 		if (cv.has_leader && cv.leader_addr[0] != '\0' &&
 		    cv.leader_id != h->conf.node_id) {
 			v->has_primary = true;
@@ -705,4 +745,24 @@ rv_ha_say_read_only(struct rv_ha *h)
 		sqlite3_log(SQLITE_READONLY, "replvfs: %s: node %u is a replica (%s) "
 			"and knows no primary now: write once one is elected", h->path,
 			v.node_id, rv_ha_role_name(v.role));
+}
+
+int
+rv_ha_switchover(struct rv_ha *h, uint32_t to, char *out, size_t outlen)
+{
+	struct coordinator *c = atomic_load(&h->coord);
+	struct coord_answer a;
+
+	if (c == NULL) {
+		snprintf(out, outlen, "the node's coordinator is not running");
+		return -1;
+	}
+	coordinator_switchover(c, to, false, &a);
+	if (a.error != NULL) {
+		snprintf(out, outlen, "%s: %s", a.error, a.message);
+		return -1;
+	}
+	snprintf(out, outlen, "{\"from\":%u,\"to\":%u,\"epoch\":%" PRIu64 "}",
+		(unsigned)a.from, (unsigned)a.to, a.epoch);
+	return 0;
 }

@@ -68,7 +68,11 @@ struct rv_ha *rv_ha_get(const char *db_path, const char *conf_path,
 		size_t whylen);
 /* the node of db_path if this process has one (a reference) */
 struct rv_ha *rv_ha_find(const char *db_path);
-/* the last reference stops the node: the coordinator resigns first */
+/*
+ * A connection's reference given back.  The process keeps one of its own
+ * until it exits (an exit handler), so the node outlives its connections;
+ * the last reference stops it: the coordinator resigns first.
+ */
 void rv_ha_put(struct rv_ha *h);
 
 /*
@@ -92,6 +96,13 @@ struct rv_ha_view {
 	uint64_t lsn;			/* primary: durable; replica: applied */
 };
 void rv_ha_view(struct rv_ha *h, struct rv_ha_view *v);
+
+/*
+ * A switchover recorded in etcd (to 0: the most advanced replica), from
+ * any node: the primary steps down and the target takes over by
+ * themselves.  0 with {"from":N,"to":M,"epoch":E} in out, or -1 with why.
+ */
+int rv_ha_switchover(struct rv_ha *h, uint32_t to, char *out, size_t outlen);
 
 /* a replica's connection asked to write: SQLite's log names the primary */
 void rv_ha_say_read_only(struct rv_ha *h);

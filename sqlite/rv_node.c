@@ -340,6 +340,32 @@ fn_wait(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 }
 
+/* repl_switchover([node_id]): a node with failover hands the primary over */
+static void
+fn_switchover(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct rv_ha *ha = replvfs_ha_of(sqlite3_context_db_handle(ctx), "main");
+	sqlite3_int64 to = 0;
+	char out[400];
+
+	if (argc == 1 && (sqlite3_value_type(argv[0]) != SQLITE_INTEGER ||
+	    (to = sqlite3_value_int64(argv[0])) < 1 || to > 65535)) {
+		fail(ctx, "repl_switchover", "takes the node id to hand the primary "
+			"to (1..65535), or nothing: the most advanced replica");
+		return;
+	}
+	if (ha == NULL) {
+		fail(ctx, "repl_switchover", "this connection's main database has no "
+			"automatic failover (a coordinator in its repl_conf)");
+		return;
+	}
+	if (rv_ha_switchover(ha, (uint32_t)to, out, sizeof(out)) != 0) {
+		fail(ctx, "repl_switchover", out);
+		return;
+	}
+	sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
+}
+
 int
 rv_node_register(sqlite3 *db)
 {
@@ -358,5 +384,8 @@ rv_node_register(sqlite3 *db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "repl_wait", 2, SQLITE_UTF8, NULL,
 			fn_wait, NULL, NULL, NULL);
+	for (int n = 0; n <= 1 && rc == SQLITE_OK; n++)
+		rc = sqlite3_create_function_v2(db, "repl_switchover", n, SQLITE_UTF8,
+			NULL, fn_switchover, NULL, NULL, NULL);
 	return rc;
 }
