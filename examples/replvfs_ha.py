@@ -11,7 +11,9 @@ primary it adds a row to `hits` every 200 ms; while it is a replica it reads
 how many rows its copy holds and where the primary is.  When its node
 changes role its connection fails (SQLITE_IOERR | 64 << 8): it closes it and
 opens the database again.  --bootstrap: the cluster's first start (every
-node, once).  Stops on SIGINT or SIGTERM.
+node, once).  SIGUSR1: hand the primary over to the most advanced replica
+(repl_switchover(), from whichever node gets it).  Stops on SIGINT or
+SIGTERM.
 """
 import signal
 import sqlite3
@@ -24,6 +26,7 @@ IOERR_ROLE = 10 | 64 << 8        # SQLITE_IOERR: the node changed role
 ext, path, conf = sys.argv[1:4]
 bootstrap = "--bootstrap" in sys.argv[4:]
 stopping = False
+switchover = False
 
 
 def stop(signum, frame):
@@ -31,8 +34,14 @@ def stop(signum, frame):
     stopping = True
 
 
+def ask_switchover(signum, frame):
+    global switchover
+    switchover = True
+
+
 signal.signal(signal.SIGINT, stop)
 signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGUSR1, ask_switchover)
 
 # the extension registers the "repl" VFS for the whole process
 loader = sqlite3.connect(":memory:")
@@ -62,6 +71,10 @@ def connect():
 con, role = connect()
 while not stopping:
     try:
+        if switchover:
+            switchover = False
+            done = con.execute("SELECT repl_switchover()").fetchone()[0]
+            print(f"switchover: {done}", flush=True)
         if role == "primary":
             con.execute("CREATE TABLE IF NOT EXISTS hits(id INTEGER PRIMARY "
                         "KEY, at REAL)")
