@@ -14,6 +14,12 @@
  *   repl_wait(LSN [, MS])   1 once repl_lsn() >= LSN, 0 after MS
  *                           (default 5000): read-your-writes on a copy,
  *                           given the primary's repl_lsn() after a COMMIT
+ *   repl_switchover([N])    on a node with automatic failover (rv_ha.h):
+ *                           the primary handed to node N (default: the
+ *                           most advanced replica), recorded in etcd
+ *
+ * On a node with automatic failover the answers are the node's own
+ * (rv_ha_view): repl_role() is also "promoting" or "stepping down".
  *
  * Errors are SQL errors naming the function and why.
  */
