@@ -185,8 +185,10 @@ takeover(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input *in
 	for (int i = 0; i < k->n_members; i++) {
 		const struct coord_member *m = &k->members[i];
 
-		if (m->node_id == cfg->node_id || !is_replica(m) ||
-		    m->epoch != k->leader.epoch)
+		/* the key's holder, restarted as a replica, is no replica of
+		   the count below (the membership's n - 1) */
+		if (m->node_id == cfg->node_id || m->node_id == k->leader.node_id ||
+		    !is_replica(m) || m->epoch != k->leader.epoch)
 			continue;
 		if (m->link_up)
 			return false;

@@ -152,3 +152,19 @@ tests_sqlite_replvfs_bank_LDADD = $(SQLITE3_LIBS)
 # replicas killed while they apply; a replica replaced
 TESTS += tests/sqlite/replvfs_failovers.sh
 EXTRA_DIST += tests/sqlite/replvfs_failovers.sh
+
+# the application of the automatic-failover test: on every node, a
+# replvfs database whose repl_conf has a coordinator; it writes while its
+# node is the primary, reopens when the role changes, and checks every
+# acknowledged transaction at each open as the primary
+check_PROGRAMS += tests/sqlite/replvfs_ha_app
+tests_sqlite_replvfs_ha_app_SOURCES = tests/sqlite/replvfs_ha_app.c tests/sqlite/sql_app.c \
+	tests/sqlite/sql_app.h
+tests_sqlite_replvfs_ha_app_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
+tests_sqlite_replvfs_ha_app_LDADD = $(SQLITE3_LIBS)
+
+# automatic failover in the application's process (etcd): SIGKILL of the
+# primary's application ROUNDS times, a SIGSTOP past its lease, etcd down;
+# the failover times' table, no acknowledged transaction lost
+TESTS += tests/sqlite/replvfs_ha.sh
+EXTRA_DIST += tests/sqlite/replvfs_ha.sh

@@ -422,6 +422,17 @@ rv_db_put(struct rv_db *d)
 	free(d);
 }
 
+bool
+rv_db_in_doubt(struct rv_db *d)
+{
+	bool doubt;
+
+	pthread_mutex_lock(&d->lock);
+	doubt = d->poisoned != 0;
+	pthread_mutex_unlock(&d->lock);
+	return doubt;
+}
+
 uint64_t
 rv_db_durable_lsn(struct rv_db *d)
 {

@@ -70,6 +70,8 @@ struct rv_db *rv_db_open(const char *db_path, struct repld_conf *conf,
  * rest until their rv_db_put.
  */
 void rv_db_retire(struct rv_db *d);
+/* a commit's outcome is unknown: the database takes no more writes */
+bool rv_db_in_doubt(struct rv_db *d);
 /* the newest LSN known durable: every COMMIT that returned is at or below */
 uint64_t rv_db_durable_lsn(struct rv_db *d);
 /* the database of db_path if this process has it open (a reference) */

@@ -44,6 +44,9 @@ struct rv_ha {
 	/* set once its start returned: a promotion before is refused */
 	_Atomic(struct coordinator *) coord;
 
+	/* one change of role at a time (the coordinator's worker, or an open
+	   that finds a commit in doubt); before lock */
+	pthread_mutex_t change;
 	pthread_mutex_t lock;		/* after has_lock; guards what follows */
 	pthread_cond_t settled;		/* role left PROMOTING or STEPPING_DOWN */
 	enum rv_ha_role role;
@@ -339,10 +342,36 @@ op_membership(void *arg, struct repl_membership *out)
 	return ret;
 }
 
+static int promote(struct rv_ha *h, char *msg, size_t msglen);
+static int step_down(struct rv_ha *h, char *msg, size_t msglen);
+
 static int
 op_promote(void *arg, char *msg, size_t msglen)
 {
 	struct rv_ha *h = arg;
+	int ret;
+
+	pthread_mutex_lock(&h->change);
+	ret = promote(h, msg, msglen);
+	pthread_mutex_unlock(&h->change);
+	return ret;
+}
+
+static int
+op_step_down(void *arg, char *msg, size_t msglen)
+{
+	struct rv_ha *h = arg;
+	int ret;
+
+	pthread_mutex_lock(&h->change);
+	ret = step_down(h, msg, msglen);
+	pthread_mutex_unlock(&h->change);
+	return ret;
+}
+
+static int
+promote(struct rv_ha *h, char *msg, size_t msglen)
+{
 	int ret;
 
 	if (atomic_load(&h->coord) == NULL) {
@@ -374,10 +403,8 @@ op_promote(void *arg, char *msg, size_t msglen)
 }
 
 static int
-op_step_down(void *arg, char *msg, size_t msglen)
+step_down(struct rv_ha *h, char *msg, size_t msglen)
 {
-	struct rv_ha *h = arg;
-
 	pthread_mutex_lock(&h->lock);
 	if (h->role != RV_HA_PRIMARY) {
 		pthread_mutex_unlock(&h->lock);
@@ -506,6 +533,7 @@ node_free(struct rv_ha *h)
 	repld_conf_free(&h->conf);
 	pthread_cond_destroy(&h->settled);
 	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->change);
 	free(h->conf_path);
 	free(h->path);
 	free(h);
@@ -578,6 +606,7 @@ rv_ha_get(const char *db_path, const char *conf_path, struct repld_conf *conf,
 	}
 	h->conf = *conf;
 	h->how = *how;
+	pthread_mutex_init(&h->change, NULL);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->settled, NULL);
 	h->refs = 2;		/* the caller's and the list's */
@@ -676,6 +705,24 @@ rv_ha_attach(struct rv_ha *h, int wait_ms, uint64_t *gen, struct rv_db **db,
 	if (h->role == RV_HA_PRIMARY && h->db != NULL)
 		*db = rv_db_find(h->path);
 	pthread_mutex_unlock(&h->lock);
+	/*
+	 * A commit in doubt (fenced, timed out): the -wal holds its frames,
+	 * which a new connection's recovery would read.  No connection opens
+	 * on it; the node steps down, and the log decides (the next
+	 * promotion rebuilds the file from it).
+	 */
+	if (*db != NULL && rv_db_in_doubt(*db)) {
+		char msg[256];
+
+		rv_db_put(*db);
+		*db = NULL;
+		if (op_step_down(h, msg, sizeof(msg)) != 0)
+			sqlite3_log(SQLITE_WARNING, "replvfs: %s: %s", h->path, msg);
+		snprintf(why, whylen, "replvfs: %s: a commit's outcome is unknown on "
+			"this primary: the node stepped down; open the database "
+			"again", h->path);
+		return -1;
+	}
 	if (role == RV_HA_PROMOTING || role == RV_HA_STEPPING_DOWN) {
 		snprintf(why, whylen, "replvfs: %s: the node is still %s after %d ms",
 			h->path, rv_ha_role_name((enum rv_ha_role)role), wait_ms);
@@ -705,7 +752,8 @@ rv_ha_view(struct rv_ha *h, struct rv_ha_view *v)
 		snprintf(v->primary_addr, sizeof(v->primary_addr), "%s", h->ctl_addr);
 		v->lsn = h->db != NULL ? rv_db_durable_lsn(h->db) : 0;
 	} else if (h->replica != NULL && repl_replica_info(h->replica, &info) == 0 &&
-		   info.following && info.primary_id != 0) {
+		   info.following && info.primary_id != 0 && info.config_epoch != 0) {
+		/* (a log with no membership yet knows no control address) */
 		v->has_primary = true;
 		v->primary_id = info.primary_id;
 		snprintf(v->primary_addr, sizeof(v->primary_addr), "%s",

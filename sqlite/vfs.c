@@ -454,9 +454,18 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 		rf->db = rv_db_find(sqlite3_filename_database(name));
 		if ((rf->ha = rv_ha_find(sqlite3_filename_database(name))) != NULL)
 			rf->gen = rv_ha_gen(rf->ha);
-		if (rf->db == NULL) {
+		/*
+		 * A replica's connection found a file that came from a primary
+		 * (page 1 says WAL) before the copy holds it: busy, as the copy
+		 * keeps readers out until it has caught up, and never that -wal
+		 * (it may hold transactions no log kept).
+		 */
+		if (rf->db == NULL && rf->ha != NULL) {
 			rv_ha_put(rf->ha);
 			rf->ha = NULL;
+			return SQLITE_BUSY;
+		}
+		if (rf->db == NULL) {
 			sqlite3_log(SQLITE_CANTOPEN, "replvfs: %s: a -wal without its "
 				"database open", name);
 			return SQLITE_CANTOPEN;
