@@ -491,6 +491,8 @@ struct to_row {
 	bool other_up;		/* the other replica follows the primary */
 	bool other_epoch;	/* the other replica is at another epoch */
 	bool other_gone;	/* the other replica publishes nothing */
+	bool holder_replica;	/* the key's holder restarted: a replica
+				   member with no link, its old key on */
 	int nodes;		/* the membership's (0: no membership key) */
 	const char *state;	/* the holder's */
 	bool holder_epoch;	/* the holder is at another epoch than this log */
@@ -508,6 +510,8 @@ static const struct to_row to_rows[] = {
 		.other_epoch = true, .nodes = 3),
 	R("the other replica gone: one vote of two", DOWN, .other_gone = true,
 		.nodes = 3),
+	R("the holder back as a replica, the other replica gone: one vote of two",
+		DOWN, .other_gone = true, .holder_replica = true, .nodes = 3),
 	R("one replica in the membership: its vote is a majority", DOWN,
 		.other_gone = true, .nodes = 2, .want = true),
 	R("no membership key", DOWN, .nodes = 0),
@@ -540,7 +544,8 @@ run_to_row(const struct to_row *r)
 		s.took_over = true;
 		s.took_over_ms = now - LEASE + 1;
 	}
-	add_member(&k, 1, "primary", 100, true, true);
+	add_member(&k, 1, r->holder_replica ? "replica" : "primary", 100,
+		!r->holder_replica, true);
 	add_member(&k, ME, "replica", 100, r->link_up, true);
 	if (!r->other_gone) {
 		add_member(&k, 3, "replica", 99, r->other_up, true);
