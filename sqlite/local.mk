@@ -27,7 +27,7 @@ sqlite_librv_copy_la_LIBADD = sqlite/libtxn_record.la
 # sqlite3_replvfs_init (".load libreplvfs" in the sqlite3 shell)
 lib_LTLIBRARIES += sqlite/libreplvfs.la
 sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h \
-	sqlite/rv_db.c sqlite/rv_db.h sqlite/rv_wal_map.c sqlite/rv_wal_map.h \
+	sqlite/rv_db.c sqlite/rv_db_open.c sqlite/rv_db.h sqlite/rv_wal_map.c sqlite/rv_wal_map.h \
 	sqlite/rv_release.c sqlite/rv_release.h \
 	sqlite/rv_image.c sqlite/rv_image.h \
 	sqlite/rv_check.c sqlite/rv_check.h sqlite/rv_node.c sqlite/rv_node.h \
@@ -128,6 +128,8 @@ EXTRA_DIST += tests/sqlite/replvfs_lib.sh tests/sqlite/replvfs_load.py
 # (repl_member_add, repl_member_remove) and its state (repl_status)
 sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin.c sqlite/rv_admin.h \
 	sqlite/rv_db_membership.c sqlite/rv_db_internal.h
+# strict commits in flight: what another connection may read meanwhile
+sqlite_libreplvfs_la_SOURCES += sqlite/rv_db_readers.c
 # and repld's admin socket for replctl (repl_admin=1), with its parser
 # (admin/libadmin_proto.la)
 sqlite_libreplvfs_la_SOURCES += sqlite/rv_admin_sock.c sqlite/rv_admin_sock.h
@@ -168,3 +170,7 @@ tests_sqlite_replvfs_ha_app_LDADD = $(SQLITE3_LIBS)
 # the failover times' table, no acknowledged transaction lost
 TESTS += tests/sqlite/replvfs_ha.sh
 EXTRA_DIST += tests/sqlite/replvfs_ha.sh
+
+# strict commits in flight: a second writer appends, a reader waits
+TESTS += tests/sqlite/replvfs_strict.sh
+EXTRA_DIST += tests/sqlite/replvfs_strict.sh

@@ -88,6 +88,22 @@ struct rv_wal_map;
 int rv_db_wal_write(struct rv_db *d, struct rv_wal_map *map, const void *buf,
 		int amt, int64_t off);
 /*
+ * STRICT: a read of the -wal at off by a connection that does not hold
+ * SQLite's WAL write lock (vfs.c): returns once the frame there is durable
+ * (at once when it is known to be, or when pipelined).  SQLITE_OK, or
+ * SQLITE_IOERR_READ: its commit did not become durable in time, or is in
+ * doubt (rv_db_readers.c).
+ */
+int rv_db_wal_read(struct rv_db *d, int64_t off);
+/* the newest LSN appended (0: none by this process) */
+uint64_t rv_db_appended_lsn(struct rv_db *d);
+/*
+ * STRICT: a connection that let the write lock go at LSN lsn (it may have
+ * read up to it) begins its next read: returns once lsn is durable, as
+ * rv_db_wal_read (SQLITE_OK at once when pipelined).
+ */
+int rv_db_wait_seen(struct rv_db *d, uint64_t lsn);
+/*
  * A checkpoint's write of the database file: it waits until every
  * transaction appended is durable, so the file (a base, rv_base.h) never
  * holds one the log may lose.  SQLITE_OK or SQLITE_IOERR_WRITE.
@@ -150,9 +166,9 @@ int rv_db_reconfigure(struct rv_db *d, const struct repld_peer *peers, int n_pee
 		int quorum, struct repl_status *st, char *why, size_t whylen);
 
 /*
- * PIPELINED (repl_commit=pipelined): a commit frame's write appends and
- * returns; the connection's WAL hook, after SQLite let the write lock go,
- * calls this to wait until this thread's last commit is durable.  SQLITE_OK
+ * An armed commit (either repl_commit): its commit frame's write appends
+ * and returns; the connection's WAL hook, after SQLite let the write lock
+ * go, calls this to wait until this thread's last commit is durable.  SQLITE_OK
  * (also when nothing waits), or SQLITE_IOERR_WRITE: the commit is not known
  * durable (and the database takes no more writes).
  */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rv_db_internal.h -- a replicated database's state, shared by rv_db.c
- * (its log, staged transaction and commit) and rv_db_membership.c (its
- * membership changed while it runs); nothing else includes it.
+ * rv_db_internal.h -- a replicated database's state, shared by rv_db_open.c
+ * (its log opened, the database listed, retired, closed), rv_db.c (its
+ * staged transaction and commit), rv_db_membership.c (its
+ * membership changed while it runs) and rv_db_readers.c (what a reader
+ * may read while commits are in flight); nothing else includes it.
  */
 #ifndef REPLSQLITE_RV_DB_INTERNAL_H
 #define REPLSQLITE_RV_DB_INTERNAL_H
@@ -18,6 +20,8 @@
 #include "rv_db.h"
 #include "txn_record.h"
 
+#define RV_INFLIGHT_MAX 64
+
 struct rv_db {
 	struct rv_db *next;
 	int refs;
@@ -30,8 +34,8 @@ struct rv_db {
 	 */
 	struct repld_conf conf;
 	/*
-	 * Held shared by whoever uses repl without lock (a checkpoint's and a
-	 * pipelined commit's wait, rv_db_inspect), exclusively while a
+	 * Held shared by whoever uses repl without lock (a checkpoint's, an
+	 * armed commit's and a reader's wait, rv_db_inspect), exclusively while a
 	 * membership change closes the log and opens it again.  After lock.
 	 */
 	pthread_rwlock_t log_lock;
@@ -72,8 +76,8 @@ struct rv_db {
 	uint32_t committed_first, committed;
 
 	int timeout_ms;			/* a commit's wait for the replicas */
-	bool pipelined;			/* repl_commit=pipelined: the wait
-					   after the WAL write lock is let go */
+	bool pipelined;			/* repl_commit=pipelined: readers do
+					   not wait for commits in flight */
 	uint64_t next_txid;
 	uint64_t last_lsn;		/* the newest transaction appended, or
 					   the log's last LSN at open */
@@ -89,6 +93,17 @@ struct rv_db {
 	_Atomic uint64_t wal_bytes;	/* of records since the WAL restarted */
 	int poisoned;			/* 0, or the REPL_E_* that left the log
 					   and this file in doubt */
+	/*
+	 * STRICT: the commits of this WAL generation appended and not yet
+	 * seen durable, oldest first, each its LSN and commit frame; frames
+	 * up to durable_frame are durable.  A reader of a frame past it
+	 * waits (rv_db_wal_read).  A commit that finds the list full is not
+	 * listed: durable_frame then stays behind until everything appended
+	 * is durable, and readers wait longer, never less.  Under lock.
+	 */
+	struct { uint64_t lsn; uint32_t frame; } inflight[RV_INFLIGHT_MAX];
+	unsigned inflight_head, inflight_n;
+	uint32_t durable_frame;
 };
 
 /* the open databases of this process, and what they share */
@@ -101,5 +116,9 @@ int rv_db_log_open_gated(const struct repld_conf *conf, bool bootstrap,
 		int (*gate)(void *arg), void *gate_arg, struct repl **out);
 /* lsn is durable: the newest known */
 void rv_db_durable_at(struct rv_db *d, uint64_t lsn);
+/* a commit at lsn, ending at WAL frame frame, is in flight; under lock */
+void rv_db_inflight_add(struct rv_db *d, uint64_t lsn, uint32_t frame);
+/* the -wal begins again (frames count from 1): none listed; under lock */
+void rv_db_inflight_reset(struct rv_db *d);
 
 #endif

@@ -109,11 +109,11 @@ rv_db_reconfigure(struct rv_db *d, const struct repld_peer *peers, int n_peers,
 		} else {
 			fresh[i].control_port = peers[i].control_port;
 		}
-	/* this thread's own pipelined commit needs the log: waited for first */
+	/* this thread's own armed commit needs the log: waited for first */
 	(void)rv_db_wait_pending();
 	/*
 	 * Under lock no commit is between its append and its wait; with
-	 * log_lock no pipelined commit or checkpoint waits on the log.
+	 * log_lock no armed commit, reader or checkpoint waits on the log.
 	 */
 	pthread_mutex_lock(&d->lock);
 	pthread_rwlock_wrlock(&d->log_lock);

@@ -3,11 +3,14 @@
  * vfs.c -- the "repl" VFS: SQLite's default VFS with the -wal's writes
  * watched.  A database opened through it (file:NAME?vfs=repl&repl_conf=
  * FILE) has its log opened as the primary (rv_db.c); every WAL frame
- * written is staged, and the write of the commit frame's page returns
- * only once the transaction is one durable record.  SQLite updates the
- * wal-index (and so shows the transaction to readers) only after that
- * write returns, so no reader of this process sees a transaction before
- * it is durable where the configuration says.
+ * written is staged, and the write of the commit frame's page appends the
+ * transaction as one record.  The COMMIT waits for it in the connection's
+ * WAL hook, once SQLite has let its write lock go (or, when the hook is
+ * not ours, in that write).  Strict, a read of the -wal by a connection
+ * that does not hold the write lock waits until the frame it reads is
+ * durable, and a connection that held the lock waits at its next read
+ * lock (rv_db_readers.c): no reader of this process sees a transaction
+ * before it is durable where the configuration says.
  *
  * The database file, the -shm and every other file pass through
  * unchanged.  The VFS reports SQLITE_IOCAP_POWERSAFE_OVERWRITE, so that
@@ -53,6 +56,11 @@ struct rv_file {
 	bool replica;
 	bool told;			/* stale: said once in SQLite's log */
 	bool wal_mode;			/* RV_MAIN: its header says WAL mode */
+	bool write_locked;		/* RV_MAIN: its connection holds
+					   SQLite's WAL write lock */
+	uint64_t seen_lsn;		/* RV_MAIN: appended when it let the
+					   write lock go (rv_shm_lock) */
+	struct rv_file *owner;		/* RV_WAL: its connection's RV_MAIN */
 	struct rv_wal_map map;		/* RV_WAL: where a commit reads its pages */
 	sqlite3_file real[];		/* the default VFS's file, szOsFile bytes */
 };
@@ -100,8 +108,16 @@ rv_close(sqlite3_file *f)
 static int
 rv_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 {
-	if (stale((struct rv_file *)f))
+	struct rv_file *rf = (struct rv_file *)f;
+	int rc;
+
+	if (stale(rf))
 		return REPLVFS_IOERR_ROLE;
+	/* strict: no frame of a commit in flight, but to the writer */
+	if (rf->kind == RV_WAL && rf->db != NULL &&
+	    (rf->owner == NULL || !rf->owner->write_locked) &&
+	    (rc = rv_db_wal_read(rf->db, off)) != SQLITE_OK)
+		return rc;
 	return real_of(f)->pMethods->xRead(real_of(f), buf, amt, off);
 }
 
@@ -280,12 +296,37 @@ rv_shm_map(sqlite3_file *f, int pg, int pgsz, int extend, void volatile **pp)
 	return real_of(f)->pMethods->xShmMap(real_of(f), pg, pgsz, extend, pp);
 }
 
+/* SQLite's WAL write lock, the first of the -shm's locks; the readers' from 3 */
+#define SHM_WRITE_LOCK 0
+#define SHM_READ_LOCK_0 3
+
 static int
 rv_shm_lock(sqlite3_file *f, int offset, int n, int flags)
 {
-	if ((flags & SQLITE_SHM_LOCK) && stale((struct rv_file *)f))
+	struct rv_file *rf = (struct rv_file *)f;
+	int rc;
+
+	if ((flags & SQLITE_SHM_LOCK) && stale(rf))
 		return REPLVFS_IOERR_ROLE;
-	return real_of(f)->pMethods->xShmLock(real_of(f), offset, n, flags);
+	/*
+	 * Strict: a connection that wrote may hold commits in flight in its
+	 * page cache; its next read transaction waits for them
+	 * (rv_db_readers.c)
+	 */
+	if (rf->seen_lsn != 0 && rf->db != NULL && offset >= SHM_READ_LOCK_0 &&
+	    flags == (SQLITE_SHM_LOCK | SQLITE_SHM_SHARED)) {
+		if ((rc = rv_db_wait_seen(rf->db, rf->seen_lsn)) != SQLITE_OK)
+			return rc;
+		rf->seen_lsn = 0;
+	}
+	rc = real_of(f)->pMethods->xShmLock(real_of(f), offset, n, flags);
+	/* who writes reads the commits in flight it builds on (rv_read) */
+	if (rc == SQLITE_OK && offset <= SHM_WRITE_LOCK && SHM_WRITE_LOCK < offset + n) {
+		if (rf->write_locked && (flags & SQLITE_SHM_UNLOCK) && rf->db != NULL)
+			rf->seen_lsn = rv_db_appended_lsn(rf->db);
+		rf->write_locked = (flags & SQLITE_SHM_LOCK) && (flags & SQLITE_SHM_EXCLUSIVE);
+	}
+	return rc;
 }
 
 static void
@@ -470,6 +511,10 @@ rv_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 				"database open", name);
 			return SQLITE_CANTOPEN;
 		}
+		/* the connection's database file, which takes its -shm locks */
+		rf->owner = (struct rv_file *)sqlite3_database_file_object(name);
+		if (rf->owner != NULL && rf->owner->base.pMethods != &rv_methods)
+			rf->owner = NULL;
 	}
 	rc = under->xOpen(under, name, rf->real, flags, out_flags);
 	if (rc != SQLITE_OK) {
@@ -597,14 +642,14 @@ static sqlite3_vfs rv_vfs = {
 };
 
 /*
- * A pipelined commit waits in the connection's WAL hook, which SQLite runs
+ * A commit waits in the connection's WAL hook, which SQLite runs
  * in the committing thread after it let the write lock go.  SQLite sets
  * every new connection's WAL hook itself (its automatic checkpoint) after
  * the extensions ran, and an application may set one too, so the hook is
  * set anew by a commit hook just before each commit, which also arms this
  * thread's commit (rv_db_arm_pending): only an armed commit defers its
  * wait; one whose connection has no such commit hook (an application set
- * its own) waits in the VFS, as a strict one.  A WAL hook replaces the
+ * its own) waits in the VFS, inside the write lock.  A WAL hook replaces the
  * automatic checkpoint, so it checkpoints (PASSIVE) as that would, at
  * 1000 frames.
  */

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # check-model.sh -- the SPIN models of the replication protocol (model/
-# repl.pml) and of the SQLite layer's bases, copies and holds (model/
-# bases.pml, the runs named bases-*), docs/model.md, searched
+# repl.pml), of the SQLite layer's bases, copies and holds (model/
+# bases.pml, the runs named bases-*) and of what its readers read while
+# commits are in flight (model/readers.pml, readers-*), docs/model.md, searched
 # exhaustively within their bounds:
 #   pass runs  the v2 rules (the bases rules): no assertion may fail, and
 #              the search must be complete (not cut at the depth limit,
@@ -30,7 +31,7 @@ if [ -z "${srcdir:-}" ]; then
 	srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fi
 model="$srcdir/model"
-for f in repl.pml defs.pml actions.pml bases.pml; do
+for f in repl.pml defs.pml actions.pml bases.pml readers.pml; do
 	if [ ! -f "$model/$f" ]; then
 		echo "FAIL: $model/$f not found (srcdir=$srcdir)" >&2
 		exit 1
@@ -74,6 +75,7 @@ BRL="model=bases.pml depth=200000 -DRESEED -DREMAKE"
 BR="$BRL -DNN=2 -DNP=2 -DNT=5 -DMAXTX=3 -DMAXLOSS=1"
 BRF="$BR shortest"
 BR1="$BRL -DNN=2 -DNP=1 -DNT=5 -DMAXTX=4 -DMAXLOSS=1"
+RD="model=readers.pml depth=100000"
 RUNS=(
 	# the commit rule: 3 nodes, k 1, 4 terms (Raft's figure 8 needs 4)
 	"commit		pass $B3 -DMAXT=4"
@@ -126,6 +128,14 @@ RUNS=(
 	"bases-image-mark-early-rebuild fail:I-rebuild $BRF -DBUG_IMAGE_MARK_EARLY -DNO_I_MARKER -DNO_I_COPY"
 	"bases-remake-keeps-hold fail:I-wedge $BRF -DBUG_FAILED_KEEPS_HOLD"
 	"bases-remake-hold-back fail:I-gap $BR1 shortest -DBUG_REMAKE_HOLD_BACK"
+	# strict commits in flight (model/readers.pml): 2 connections, 2
+	# pages, 3 transactions, and 3 connections with 2; each fail run one
+	# rule dropped (the second after a ROLLBACK, no commit timing out)
+	"readers	pass $RD -DNC=2 -DNT=3"
+	"readers-3conn	pass $RD -DNC=3 -DNT=2"
+	"readers-no-read-gate fail:I-read $RD shortest -DBUG_NO_READ_GATE"
+	"readers-no-seen-wait fail:I-read $RD shortest -DBUG_NO_SEEN_WAIT"
+	"readers-no-seen-wait-rollback fail:I-read $RD shortest -DBUG_NO_SEEN_WAIT -DNO_TIMEOUT"
 )
 if [ -n "${MODEL_LONG:-}" ]; then
 	RUNS+=(
@@ -145,6 +155,9 @@ if [ -n "${MODEL_LONG:-}" ]; then
 	"long-bases-remake-6 pass $BRL -DNN=2 -DNP=2 -DNT=6 -DMAXTX=4 -DMAXLOSS=1"
 	"long-bases-remake-3nodes pass $BRL -DNN=3 -DNP=2 -DNT=5 -DMAXTX=2 -DMAXLOSS=2"
 	"long-bases-remake-choices pass $BRL -DNN=2 -DNP=2 -DNT=5 -DMAXTX=3 -DMAXLOSS=1 -DCRASH_CHOICES -DPARTIAL_CKPT"
+	# readers: 3 connections and 3 transactions; 4 transactions on 3 pages
+	"long-readers-3conn pass $RD -DNC=3 -DNT=3"
+	"long-readers-3pages pass $RD -DNC=2 -DNP=3 -DNT=4"
 	)
 fi
 
