@@ -287,6 +287,29 @@ coord_ctl_addr_split(const char *s, char host[COORD_HOST_MAX + 1],
 	return true;
 }
 
+int
+coord_membership_others(const struct coord_membership *m, uint32_t my_id,
+		const char *my_ctl_addr, struct coord_peer *out, int max,
+		const char **bad)
+{
+	int n = 0;
+
+	for (int i = 0; i < m->n; i++) {
+		const struct coord_ms_node *nd = &m->nodes[i];
+
+		if (nd->node_id == my_id ||
+		    (nd->node_id == 0 && strcmp(nd->ctl_addr, my_ctl_addr) == 0))
+			continue;
+		if (n == max || !coord_ctl_addr_split(nd->ctl_addr, out[n].host,
+				&out[n].control_port)) {
+			*bad = nd->ctl_addr;
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
 bool
 coord_membership_parse(const char *v, size_t len, struct coord_membership *out)
 {

@@ -113,6 +113,22 @@ size_t coord_membership_value(const struct coord_membership *m, char *buf,
 bool coord_ctl_addr_split(const char *s, char host[COORD_HOST_MAX + 1],
 		uint16_t *port);
 
+/* a node of a membership other than this one, as a peer to open the log with */
+struct coord_peer {
+	char host[COORD_HOST_MAX + 1];
+	uint16_t control_port;
+};
+
+/*
+ * m's nodes other than this one (node id my_id; a node of id 0 is this one
+ * when its address is my_ctl_addr), at most max, into out: how many, or -1
+ * with *bad the control address that does not split (or the first past
+ * max).
+ */
+int coord_membership_others(const struct coord_membership *m, uint32_t my_id,
+		const char *my_ctl_addr, struct coord_peer *out, int max,
+		const char **bad);
+
 /* total parsers: false when the bytes are not such a value */
 bool coord_membership_parse(const char *v, size_t len, struct coord_membership *out);
 /* the same configuration epoch, quorum and nodes (in any order); a node id

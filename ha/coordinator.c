@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "coord_internal.h"
 
 /* ---- this node's member key ---- */
@@ -214,12 +215,7 @@ coord_main(void *arg)
 			c->woken = false;
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += (long)c->tick_ms * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = deadline_after_ms(CLOCK_MONOTONIC, (long)c->tick_ms);
 		(void)pthread_cond_timedwait(&c->cond, &c->lock, &until);
 		c->woken = false;
 	}

@@ -31,7 +31,7 @@ sqlite_libreplvfs_la_SOURCES = sqlite/extension.c sqlite/vfs.c sqlite/replvfs.h 
 	sqlite/rv_release.c sqlite/rv_release.h \
 	sqlite/rv_image.c sqlite/rv_image.h \
 	sqlite/rv_check.c sqlite/rv_check.h sqlite/rv_node.c sqlite/rv_node.h \
-	sqlite/rv_ha.c sqlite/rv_ha.h
+	sqlite/rv_ha.c sqlite/rv_ha.h sqlite/rv_ha_ops.c sqlite/rv_ha_internal.h
 sqlite_libreplvfs_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/sqlite \
 	-I$(top_srcdir)/config -I$(top_srcdir)/admin -I$(top_srcdir)/ha \
 	$(SQLITE3_CFLAGS) $(JANSSON_CFLAGS)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rv_ha.c -- a replicated database's node inside the application, with
- * automatic failover (rv_ha.h): its roles and the changes between them,
- * and the operations its coordinator drives it with.
+ * automatic failover (rv_ha.h): its roles and the changes between them.
+ * The operations its coordinator drives it with are rv_ha_ops.c's.
  */
 #include "config.h"
 
@@ -19,50 +19,15 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
+#include "deadline.h"
 #include "coordinator.h"
 #include "primary_cfg.h"
 #include "repl.h"
 #include "repld_conf.h"
 #include "rv_copy.h"
 #include "rv_ha.h"
+#include "rv_ha_internal.h"
 
-struct rv_ha {
-	struct rv_ha *next;
-	int refs;			/* under has_lock */
-	char *path, *conf_path;
-	/* the file as loaded at the first open: the coordinator's strings
-	   point into it; a promotion loads the file anew */
-	struct repld_conf conf;
-	struct rv_db_how how;
-	const char *provider;
-	char ctl_addr[REPLD_ADDRESS_MAX + 10];
-	char ctl_port[8], data_port[8];
-	char floor_hosts[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 1];
-	char floor_ports[REPLD_PEERS_MAX][8];
-	struct repl_replica floor_peers[REPLD_PEERS_MAX];
-	bool create_log;		/* the first start of a replica's log */
-	/* set once its start returned: a promotion before is refused */
-	_Atomic(struct coordinator *) coord;
-
-	/* one change of role at a time (the coordinator's worker, or an open
-	   that finds a commit in doubt); before lock */
-	pthread_mutex_t change;
-	pthread_mutex_t lock;		/* after has_lock; guards what follows */
-	pthread_cond_t settled;		/* role left PROMOTING or STEPPING_DOWN */
-	enum rv_ha_role role;
-	struct repl_replica_node *replica;	/* REPLICA: serving (or NULL:
-						   its open failed) */
-	pthread_t replica_thread;
-	struct repl_replica_info replica_last;
-	struct rv_copy *copy;
-	struct rv_db *db;		/* PRIMARY: the node's reference */
-	/* the membership etcd's key holds, for the next promotion */
-	bool take;
-	struct repld_peer take_peers[REPLD_PEERS_MAX];
-	int take_n, take_quorum;
-
-	_Atomic uint64_t gen;
-};
 
 /*
  * The process's nodes.  The list holds a reference of its own: a node
@@ -92,8 +57,8 @@ rv_ha_role_name(enum rv_ha_role r)
 }
 
 /* the role now, and a new generation: the connections of the last go stale */
-static void
-become(struct rv_ha *h, enum rv_ha_role to)
+void
+rv_ha_become(struct rv_ha *h, enum rv_ha_role to)
 {
 	pthread_mutex_lock(&h->lock);
 	h->role = to;
@@ -118,8 +83,8 @@ replica_main(void *arg)
  * A log that does not open leaves the node a replica without one: its
  * coordinator sees a node of no role and never promotes it.
  */
-static void
-replica_start(struct rv_ha *h)
+void
+rv_ha_replica_start(struct rv_ha *h)
 {
 	const struct repld_conf *conf = &h->conf;
 	struct repl_replica_node *node = NULL;
@@ -188,8 +153,8 @@ replica_start(struct rv_ha *h)
 }
 
 /* the replica stops serving; its log is closed on return */
-static void
-replica_stop(struct rv_ha *h)
+void
+rv_ha_replica_stop(struct rv_ha *h)
 {
 	struct repl_replica_node *node;
 	struct rv_copy *copy;
@@ -218,8 +183,8 @@ replica_stop(struct rv_ha *h)
  * node's copy its base): the file loaded anew, over etcd's membership when
  * the coordinator handed one.  0, or a REPL_E_* with msg.
  */
-static int
-primary_open(struct rv_ha *h, bool bootstrap, char *msg, size_t msglen)
+int
+rv_ha_primary_open(struct rv_ha *h, bool bootstrap, char *msg, size_t msglen)
 {
 	struct rv_db_how how = h->how;
 	struct repld_conf conf;
@@ -258,8 +223,8 @@ primary_open(struct rv_ha *h, bool bootstrap, char *msg, size_t msglen)
 	return 0;
 }
 
-static void
-primary_close(struct rv_ha *h)
+void
+rv_ha_primary_close(struct rv_ha *h)
 {
 	struct rv_db *d;
 
@@ -273,254 +238,6 @@ primary_close(struct rv_ha *h)
 	h->db = NULL;
 	pthread_mutex_unlock(&h->lock);
 	rv_db_put(d);
-}
-
-/* ---- the coordinator's operations ---- */
-
-static void
-primary_local(const struct rv_db_view *v, void *arg)
-{
-	struct ha_local *l = arg;
-	struct repl_status st;
-
-	if (v->repl == NULL)
-		return;		/* retired: no role */
-	repl_status(v->repl, &st);
-	l->role = HA_ROLE_PRIMARY;
-	l->epoch = st.epoch;
-	l->last_lsn = st.last_lsn;
-	l->link_up = !st.fenced && st.replicas_up > 0;
-}
-
-static void
-op_local(void *arg, struct ha_local *l)
-{
-	struct rv_ha *h = arg;
-	struct repl_replica_info info;
-
-	l->role = HA_ROLE_OTHER;
-	pthread_mutex_lock(&h->lock);
-	if (h->role == RV_HA_PRIMARY && h->db != NULL) {
-		/* under the node's lock: the step-down waits to put it */
-		rv_db_inspect(h->db, primary_local, l);
-	} else if (h->role == RV_HA_REPLICA && h->replica != NULL &&
-		   repl_replica_info(h->replica, &info) == 0) {
-		l->role = HA_ROLE_REPLICA;
-		l->epoch = info.epoch;
-		l->last_lsn = info.last_lsn;
-		l->link_up = info.following != 0;
-		l->silent_ms = info.primary_silent_ms;
-		/* a log that never joined the cluster has nothing to lead with */
-		l->member = info.config_epoch != 0 && !info.floor_pending;
-		l->config_epoch = info.config_epoch;
-	}
-	pthread_mutex_unlock(&h->lock);
-}
-
-static void
-membership_of(const struct rv_db_view *v, void *arg)
-{
-	struct repl_membership *out = arg;
-
-	if (v->repl != NULL)
-		(void)repl_membership(v->repl, out);
-}
-
-static int
-op_membership(void *arg, struct repl_membership *out)
-{
-	struct rv_ha *h = arg;
-	int ret = -1;
-
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&h->lock);
-	if (h->role == RV_HA_PRIMARY && h->db != NULL) {
-		rv_db_inspect(h->db, membership_of, out);
-		ret = out->config_epoch != 0 ? 0 : -1;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return ret;
-}
-
-static int promote(struct rv_ha *h, char *msg, size_t msglen);
-static int step_down(struct rv_ha *h, char *msg, size_t msglen);
-
-static int
-op_promote(void *arg, char *msg, size_t msglen)
-{
-	struct rv_ha *h = arg;
-	int ret;
-
-	pthread_mutex_lock(&h->change);
-	ret = promote(h, msg, msglen);
-	pthread_mutex_unlock(&h->change);
-	return ret;
-}
-
-static int
-op_step_down(void *arg, char *msg, size_t msglen)
-{
-	struct rv_ha *h = arg;
-	int ret;
-
-	pthread_mutex_lock(&h->change);
-	ret = step_down(h, msg, msglen);
-	pthread_mutex_unlock(&h->change);
-	return ret;
-}
-
-static int
-promote(struct rv_ha *h, char *msg, size_t msglen)
-{
-	int ret;
-
-	if (atomic_load(&h->coord) == NULL) {
-		snprintf(msg, msglen, "the node's coordinator is starting");
-		return REPL_E_INVAL;
-	}
-	pthread_mutex_lock(&h->lock);
-	if (h->role != RV_HA_REPLICA) {
-		pthread_mutex_unlock(&h->lock);
-		snprintf(msg, msglen, "the node is %s, not a replica",
-			rv_ha_role_name(h->role));
-		return REPL_E_INVAL;
-	}
-	pthread_mutex_unlock(&h->lock);
-	become(h, RV_HA_PROMOTING);
-	replica_stop(h);
-	if ((ret = primary_open(h, false, msg, msglen)) != 0) {
-		sqlite3_log(SQLITE_WARNING, "replvfs: %s: the promotion was refused: "
-			"%s; serving as a replica again", h->path, msg);
-		replica_start(h);
-		become(h, RV_HA_REPLICA);
-		return ret;
-	}
-	become(h, RV_HA_PRIMARY);
-	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: node %u is the primary: the "
-		"connections opened before are closed and opened again by the "
-		"application", h->path, h->conf.node_id);
-	return 0;
-}
-
-static int
-step_down(struct rv_ha *h, char *msg, size_t msglen)
-{
-	pthread_mutex_lock(&h->lock);
-	if (h->role != RV_HA_PRIMARY) {
-		pthread_mutex_unlock(&h->lock);
-		snprintf(msg, msglen, "the node is %s, not the primary",
-			rv_ha_role_name(h->role));
-		return REPL_E_INVAL;
-	}
-	pthread_mutex_unlock(&h->lock);
-	become(h, RV_HA_STEPPING_DOWN);
-	primary_close(h);
-	replica_start(h);
-	become(h, RV_HA_REPLICA);
-	sqlite3_log(SQLITE_NOTICE, "replvfs: %s: node %u stepped down: a replica "
-		"now; the connections opened before are closed and opened again by "
-		"the application", h->path, h->conf.node_id);
-	return 0;
-}
-
-static int
-op_carry(void *arg, const struct coord_membership *m, char *msg, size_t msglen)
-{
-	(void)arg;
-	snprintf(msg, msglen, "a replvfs node does not carry a membership change "
-		"from etcd (configuration epoch %" PRIu64 "): change the membership "
-		"through the primary (replctl add and remove, repl_admin=1)",
-		m->config_epoch);
-	return REPL_E_INVAL;
-}
-
-static bool
-is_me(const struct rv_ha *h, const struct coord_ms_node *nd)
-{
-	return nd->node_id == h->conf.node_id ||
-		(nd->node_id == 0 && strcmp(nd->ctl_addr, h->ctl_addr) == 0);
-}
-
-static void
-op_take_peers(void *arg, const struct coord_membership *m)
-{
-	struct rv_ha *h = arg;
-	struct repld_peer peers[REPLD_PEERS_MAX];
-	int np = 0;
-
-	for (int i = 0; i < m->n; i++) {
-		char host[REPLD_ADDRESS_MAX + 1];
-
-		if (is_me(h, &m->nodes[i]))
-			continue;
-		if (np == REPLD_PEERS_MAX ||
-		    !coord_ctl_addr_split(m->nodes[i].ctl_addr, host,
-				&peers[np].control_port) ||
-		    (peers[np].address = strdup(host)) == NULL) {
-			for (int j = 0; j < np; j++)
-				free(peers[j].address);
-			sqlite3_log(SQLITE_WARNING, "replvfs: %s: the membership key names "
-				"a node this one cannot take as a peer (%s): promoting over "
-				"the file's peers", h->path, m->nodes[i].ctl_addr);
-			return;
-		}
-		np++;
-	}
-	pthread_mutex_lock(&h->lock);
-	for (int i = 0; i < h->take_n; i++)
-		free(h->take_peers[i].address);
-	memcpy(h->take_peers, peers, sizeof(peers[0]) * (size_t)np);
-	h->take_n = np;
-	h->take_quorum = (int)m->quorum;
-	h->take = true;
-	pthread_mutex_unlock(&h->lock);
-}
-
-static const struct coord_node_ops ops = {
-	.local = op_local,
-	.membership = op_membership,
-	.promote = op_promote,
-	.step_down = op_step_down,
-	.carry = op_carry,
-	.take_peers = op_take_peers,
-};
-
-static void
-coord_log(void *arg, int level, const char *msg)
-{
-	struct rv_ha *h = arg;
-
-	sqlite3_log(level <= LOG_ERR ? SQLITE_ERROR : level == LOG_WARNING ?
-		SQLITE_WARNING : SQLITE_NOTICE, "replvfs: %s: coordinator: %s",
-		h->path, msg);
-}
-
-static int
-coord_start(struct rv_ha *h, char *why, size_t whylen)
-{
-	const struct repld_conf *conf = &h->conf;
-	struct coord_cfg cfg = {
-		.endpoints = (const char *const *)conf->coordinator.endpoints,
-		.n_endpoints = (size_t)conf->coordinator.n_endpoints,
-		.timeout_ms = conf->coordinator.timeout_ms,
-		.ca = conf->coordinator.ca, .cert = conf->coordinator.cert,
-		.key = conf->coordinator.key, .prefix = conf->coordinator.prefix,
-		.cluster_uuid = conf->cluster_uuid_text, .node_id = conf->node_id,
-		.lease_ms = (uint64_t)conf->coordinator.lease_ms,
-		.candidate = conf->coordinator.candidate != 0,
-		.down_ms = (uint64_t)conf->timeouts.down_ms, .ctl_addr = h->ctl_addr,
-		.log = coord_log, .log_arg = h,
-	};
-	struct coordinator *c;
-	char err[256];
-
-	if (coordinator_start(&cfg, &ops, h, &c, err, sizeof(err)) != 0) {
-		snprintf(why, whylen, "replvfs: %s: its coordinator did not start: %s",
-			h->path, err);
-		return -1;
-	}
-	atomic_store(&h->coord, c);
-	return 0;
 }
 
 /* ---- the node ---- */
@@ -625,7 +342,7 @@ rv_ha_get(const char *db_path, const char *conf_path, struct repld_conf *conf,
 	 * a replica's: the coordinator promotes the node if it should lead.
 	 */
 	if (how->bootstrap && h->conf.role == REPLD_ROLE_PRIMARY) {
-		if (primary_open(h, true, why, whylen) != 0) {
+		if (rv_ha_primary_open(h, true, why, whylen) != 0) {
 			node_free(h);
 			pthread_mutex_unlock(&has_lock);
 			return NULL;
@@ -633,12 +350,12 @@ rv_ha_get(const char *db_path, const char *conf_path, struct repld_conf *conf,
 		h->role = RV_HA_PRIMARY;
 	} else {
 		h->create_log = how->bootstrap;
-		replica_start(h);
+		rv_ha_replica_start(h);
 		h->role = RV_HA_REPLICA;
 	}
-	if (coord_start(h, why, whylen) != 0) {
-		primary_close(h);
-		replica_stop(h);
+	if (rv_ha_coord_start(h, why, whylen) != 0) {
+		rv_ha_primary_close(h);
+		rv_ha_replica_stop(h);
 		node_free(h);
 		pthread_mutex_unlock(&has_lock);
 		return NULL;
@@ -670,8 +387,8 @@ rv_ha_put(struct rv_ha *h)
 	/* first: the leader key given back, and no change runs after it */
 	coordinator_stop(atomic_load(&h->coord));
 	coordinator_free(atomic_exchange(&h->coord, NULL));
-	primary_close(h);
-	replica_stop(h);
+	rv_ha_primary_close(h);
+	rv_ha_replica_stop(h);
 	node_free(h);
 }
 
@@ -688,13 +405,7 @@ rv_ha_attach(struct rv_ha *h, int wait_ms, uint64_t *gen, struct rv_db **db,
 	struct timespec until;
 	int role, rc = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_after_ms(CLOCK_REALTIME, wait_ms);
 	pthread_mutex_lock(&h->lock);
 	while ((h->role == RV_HA_PROMOTING || h->role == RV_HA_STEPPING_DOWN) &&
 	       rc != ETIMEDOUT)
@@ -716,7 +427,7 @@ rv_ha_attach(struct rv_ha *h, int wait_ms, uint64_t *gen, struct rv_db **db,
 
 		rv_db_put(*db);
 		*db = NULL;
-		if (op_step_down(h, msg, sizeof(msg)) != 0)
+		if (rv_ha_step_down(h, msg, sizeof(msg)) != 0)
 			sqlite3_log(SQLITE_WARNING, "replvfs: %s: %s", h->path, msg);
 		snprintf(why, whylen, "replvfs: %s: a commit's outcome is unknown on "
 			"this primary: the node stepped down; open the database "

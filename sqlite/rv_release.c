@@ -15,6 +15,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
+#include "deadline.h"
 #include "rv_base.h"
 #include "rv_image.h"
 #include "rv_release.h"
@@ -178,13 +179,7 @@ space_look(struct rv_release *r)
 static void
 deadline_in(struct timespec *until, long ms)
 {
-	clock_gettime(CLOCK_REALTIME, until);
-	until->tv_sec += ms / 1000;
-	until->tv_nsec += (ms % 1000) * 1000000L;
-	if (until->tv_nsec >= 1000000000L) {
-		until->tv_sec++;
-		until->tv_nsec -= 1000000000L;
-	}
+	*until = deadline_after_ms(CLOCK_REALTIME, ms);
 }
 
 static void *

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "deadline.h"
+
 static inline uint64_t
 clock_now_ns(void)
 {
@@ -29,16 +31,7 @@ clock_now_ms(void)
 static inline struct timespec
 clock_deadline(int timeout_ms)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
+	return deadline_after_ms(CLOCK_MONOTONIC, timeout_ms);
 }
 
 #endif

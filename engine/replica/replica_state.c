@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "common/clock.h"
 #include "common/elog.h"
 #include "common/errors.h"
@@ -187,13 +188,7 @@ replica_state_wait(struct replica_state *st, uint64_t lsn, int timeout_ms)
 	struct timespec until;
 	int ret = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_after_ms(CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&st->lock);
 	while (st->commit_lsn < lsn && ret == 0)
 		ret = pthread_cond_timedwait(&st->committed, &st->lock, &until);

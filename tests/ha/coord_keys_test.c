@@ -182,6 +182,32 @@ membership_values(void)
 	CHECK(!coord_membership_same(&m, &m2));
 }
 
+/* the membership's nodes other than this one, as peers to open the log with */
+static void
+membership_others(void)
+{
+	struct coord_membership m = { .config_epoch = 4, .quorum = 1, .n = 3, .nodes = {
+		{ .node_id = 1, .ctl_addr = "10.0.0.1:7400" },
+		{ .node_id = 2, .ctl_addr = "[fd00::2]:7402" },
+		{ .node_id = 0, .ctl_addr = "10.0.0.3:7400" } } };
+	struct coord_peer p[3];
+	const char *bad = NULL;
+
+	/* by node id; brackets off */
+	CHECK(coord_membership_others(&m, 1, "elsewhere:1", p, 3, &bad) == 2);
+	CHECK(strcmp(p[0].host, "fd00::2") == 0 && p[0].control_port == 7402);
+	CHECK(strcmp(p[1].host, "10.0.0.3") == 0 && p[1].control_port == 7400);
+	/* a node of id 0 is this one by its address */
+	CHECK(coord_membership_others(&m, 9, "10.0.0.3:7400", p, 3, &bad) == 2);
+	CHECK(strcmp(p[0].host, "10.0.0.1") == 0 && strcmp(p[1].host, "fd00::2") == 0);
+	/* more than fit, and an address that does not split: named */
+	CHECK(coord_membership_others(&m, 1, "x:1", p, 1, &bad) == -1 &&
+		strcmp(bad, "10.0.0.3:7400") == 0);
+	strcpy(m.nodes[1].ctl_addr, "no port");
+	CHECK(coord_membership_others(&m, 1, "x:1", p, 3, &bad) == -1 &&
+		strcmp(bad, "no port") == 0);
+}
+
 int
 main(void)
 {
@@ -189,6 +215,7 @@ main(void)
 	leader_refused();
 	member_refused();
 	membership_values();
+	membership_others();
 	if (failures) {
 		fprintf(stderr, "coord_keys_test: %d checks failed\n", failures);
 		return 1;

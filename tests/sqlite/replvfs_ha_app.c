@@ -245,6 +245,16 @@ check(const char *acked_path, int64_t *n, int64_t *rows, int64_t *next)
 		sqlite3_finalize(st);
 		return rc == SQLITE_DONE ? SQLITE_ERROR : sqlite3_extended_errcode(db);
 	}
+	/*
+	 * integrity_check reports a page it could not read as a finding: one
+	 * that failed because the node changed role meanwhile says nothing of
+	 * the file, and the connection is reopened
+	 */
+	if (sqlite3_column_text(st, 0) != NULL &&
+	    strstr((const char *)sqlite3_column_text(st, 0), "error code=16394") != NULL) {
+		sqlite3_finalize(st);
+		return HA_ROLE_CHANGED;
+	}
 	if (sqlite3_column_text(st, 0) == NULL ||
 	    strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0)
 		check_fail("integrity_check: %s", sqlite3_column_text(st, 0) ?

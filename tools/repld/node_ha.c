@@ -130,26 +130,28 @@ static int
 peers_of(const struct node *n, const struct coord_membership *m,
 		struct repld_peer *peers, char *why, size_t whylen)
 {
-	int np = 0;
+	struct coord_peer others[REPLD_PEERS_MAX];
+	char me[REPLD_ADDRESS_MAX + 10];
+	const char *bad = NULL;
+	int np;
 
+	repld_host_port(me, sizeof(me), n->conf.listen.address,
+		n->conf.listen.control_port);
 	memset(peers, 0, sizeof(peers[0]) * REPLD_PEERS_MAX);
-	for (int i = 0; i < m->n; i++) {
-		char host[REPLD_ADDRESS_MAX + 1];
-
-		if (is_me(n, &m->nodes[i]))
-			continue;
-		if (np == REPLD_PEERS_MAX ||
-		    !coord_ctl_addr_split(m->nodes[i].ctl_addr, host,
-				&peers[np].control_port) ||
-		    (peers[np].address = strdup(host)) == NULL) {
-			for (int j = 0; j < np; j++)
+	np = coord_membership_others(m, n->conf.node_id, me, others, REPLD_PEERS_MAX,
+			&bad);
+	for (int i = 0; i < np; i++) {
+		peers[i].control_port = others[i].control_port;
+		if ((peers[i].address = strdup(others[i].host)) == NULL) {
+			bad = "(out of memory)";
+			for (int j = 0; j < i; j++)
 				free(peers[j].address);
-			snprintf(why, whylen, "the membership key names a node this daemon "
-				"cannot take as a peer (%s)", m->nodes[i].ctl_addr);
-			return -1;
+			np = -1;
 		}
-		np++;
 	}
+	if (np < 0)
+		snprintf(why, whylen, "the membership key names a node this daemon "
+			"cannot take as a peer (%s)", bad);
 	return np;
 }
 

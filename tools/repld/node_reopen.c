@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "log.h"
 #include "node_internal.h"
 
@@ -61,13 +62,7 @@ reopen_wait(struct node *n, int ms)
 	struct timespec until;
 	bool stopping;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_after_ms(CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&n->lock);
 	while (!node_state_stopping(n->state) &&
 	       pthread_cond_timedwait(&n->cond, &n->lock, &until) != ETIMEDOUT)

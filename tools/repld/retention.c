@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "log.h"
 #include "node.h"
 #include "retention.h"
@@ -230,12 +231,7 @@ retention_main(void *arg)
 		struct repl *repl;
 		bool changing;
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += PASS_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = deadline_after_ms(CLOCK_REALTIME, PASS_MS);
 		while (!r->stop && !r->nudged &&
 		       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
 			;
