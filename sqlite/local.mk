@@ -174,3 +174,7 @@ EXTRA_DIST += tests/sqlite/replvfs_ha.sh
 # strict commits in flight: a second writer appends, a reader waits
 TESTS += tests/sqlite/replvfs_strict.sh
 EXTRA_DIST += tests/sqlite/replvfs_strict.sh
+check_PROGRAMS += tests/sqlite/replvfs_strict_probe
+tests_sqlite_replvfs_strict_probe_SOURCES = tests/sqlite/replvfs_strict_probe.c
+tests_sqlite_replvfs_strict_probe_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
+tests_sqlite_replvfs_strict_probe_LDADD = $(SQLITE3_LIBS) $(AX_PTHREAD_LIBS)
