@@ -339,6 +339,8 @@ repl_status(struct repl *repl, struct repl_status *st)
 	st->size_bytes = ws.size;
 	st->epoch = ws.epoch;
 	st->health = ws.health;
+	st->log_full = ws.full;
+	st->appends_full = ws.full_refusals;
 	st->commit_lsn = repl->cluster ? cluster_durable_lsn(repl->cluster) :
 		ws.durable_lsn;
 	st->replicas_up = repl->cluster ? cluster_links_up(repl->cluster) : 0;

@@ -299,6 +299,11 @@ struct repl_status {
 	int config_joint;	/* 1 while a change of the membership is in
 				   progress: the membership is joint, and a
 				   record needs both configurations' quorums */
+	int log_full;		/* 1: the last append found the log full
+				   (REPL_E_FULL) and nothing was released or
+				   appended since: appends are refused */
+	uint64_t appends_full;	/* appends refused with REPL_E_FULL, since
+				   the log was opened */
 	uint64_t persist_ranges;	/* ranges of the log made durable */
 	uint64_t persist_barriers;	/* the medium's barriers they took
 					   (file: fdatasyncs) */

@@ -539,6 +539,8 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 			continue;
 		}
 		if (timeout_ms <= 0) {
+			wal->full = true;
+			wal->full_refusals++;
 			wal_unlock(wal);
 			return REPL_E_FULL;
 		}
@@ -547,10 +549,13 @@ append(struct wal *wal, const struct iovec *iov, int iovcnt,
 			waited = true;
 		}
 		if (pthread_cond_timedwait(&wal->space, &wal->lock, &until) == ETIMEDOUT) {
+			wal->full = true;
+			wal->full_refusals++;
 			wal_unlock(wal);
 			return REPL_E_FULL;
 		}
 	}
+	wal->full = false;
 	s = &wal->slots[wal->tail.lsn % PUB_SLOTS];
 	s->wrap = waste != 0;
 	if (waste) {
@@ -773,5 +778,7 @@ wal_status(struct wal *wal, struct wal_status *st)
 	st->size = wal->ring_size;
 	st->epoch = wal->hdr.epoch;
 	st->health = wal->health;
+	st->full = wal->full;
+	st->full_refusals = wal->full_refusals;
 	wal_unlock(wal);
 }

@@ -132,6 +132,8 @@ struct wal_status {
 	uint64_t size;		/* bytes of the ring */
 	uint64_t epoch;
 	unsigned health;	/* REPL_HEALTH_* */
+	bool full;		/* the last append found no room, none made since */
+	uint64_t full_refusals;	/* appends refused for room (REPL_E_FULL) */
 };
 
 void wal_status(struct wal *wal, struct wal_status *st);

@@ -97,6 +97,7 @@ wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
 	hdr_take(wal, &nh);
 	wal->used -= wal_pos_distance(wal->ring_size, &wal->head, at);
 	wal->head = *at;
+	wal->full = false;
 	pthread_cond_broadcast(&wal->space);
 	return 0;
 }

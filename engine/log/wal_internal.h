@@ -101,6 +101,12 @@ struct wal {
 	 */
 	bool slow_persist;
 	uint64_t read_limit;	/* readers see LSNs below it (a replica's commit) */
+	/*
+	 * An append found no room (REPL_E_FULL) and none has been made since:
+	 * cleared by a release and by an append that fits
+	 */
+	bool full;
+	uint64_t full_refusals;	/* appends refused for room, ever */
 
 	unsigned health;	/* REPL_HEALTH_* found at open */
 

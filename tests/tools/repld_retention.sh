@@ -11,8 +11,12 @@
 #  2. RELEASE is refused in mode "auto" (exit 1, BAD_REQUEST).
 #  3. mode "checkpointer": nothing is released before a RELEASE: the log
 #     fills (REPL_E_FULL), the space alarm is raised and names the
-#     checkpointer; `replctl release LSN` lets the daemon release up to it,
-#     appends go on, the alarm clears.
+#     checkpointer; while it is full the truth is told: status --json has
+#     "log_full":true and counts the refused appends, `replctl status`
+#     exits 5 naming the full log, and (with curl) /primary answers 503
+#     with "can_acknowledge":false and the reason, /metrics has
+#     repld_log_full 1; `replctl release LSN` lets the daemon release up
+#     to it, appends go on, the alarm clears, and each of those says so.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default).
 set -u
@@ -75,6 +79,8 @@ stop 1
 sed -i 's/^retention = .*/retention = { mode = "checkpointer"; keep = 0; alarm_percent = 80; };/' \
 	"$D/node1.conf"
 grep -q checkpointer "$D/node1.conf" || fail "could not set the checkpointer mode"
+MPORT=$((BASE + 20))
+echo "metrics_listen = \"127.0.0.1:$MPORT\";" >> "$D/node1.conf"
 start 1
 up 1 2
 wait_status 1 '"replicas_up":1' "the replica up again"
@@ -94,6 +100,28 @@ acked=$(grep -o '"records":[0-9]*' "$D/bench2.out" | cut -d: -f2)
 nfail=$(grep -o '"failed":[0-9]*' "$D/bench2.out" | cut -d: -f2)
 [[ -n $acked && $acked -eq $(( $(jnum "$st" last_lsn) - last_b )) && ${nfail:-0} -ge 1 ]] ||
 	fail "bench reported $acked acknowledged, $nfail failed; the log took $(( $(jnum "$st" last_lsn) - last_b )): $(cat "$D/bench2.out")"
+# full: status, replctl's exit code, /primary and /metrics say so
+[[ $st == *'"log_full":true'* && $(jnum "$st" appends_full) -ge 1 ]] ||
+	fail "a full log's status says otherwise: $st"
+out=$("$CTL" -s "$(sock 1)" status 2>&1)
+rc=$?
+[[ $rc -eq 5 && $out == *"log is full"* && $out == *"FULL: appends refused"* ]] ||
+	fail "replctl status on a full log: exit $rc: $out"
+http() {	# PATH: "CODE BODY"
+	local code
+	code=$(curl -s -o "$D/http.body" -w '%{http_code}' "http://127.0.0.1:$MPORT$1")
+	echo "$code $(cat "$D/http.body")"
+}
+if command -v curl > /dev/null; then
+	h=$(http /primary)
+	[[ $h == "503 "*'"can_acknowledge":false'*'"log_full":true'*"the log is full"* ]] ||
+		fail "/primary on a full log: $h"
+	h=$(http /metrics)
+	[[ $h == *$'\nrepld_log_full 1\n'* && $h == *$'\nrepld_can_acknowledge 0\n'* ]] ||
+		fail "/metrics on a full log: $(grep -E '^repld_(log_full|can_ack)' "$D/http.body")"
+else
+	echo "$NAME: no curl: /primary and /metrics not asked (Debian: curl)"
+fi
 first0=$(jnum "$st" first_lsn)
 commit=$(jnum "$st" commit_lsn)
 out=$("$CTL" -s "$(sock 1)" release "$commit" 2>&1) ||
@@ -109,6 +137,14 @@ first=$(jnum "$st" first_lsn)
 grep -q '"records":200,"failed":0' "$D/bench3.out" ||
 	fail "bench --records 200 --seconds 60: $(cat "$D/bench3.out")"
 grep -q "space alarm cleared" "$D/node1.err" || fail "no line saying the alarm cleared"
+st=$(status_json 1)
+[[ $st == *'"log_full":false'* ]] || fail "the log took appends again, but: $st"
+out=$("$CTL" -s "$(sock 1)" status 2>&1) || fail "replctl status after the release: exit $?: $out"
+if command -v curl > /dev/null; then
+	h=$(http /primary)
+	[[ $h == "200 "*'"can_acknowledge":true'*'"log_full":false'* ]] ||
+		fail "/primary after the release: $h"
+fi
 echo "$NAME: checkpointer: the log filled and raised the alarm; release $commit" \
 	"moved its start from $first0 to $first (0: all released), appends went on"
 

@@ -130,6 +130,9 @@ print_status(const json_t *d)
 		printf(", %s used of %s",
 			human_bytes(jin_u64(d, "used_bytes", 0), b1, sizeof(b1)),
 			human_bytes(jin_u64(d, "size_bytes", 0), b2, sizeof(b2)));
+	if (jin_bool(d, "log_full", false))
+		printf(", FULL: appends refused (%s so far)",
+			num(d, "appends_full", n[0], sizeof(n[0])));
 	printf("\n");
 	printf("epoch     %s, configuration epoch %s%s%s\n",
 		num(d, "epoch", n[0], sizeof(n[0])),
@@ -226,6 +229,13 @@ status_exit(const json_t *d, char *why, size_t len)
 		}
 		if (jin_bool(d, "changing", false) || !json_is_array(arr)) {
 			snprintf(why, len, "the primary is changing state: appends wait");
+			return EXIT_UNACKED;
+		}
+		if (jin_bool(d, "log_full", false)) {
+			snprintf(why, len, "the primary's log is full: appends fail with "
+				"REPL_E_FULL until records are released (%" PRIu64 " of %"
+				PRIu64 " bytes used; see retention)", jin_u64(d, "used_bytes", 0),
+				jin_u64(d, "size_bytes", 0));
 			return EXIT_UNACKED;
 		}
 		for (size_t i = 0; i < json_array_size(arr); i++) {

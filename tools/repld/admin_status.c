@@ -346,6 +346,8 @@ primary_json(struct node *n, struct repl *repl, json_t *o)
 	bad |= json_object_set_new(o, "commit_lsn", jo_u64(st.commit_lsn));
 	bad |= json_object_set_new(o, "used_bytes", jo_u64(st.used_bytes));
 	bad |= json_object_set_new(o, "size_bytes", jo_u64(st.size_bytes));
+	bad |= json_object_set_new(o, "log_full", json_boolean(st.log_full));
+	bad |= json_object_set_new(o, "appends_full", jo_u64(st.appends_full));
 	bad |= json_object_set_new(o, "health", jo_u64(st.health));
 	bad |= json_object_set_new(o, "persist_ranges", jo_u64(st.persist_ranges));
 	bad |= json_object_set_new(o, "persist_barriers", jo_u64(st.persist_barriers));

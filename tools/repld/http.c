@@ -11,6 +11,7 @@
 #endif
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -37,7 +38,9 @@ struct http {
 struct health {
 	enum node_role role;
 	bool stopping;
-	bool can_acknowledge;	/* the primary, its quorum met */
+	bool can_acknowledge;	/* the primary, its quorum met, room in its log */
+	bool log_full;		/* appends refused: REPL_E_FULL */
+	uint64_t used_bytes, size_bytes;
 	bool following;		/* a replica serving a primary's session */
 	bool fenced;
 	int quorum, replicas_streaming;
@@ -64,7 +67,11 @@ health_get(struct node *n, struct health *h)
 		h->epoch = st.epoch;
 		h->fenced = st.fenced != 0;
 		h->replicas_streaming = st.replicas_up;
-		h->can_acknowledge = !h->fenced && st.replicas_up >= h->quorum;
+		h->log_full = st.log_full != 0;
+		h->used_bytes = st.used_bytes;
+		h->size_bytes = st.size_bytes;
+		h->can_acknowledge = !h->fenced && st.replicas_up >= h->quorum &&
+			!h->log_full;
 		return;
 	}
 	h->role = node_role(n);
@@ -96,6 +103,12 @@ refusal(const char *path, const struct health *h, char *buf, size_t len)
 				"or failed)";
 		if (h->fenced)
 			return "a newer primary took over";
+		if (h->log_full) {
+			snprintf(buf, len, "the log is full: appends fail until records "
+				"are released (%" PRIu64 " of %" PRIu64 " bytes used)",
+				h->used_bytes, h->size_bytes);
+			return buf;
+		}
 		if (!h->can_acknowledge) {
 			snprintf(buf, len, "%d of %d replicas needed for the "
 				"quorum are streaming", h->replicas_streaming,
@@ -145,15 +158,16 @@ static enum MHD_Result
 health_answer(struct MHD_Connection *conn, struct node *n, const char *path)
 {
 	struct health h;
-	char buf[128], *body;
+	char buf[160], *body;
 	const char *why;
 	json_t *o;
 
 	health_get(n, &h);
 	why = refusal(path, &h, buf, sizeof(buf));
-	o = json_pack("{s:s, s:b, s:b, s:i, s:i, s:I}",
+	o = json_pack("{s:s, s:b, s:b, s:b, s:i, s:i, s:I}",
 		"role", node_role_name(h.role),
 		"can_acknowledge", h.can_acknowledge,
+		"log_full", h.log_full,
 		"following", h.following,
 		"quorum", h.quorum,
 		"replicas_streaming", h.replicas_streaming,

@@ -205,9 +205,14 @@ primary_text(struct mtext *t, const struct view *v)
 		"is acknowledged.", true, (uint64_t)v->quorum);
 	gauge(t, "repld_replicas_streaming", "Replicas streaming (counting "
 		"toward the quorum).", p, (uint64_t)v->st.replicas_up);
-	gauge(t, "repld_can_acknowledge", "1 when this node is the primary and "
-		"its streaming replicas meet the quorum.", true,
-		p && !v->st.fenced && v->st.replicas_up >= v->quorum);
+	gauge(t, "repld_can_acknowledge", "1 when this node is the primary, "
+		"its streaming replicas meet the quorum and its log has room.", true,
+		p && !v->st.fenced && v->st.replicas_up >= v->quorum && !v->st.log_full);
+	gauge(t, "repld_log_full", "1 when the primary's last append found its "
+		"log full (REPL_E_FULL) and nothing was released since.", p,
+		(uint64_t)(v->st.log_full != 0));
+	counter(t, "repld_log_appends_full_total", "Appends refused because the "
+		"log was full (REPL_E_FULL).", p, v->st.appends_full);
 	gauge(t, "repld_retention_release_lsn", "The release point of the "
 		"retention's last pass (the primary).", p, ri->release_lsn);
 	gauge(t, "repld_retention_checkpoint_lsn", "The last RELEASE of a "
