@@ -23,8 +23,14 @@ cleanup() {
 trap cleanup EXIT
 # a hung test must fail, not hold the suite: stop it after WATCHDOG_S
 trap 'echo "$NAME: FAIL: still running after ${WATCHDOG_S:-600} s"; exit 1' TERM
-# (its fds detached: a sleep it leaves behind holds no pipe of the harness)
-( exec >/dev/null 2>&1 </dev/null; sleep "${WATCHDOG_S:-600}"; kill -TERM $$ ) &
+# (its fds detached; when it is stopped it stops its sleep too, which
+# would otherwise outlive the test)
+(
+	exec >/dev/null 2>&1 </dev/null
+	sleep "${WATCHDOG_S:-600}" &
+	trap 'kill $! 2>/dev/null; wait $!; exit 0' TERM
+	wait $! && kill -TERM $$
+) &
 watchdog=$!
 
 fail() {
