@@ -83,6 +83,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 {
 	enum rpma_ext_mem_backend backend;
 	struct repl *repl;
+	bool created = false;
 	int ret;
 
 	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
@@ -128,7 +129,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		return REPL_E_NOMEM;
 	repl->full_timeout_ms = cfg->full_timeout_ms;
 	/* before anything reads or formats it: a second opener changes nothing */
-	if ((ret = log_lock(cfg->path, cfg->create, &repl->lock_fd)))
+	if ((ret = log_lock(cfg->path, cfg->create, &repl->lock_fd, &created)))
 		goto err_free;
 	ret = rpma_ext_mem_open(backend, cfg->path,
 		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
@@ -212,7 +213,8 @@ err_wal:
 err_mem:
 	rpma_ext_mem_close(&repl->mem);
 err_lock:
-	log_unlock(&repl->lock_fd);
+	/* a log this open made and could not finish is not left behind */
+	log_lock_abandon(cfg->path, &repl->lock_fd, created);
 err_free:
 	free(repl);
 	return facade_err(ret);

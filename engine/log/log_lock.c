@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <unistd.h>
 
 #include "common/elog.h"
 #include "common/fault.h"
@@ -28,15 +29,24 @@ try_lock(int fd)
 }
 
 int
-log_lock(const char *path, bool create, int *fd)
+log_lock(const char *path, bool create, int *fd, bool *created)
 {
 	char holder[96];
 	int e;
 
-	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	*created = false;
+	*fd = open(path, O_RDWR | O_CLOEXEC);
+	if (*fd < 0 && errno == ENOENT && create) {
+		/* O_EXCL: only a file this call made is its open's to remove */
+		*fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+		if (*fd >= 0)
+			*created = true;
+		else if (errno == EEXIST)
+			*fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT, 0600);
+	}
 	if (*fd < 0)
 		return 0;	/* the log's own open names the reason */
-	REPL_FAULT(REPL_E_LOCKED, log_unlock(fd));
+	REPL_FAULT(REPL_E_LOCKED, log_lock_abandon(path, fd, *created));
 	if (try_lock(*fd) == 0)
 		return 0;
 	e = errno;
@@ -52,6 +62,21 @@ log_lock(const char *path, bool create, int *fd)
 	REPL_LOG_ERROR("refused: the log %s is in use: %s holds its lock",
 		path, holder);
 	return REPL_E_LOCKED;
+}
+
+void
+log_lock_abandon(const char *path, int *fd, bool created)
+{
+	/* under the lock: no other process opened it meanwhile */
+	if (created && *fd >= 0) {
+		if (unlink(path) == 0)
+			REPL_LOG_WARNING("the log %s made by this start is removed again "
+				"(it holds nothing)", path);
+		else
+			REPL_LOG_WARNING("the log %s, made by an open that failed, cannot "
+				"be removed: %s", path, strerror(errno));
+	}
+	log_unlock(fd);
 }
 
 void

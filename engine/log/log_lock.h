@@ -19,12 +19,21 @@
 
 /*
  * Lock the log at path (create: the file may be created, as the open that
- * follows may).  0 with *fd the lock's descriptor (-1 when the file cannot
- * be opened: the open of the log that follows says why; or when its
- * filesystem takes no locks, with a warning logged), or REPL_E_LOCKED with
- * an error logged naming the path and the holder.
+ * follows may; *created then says whether this call made it, so that an
+ * open that fails can remove it again: log_lock_abandon).  0 with *fd the
+ * lock's descriptor (-1 when the file cannot be opened: the open of the
+ * log that follows says why; or when its filesystem takes no locks, with
+ * a warning logged), or REPL_E_LOCKED with an error logged naming the
+ * path and the holder.
  */
-int log_lock(const char *path, bool create, int *fd);
+int log_lock(const char *path, bool create, int *fd, bool *created);
+
+/*
+ * An open that failed lets the log go: a file its log_lock made is
+ * removed first (it holds no record anyone was told of: a retry finds no
+ * log, as before), then the lock is released.
+ */
+void log_lock_abandon(const char *path, int *fd, bool created);
 
 /* release the lock: close *fd (if >= 0), then *fd = -1 */
 void log_unlock(int *fd);

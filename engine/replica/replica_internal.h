@@ -47,6 +47,7 @@ struct replica {
 	struct rpma_ext_mem *mem;
 	struct wal *wal;
 	int lock_fd;			/* holds the log's lock (log_lock.h) */
+	bool log_created;		/* its file made by this open */
 	struct rpma_peer *peer;
 	struct rpma_mr_local *mr;
 	struct rpma_ep *ep;

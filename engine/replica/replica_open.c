@@ -31,7 +31,7 @@ open_log(struct replica *r)
 	int ret;
 
 	/* one process at a time: a second one is refused before it reads */
-	if ((ret = log_lock(cfg->path, make, &r->lock_fd)))
+	if ((ret = log_lock(cfg->path, make, &r->lock_fd, &r->log_created)))
 		return ret;
 	ret = rpma_ext_mem_open(cfg->backend, cfg->path, make ? cfg->size : 0,
 		make ? RPMA_EXT_MEM_CREATE : 0, &r->mem);
@@ -344,6 +344,8 @@ replica_open(const struct replica_cfg *cfg, struct replica **rp)
 		ctl_tls_delete(&r->floor_tls);
 	if (ret || (ret = open_endpoints(r)) ||
 	    ((r->id.flags & WAL_F_PROMISE_PENDING) && (ret = floor_begin(r)))) {
+		/* a log this open made and could not finish is not left behind */
+		log_lock_abandon(cfg->path, &r->lock_fd, r->log_created);
 		close_all(r);
 		free(r);
 		return ret;

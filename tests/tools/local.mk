@@ -184,6 +184,9 @@ EXTRA_DIST += tests/tools/repld_tls_check.sh
 # of another cluster (the logs unchanged)
 TESTS += tests/tools/repld_refused.sh
 EXTRA_DIST += tests/tools/repld_refused.sh
+# a first start that fails leaves no log; --check sees missing directories
+TESTS += tests/tools/repld_first_start.sh
+EXTRA_DIST += tests/tools/repld_first_start.sh
 
 # the failover tests' partition tool: pass, blackhole, refuse on demand
 check_PROGRAMS += tests/tools/tcp_proxy

@@ -233,18 +233,11 @@ node_primary_open(struct node *n, const struct open_how *how, char *msg,
 			conf->log.path, n->provider, conf->n_peers, conf->quorum,
 			reconfigure ? ", reconfiguring" : "", force ? ", FORCED" : "");
 	if ((ret = repl_open(&pc.cfg, &repl)) != 0) {
-		struct stat lst;
-
 		/*
 		 * A refused bootstrap changed no other node (it asks before it
-		 * fences); the log it made goes too, so that it can be tried
-		 * again once the other nodes are up.
+		 * fences), and the engine removed the log it made: it can be
+		 * tried again once the other nodes are up.
 		 */
-		if (how->bootstrap && ret != REPL_E_LOCKED &&
-		    stat(conf->log.path, &lst) == 0 && S_ISREG(lst.st_mode) &&
-		    unlink(conf->log.path) == 0)
-			log_warning("the log %s made for the bootstrap is removed again",
-				conf->log.path);
 		if (ret == REPL_E_NOT_MEMBER)
 			snprintf(msg, msglen, "refused to start: %s (the daemon's "
 				"log says why)", repl_strerror(ret));

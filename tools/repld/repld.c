@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "admin.h"
@@ -319,6 +320,56 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	return ret;
 }
 
+/* the directory part of path into dir ("." when it has none) */
+static void
+dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/*
+ * Where the files go, as far as can be told before anything is opened:
+ * the log's directory exists and the log, if there, is a file or a
+ * device; the admin socket's directory exists.  0, or -1 with why.
+ */
+static int
+paths_check(const struct repld_conf *conf, char *why, size_t len)
+{
+	char dir[4096];
+	struct stat st;
+
+	dir_of(conf->log.path, dir, sizeof(dir));
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "log.path: the log's directory %.160s %s (the log %.160s is "
+			"made in it at the cluster's first start)", dir,
+			errno == ENOENT ? "does not exist" : "is not a directory",
+			conf->log.path);
+		return -1;
+	}
+	if (stat(conf->log.path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISBLK(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		snprintf(why, len, "log.path: %.200s is neither a file nor a device",
+			conf->log.path);
+		return -1;
+	}
+	if (conf->admin_socket != NULL) {
+		dir_of(conf->admin_socket, dir, sizeof(dir));
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			snprintf(why, len, "admin_socket: the socket's directory %.200s does "
+				"not exist (the systemd unit makes /run/repld)", dir);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -394,6 +445,11 @@ main(int argc, char *argv[])
 	/* the files as the engine loads them, before any log is touched */
 	if (conf.tls.ca != NULL && repl_tls_check(conf.tls.ca, conf.tls.cert,
 			conf.tls.key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		repld_conf_free(&conf);
+		return REPLD_EXIT_USAGE;
+	}
+	if (paths_check(&conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		repld_conf_free(&conf);
 		return REPLD_EXIT_USAGE;
