@@ -13,7 +13,8 @@
 #   3. --bootstrap again, with room: the cluster starts (the replica
 #      streams);
 #   4. --check of a file whose log directory, or admin socket's directory,
-#      does not exist: exit 2, naming the setting and the directory.
+#      does not exist: exit 2, naming the setting and the directory; one
+#      the systemd unit makes (under /var/lib/repld/): a note, exit 0.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default; cluster_lib.sh).
 set -u
@@ -77,16 +78,25 @@ sed "s|^\([[:space:]]*\)path = \"node1.log\";|\1path = \"$D/no-such-dir/node1.lo
 grep -q "no-such-dir" "$D/nolog.conf" || fail "could not edit log.path"
 out=$("$REPLD" -c "$D/nolog.conf" --check 2>&1)
 rc=$?
-[[ $rc -eq 2 && $out == *"nolog.conf: log.path: the log's directory $D/no-such-dir does not exist"* ]] ||
+[[ $rc -eq 2 && $out == *"nolog.conf: log.path: the directory $D/no-such-dir does not exist"* ]] ||
 	fail "--check of a log in a missing directory: exit $rc: $out"
 sed "s|^admin_socket = .*|admin_socket = \"$D/no-such-dir/node1.sock\";|" \
 	"$D/node1.conf" > "$D/nosock.conf"
 grep -q "no-such-dir" "$D/nosock.conf" || fail "could not edit admin_socket"
 out=$("$REPLD" -c "$D/nosock.conf" --check 2>&1)
 rc=$?
-[[ $rc -eq 2 && $out == *"nosock.conf: admin_socket: the socket's directory $D/no-such-dir does not exist"* ]] ||
+[[ $rc -eq 2 && $out == *"nosock.conf: admin_socket: the directory $D/no-such-dir does not exist"* ]] ||
 	fail "--check of an admin socket in a missing directory: exit $rc: $out"
-echo "$NAME: --check names a missing log directory and socket directory (exit 2)"
+# a directory the systemd unit makes at its start: a note, and ok
+unitdir=/var/lib/repld/first-start-test-$$
+[[ ! -e $unitdir ]] || fail "$unitdir exists"
+sed "s|^\([[:space:]]*\)path = \"node1.log\";|\1path = \"$unitdir/node1.log\";|" \
+	"$D/node1.conf" > "$D/unit.conf"
+out=$("$REPLD" -c "$D/unit.conf" --check 2>&1)
+rc=$?
+[[ $rc -eq 0 && $out == *"unit.conf: note: log.path: the directory $unitdir does not exist yet; the systemd unit makes it at its start"*"unit.conf: ok"* ]] ||
+	fail "--check of a log under /var/lib/repld/: exit $rc: $out"
+echo "$NAME: --check names a missing log directory and socket directory (exit 2), and notes one the unit makes"
 
 stop 2
 for n in 1 2; do clean_stderr "$D/node$n.err" "node$n"; done

@@ -334,25 +334,54 @@ dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
+/* the directories the systemd unit makes at its start (conf/repld@.service) */
+static bool
+made_by_unit(const char *dir)
+{
+	return strcmp(dir, "/run/repld") == 0 || strncmp(dir, "/var/lib/repld/", 15) == 0;
+}
+
+/*
+ * Whether directory dir (of setting what, for file) is there: true, or
+ * false with why.  For --check (only) a directory the systemd unit makes
+ * may be missing yet: a note on standard output says so.
+ */
+static bool
+dir_there(const char *dir, const char *what, const char *file, bool check_only,
+		char *why, size_t len)
+{
+	struct stat st;
+
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	if (stat(dir, &st) == 0) {
+		snprintf(why, len, "%s: %.200s is not a directory", what, dir);
+		return false;
+	}
+	if (check_only && made_by_unit(dir)) {
+		printf("%s: note: %s: the directory %s does not exist yet; the systemd "
+			"unit makes it at its start\n", file, what, dir);
+		return true;
+	}
+	snprintf(why, len, "%s: the directory %.200s does not exist", what, dir);
+	return false;
+}
+
 /*
  * Where the files go, as far as can be told before anything is opened:
  * the log's directory exists and the log, if there, is a file or a
  * device; the admin socket's directory exists.  0, or -1 with why.
  */
 static int
-paths_check(const struct repld_conf *conf, char *why, size_t len)
+paths_check(const struct repld_conf *conf, const char *file, bool check_only,
+		char *why, size_t len)
 {
 	char dir[4096];
 	struct stat st;
 
 	dir_of(conf->log.path, dir, sizeof(dir));
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(why, len, "log.path: the log's directory %.160s %s (the log %.160s is "
-			"made in it at the cluster's first start)", dir,
-			errno == ENOENT ? "does not exist" : "is not a directory",
-			conf->log.path);
+	if (!dir_there(dir, "log.path", file, check_only, why, len))
 		return -1;
-	}
 	if (stat(conf->log.path, &st) == 0 && !S_ISREG(st.st_mode) &&
 	    !S_ISBLK(st.st_mode) && !S_ISCHR(st.st_mode)) {
 		snprintf(why, len, "log.path: %.200s is neither a file nor a device",
@@ -361,11 +390,8 @@ paths_check(const struct repld_conf *conf, char *why, size_t len)
 	}
 	if (conf->admin_socket != NULL) {
 		dir_of(conf->admin_socket, dir, sizeof(dir));
-		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			snprintf(why, len, "admin_socket: the socket's directory %.200s does "
-				"not exist (the systemd unit makes /run/repld)", dir);
+		if (!dir_there(dir, "admin_socket", file, check_only, why, len))
 			return -1;
-		}
 	}
 	return 0;
 }
@@ -449,7 +475,7 @@ main(int argc, char *argv[])
 		repld_conf_free(&conf);
 		return REPLD_EXIT_USAGE;
 	}
-	if (paths_check(&conf, err, sizeof(err)) != 0) {
+	if (paths_check(&conf, path, check, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		repld_conf_free(&conf);
 		return REPLD_EXIT_USAGE;
