@@ -15,6 +15,7 @@
 #include "primary/primary.h"
 #include "ctl/ctl_chan.h"
 #include "common/fabric.h"
+#include "common/clock.h"
 #include "common/elog.h"
 
 int
@@ -96,6 +97,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	struct log_pos head, pub, start;
 	struct ctl_ack ack;
 	uint64_t lo, hi, r_first = hr->head.lsn, r_last = hr->tail.lsn - 1;
+	uint64_t down_since;
 	bool found;
 	char why[160];
 
@@ -149,13 +151,22 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	l->flushed_pos = start;
 	link_set_state(l, REPL_LINK_STREAMING);
 	l->why[0] = '\0';
+	down_since = l->down_since_ms;
+	l->down_since_ms = 0;
 	cluster_quorum_update(c);
 	pthread_cond_broadcast(&c->cond);
 	cluster_unlock(c);
 	link_count(&l->n.catch_ups, 1);
-	REPL_LOG_NOTICE("replica %s:%s is up, resuming at LSN %llu (%llu to send)",
-		l->host, l->ctl_port, (unsigned long long)start.lsn,
-		(unsigned long long)(pub.lsn - start.lsn));
+	if (down_since != 0)
+		REPL_LOG_NOTICE("replica %s:%s is up after %llu s down, resuming at LSN "
+			"%llu (%llu to send)", l->host, l->ctl_port,
+			(unsigned long long)((clock_now_ms() - down_since) / 1000),
+			(unsigned long long)start.lsn,
+			(unsigned long long)(pub.lsn - start.lsn));
+	else
+		REPL_LOG_NOTICE("replica %s:%s is up, resuming at LSN %llu (%llu to send)",
+			l->host, l->ctl_port, (unsigned long long)start.lsn,
+			(unsigned long long)(pub.lsn - start.lsn));
 	return 0;
 }
 

@@ -13,7 +13,11 @@
 #include <string.h>
 
 #include "primary/primary.h"
+#include "common/clock.h"
 #include "common/elog.h"
+
+/* how often a replica that stays down is said to be down again */
+#define LINK_DOWN_SAY_MS (5 * 60 * 1000)
 
 /* ------------------------------------------------------------------ */
 /* the link's state                                                   */
@@ -85,12 +89,30 @@ link_fail(struct link *l, const char *fmt, ...)
 	char why[160];
 	va_list ap;
 
+	uint64_t now = clock_now_ms();
+
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	cluster_lock(l->c);
-	if (l->state != REPL_LINK_DRAINING || strcmp(l->why, why) != 0)
+	/*
+	 * Said once when it goes down; while it stays down (a reconnect every
+	 * second or so) once every LINK_DOWN_SAY_MS, with what was not said
+	 */
+	if (l->down_since_ms == 0) {
 		REPL_LOG_WARNING("replica %s:%s is down: %s", l->host, l->ctl_port, why);
+		l->down_since_ms = l->down_said_ms = now;
+		l->down_unsaid = 0;
+	} else if (now - l->down_said_ms >= LINK_DOWN_SAY_MS) {
+		REPL_LOG_WARNING("replica %s:%s is still down, for %llu s (%u failed "
+			"attempts since the last line): %s", l->host, l->ctl_port,
+			(unsigned long long)((now - l->down_since_ms) / 1000),
+			l->down_unsaid + 1, why);
+		l->down_said_ms = now;
+		l->down_unsaid = 0;
+	} else {
+		l->down_unsaid++;
+	}
 	snprintf(l->why, sizeof(l->why), "%s", why);
 	link_set_state(l, REPL_LINK_DRAINING);
 	cluster_unlock(l->c);

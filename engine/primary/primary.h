@@ -100,6 +100,12 @@ struct link {
 	bool member;
 	bool retired;
 	char why[160];
+	/*
+	 * Its being down, as the log says it: since when (0: up), when it was
+	 * last said, and the failures not said since (link_fail)
+	 */
+	uint64_t down_since_ms, down_said_ms;
+	unsigned down_unsaid;
 	struct log_pos head_req;	/* a checkpoint move asked by release */
 	/*
 	 * As its last ACK or heartbeat said: the first LSN a reader there

@@ -187,6 +187,9 @@ EXTRA_DIST += tests/tools/repld_refused.sh
 # a first start that fails leaves no log; --check sees missing directories
 TESTS += tests/tools/repld_first_start.sh
 EXTRA_DIST += tests/tools/repld_first_start.sh
+# what stays down is said once: a replica down, dials without a HELLO
+TESTS += tests/tools/repld_quiet_logs.sh
+EXTRA_DIST += tests/tools/repld_quiet_logs.sh
 
 # the failover tests' partition tool: pass, blackhole, refuse on demand
 check_PROGRAMS += tests/tools/tcp_proxy

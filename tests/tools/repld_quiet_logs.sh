@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# repld_quiet_logs.sh -- what stays down is said once, not every second
+# (repld(8), LOGGING):
+#   1. the replica of a two-node cluster is killed and stays down 8 s while
+#      the primary dials it about once a second: the primary says "replica
+#      ... is down" once; when it is back, "replica ... is up after N s
+#      down";
+#   2. twelve connections to the replica's control port that never send a
+#      HELLO are each dropped after timeouts.down_ms: the replica says
+#      "dropped the control connection" once, not twelve times.
+# Both were a line per attempt before.
+#
+# Environment: REPLD, REPLCTL (the build tree's by default; cluster_lib.sh).
+set -u
+
+NAME=repld_quiet_logs
+. "$(dirname "$0")/cluster_lib.sh"
+
+T0=$SECONDS
+conf 1 primary 3000 1 2
+conf 2 replica 3000 1 1
+start 2
+wait_for 2 "listening" "listening"
+start 1
+up 1 2
+
+# 1. the replica down for 8 s
+{ kill -9 "${pid[2]}"; wait "${pid[2]}"; } 2>/dev/null
+unset 'pid[2]'
+wait_for 1 "replica 127.0.0.1:$(cport 2) is down" "the replica said down"
+sleep 8
+n=$(grep -c "replica 127.0.0.1:$(cport 2) is \(still \)\?down" "$D/node1.err")
+[[ $n -eq 1 ]] || fail "the primary said the replica down $n times in 8 s: $(grep -m 5 'is down' "$D/node1.err")"
+start 2
+wait_for 1 "replica 127.0.0.1:$(cport 2) is up after [0-9]* s down" "the replica said up again"
+echo "$NAME: a replica down 8 s: said down once, then up after $(grep -o 'is up after [0-9]* s' "$D/node1.err" | tail -n 1 | grep -o '[0-9]*') s"
+
+# 2. connections without a HELLO, dropped after timeouts.down_ms (1 s)
+before=$(grep -c "dropped the control connection" "$D/node2.err")
+fds=()
+for ((i = 0; i < 12; i++)); do
+	exec {fd}<>"/dev/tcp/127.0.0.1/$(cport 2)" || fail "could not connect to node2's control port"
+	fds+=("$fd")
+done
+sleep 3
+for fd in "${fds[@]}"; do exec {fd}>&-; done
+n=$(( $(grep -c "dropped the control connection" "$D/node2.err") - before ))
+[[ $n -eq 1 ]] ||
+	fail "12 connections without a HELLO: the replica said $n lines: $(grep 'dropped the control' "$D/node2.err" | tail -n 3)"
+echo "$NAME: 12 connections dropped without a HELLO: said once"
+
+stop 1
+stop 2
+for n in 1 2; do clean_stderr "$D/node$n.err" "node$n"; done
+echo "$NAME: ok ($((SECONDS - T0)) s)"
