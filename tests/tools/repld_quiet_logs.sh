@@ -3,10 +3,11 @@
 #
 # repld_quiet_logs.sh -- what stays down is said once, not every second
 # (repld(8), LOGGING):
-#   1. the replica of a two-node cluster is killed and stays down 8 s while
-#      the primary dials it about once a second: the primary says "replica
-#      ... is down" once; when it is back, "replica ... is up after N s
-#      down";
+#   1. the replica of a two-node cluster is killed and stays down 11 s
+#      while the primary dials it about once a second: the primary says
+#      "replica ... is down" once, and its 10-second status line names the
+#      replica DOWN and how far behind; when it is back, "replica ... is up
+#      after N s down";
 #   2. twelve connections to the replica's control port that never send a
 #      HELLO are each dropped after timeouts.down_ms: the replica says
 #      "dropped the control connection" once, not twelve times.
@@ -30,12 +31,15 @@ up 1 2
 { kill -9 "${pid[2]}"; wait "${pid[2]}"; } 2>/dev/null
 unset 'pid[2]'
 wait_for 1 "replica 127.0.0.1:$(cport 2) is down" "the replica said down"
-sleep 8
+sleep 11
 n=$(grep -c "replica 127.0.0.1:$(cport 2) is \(still \)\?down" "$D/node1.err")
-[[ $n -eq 1 ]] || fail "the primary said the replica down $n times in 8 s: $(grep -m 5 'is down' "$D/node1.err")"
+[[ $n -eq 1 ]] || fail "the primary said the replica down $n times in 11 s: $(grep -m 5 'is down' "$D/node1.err")"
+# its 10-second status line names the replica down, and how far behind
+grep -q "primary, epoch .*; 127.0.0.1:$(cport 2) DOWN, [0-9]* records behind" "$D/node1.err" ||
+	fail "no status line names the replica down: $(grep 'primary, epoch' "$D/node1.err" | tail -n 2)"
 start 2
 wait_for 1 "replica 127.0.0.1:$(cport 2) is up after [0-9]* s down" "the replica said up again"
-echo "$NAME: a replica down 8 s: said down once, then up after $(grep -o 'is up after [0-9]* s' "$D/node1.err" | tail -n 1 | grep -o '[0-9]*') s"
+echo "$NAME: a replica down 11 s: said down once, named DOWN in the status line, then up after $(grep -o 'is up after [0-9]* s' "$D/node1.err" | tail -n 1 | grep -o '[0-9]*') s"
 
 # 2. connections without a HELLO, dropped after timeouts.down_ms (1 s)
 before=$(grep -c "dropped the control connection" "$D/node2.err")

@@ -128,23 +128,70 @@ catch_signals(void)
 	sigaction(SIGPIPE, &ign, NULL);
 }
 
+/* ms as "850ms", "42s", "28m41s" or "3h05m" */
+static const char *
+duration_text(uint64_t ms, char *buf, size_t len)
+{
+	uint64_t s = ms / 1000;
+
+	if (ms < 1000)
+		snprintf(buf, len, "%llums", (unsigned long long)ms);
+	else if (s < 60)
+		snprintf(buf, len, "%llus", (unsigned long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60),
+			(unsigned long long)(s % 60));
+	else
+		snprintf(buf, len, "%lluh%02llum", (unsigned long long)(s / 3600),
+			(unsigned long long)(s / 60 % 60));
+	return buf;
+}
+
+/* the primary's status line: its log, then each replica's state and lag */
 static void
 log_status(struct node *n)
 {
+	char peer[REPLD_PEERS_MAX][REPLD_ADDRESS_MAX + 8], line[1536], d[24];
+	struct repl_replica_status rs;
 	struct repl_status st;
 	struct repl *repl;
 	bool changing;
+	size_t at;
+	int np;
 
 	if ((repl = node_try_enter(n, &changing)) == NULL)
 		return;
 	repl_status(repl, &st);
-	log_notice("primary, epoch %llu: LSN %llu..%llu, durable "
-		"%llu, committed %llu, %d replicas up (quorum %d)",
+	pthread_mutex_lock(&n->lock);
+	np = n->conf.n_peers;
+	for (int i = 0; i < np; i++)
+		snprintf(peer[i], sizeof(peer[i]), "%s:%u", n->conf.peers[i].address,
+			n->conf.peers[i].control_port);
+	pthread_mutex_unlock(&n->lock);
+	at = (size_t)snprintf(line, sizeof(line), "primary, epoch %llu: LSN %llu..%llu, "
+		"durable %llu, committed %llu, %d replicas up (quorum %d)%s",
 		(unsigned long long)st.epoch, (unsigned long long)st.first_lsn,
 		(unsigned long long)st.last_lsn,
 		(unsigned long long)st.durable_lsn,
-		(unsigned long long)st.commit_lsn, st.replicas_up, n->conf.quorum);
+		(unsigned long long)st.commit_lsn, st.replicas_up, n->conf.quorum,
+		st.log_full ? ", LOG FULL" : "");
+	for (int i = 0; i < np && at < sizeof(line); i++) {
+		if (repl_replica_status(repl, i, &rs) != 0)
+			continue;
+		if (rs.state == REPL_REPLICA_STREAMING)
+			at += (size_t)snprintf(line + at, sizeof(line) - at, "; %s streaming, "
+				"lag %llu records (%s)", peer[i],
+				(unsigned long long)rs.lag_records,
+				duration_text(rs.lag_ms, d, sizeof(d)));
+		else
+			at += (size_t)snprintf(line + at, sizeof(line) - at, "; %s %s, "
+				"%llu records behind (%s): %s", peer[i],
+				rs.state == REPL_REPLICA_CATCHING_UP ? "catching up" : "DOWN",
+				(unsigned long long)rs.lag_records,
+				duration_text(rs.lag_ms, d, sizeof(d)), rs.why);
+	}
 	node_leave(n);
+	log_notice("%s", line);
 }
 
 /* what systemd's status line last said, to send it on a change only */
