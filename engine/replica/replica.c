@@ -153,6 +153,43 @@ drop_conn(struct rpma_conn **conn)
 }
 
 /*
+ * Before a session's HELLO_REPLY, which is what its primary waits for to
+ * open the data connection: every data connection request already queued
+ * is a former attempt's (its primary gave up on it, and its endpoint is
+ * gone), and is rejected.  A replica stopped for a while (SIGSTOP, a
+ * paused VM) finds one queued per attempt the primary made meanwhile;
+ * over plain TCP nothing else tells them from the current one (over TLS
+ * the session's admission token does), and each accepted in its place
+ * would leave the current one to time out, and the next, forever.
+ */
+static void
+drop_stale_conn_reqs(struct replica *r)
+{
+	struct rpma_conn_req *req;
+	unsigned dropped = 0;
+	int fd, fl, ret;
+
+	if (rpma_ep_get_fd(r->ep, &fd) || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+		return;
+	for (;;) {
+		struct rpma_conn_cfg *ccfg = fabric_conn_cfg(r->cfg->provider, 64,
+			r->cfg->timeout_ms);
+
+		req = NULL;
+		ret = ccfg ? rpma_ep_next_conn_req(r->ep, ccfg, &req) : REPL_E_NOMEM;
+		rpma_conn_cfg_delete(&ccfg);
+		if (ret != 0)
+			break;
+		rpma_conn_req_delete(&req);
+		dropped++;
+	}
+	if (dropped)
+		REPL_LOG_NOTICE("replica: dropped %u data connection requests of former "
+			"attempts before a new session", dropped);
+}
+
+/*
  * A SET_HEAD while a reader holds records (repl_replica_hold): the
  * checkpoint moves at most to the first record held, and the ACK says
  * where it went; the primary releases no further (docs/replication.md,
@@ -556,6 +593,8 @@ greet(struct replica *r, struct ctl_chan *ch)
 	}
 	hr->desc_len = (uint16_t)r->desc_len;
 	memcpy(hr->desc, r->desc, r->desc_len);
+	if (!fence_only)
+		drop_stale_conn_reqs(r);
 	if (REPL_FAULTED() || ctl_chan_send(ch, &out, cfg->timeout_ms) != 0)
 		goto close;
 	if (!fence_only && (ret = accept_data(r, ch, &conn))) {

@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -109,7 +110,7 @@ one_text(sqlite3 *db, const char *sql, char *out, size_t outlen)
 	return ok;
 }
 
-/* the log's appended LSN, from repl_status()'s "sqlite" object */
+/* the log's last LSN, from repl_status() (its first "last_lsn": the log's) */
 static long long
 appended_lsn(sqlite3 *db)
 {
@@ -117,11 +118,23 @@ appended_lsn(sqlite3 *db)
 	const char *p;
 
 	if (!one_text(db, "SELECT repl_status()", json, sizeof(json)) ||
-	    (p = strstr(json, "\"appended_lsn\":")) == NULL) {
+	    (p = strstr(json, "\"last_lsn\":")) == NULL) {
 		fprintf(stderr, "replvfs_strict_probe: repl_status(): %s\n", json);
 		exit(1);
 	}
-	return strtoll(p + strlen("\"appended_lsn\":"), NULL, 10);
+	return strtoll(p + strlen("\"last_lsn\":"), NULL, 10);
+}
+
+/* SQLite's error log (replvfs's and the engine's lines) on stderr, timed */
+static void
+sqlite_log(void *arg, int code, const char *msg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(stderr, "%lld.%03ld sqlite (%d): %s\n", (long long)ts.tv_sec,
+		ts.tv_nsec / 1000000, code, msg);
 }
 
 static void *
@@ -149,6 +162,7 @@ main(int argc, char **argv)
 {
 	char *err = NULL, n0s[64];
 	sqlite3 *loader, *first;
+	void *lib;
 	struct job jobs[3] = {
 		{ .name = "A", .sql = "INSERT INTO t(v) VALUES('A')" },
 		{ .name = "B", .sql = "INSERT INTO t(v) VALUES('B')" },
@@ -163,6 +177,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: replvfs_strict_probe EXT URI MODE BOOT PID...\n");
 		return 2;
 	}
+	(void)sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
 	boot = strcmp(argv[4], "1") == 0;
 	snprintf(uri, sizeof(uri), "%s&repl_commit=%s%s", argv[2], argv[3],
 		boot ? "&repl_bootstrap=1" : "");
@@ -171,6 +186,14 @@ main(int argc, char **argv)
 	    sqlite3_load_extension(loader, argv[1], NULL, &err) != SQLITE_OK) {
 		fprintf(stderr, "replvfs_strict_probe: %s: %s\n", argv[1], err);
 		return 1;
+	}
+	/* librepl's own lines (its links to the replicas) on stderr too */
+	if ((lib = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD)) != NULL) {
+		int (*threshold)(int, int) = (int (*)(int, int))dlsym(lib,
+			"repl_log_set_threshold");
+
+		if (threshold != NULL)
+			(void)threshold(1 /* STDERR */, 4 /* INFO */);
 	}
 	first = connect_db();
 	if (boot) {
@@ -205,6 +228,8 @@ main(int argc, char **argv)
 
 	printf("n0=%s appended=%lld A=%s B=%s count=", n0s, lsn1 - lsn0, jobs[0].result,
 		jobs[1].result);
+	fprintf(stderr, "replvfs_strict_probe: the log's last LSN %lld before, %lld "
+		"with the replicas stopped\n", lsn0, lsn1);
 	if (jobs[2].count >= 0)
 		printf("%lld", (long long)jobs[2].count);
 	else
