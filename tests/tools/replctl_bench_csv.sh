@@ -6,7 +6,9 @@
 # per acknowledged append (as many as --json's "records"), latencies
 # positive, each client's start offsets nondecreasing, every client
 # present, the sizes the run's, the LSNs distinct and within the
-# primary's log.  Then tools/bench/plot-bench makes a PNG of it (a PNG
+# primary's log.  On a terminal (script(1)) its progress line names the
+# total, the share done and the time left.  Then tools/bench/plot-bench
+# makes a PNG of it (a PNG
 # signature, more than 10 kB); without gnuplot that part exits 77.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default).
@@ -23,6 +25,18 @@ S=$(sock 1)
 	--csv "$D/run.csv" --json > "$D/out" 2> "$D/err" ||
 	fail "bench --csv: exit $?: $(cat "$D/err")"
 clean_stderr "$D/err" "bench --csv"
+
+# on a terminal (script(1) gives it one) the progress line says the total,
+# the share done and the time left
+if command -v script > /dev/null; then
+	script -qefc "\"$CTL\" -s \"$S\" bench --records 20000 --depth 8 --size 64 > /dev/null" \
+		"$D/tty.out" > /dev/null 2>&1 || fail "bench on a terminal: exit $?: $(tail -c 300 "$D/tty.out")"
+	grep -aq "bench: [0-9]* of 20000 ([0-9]*%) records durable, [0-9]* records/s, [0-9]* s left" \
+		"$D/tty.out" || fail "no progress line with the total and the time left: $(tr '\r' '\n' < "$D/tty.out" | head -n 3)"
+	echo "$NAME: the progress line: $(tr '\r' '\n' < "$D/tty.out" | grep -a -m 1 'of 20000')"
+else
+	echo "$NAME: no script(1) (Debian: bsdutils): the progress line not looked at"
+fi
 out=$(cat "$D/out")
 acked=$(jnum "$out" records)
 [[ $acked == 3000 && $(jnum "$out" clients) == 3 && $(jnum "$out" failed) == 0 ]] ||

@@ -287,6 +287,39 @@ usage(void)
 	return EXIT_USAGE;
 }
 
+/*
+ * The progress line on a terminal: what is durable out of the total (when
+ * records bound the run), the rate, and the time left by the rate or by
+ * --seconds, whichever ends first.
+ */
+static void
+progress(const struct run *r, uint64_t total, uint64_t seconds)
+{
+	uint64_t done = atomic_load(&r->done), now = bench_now_ns();
+	double el = (double)(now - r->t0) / 1e9, rate = el > 0 ? (double)done / el : 0;
+	double left = -1;
+	char of[48] = "";
+
+	if (total) {
+		snprintf(of, sizeof(of), " of %" PRIu64 " (%.0f%%)", total,
+			100.0 * (double)done / (double)total);
+		if (rate > 0)
+			left = (double)(total > done ? total - done : 0) / rate;
+	}
+	if (seconds && r->t_end > now) {
+		double by_time = (double)(r->t_end - now) / 1e9;
+
+		if (left < 0 || by_time < left)
+			left = by_time;
+	}
+	if (left >= 0)
+		fprintf(stderr, "\rbench: %" PRIu64 "%s records durable, %.0f records/s, "
+			"%.0f s left   ", done, of, rate, left + 0.5);
+	else
+		fprintf(stderr, "\rbench: %" PRIu64 "%s records durable, %.0f records/s   ",
+			done, of, rate);
+}
+
 int
 cmd_bench(int argc, char *argv[], struct live_opts *o)
 {
@@ -304,7 +337,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	};
 	uint64_t records = RECORDS_DEFAULT, seconds = 0, size = SIZE_DEFAULT;
 	uint64_t depth = DEPTH_DEFAULT, clients = 1, pid = 0;
-	bool records_given = false, pid_given = false, tty = isatty(2);
+	bool records_given = false, pid_given = false, tty = isatty(2), bounded;
 	const char *csv = NULL;
 	struct client_run *cr = NULL;
 	struct sample *all = NULL;
@@ -371,6 +404,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	r.t0 = bench_now_ns();
 	if (seconds)
 		r.t_end = r.t0 + seconds * 1000000000ull;
+	bounded = !seconds || records_given;
 	for (uint64_t i = 0; i < clients; i++) {
 		cr[i] = (struct client_run){ .r = &r, .index = (uint32_t)i };
 		if (pthread_create(&cr[i].thread, NULL, client_main, &cr[i]) != 0) {
@@ -390,9 +424,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 		if (!tty || bench_now_ns() < next)
 			continue;
 		next = bench_now_ns() + PROGRESS_EVERY_NS;
-		fprintf(stderr, "\rbench: %" PRIu64 " records durable, %.0f records/s   ",
-			(uint64_t)atomic_load(&r.done), (double)atomic_load(&r.done) /
-			((double)(bench_now_ns() - r.t0) / 1e9));
+		progress(&r, bounded ? records : 0, seconds);
 	}
 	for (uint64_t i = 0; i < started; i++) {
 		pthread_join(cr[i].thread, NULL);
@@ -402,7 +434,7 @@ cmd_bench(int argc, char *argv[], struct live_opts *o)
 	if (daemon)
 		proc_counts_stop(&count_daemon);
 	if (tty)
-		fprintf(stderr, "\r%60s\r", "");
+		fprintf(stderr, "\r%79s\r", "");
 	ret = atomic_load(&r.ret);
 	if (n && ((all = malloc(n * sizeof(*all))) == NULL ||
 		  (lat = malloc(n * sizeof(*lat))) == NULL)) {
