@@ -11,7 +11,11 @@
 #   2. twelve connections to the replica's control port that never send a
 #      HELLO are each dropped after timeouts.down_ms: the replica says
 #      "dropped the control connection" once, not twelve times.
-# Both were a line per attempt before.
+#   3. SIGTERM to the primary while an append waits for its quorum (the
+#      replica killed): within 1 s it says "stopping: waiting for 1
+#      operations on the log to end ..."; once the replica is back the
+#      append ends and the primary exits 0.
+# The first two were a line per attempt before; the third said nothing.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default; cluster_lib.sh).
 set -u
@@ -55,7 +59,21 @@ n=$(( $(grep -c "dropped the control connection" "$D/node2.err") - before ))
 	fail "12 connections without a HELLO: the replica said $n lines: $(grep 'dropped the control' "$D/node2.err" | tail -n 3)"
 echo "$NAME: 12 connections dropped without a HELLO: said once"
 
-stop 1
+# 3. SIGTERM with an append waiting for a quorum that is gone: said
+{ kill -9 "${pid[2]}"; wait "${pid[2]}"; } 2>/dev/null
+unset 'pid[2]'
+wait_for 1 "replica 127.0.0.1:$(cport 2) is down" "the replica down again"
+echo "waits" | "$CTL" -s "$(sock 1)" --timeout 60000 append > "$D/append.out" 2> "$D/append.err" &
+apid=$!
+sleep 0.5
+kill -TERM "${pid[1]}"
+wait_for 1 "stopping: waiting for 1 operations on the log to end" "the stop said what it waits for"
+start 2
+exited 1 "node1 still running 10 s after its replica came back"
+[[ $rc -eq 0 ]] || fail "node1 exited $rc"
+wait "$apid" 2>/dev/null
+echo "$NAME: SIGTERM with an append waiting for its quorum: said what it waits for; done once the replica was back"
+
 stop 2
 for n in 1 2; do clean_stderr "$D/node$n.err" "node$n"; done
 echo "$NAME: ok ($((SECONDS - T0)) s)"

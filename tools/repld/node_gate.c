@@ -10,8 +10,11 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "deadline.h"
 #include "log.h"
 #include "node_internal.h"
 
@@ -111,10 +114,22 @@ node_leave(struct node *n)
 void
 node_gate_close(struct node *n, enum node_state to)
 {
+	/* a wait longer than a second is said, and again every 10 s */
+	struct timespec say = deadline_after_ms(CLOCK_REALTIME, 1000);
+	unsigned waited_s = 1;
+
 	pthread_mutex_lock(&n->lock);
 	node_set_state(n, to);
-	while (n->active > 0)
-		pthread_cond_wait(&n->cond, &n->lock);
+	while (n->active > 0) {
+		if (pthread_cond_timedwait(&n->cond, &n->lock, &say) != ETIMEDOUT)
+			continue;
+		log_notice("%s: waiting for %d operations on the log to end (an append "
+			"waits for its quorum until it is durable or times out), %u s "
+			"so far", to == NODE_ST_STOPPING ? "stopping" : "changing state",
+			n->active, waited_s);
+		say = deadline_after_ms(CLOCK_REALTIME, 10000);
+		waited_s += 10;
+	}
 	pthread_mutex_unlock(&n->lock);
 }
 
