@@ -41,6 +41,10 @@ n=$(grep -c "replica 127.0.0.1:$(cport 2) is \(still \)\?down" "$D/node1.err")
 # its 10-second status line names the replica down, and how far behind
 grep -q "primary, epoch .*; 127.0.0.1:$(cport 2) DOWN, [0-9]* records behind" "$D/node1.err" ||
 	fail "no status line names the replica down: $(grep 'primary, epoch' "$D/node1.err" | tail -n 2)"
+# replctl status: the replica down, its lag's age readable
+txt=$("$CTL" -s "$(sock 1)" status 2>&1)
+[[ $txt == *"LAG-AGE"* && $txt =~ 127\.0\.0\.1:$(cport 2)\ +down\ +(yes|no)\ +[0-9]+\ +[0-9]+\ +[0-9.]+\ [KMG]?i?B\ +[0-9]+(ms|s|m[0-9]{2}s) ]] ||
+	fail "replctl status of the primary, its replica down: $txt"
 start 2
 wait_for 1 "replica 127.0.0.1:$(cport 2) is up after [0-9]* s down" "the replica said up again"
 echo "$NAME: a replica down 11 s: said down once, named DOWN in the status line, then up after $(grep -o 'is up after [0-9]* s' "$D/node1.err" | tail -n 1 | grep -o '[0-9]*') s"

@@ -52,6 +52,46 @@ text(const json_t *obj, const char *key)
 	return s[0] ? s : "-";
 }
 
+/* a JSON number of milliseconds as "850ms", "42s", "28m41s" or "3h05m" */
+static const char *
+age(const json_t *obj, const char *key, char *out, size_t len)
+{
+	uint64_t ms, s;
+
+	if (!json_is_number(json_object_get(obj, key)))
+		return "-";
+	ms = jin_u64(obj, key, 0);
+	s = ms / 1000;
+	if (ms < 1000)
+		snprintf(out, len, "%" PRIu64 "ms", ms);
+	else if (s < 60)
+		snprintf(out, len, "%" PRIu64 "s", s);
+	else if (s < 3600)
+		snprintf(out, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(out, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s / 60 % 60);
+	return out;
+}
+
+/*
+ * Why a replica is not streaming, and whether the primary has released
+ * what it would resume from: then it is copied anew when it is back
+ */
+static const char *
+replica_why(const json_t *d, const json_t *r, char *out, size_t len)
+{
+	uint64_t first = jin_u64(d, "first_lsn", 0), flushed = jin_u64(r, "flushed_lsn", 0);
+
+	if (strcmp(jin_str(r, "state"), "streaming") != 0 && first > 1 &&
+	    flushed + 1 < first) {
+		snprintf(out, len, "%s%sreleased past (its next record, LSN %" PRIu64
+			", is gone here): a full resync when it is back",
+			jin_str(r, "why"), jin_str(r, "why")[0] ? "; " : "", flushed + 1);
+		return out;
+	}
+	return jin_str(r, "why");
+}
+
 static void
 print_replicas(const json_t *d, bool full)
 {
@@ -62,30 +102,32 @@ print_replicas(const json_t *d, bool full)
 		return;
 	}
 	if (full)
-		printf("%-21s %-11s %-6s %10s %9s %10s %7s %-9s %-5s %-7s %s\n",
+		printf("%-21s %-11s %-6s %10s %9s %9s %7s %-9s %-5s %-7s %s\n",
 			"REPLICA", "STATE", "MEMBER", "FLUSHED", "LAG-REC",
-			"LAG-BYTES", "LAG-MS", "TRANSPORT", "FLUSH", "BACKEND", "WHY");
+			"LAG-BYTES", "LAG-AGE", "TRANSPORT", "FLUSH", "BACKEND", "WHY");
 	else
 		printf("%-21s %-11s %-6s %10s %s\n", "REPLICA", "STATE", "MEMBER",
 			"RECONNECTS", "WHY");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		const json_t *r = json_array_get(arr, i);
-		char f[24], lr[24], lb[24], lm[24], rc[24];
+		char f[24], lr[24], lb[24], lm[24], rc[24], why[384];
 		const char *member = jin_bool(r, "member", false) ? "yes" : "no";
 
 		if (full)
-			printf("%-21s %-11s %-6s %10s %9s %10s %7s %-9s %-5s %-7s %s\n",
+			printf("%-21s %-11s %-6s %10s %9s %9s %7s %-9s %-5s %-7s %s\n",
 				jin_str(r, "address"), jin_str(r, "state"), member,
 				num(r, "flushed_lsn", f, sizeof(f)),
 				num(r, "lag_records", lr, sizeof(lr)),
-				num(r, "lag_bytes", lb, sizeof(lb)),
-				num(r, "lag_ms", lm, sizeof(lm)),
+				json_is_number(json_object_get(r, "lag_bytes")) ?
+				human_bytes(jin_u64(r, "lag_bytes", 0), lb, sizeof(lb)) : "-",
+				age(r, "lag_ms", lm, sizeof(lm)),
 				text(r, "transport"), text(r, "flush_method"),
-				text(r, "backend"), jin_str(r, "why"));
+				text(r, "backend"), replica_why(d, r, why, sizeof(why)));
 		else
 			printf("%-21s %-11s %-6s %10s %s\n", jin_str(r, "address"),
 				jin_str(r, "state"), member,
-				num(r, "reconnects", rc, sizeof(rc)), jin_str(r, "why"));
+				num(r, "reconnects", rc, sizeof(rc)),
+				replica_why(d, r, why, sizeof(why)));
 	}
 }
 
