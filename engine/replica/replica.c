@@ -677,27 +677,32 @@ struct pending {
 	uint64_t until;
 };
 
-/* how often a dropped control connection is said (a primary that comes
-   back may have queued a dial a second while it could not reach this one) */
+/* how often a dropped control connection is said, for each kind of
+   reason (a primary that comes back may have queued a dial a second
+   while it could not reach this one) */
 #define DROP_SAY_MS 10000
 
+/* why a connection is dropped before its HELLO: said apart from each other */
+enum drop_kind { DROP_EVICTED, DROP_NO_HELLO, DROP_HANDSHAKE, DROP_OTHER };
+
 static void
-pending_drop(struct replica *r, struct pending *p, int *n, int i, const char *why)
+pending_drop(struct replica *r, struct pending *p, int *n, int i,
+		enum drop_kind kind, const char *why)
 {
 	uint64_t now = clock_now_ms();
 
-	if (why && (r->drop_said_ms == 0 || now - r->drop_said_ms >= DROP_SAY_MS)) {
-		if (r->drops_unsaid)
+	if (why && (r->drop_said_ms[kind] == 0 || now - r->drop_said_ms[kind] >= DROP_SAY_MS)) {
+		if (r->drops_unsaid[kind])
 			REPL_LOG_WARNING("replica: dropped the control connection from "
-				"%s: %s (and %u more since the last such line)",
-				ctl_chan_peer(p[i].ch), why, r->drops_unsaid);
+				"%s: %s (and %u more so since the last such line)",
+				ctl_chan_peer(p[i].ch), why, r->drops_unsaid[kind]);
 		else
 			REPL_LOG_WARNING("replica: dropped the control connection from "
 				"%s: %s", ctl_chan_peer(p[i].ch), why);
-		r->drop_said_ms = now;
-		r->drops_unsaid = 0;
+		r->drop_said_ms[kind] = now;
+		r->drops_unsaid[kind] = 0;
 	} else if (why) {
-		r->drops_unsaid++;
+		r->drops_unsaid[kind]++;
 	}
 	ctl_chan_close(&p[i].ch);
 	memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
@@ -718,7 +723,7 @@ pending_accept(struct replica *r, struct pending *p, int *n)
 			return;
 		}
 		if (*n == PENDING_MAX)
-			pending_drop(r, p, n, 0, "no HELLO yet, and a newer connection "
+			pending_drop(r, p, n, 0, DROP_EVICTED, "no HELLO yet, and a newer connection "
 				"needs its place");
 		p[(*n)++] = (struct pending){ ch,
 			clock_now_ms() + (uint64_t)r->cfg->timeout_ms };
@@ -748,14 +753,14 @@ pending_serve(struct replica *r, struct pending *p, int *n)
 			continue;
 		}
 		if (ret == CTL_CHAN_AGAIN)
-			pending_drop(r, p, n, i, "no HELLO within the timeout");
+			pending_drop(r, p, n, i, DROP_NO_HELLO, "no HELLO within the timeout");
 		else if (ret == CTL_CHAN_CLOSED)
-			pending_drop(r, p, n, i, NULL);	/* gone before a word */
+			pending_drop(r, p, n, i, DROP_OTHER, NULL);	/* gone before a word */
 		else if (ret < 0 && ret != CTL_CHAN_ERROR)
 			/* a failed TLS handshake, for one: say who and why */
-			pending_drop(r, p, n, i, ctl_last_error());
+			pending_drop(r, p, n, i, DROP_HANDSHAKE, ctl_last_error());
 		else
-			pending_drop(r, p, n, i, ctl_chan_why(ch));
+			pending_drop(r, p, n, i, DROP_OTHER, ctl_chan_why(ch));
 	}
 }
 
@@ -796,7 +801,7 @@ replica_serve(struct replica *r)
 		pending_serve(r, pend, &npend);
 	}
 	while (npend > 0)
-		pending_drop(r, pend, &npend, 0, NULL);
+		pending_drop(r, pend, &npend, 0, DROP_OTHER, NULL);
 	end_session(r, NULL);
 	session_state(r, REPL_SESSION_STOPPED);
 	publish_state(r);

@@ -48,10 +48,11 @@ struct replica {
 	struct wal *wal;
 	int lock_fd;			/* holds the log's lock (log_lock.h) */
 	bool log_created;		/* its file made by this open */
-	/* control connections dropped before their HELLO: when that was
-	   last said, and how many were not said since (pending_drop) */
-	uint64_t drop_said_ms;
-	unsigned drops_unsaid;
+	/* control connections dropped before their HELLO, for each kind of
+	   reason (replica.c's drop_kind): when that was last said, and how
+	   many were not said since (pending_drop) */
+	uint64_t drop_said_ms[4];
+	unsigned drops_unsaid[4];
 	struct rpma_peer *peer;
 	struct rpma_mr_local *mr;
 	struct rpma_ep *ep;
