@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <libconfig.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -91,6 +92,22 @@ static const char *const backend_names[] = {
 static const char *const level_names[] = {
 	"", "error", "warning", "notice", "info", "debug", NULL
 };
+
+const char *
+repld_duration_text(uint64_t ms, char *buf, size_t size)
+{
+	uint64_t s = ms / 1000;
+
+	if (ms < 1000)
+		snprintf(buf, size, "%" PRIu64 "ms", ms);
+	else if (s < 60)
+		snprintf(buf, size, "%" PRIu64 "s", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s / 60 % 60);
+	return buf;
+}
 
 void
 repld_host_port(char *buf, size_t size, const char *host, unsigned port)

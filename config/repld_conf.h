@@ -171,6 +171,8 @@ void repld_conf_free(struct repld_conf *conf);
 const char *repld_backend_name(enum repld_backend b);
 /* "host:port" into buf, an IPv6 address in brackets */
 void repld_host_port(char *buf, size_t size, const char *host, unsigned port);
+/* ms as an operator reads it: "850ms", "42s", "28m41s" or "3h05m"; buf */
+const char *repld_duration_text(uint64_t ms, char *buf, size_t size);
 const char *repld_flush_name(enum repld_flush_method f);
 
 #endif

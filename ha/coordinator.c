@@ -447,3 +447,24 @@ coordinator_leader_at_start(const struct coord_cfg *cfg, uint64_t *epoch)
 	*epoch = v.epoch;
 	return v.node_id;
 }
+
+void
+coordinator_local_primary(struct ha_local *l, const struct repl_status *st)
+{
+	l->role = HA_ROLE_PRIMARY;
+	l->epoch = st->epoch;
+	l->last_lsn = st->last_lsn;
+	l->link_up = !st->fenced && st->replicas_up > 0;
+}
+
+void
+coordinator_local_replica(struct ha_local *l, const struct repl_replica_info *info)
+{
+	l->role = HA_ROLE_REPLICA;
+	l->epoch = info->epoch;
+	l->last_lsn = info->last_lsn;
+	l->link_up = info->following != 0;
+	l->silent_ms = info->primary_silent_ms;
+	l->member = info->config_epoch != 0 && !info->floor_pending;
+	l->config_epoch = info->config_epoch;
+}

@@ -162,6 +162,15 @@ void coordinator_view(struct coordinator *c, struct coord_view *v);
 int coordinator_promote_gate(void *arg);
 
 /*
+ * What a node's op_local reports, from what librepl says of its log: as
+ * the primary (its status), or as a replica (its replica's info; a log
+ * that never joined a cluster, or made anew before its floor, is no
+ * member: it has nothing to lead with, and a promotion would refuse it).
+ */
+void coordinator_local_primary(struct ha_local *l, const struct repl_status *st);
+void coordinator_local_replica(struct ha_local *l, const struct repl_replica_info *info);
+
+/*
  * At start, before the node opens its log: the node id of the leader key's
  * holder when it is another node than cfg's (0: none, this node, or etcd
  * does not answer within the configured timeout).  A node whose file says

@@ -273,21 +273,30 @@ rv_db_checkpoint_write(struct rv_db *d)
 	uint64_t lsn = atomic_load(&d->appended_lsn);
 	int ret;
 
-	if (lsn <= atomic_load(&d->durable_lsn))
-		return SQLITE_OK;
-	pthread_rwlock_rdlock(&d->log_lock);
-	ret = d->repl == NULL ? REPL_E_INVAL :
-		repl_wait_durable(d->repl, lsn, d->timeout_ms);
-	pthread_rwlock_unlock(&d->log_lock);
-	if (ret != 0) {
+	if ((ret = rv_db_wait_lsn(d, lsn)) != 0) {
 		sqlite3_log(SQLITE_IOERR, "replvfs: %s: a checkpoint waits for LSN %llu, "
 			"not durable: %s; the database file takes no transaction "
 			"before it is", d->path, (unsigned long long)lsn,
 			repl_strerror(ret));
 		return SQLITE_IOERR_WRITE;
 	}
-	rv_db_durable_at(d, lsn);
 	return SQLITE_OK;
+}
+
+int
+rv_db_wait_lsn(struct rv_db *d, uint64_t lsn)
+{
+	int ret;
+
+	if (lsn <= atomic_load(&d->durable_lsn))
+		return 0;
+	pthread_rwlock_rdlock(&d->log_lock);
+	ret = d->repl == NULL ? REPL_E_INVAL :
+		repl_wait_durable(d->repl, lsn, d->timeout_ms);
+	pthread_rwlock_unlock(&d->log_lock);
+	if (ret == 0)
+		rv_db_durable_at(d, lsn);
+	return ret;
 }
 
 int
@@ -305,16 +314,10 @@ rv_db_wait_pending(void)
 	 * commit).  A membership change made it durable before it closed
 	 * the log (rv_db_reconfigure).
 	 */
-	pthread_rwlock_rdlock(&d->log_lock);
-	ret = pending.lsn <= atomic_load(&d->durable_lsn) ? 0 : d->repl == NULL ?
-		REPL_E_INVAL : repl_wait_durable(d->repl, pending.lsn, d->timeout_ms);
-	pthread_rwlock_unlock(&d->log_lock);
-	if (ret != 0) {
+	if ((ret = rv_db_wait_lsn(d, pending.lsn)) != 0) {
 		pthread_mutex_lock(&d->lock);
 		poison(d, ret, pending.lsn, pending.txid);
 		pthread_mutex_unlock(&d->lock);
-	} else {
-		rv_db_durable_at(d, pending.lsn);
 	}
 	rv_db_put(d);
 	return ret == 0 ? SQLITE_OK : SQLITE_IOERR_WRITE;

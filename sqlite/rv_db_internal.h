@@ -116,6 +116,11 @@ int rv_db_log_open_gated(const struct repld_conf *conf, bool bootstrap,
 		int (*gate)(void *arg), void *gate_arg, struct repl **out);
 /* lsn is durable: the newest known */
 void rv_db_durable_at(struct rv_db *d, uint64_t lsn);
+/*
+ * Until lsn is durable (at once when known to be), under log_lock shared
+ * and without lock: 0, or the REPL_E_* of repl_wait_durable
+ */
+int rv_db_wait_lsn(struct rv_db *d, uint64_t lsn);
 /* a commit at lsn, ending at WAL frame frame, is in flight; under lock */
 void rv_db_inflight_add(struct rv_db *d, uint64_t lsn, uint32_t frame);
 /* the -wal begins again (frames count from 1): none listed; under lock */

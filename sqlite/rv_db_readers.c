@@ -106,16 +106,8 @@ wait_durable(struct rv_db *d, uint64_t lsn, uint32_t frame)
 	pthread_mutex_lock(&d->lock);
 	poisoned = d->poisoned;
 	pthread_mutex_unlock(&d->lock);
-	if (poisoned == 0) {
-		pthread_rwlock_rdlock(&d->log_lock);
-		ret = d->repl == NULL ? REPL_E_INVAL :
-			repl_wait_durable(d->repl, lsn, d->timeout_ms);
-		pthread_rwlock_unlock(&d->log_lock);
-		if (ret == 0) {
-			rv_db_durable_at(d, lsn);
-			return SQLITE_OK;
-		}
-	}
+	if (poisoned == 0 && (ret = rv_db_wait_lsn(d, lsn)) == 0)
+		return SQLITE_OK;
 	if (frame != 0)
 		snprintf(what, sizeof(what), "a read of WAL frame %" PRIu32, frame);
 	else

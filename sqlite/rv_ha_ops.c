@@ -39,10 +39,7 @@ primary_local(const struct rv_db_view *v, void *arg)
 	if (v->repl == NULL)
 		return;		/* retired: no role */
 	repl_status(v->repl, &st);
-	l->role = HA_ROLE_PRIMARY;
-	l->epoch = st.epoch;
-	l->last_lsn = st.last_lsn;
-	l->link_up = !st.fenced && st.replicas_up > 0;
+	coordinator_local_primary(l, &st);
 }
 
 static void
@@ -58,14 +55,7 @@ op_local(void *arg, struct ha_local *l)
 		rv_db_inspect(h->db, primary_local, l);
 	} else if (h->role == RV_HA_REPLICA && h->replica != NULL &&
 		   repl_replica_info(h->replica, &info) == 0) {
-		l->role = HA_ROLE_REPLICA;
-		l->epoch = info.epoch;
-		l->last_lsn = info.last_lsn;
-		l->link_up = info.following != 0;
-		l->silent_ms = info.primary_silent_ms;
-		/* a log that never joined the cluster has nothing to lead with */
-		l->member = info.config_epoch != 0 && !info.floor_pending;
-		l->config_epoch = info.config_epoch;
+		coordinator_local_replica(l, &info);
 	}
 	pthread_mutex_unlock(&h->lock);
 }

@@ -52,25 +52,13 @@ text(const json_t *obj, const char *key)
 	return s[0] ? s : "-";
 }
 
-/* a JSON number of milliseconds as "850ms", "42s", "28m41s" or "3h05m" */
+/* a JSON number of milliseconds as an operator reads it (28m41s) */
 static const char *
 age(const json_t *obj, const char *key, char *out, size_t len)
 {
-	uint64_t ms, s;
-
 	if (!json_is_number(json_object_get(obj, key)))
 		return "-";
-	ms = jin_u64(obj, key, 0);
-	s = ms / 1000;
-	if (ms < 1000)
-		snprintf(out, len, "%" PRIu64 "ms", ms);
-	else if (s < 60)
-		snprintf(out, len, "%" PRIu64 "s", s);
-	else if (s < 3600)
-		snprintf(out, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
-	else
-		snprintf(out, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s / 60 % 60);
-	return out;
+	return repld_duration_text(jin_u64(obj, key, 0), out, len);
 }
 
 /*

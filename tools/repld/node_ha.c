@@ -71,26 +71,13 @@ op_local(void *arg, struct ha_local *l)
 		if (repl != NULL) {
 			repl_status(repl, &st);
 			node_leave(n);
-			l->epoch = st.epoch;
-			l->last_lsn = st.last_lsn;
-			l->link_up = !st.fenced && st.replicas_up > 0;
+			coordinator_local_primary(l, &st);
 		}
 	} else if (r == NODE_REPLICA) {
 		struct repl_replica_info info;
 
 		node_replica_info(n, &info);
-		l->role = HA_ROLE_REPLICA;
-		l->epoch = info.epoch;
-		l->last_lsn = info.last_lsn;
-		l->link_up = info.following != 0;
-		l->silent_ms = info.primary_silent_ms;
-		/*
-		 * A log that never joined a cluster (a new node before the
-		 * bootstrap, one made anew before its floor) has nothing to
-		 * lead with: the promotion would refuse it anyway.
-		 */
-		l->member = info.config_epoch != 0 && !info.floor_pending;
-		l->config_epoch = info.config_epoch;
+		coordinator_local_replica(l, &info);
 	} else {
 		l->role = HA_ROLE_OTHER;
 	}

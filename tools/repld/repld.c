@@ -128,25 +128,6 @@ catch_signals(void)
 	sigaction(SIGPIPE, &ign, NULL);
 }
 
-/* ms as "850ms", "42s", "28m41s" or "3h05m" */
-static const char *
-duration_text(uint64_t ms, char *buf, size_t len)
-{
-	uint64_t s = ms / 1000;
-
-	if (ms < 1000)
-		snprintf(buf, len, "%llums", (unsigned long long)ms);
-	else if (s < 60)
-		snprintf(buf, len, "%llus", (unsigned long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60),
-			(unsigned long long)(s % 60));
-	else
-		snprintf(buf, len, "%lluh%02llum", (unsigned long long)(s / 3600),
-			(unsigned long long)(s / 60 % 60));
-	return buf;
-}
-
 /* the primary's status line: its log, then each replica's state and lag */
 static void
 log_status(struct node *n)
@@ -182,13 +163,13 @@ log_status(struct node *n)
 			at += (size_t)snprintf(line + at, sizeof(line) - at, "; %s streaming, "
 				"lag %llu records (%s)", peer[i],
 				(unsigned long long)rs.lag_records,
-				duration_text(rs.lag_ms, d, sizeof(d)));
+				repld_duration_text(rs.lag_ms, d, sizeof(d)));
 		else
 			at += (size_t)snprintf(line + at, sizeof(line) - at, "; %s %s, "
 				"%llu records behind (%s): %s", peer[i],
 				rs.state == REPL_REPLICA_CATCHING_UP ? "catching up" : "DOWN",
 				(unsigned long long)rs.lag_records,
-				duration_text(rs.lag_ms, d, sizeof(d)), rs.why);
+				repld_duration_text(rs.lag_ms, d, sizeof(d)), rs.why);
 	}
 	node_leave(n);
 	log_notice("%s", line);
