@@ -130,6 +130,13 @@ uint32_t membership_nodes(const struct membership *ms, uint16_t flag);
 int membership_find(const struct membership *ms, uint32_t node_id,
 		const char *host, uint16_t port);
 /*
+ * Does ms leave node_id out: it names the node in the old configuration
+ * only (a joint membership whose change removes it), or, every entry's
+ * node id known, not at all.  False for none stored, a version 1 copy (it
+ * does not list its writer) or node id 0.
+ */
+bool membership_leaves_out(const struct membership *ms, uint32_t node_id);
+/*
  * Does b say the same configuration(s) as a: the same k (and k_old), the
  * same nodes in NEW (and OLD), entry for entry, matched by node id where
  * both know it and by address otherwise (both must know it, and where

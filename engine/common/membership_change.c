@@ -41,6 +41,22 @@ membership_find(const struct membership *ms, uint32_t node_id,
 	return -1;
 }
 
+bool
+membership_leaves_out(const struct membership *ms, uint32_t node_id)
+{
+	int at;
+
+	if (ms->config_epoch == 0 || ms->v1 || node_id == 0)
+		return false;
+	if ((at = membership_find(ms, node_id, NULL, 0)) >= 0)
+		return (ms->m[at].flags & MEMBER_F_NEW) == 0;
+	/* an entry without an id may be this node, known by its address */
+	for (uint32_t i = 0; i < ms->count && i < MEMBERSHIP_NODES_MAX; i++)
+		if (ms->m[i].node_id == 0)
+			return false;
+	return true;
+}
+
 /*
  * One node in both?  By node id where both know it (self's entries by
  * that alone), else by address.  strict: where both know the node id,

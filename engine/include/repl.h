@@ -542,6 +542,11 @@ struct repl_replica_info {
 					   none since open); a failover
 					   coordinator's evidence that the
 					   primary is gone */
+	int config_removed;		/* its stored membership leaves it
+					   out: a joint one names it in the
+					   old configuration only (a change
+					   removes it), or one names it not
+					   at all */
 };
 
 struct repl_replica_node;

@@ -215,6 +215,7 @@ publish_state(struct replica *r)
 	s.epoch = r->id.epoch;
 	s.config_epoch = ms.config_epoch;
 	s.config_joint = (ms.flags & MEMBERSHIP_F_JOINT) != 0;
+	s.config_removed = membership_leaves_out(&ms, r->id.node_id);
 	if (r->s.ch) {
 		int at = membership_find(&ms, r->s.primary, NULL, 0);
 

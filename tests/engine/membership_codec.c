@@ -424,7 +424,19 @@ change(void)
 	CU_ASSERT_EQUAL(j.m[3].flags, MEMBER_F_NEW);
 	CU_ASSERT_STRING_EQUAL(j.m[3].host, "10.0.0.4");
 	CU_ASSERT_EQUAL(membership_check(&j, &why), 0);
+	/* J leaves node 3 out (old only); the new node's id is not known
+	 * yet, so a node not named by id may be it: not left out */
+	CU_ASSERT(membership_leaves_out(&j, 3));
+	CU_ASSERT(!membership_leaves_out(&j, 1));
+	CU_ASSERT(!membership_leaves_out(&j, 9));
+	CU_ASSERT(!membership_leaves_out(&j, 0));
 	membership_final(&j, &f);
+	/* F names every node by id but 10.0.0.4: 3 may be it */
+	CU_ASSERT(!membership_leaves_out(&f, 3));
+	f.m[2].node_id = 4;
+	CU_ASSERT(membership_leaves_out(&f, 3));
+	CU_ASSERT(!membership_leaves_out(&f, 4));
+	f.m[2].node_id = 0;
 	CU_ASSERT_EQUAL(f.config_epoch, 7);
 	CU_ASSERT_EQUAL(f.flags, MEMBERSHIP_F_FROM_JOINT);
 	CU_ASSERT_EQUAL(f.count, 3);

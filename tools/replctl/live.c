@@ -215,6 +215,19 @@ print_status(const json_t *d)
 				text(d, "primary_address"));
 		else
 			printf("following no primary now\n");
+		if (jin_bool(d, "removed", false))
+			printf("REMOVED   from the membership (configuration epoch "
+				"%s%s leaves it out): %s\n",
+				num(d, "config_epoch", n[0], sizeof(n[0])),
+				jin_bool(d, "config_joint", false) ? ", joint" : "",
+				jin_bool(d, "config_joint", false) ?
+				"it holds the joint membership of a change that "
+				"removes it; once that change commits (the primary's "
+				"status says), no primary of this cluster connects to "
+				"it; stop it, or add it back with replctl add on the "
+				"primary" :
+				"no primary of this cluster connects to it now; stop "
+				"it, or add it back with replctl add on the primary");
 		if (json_object_get(d, "session_state") != NULL) {
 			char n7[24];
 

@@ -408,6 +408,7 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "epoch", jo_u64(rs.epoch));
 	bad |= json_object_set_new(o, "config_epoch", jo_u64(rs.config_epoch));
 	bad |= json_object_set_new(o, "config_joint", json_boolean(rs.config_joint));
+	bad |= json_object_set_new(o, "removed", json_boolean(rs.config_removed));
 	bad |= json_object_set_new(o, "first_lsn", jo_u64(rs.first_lsn));
 	bad |= json_object_set_new(o, "last_lsn", jo_u64(rs.last_lsn));
 	bad |= json_object_set_new(o, "durable_lsn", jo_u64(rs.durable_lsn));
