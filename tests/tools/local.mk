@@ -274,6 +274,10 @@ EXTRA_DIST += tests/tools/repld_ha_etcd_down.sh
 # one acknowledges nothing new and rejoins as a replica (it does not exit)
 TESTS += tests/tools/repld_ha_sigstop.sh
 EXTRA_DIST += tests/tools/repld_ha_sigstop.sh
+# a killed node's member key, live in etcd until its lease ends, is
+# shown with what the node asked sees of it: no link
+TESTS += tests/tools/repld_ha_members_seen.sh
+EXTRA_DIST += tests/tools/repld_ha_members_seen.sh
 # the coordinator turned on in a running cluster node by node, the
 # replicas first: no campaign, the primary stays the primary
 TESTS += tests/tools/repld_ha_enable.sh

@@ -9,7 +9,8 @@
 #      itself, and status says "applied");
 #   2. a fourth node started; replctl add node4, then replctl remove node3:
 #      each written to etcd first (epochs 3 and 5), then carried to the
-#      logs; node4's id, learned by the primary, is written back;
+#      logs; node4's id, learned by the primary, is written back; node3's
+#      status says it is removed (status --json "removed", a REMOVED line);
 #   3. records are appended, and the primary killed (SIGKILL): node2
 #      (whose file still lists the first three nodes) or node4, whichever
 #      wins the leader key, takes over, promoting over the membership its
@@ -98,6 +99,12 @@ wait_ms 1 '"state":"applied","config_epoch":5' 10 "the removal"
 wait_ms 2 '"state":"applied","config_epoch":5' 10 "node2 holding the removal"
 grep -q "carrying it" "$D/node1.err" &&
 	fail "node1 carried its own change a second time: $(grep "carr" "$D/node1.err")"
+# node3, left out by etcd's key (its log may never get the change), says so
+wait_status 3 '"removed":true' "node3 saying it is removed" 10
+"$CTL" -s "$(sock 3)" status > "$D/removed.out" 2>&1
+grep -q "^REMOVED   from the membership" "$D/removed.out" ||
+	fail "replctl status of the removed node3 does not say it: $(cat "$D/removed.out")"
+[[ $(status_json 2) == *'"removed":false'* ]] || fail "node2 says it is removed: $(status_json 2)"
 echo "$NAME: added node4, removed node3: $v ($((SECONDS - T0)) s)"
 
 # 3. appends, then the primary killed: node2 takes over

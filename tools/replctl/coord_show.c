@@ -54,27 +54,54 @@ print_leader(const json_t *co)
 		jin_bool(co, "holds_leader", false) ? " (this node holds it)" : "");
 }
 
+/* the member key against what the node asked sees of that member itself */
+static const char *
+seen_word(const json_t *m)
+{
+	const char *seen = jin_str(m, "seen");
+
+	return strcmp(seen, "self") == 0 ? "self" :
+		strcmp(seen, "linked") == 0 ? "linked" :
+		strcmp(seen, "no_link") == 0 ? "NO-LINK" : "-";
+}
+
 static void
 print_members(const json_t *co)
 {
 	const json_t *arr = json_object_get(co, "members");
+	int stale = 0;
 
 	if (json_array_size(arr) == 0) {
 		printf("no member keys: no node publishes itself\n");
 		return;
 	}
-	printf("%-6s %-8s %12s %12s %12s %-4s %s\n", "MEMBER", "ROLE", "EPOCH",
-		"LAST-LSN", "LAST-EPOCH", "LINK", "CANDIDATE");
+	printf("%-6s %-8s %12s %12s %12s %-4s %-9s %s\n", "MEMBER", "ROLE", "EPOCH",
+		"LAST-LSN", "LAST-EPOCH", "LINK", "SEEN-HERE", "CANDIDATE");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		const json_t *m = json_array_get(arr, i);
 
 		printf("%-6" PRId64 " %-8s %12" PRId64 " %12" PRId64 " %12" PRId64
-			" %-4s %s\n", ival(m, "node_id", 0),
+			" %-4s %-9s %s\n", ival(m, "node_id", 0),
 			jin_str(m, "role")[0] ? jin_str(m, "role") : "-",
 			ival(m, "epoch", 0), ival(m, "last_lsn", 0),
 			ival(m, "last_epoch", 0),
-			jin_bool(m, "link_up", false) ? "up" : "down",
+			jin_bool(m, "link_up", false) ? "up" : "down", seen_word(m),
 			jin_bool(m, "candidate", false) ? "yes" : "no");
+		stale += strcmp(jin_str(m, "seen"), "no_link") == 0;
+	}
+	for (size_t i = 0; stale && i < json_array_size(arr); i++) {
+		const json_t *m = json_array_get(arr, i);
+		char b[32];
+
+		if (strcmp(jin_str(m, "seen"), "no_link") != 0)
+			continue;
+		printf("NO-LINK   node %" PRId64 ": this node has no link with it",
+			ival(m, "node_id", 0));
+		if (ival(m, "silent_ms", -1) >= 0)
+			printf(" (nothing heard for %s)", dur(ival(m, "silent_ms", 0),
+				b, sizeof(b)));
+		printf("; its key is its own last word, kept until its lease "
+			"runs out: it may be dead, stopped or cut off\n");
 	}
 }
 

@@ -12,6 +12,7 @@
 
 #include "admin_status.h"
 #include "coordinator.h"
+#include "member_seen.h"
 
 /* as the configuration names it: "verbs", or "ofi:" and the provider */
 static const char *
@@ -449,7 +450,7 @@ replica_json(struct node *n, json_t *o)
 
 /* the coordinator's view (coordinator.h), or NULL when out of memory */
 static json_t *
-coordinator_json(struct coordinator *coord)
+coordinator_json(struct coordinator *coord, const struct member_seen_map *seen)
 {
 	struct coord_view v;
 	json_t *members = json_array(), *leader, *sw, *ms, *nodes = json_array();
@@ -468,12 +469,17 @@ coordinator_json(struct coordinator *coord)
 			"quorum", jo_u64(v.has_ms ? v.ms.quorum : 0), "nodes", nodes);
 	for (int i = 0; members != NULL && i < v.n_members; i++) {
 		const struct coord_member *m = &v.members[i];
+		uint64_t silent;
+		enum member_seen sn = member_seen_of(seen, m->node_id, m->role, &silent);
 
 		if (json_array_append_new(members, json_pack("{s:o, s:s, s:o, s:o, s:o, "
-				"s:b, s:b}", "node_id", jo_u64(m->node_id), "role", m->role,
+				"s:b, s:b, s:s, s:o}", "node_id", jo_u64(m->node_id),
+				"role", m->role,
 				"epoch", jo_u64(m->epoch), "last_lsn", jo_u64(m->last_lsn),
 				"last_epoch", jo_u64(m->last_epoch), "link_up", m->link_up,
-				"candidate", m->candidate)) != 0) {
+				"candidate", m->candidate, "seen", member_seen_name(sn),
+				"silent_ms", silent == UINT64_MAX ? json_null() :
+				jo_u64(silent))) != 0) {
 			json_decref(members);
 			members = NULL;
 		}
@@ -507,6 +513,38 @@ coordinator_json(struct coordinator *coord)
 		"waiting", v.waiting);
 }
 
+/*
+ * Does etcd's membership key, as new as the log's or newer, leave this
+ * node out (by node id, or by control address where it names a node
+ * whose id is not known yet)?  A change reaches a removed replica's log
+ * only if its joint membership did; the key says so either way.
+ */
+static bool
+removed_in_etcd(struct node *n, struct coordinator *coord)
+{
+	struct repl_replica_info info;
+	struct coord_view v;
+	char self[REPLD_ADDRESS_MAX + 8];
+	uint32_t id;
+
+	coordinator_view(coord, &v);
+	if (!v.has_ms)
+		return false;
+	node_replica_info(n, &info);
+	pthread_mutex_lock(&n->lock);
+	id = n->conf.node_id;
+	snprintf(self, sizeof(self), "%s:%u", n->conf.listen.address,
+		n->conf.listen.control_port);
+	pthread_mutex_unlock(&n->lock);
+	if (v.ms.config_epoch < info.config_epoch)
+		return false;
+	for (int i = 0; i < v.ms.n; i++)
+		if (v.ms.nodes[i].node_id == id || (v.ms.nodes[i].node_id == 0 &&
+				strcmp(v.ms.nodes[i].ctl_addr, self) == 0))
+			return false;
+	return true;
+}
+
 json_t *
 admin_status_json(struct node *n)
 {
@@ -516,18 +554,25 @@ admin_status_json(struct node *n)
 	int bad;
 
 	/* as an appender would: the primary's handle cannot go meanwhile */
+	struct member_seen_map seen;
+
 	repl = node_try_enter(n, &changing);
 	o = common_json(n, repl ? NODE_PRIMARY : node_role(n), changing);
 	if (repl) {
 		bad = primary_json(n, repl, o);
+		member_seen_primary(n, repl, &seen);
 		node_leave(n);
 	} else {
 		bad = replica_json(n, o);
+		member_seen_replica(n, &seen);
 	}
 	struct coordinator *coord = atomic_load(&n->coord);
 
+	if (!bad && coord != NULL && !repl && removed_in_etcd(n, coord))
+		bad = json_object_set_new(o, "removed", json_true());
 	if (!bad && coord != NULL)
-		bad = json_object_set_new(o, "coordinator", coordinator_json(coord));
+		bad = json_object_set_new(o, "coordinator",
+			coordinator_json(coord, &seen));
 	if (bad) {
 		json_decref(o);
 		return NULL;
