@@ -34,6 +34,7 @@ engine_librepl_internal_la_SOURCES += \
 engine_librepl_internal_la_SOURCES += \
 	engine/replica/replica_state.c engine/replica/replica_open.c \
 	engine/replica/replica.c engine/replica/replica.h engine/replica/replica_internal.h \
+	engine/replica/replica_pending.c \
 	engine/replica/promise_floor.c engine/replica/promise_floor.h
 engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h \
 	engine/facade.h engine/repl_replica.c engine/repl_reader.c \

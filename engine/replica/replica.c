@@ -660,136 +660,21 @@ serve(struct replica *r)
 	}
 }
 
-/* ------------------------------------------------------------------ */
-/* new control connections                                            */
-
-/*
- * New control connections wait here for their first frame (with TLS,
- * first for their handshake), all polled together: a HELLO is served as
- * soon as it is in, so a connection that stays silent holds up nobody --
- * a promotion's fence in particular.  Each gets the timeout; when
- * PENDING_MAX are waiting, the oldest is dropped for a new one.
- */
-#define PENDING_MAX 8
-
-struct pending {
-	struct ctl_chan *ch;
-	uint64_t until;
-};
-
-/* how often a dropped control connection is said, for each kind of
-   reason (a primary that comes back may have queued a dial a second
-   while it could not reach this one) */
-#define DROP_SAY_MS 10000
-
-/* why a connection is dropped before its HELLO: said apart from each other */
-enum drop_kind { DROP_EVICTED, DROP_NO_HELLO, DROP_HANDSHAKE, DROP_OTHER };
-
-static void
-pending_drop(struct replica *r, struct pending *p, int *n, int i,
-		enum drop_kind kind, const char *why)
-{
-	uint64_t now = clock_now_ms();
-
-	if (why && (r->drop_said_ms[kind] == 0 || now - r->drop_said_ms[kind] >= DROP_SAY_MS)) {
-		if (r->drops_unsaid[kind])
-			REPL_LOG_WARNING("replica: dropped the control connection from "
-				"%s: %s (and %u more so since the last such line)",
-				ctl_chan_peer(p[i].ch), why, r->drops_unsaid[kind]);
-		else
-			REPL_LOG_WARNING("replica: dropped the control connection from "
-				"%s: %s", ctl_chan_peer(p[i].ch), why);
-		r->drop_said_ms[kind] = now;
-		r->drops_unsaid[kind] = 0;
-	} else if (why) {
-		r->drops_unsaid[kind]++;
-	}
-	ctl_chan_close(&p[i].ch);
-	memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
-	(*n)--;
-}
-
-/* take every connection waiting on the listener */
-static void
-pending_accept(struct replica *r, struct pending *p, int *n)
-{
-	struct ctl_chan *ch;
-	int ret;
-
-	while ((ret = ctl_accept_start(r->listener, &ch)) != -EAGAIN) {
-		if (ret) {
-			REPL_LOG_WARNING("replica: refused a control connection: %s",
-				ctl_last_error());
-			return;
-		}
-		if (*n == PENDING_MAX)
-			pending_drop(r, p, n, 0, DROP_EVICTED, "no HELLO yet, and a newer connection "
-				"needs its place");
-		p[(*n)++] = (struct pending){ ch,
-			clock_now_ms() + (uint64_t)r->cfg->timeout_ms };
-	}
-}
-
-/* a pending connection whose HELLO is in: greet it (it may fence) */
-static void
-pending_serve(struct replica *r, struct pending *p, int *n)
-{
-	for (int i = 0; i < *n;) {
-		struct ctl_chan *ch = p[i].ch;
-		int ret = ctl_chan_handshake(ch, 0);
-
-		if (ret == 0)
-			ret = ctl_chan_ready(ch);
-		if (ret == 0) {
-			/* out of the list first: greet() owns it from here */
-			memmove(&p[i], &p[i + 1], sizeof(p[0]) * (size_t)(*n - i - 1));
-			(*n)--;
-			greet(r, ch);
-			publish_state(r);
-			continue;
-		}
-		if (ret == CTL_CHAN_AGAIN && clock_now_ms() < p[i].until) {
-			i++;
-			continue;
-		}
-		if (ret == CTL_CHAN_AGAIN)
-			pending_drop(r, p, n, i, DROP_NO_HELLO, "no HELLO within the timeout");
-		else if (ret == CTL_CHAN_CLOSED)
-			pending_drop(r, p, n, i, DROP_OTHER, NULL);	/* gone before a word */
-		else if (ret < 0 && ret != CTL_CHAN_ERROR)
-			/* a failed TLS handshake, for one: say who and why */
-			pending_drop(r, p, n, i, DROP_HANDSHAKE, ctl_last_error());
-		else
-			pending_drop(r, p, n, i, DROP_OTHER, ctl_chan_why(ch));
-	}
-}
-
 int
 replica_serve(struct replica *r)
 {
 	const struct replica_cfg *cfg = r->cfg;
-	struct pending pend[PENDING_MAX];
-	int npend = 0;
+	struct pending_set pend = { .n = 0 };
 
 	while (!*cfg->stop) {
 		struct pollfd p[2 + PENDING_MAX] = {
 			{ .fd = ctl_listener_fd(r->listener), .events = POLLIN },
 			{ .fd = r->s.ch ? ctl_chan_fd(r->s.ch) : -1, .events = POLLIN },
 		};
-		int wait = 100;
+		int wait = pending_poll(&pend, &p[2], 100);
 
-		for (int i = 0; i < npend; i++) {
-			uint64_t now = clock_now_ms();
-
-			p[2 + i] = (struct pollfd){ .fd = ctl_chan_fd(pend[i].ch),
-				.events = POLLIN };
-			if (pend[i].until <= now)
-				wait = 0;
-			else if (pend[i].until - now < (uint64_t)wait)
-				wait = (int)(pend[i].until - now);
-		}
 		/* wait here (checking stop) */
-		(void)poll(p, (nfds_t)(2 + npend), wait);
+		(void)poll(p, (nfds_t)(2 + pend.n), wait);
 		if (r->floor)
 			floor_step(r);
 		if (r->s.ch)
@@ -797,11 +682,13 @@ replica_serve(struct replica *r)
 		publish_state(r);
 		/* a new primary may come while one is served: it may fence it */
 		if (p[0].revents & POLLIN)
-			pending_accept(r, pend, &npend);
-		pending_serve(r, pend, &npend);
+			pending_accept(r, &pend);
+		for (struct ctl_chan *ch; (ch = pending_take_ready(r, &pend)) != NULL;) {
+			greet(r, ch);
+			publish_state(r);
+		}
 	}
-	while (npend > 0)
-		pending_drop(r, pend, &npend, 0, DROP_OTHER, NULL);
+	pending_drop_all(r, &pend);
 	end_session(r, NULL);
 	session_state(r, REPL_SESSION_STOPPED);
 	publish_state(r);

@@ -3,12 +3,14 @@
  * replica_internal.h -- what a replica's files share: the replica and the
  * session it serves.  replica_open.c makes and unmakes its log, endpoints
  * and registration (and takes a new log's promise floor),
- * replica_state.c keeps its state and what a daemon shows of it, and
+ * replica_state.c keeps its state and what a daemon shows of it,
+ * replica_pending.c the control connections before their HELLO, and
  * replica.c holds the conversation with the primaries and the loop.
  */
 #ifndef REPL_REPLICA_INTERNAL_H
 #define REPL_REPLICA_INTERNAL_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,7 +51,7 @@ struct replica {
 	int lock_fd;			/* holds the log's lock (log_lock.h) */
 	bool log_created;		/* its file made by this open */
 	/* control connections dropped before their HELLO, for each kind of
-	   reason (replica.c's drop_kind): when that was last said, and how
+	   reason (replica_pending.c's drop_kind): when that was last said, and how
 	   many were not said since (pending_drop) */
 	uint64_t drop_said_ms[4];
 	unsigned drops_unsaid[4];
@@ -77,6 +79,30 @@ struct replica {
 void session_state(struct replica *r, enum repl_session_state to);
 /* a fresh copy of what a daemon shows, swapped in under the state's lock */
 void publish_state(struct replica *r);
+
+/* replica_pending.c: control connections before their HELLO */
+#define PENDING_MAX 8
+
+struct pending {
+	struct ctl_chan *ch;
+	uint64_t until;			/* its HELLO's deadline */
+};
+
+struct pending_set {
+	struct pending p[PENDING_MAX];
+	int n;
+};
+
+/* their pollfds into fds (ps->n of them); wait cut to the nearest deadline */
+int pending_poll(const struct pending_set *ps, struct pollfd *fds, int wait);
+/* take every connection waiting on the listener */
+void pending_accept(struct replica *r, struct pending_set *ps);
+/*
+ * One whose HELLO is in, out of the set (the caller greets it), or NULL;
+ * each past its deadline, or failed, dropped on the way
+ */
+struct ctl_chan *pending_take_ready(struct replica *r, struct pending_set *ps);
+void pending_drop_all(struct replica *r, struct pending_set *ps);
 
 /* replica_open.c */
 int open_tls(struct replica *r);
