@@ -99,7 +99,8 @@ EXTRA_DIST += tests/fuzz/fuzz_etcd_msg.c
 $(FUZZ_DIR)/fuzz_etcd_msg: tests/fuzz/fuzz_etcd_msg.c \
 		$(top_srcdir)/ha/coord/etcd_msg.c $(top_srcdir)/ha/coord/etcd_b64.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha $(JANSSON_CFLAGS) -o $@ $^ $(JANSSON_LIBS)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha $(JANSSON_CFLAGS) $(SSL_CFLAGS) \
+		-o $@ $^ $(JANSSON_LIBS) $(SSL_LIBS)
 
 # replvfs's transaction records as a log or a peer holds them
 FUZZ_TARGETS += txn_record
