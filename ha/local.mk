@@ -1,11 +1,11 @@
 # ha -- high availability, a wing of its own: the etcd client (etcd v3 over
-# its JSON gateway, libcurl and jansson) and the leader key under a lease
-# (ha/coord/), the coordinator's keys in etcd, their values written and
-# parsed totally (coord_keys.c, coord_read.c), the failover rules as pure
-# functions (ha_rules.c), and the coordinator that runs them for a node it
-# drives through an operations table (coordinator.h: repld's node_ha.c
-# fills it).  Not in librepl: a database that links librepl needs neither
-# etcd nor libcurl.
+# its JSON gateway, libcurl and jansson; base64 from libcrypto) and the
+# leader key under a lease (ha/coord/), the coordinator's keys in etcd,
+# their values written and parsed totally (coord_keys.c, coord_read.c), the
+# failover rules as pure functions (ha_rules.c), and the coordinator that
+# runs them for a node it drives through an operations table (coordinator.h:
+# repld's node_ha.c fills it).  Not in librepl: a database that links
+# librepl needs neither etcd nor libcurl.
 noinst_LTLIBRARIES += ha/libreplha.la
 ha_libreplha_la_SOURCES = \
 	ha/coord/etcd_msg.c ha/coord/etcd_msg.h ha/coord/etcd_req.c \
@@ -19,8 +19,9 @@ ha_libreplha_la_SOURCES = \
 	ha/coord_rules.c ha/coord_membership.c ha/coord_switchover.c \
 	ha/coord_watch.c
 ha_libreplha_la_CPPFLAGS = -I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/lib \
-	-I$(top_srcdir)/engine/include $(CURL_CFLAGS) $(JANSSON_CFLAGS)
-ha_libreplha_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS) $(AX_PTHREAD_LIBS)
+	-I$(top_srcdir)/engine/include $(CURL_CFLAGS) $(JANSSON_CFLAGS) $(SSL_CFLAGS)
+# libcrypto: base64 (etcd_b64.c)
+ha_libreplha_la_LIBADD = $(CURL_LIBS) $(JANSSON_LIBS) $(SSL_LIBS) $(AX_PTHREAD_LIBS)
 
 # the rules, step by step: every transition and the documented timelines
 check_PROGRAMS += tests/ha/ha_rules_test

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * crc32c.h -- CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the
- * checksum of descriptor format 1 and of the engine's log records.
+ * checksum of descriptor format 1 and of the engine's log records; ISA-L
+ * computes it (crc32c.c).
  *
  * crc32c(0, "123456789", 9) == 0xE3069283.  Chaining: the value returned
  * for a prefix is the crc argument for the rest.
@@ -26,8 +27,5 @@ uint32_t rpma_crc32c_shift(uint32_t crc, uint64_t len);
  */
 uint32_t rpma_crc32c_xpow8n(uint64_t len);
 uint32_t rpma_crc32c_mulmod(uint32_t a, uint32_t b);
-
-/* the portable implementation, exposed so tests can compare both paths */
-uint32_t rpma_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
 #endif

@@ -33,9 +33,11 @@ rpma_librpmacore_internal_la_SOURCES = \
 	rpma/verbs/verbs_ep.c rpma/verbs/verbs_gpspm.c rpma/verbs/verbs_peer.c
 
 
-rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS) $(RDMACM_CFLAGS)
+rpma_librpmacore_internal_la_CFLAGS = $(AM_CFLAGS) $(PMEM2_CFLAGS) $(FABRIC_CFLAGS) $(RDMACM_CFLAGS) \
+	$(ISAL_CFLAGS)
 # libfabric is not linked: rpma/ofi/ofi_dl.c loads it on first use
-rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(RDMACM_LIBS) $(PMEM2_LIBS) $(AX_PTHREAD_LIBS) $(DLOPEN_LIBS)
+rpma_librpmacore_internal_la_LIBADD = $(IBVERBS_LIBS) $(RDMACM_LIBS) $(PMEM2_LIBS) $(ISAL_LIBS) \
+	$(AX_PTHREAD_LIBS) $(DLOPEN_LIBS)
 
 lib_LTLIBRARIES += rpma/librpmacore.la
 rpma_librpmacore_la_SOURCES =

@@ -22,7 +22,7 @@ EXTRA_DIST += $(FUZZ_TARGETS:%=tests/fuzz/fuzz_%.c)
 $(FUZZ_DIR)/fuzz_mr_remote_from_descriptor: \
 		tests/fuzz/fuzz_mr_remote_from_descriptor.c $(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) $(ISAL_CFLAGS) -o $@ $^ $(ISAL_LIBS)
 
 # the log's recovery and its peer floors: the log and the memory
 # interface, no backend
@@ -35,12 +35,13 @@ $(FUZZ_DIR)/fuzz_wal_open: tests/fuzz/fuzz_wal_open.c $(top_srcdir)/engine/log/w
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine \
 		-o $@ $^ $(top_srcdir)/rpma/mem.c $(top_srcdir)/rpma/mem_file.c \
-		$(top_srcdir)/rpma/mem_pmem.c $(PMEM2_CFLAGS) $(PMEM2_LIBS)
+		$(top_srcdir)/rpma/mem_pmem.c $(PMEM2_CFLAGS) $(PMEM2_LIBS) \
+		$(ISAL_CFLAGS) $(ISAL_LIBS)
 
 $(FUZZ_DIR)/fuzz_peer_cfg_from_descriptor: \
 		tests/fuzz/fuzz_peer_cfg_from_descriptor.c $(FUZZ_CORE_SRC)
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -o $@ $^
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) $(ISAL_CFLAGS) -o $@ $^ $(ISAL_LIBS)
 
 # the admin socket's request parser meets arbitrary bytes (make fuzz)
 FUZZ_TARGETS += admin_req
@@ -88,7 +89,8 @@ FUZZ_TARGETS += ctl_msg
 $(FUZZ_DIR)/fuzz_ctl_msg: tests/fuzz/fuzz_ctl_msg.c $(top_srcdir)/engine/ctl/ctl_msg.c \
 		$(top_srcdir)/engine/common/membership.c $(top_srcdir)/lib/crc32c.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine -o $@ $^
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/engine $(ISAL_CFLAGS) \
+		-o $@ $^ $(ISAL_LIBS)
 
 # the etcd client's answers (ha/coord/): etcd's bytes are untrusted;
 # jansson is the system's, not instrumented for coverage
@@ -97,7 +99,8 @@ EXTRA_DIST += tests/fuzz/fuzz_etcd_msg.c
 $(FUZZ_DIR)/fuzz_etcd_msg: tests/fuzz/fuzz_etcd_msg.c \
 		$(top_srcdir)/ha/coord/etcd_msg.c $(top_srcdir)/ha/coord/etcd_b64.c
 	@$(MKDIR_P) $(FUZZ_DIR)
-	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha $(JANSSON_CFLAGS) -o $@ $^ $(JANSSON_LIBS)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/ha $(JANSSON_CFLAGS) $(SSL_CFLAGS) \
+		-o $@ $^ $(JANSSON_LIBS) $(SSL_LIBS)
 
 # replvfs's transaction records as a log or a peer holds them
 FUZZ_TARGETS += txn_record

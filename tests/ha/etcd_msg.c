@@ -406,6 +406,61 @@ bad_base64(void)
 		"etcd answer: responses[0].response_range.kvs[1].value: not a base64 string");
 }
 
+/*
+ * What OpenSSL's EVP_DecodeBlock alone would take, and etcd_b64_decode must
+ * not: whitespace around a text of whole quanta, '=' read as a zero
+ * sextet, bits under one '=' (the byte it would count as decoded).
+ */
+static void
+b64_strict_where_openssl_is_lenient(void)
+{
+	const struct {
+		const char *text;
+		size_t len;
+		const char *why;
+	} cases[] = {
+		{ "  QUFB  ", 8, "base64: a byte outside the alphabet" },
+		{ "QUFB    ", 8, "base64: a byte outside the alphabet" },
+		{ "\tQUFBQU=", 8, "base64: a byte outside the alphabet" },
+		{ "QU\0B", 4, "base64: a byte outside the alphabet" },
+		{ "====", 4, "base64: padding before the end" },
+		{ "A===", 4, "base64: padding before the end" },
+		{ "QUFBA===", 8, "base64: padding before the end" },
+		{ "QUJ=", 4, "base64: nonzero bits under the padding" },
+		{ "QUFBQUF=", 8, "base64: nonzero bits under the padding" },
+	};
+	uint8_t out[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = NULL;
+
+		CU_ASSERT_EQUAL(etcd_b64_decode(cases[i].text, cases[i].len, out,
+			&why), -1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+		CU_ASSERT_STRING_EQUAL(why, cases[i].why);
+	}
+}
+
+/* the padded last quantum writes only its decoded bytes into out */
+static void
+b64_writes_only_what_it_decodes(void)
+{
+	const char *texts[] = { "QQ==", "QUE=", "QUFBQQ==" };
+	long want[] = { 1, 2, 4 };
+
+	for (size_t i = 0; i < 3; i++) {
+		uint8_t out[8];
+		const char *why = NULL;
+
+		memset(out, 0xa5, sizeof(out));
+		CU_ASSERT_EQUAL_FATAL(etcd_b64_decode(texts[i], strlen(texts[i]),
+			out, &why), want[i]);
+		CU_ASSERT(memcmp(out, "AAAA", (size_t)want[i]) == 0);
+		for (size_t k = (size_t)want[i]; k < sizeof(out); k++)
+			CU_ASSERT_EQUAL(out[k], 0xa5);
+	}
+}
+
 static void
 b64_both_ways(void)
 {
@@ -757,7 +812,9 @@ UNIT_MAIN("etcd_msg",
 	UNIT_CASE(error_in_stream), UNIT_CASE(watch_created),
 	UNIT_CASE(watch_put_and_delete), UNIT_CASE(watch_canceled),
 	UNIT_CASE(bad_integers), UNIT_CASE(int64_limits), UNIT_CASE(bad_base64),
-	UNIT_CASE(b64_both_ways), UNIT_CASE(wrong_types), UNIT_CASE(watch_bad),
+	UNIT_CASE(b64_both_ways), UNIT_CASE(b64_strict_where_openssl_is_lenient),
+	UNIT_CASE(b64_writes_only_what_it_decodes), UNIT_CASE(wrong_types),
+	UNIT_CASE(watch_bad),
 	UNIT_CASE(not_json), UNIT_CASE(bounds), UNIT_CASE(enc_lease),
 	UNIT_CASE(enc_txn), UNIT_CASE(enc_watch), UNIT_CASE(prefix_end),
 	UNIT_CASE(enc_refusals))

@@ -54,3 +54,17 @@ UNIT_TESTS = \
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
+
+# the same CRC-32C cases with lib/crc32c.c compiled in, cutting buffers
+# into pieces of 61 bytes for ISA-L; its functions renamed so that they
+# never meet the core's copy at link time
+check_PROGRAMS += tests/unit/crc32c_small_chunks
+TESTS += tests/unit/crc32c_small_chunks
+tests_unit_crc32c_small_chunks_SOURCES = tests/unit/crc32c.c lib/crc32c.c
+tests_unit_crc32c_small_chunks_CPPFLAGS = $(AM_CPPFLAGS) $(ISAL_CFLAGS) \
+	-DRPMA_CRC32C_CHUNK=61 \
+	-Drpma_crc32c=small_chunks_crc32c \
+	-Drpma_crc32c_shift=small_chunks_crc32c_shift \
+	-Drpma_crc32c_xpow8n=small_chunks_crc32c_xpow8n \
+	-Drpma_crc32c_mulmod=small_chunks_crc32c_mulmod
+tests_unit_crc32c_small_chunks_LDADD = $(LDADD) $(ISAL_LIBS)
