@@ -12,8 +12,15 @@
 #     the histogram's count by N.
 #  2. health: the primary with its replica up answers /primary 200,
 #     /replica 503; the replica /replica 200, /primary 503; both /health
-#     200.  The replica stopped: the primary's /primary 503 with a reason,
-#     its /health still 200.
+#     200.  The fields: the primary's last, durable and commit LSN are
+#     the appends'; the replica's commit LSN is the primary's, its lag 0,
+#     its primary node 1 at node1's control address, its last contact
+#     recent.  The query string: lag=0 200 once caught up,
+#     last_contact_ms=0 503 with the reason, no limit on the primary,
+#     400 for malformed ones.  The primary stopped (SIGSTOP): the
+#     replica's last contact ages past 1.5 s, its session ends, its
+#     commit LSN stays; back after SIGCONT.  The replica stopped: the
+#     primary's /primary 503 with a reason, its /health still 200.
 #  3. POST is 405, an unknown path 404.
 #  4. metrics_listen on a port already held: the daemon exits 1 and names
 #     the setting.
@@ -186,6 +193,81 @@ expect 2 /primary 503 '"reason":"this node is a replica"'
 c=$(code "$(murl 1 /primary)" -I)
 [[ $c == 200 ]] || fail "HEAD /primary: $c"
 
+# the log's and the session's fields: once the replica heard the commit
+# point of the appends above (nothing is appended meanwhile), it holds it
+for ((t = 0; t < 50; t++)); do
+	expect 2 /health 200
+	rh=$(cat "$D/body")
+	expect 1 /health 200
+	ph=$(cat "$D/body")
+	[[ $(jnum "$rh" commit_lsn) == "$(jnum "$ph" commit_lsn)" ]] && break
+	sleep 0.1
+done
+pc=$(jnum "$ph" commit_lsn)
+[[ $pc == "$last1" && $(jnum "$ph" last_lsn) == "$last1" &&
+   $(jnum "$ph" durable_lsn) == "$last1" ]] ||
+	fail "the primary's LSNs after the appends (last $last1): $ph"
+for f in lag_records primary_node primary_address last_contact_ms; do
+	grep -q "\"$f\":null" <<< "$ph" || fail "the primary's $f is not null: $ph"
+done
+[[ $(jnum "$rh" commit_lsn) == "$pc" && $(jnum "$rh" durable_lsn) == "$pc" &&
+   $(jnum "$rh" lag_records) == 0 &&
+   $(jnum "$rh" primary_node) == 1 &&
+   $(jstr "$rh" primary_address) == "127.0.0.1:$(cport 1)" ]] ||
+	fail "the replica caught up at commit $pc: $rh"
+lc=$(jnum "$rh" last_contact_ms)
+[[ -n $lc && $lc -lt 5000 ]] || fail "the replica's last_contact_ms: $rh"
+
+# the limits of the query string
+expect 2 "/replica?lag=0" 200 '"lag_records":0'
+expect 2 "/replica?lag=1000000&last_contact_ms=60000" 200
+expect 2 "/ready?lag=0" 200
+# heartbeats come every 100 ms: the last one is seldom 0 ms old
+for ((t = 0; t < 20; t++)); do
+	[[ $(code "$(murl 2 "/replica?last_contact_ms=0")") == 503 ]] && break
+done
+expect 2 "/replica?last_contact_ms=0" 503 \
+	'"reason":"the replica last heard from its primary [0-9]* ms ago, more than last_contact_ms=0"'
+expect 1 "/replica?lag=1000000" 503 '"reason":"this node is the primary"'
+expect 1 "/primary?lag=0&last_contact_ms=0" 200	# no limit on the primary
+for q in lag=16MB lag=-1 lag= lag lag=1.5 "lag=1&lag=2" last_contact_ms=2s \
+	 lag_ms=500 foo=1 lag=9223372036854775808; do
+	for n in 1 2; do
+		c=$(code "$(murl $n "/replica?$q")")
+		[[ $c == 400 ]] || fail "node$n /replica?$q: $c, want 400: $(cat "$D/body")"
+	done
+done
+expect 2 "/health?lag=16MB" 400 "^lag=16MB: not a number of records"
+expect 2 "/replica?lag_ms=500" 400 '^unknown parameter "lag_ms"'
+expect 1 "/primary?lag=1&lag=2" 400 "^lag given twice"
+expect 2 "/replica?lag=9223372036854775807" 200
+
+# the primary silent (stopped, not gone): the replica's last contact ages
+# past the session's timeout (1000 ms), and the session ends
+kill -STOP "${pid[1]}"
+for ((t = 0; t < 100; t++)); do
+	expect 2 /health 200
+	lc=$(jnum "$(cat "$D/body")" last_contact_ms)
+	[[ -n $lc && $lc -ge 1500 ]] && break
+	sleep 0.1
+done
+kill -CONT "${pid[1]}"
+rh=$(cat "$D/body")
+[[ -n $lc && $lc -ge 1500 ]] || fail "last_contact_ms with the primary stopped: $rh"
+grep -q '"following":false' <<< "$rh" && grep -q '"primary_node":null' <<< "$rh" &&
+	[[ $(jnum "$rh" commit_lsn) == "$pc" ]] ||
+	fail "the replica with its primary silent past down_ms: $rh"
+expect 2 "/replica?last_contact_ms=1000" 503 \
+	'"reason":"this replica is connected to no primary"'
+wait_status 1 '"replicas_up":1' "the replica back after SIGCONT"
+for ((t = 0; t < 100; t++)); do
+	expect 2 "/health" 200
+	lc=$(jnum "$(cat "$D/body")" last_contact_ms)
+	[[ $lc -lt 1000 ]] && grep -q '"following":true' "$D/body" && break
+	sleep 0.1
+done
+expect 2 "/replica?last_contact_ms=60000" 200
+
 # ---- 3. methods and paths ----
 c=$(code "$(murl 1 /metrics)" -X POST -d x=1)
 [[ $c == 405 ]] || fail "POST /metrics: $c, want 405"
@@ -208,7 +290,8 @@ check_format "$D/m2"
    $(value "$D/m2" repld_can_acknowledge) == 0 ]] ||
 	fail "the replica stopped: $(grep -e streaming -e acknowledge "$D/m2")"
 echo "$NAME: health: /primary 200 -> 503 when the quorum's replica stopped;" \
-	"/replica on each; 405 and 404"
+	"/replica on each, its lag= and last_contact_ms= limits, 400 on bad" \
+	"ones; the LSNs and the last contact; 405 and 404"
 
 # ---- 4. a port already held ----
 conf 3 replica 3000 1 1
