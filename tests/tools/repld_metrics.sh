@@ -9,7 +9,8 @@
 #     a histogram's le ascending, its buckets cumulative, +Inf == _count);
 #     every metric the manual's METRICS section names is there on both
 #     nodes; appending N records moves repld_appends_total, the bytes and
-#     the histogram's count by N.
+#     the histogram's count by N; the process_* families hold the
+#     daemon's start time (during the test), CPU, memory and descriptors.
 #  2. health: the primary with its replica up answers /primary 200,
 #     /replica 503; the replica /replica 200, /primary 503; both /health
 #     200.  The fields: the primary's last, durable and commit LSN are
@@ -36,6 +37,7 @@ MAN8=${MAN8:-$(dirname "$0")/../../docs/man/repld.8}
 [[ -r $MAN8 ]] || fail "no manual page $MAN8"
 
 T0=$SECONDS
+TEST_START=$(date +%s)
 mport() { echo $((BASE + 19 + $1)); }
 murl() { echo "http://127.0.0.1:$(mport "$1")$2"; }
 
@@ -116,7 +118,7 @@ check_format "$D/r0"
 
 # the manual's METRICS section: every name it gives is a family on both
 documented=$(sed -n '/^\.SH METRICS/,/^\.SH /p' "$MAN8" |
-	grep -o 'repld_[a-z_]*[a-z]' | sed 's/_bucket$//; s/_sum$//; s/_count$//' |
+	grep -o '\(repld\|process\)_[a-z_]*[a-z]' | sed 's/_bucket$//; s/_sum$//; s/_count$//' |
 	sort -u)
 [[ $(wc -l <<< "$documented") -ge 30 ]] ||
 	fail "the METRICS section of $MAN8 names $(wc -l <<< "$documented") metrics"
@@ -140,6 +142,20 @@ rp="127.0.0.1:$(cport 2)"
    $(value "$D/m0" repld_can_acknowledge) == 1 ]] ||
 	fail "the primary's metrics: $(grep -e role -e streaming -e acknowledge "$D/m0")"
 grep -q '^repld_build_info{version="[^"]*"} 1$' "$D/m0" || fail "no repld_build_info"
+# the process's own: each node started during this test, holds memory
+# and descriptors, and has used some CPU
+for f in m0 r0; do
+	awk -v now="$(date +%s)" -v t0="$TEST_START" '
+		$1 == "process_start_time_seconds" { st = $2 }
+		$1 == "process_cpu_seconds_total" { cpu = $2 }
+		$1 == "process_resident_memory_bytes" { rss = $2 }
+		$1 == "process_virtual_memory_bytes" { vsz = $2 }
+		$1 == "process_open_fds" { fds = $2 }
+		$1 == "process_max_fds" { max = $2 }
+		END { exit !(st >= t0 - 1 && st <= now + 1 && cpu > 0 && rss > 1e6 &&
+			vsz >= rss && fds >= 5 && max >= fds) }' "$D/$f" ||
+		fail "the process metrics of $f (test began at $TEST_START): $(grep '^process_' "$D/$f")"
+done
 [[ $(value "$D/r0" 'repld_role{role="replica"}') == 1 &&
    $(value "$D/r0" repld_following) == 1 &&
    $(value "$D/r0" 'repld_session_state{state="following"}') == 1 ]] ||

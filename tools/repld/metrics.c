@@ -17,6 +17,7 @@
 
 #include "coordinator.h"
 #include "metrics.h"
+#include "metrics_process.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -462,4 +463,5 @@ metrics_render(struct node *n, struct mtext *t)
 	session_text(t, &v);
 	copy_text(t, n);
 	coordinator_text(t, n);
+	metrics_process_text(t);
 }
