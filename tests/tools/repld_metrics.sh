@@ -20,7 +20,8 @@
 #     last_contact_ms=0 503 with the reason, no limit on the primary,
 #     400 for malformed ones.  The primary stopped (SIGSTOP): the
 #     replica's last contact ages past 1.5 s, its session ends, its
-#     commit LSN stays; back after SIGCONT.  The replica stopped: the
+#     commit LSN stays, and status --json, replctl status and
+#     repld_replica_last_contact_seconds say so too; back after SIGCONT.  The replica stopped: the
 #     primary's /primary 503 with a reason, its /health still 200.
 #  3. POST is 405, an unknown path 404.
 #  4. metrics_listen on a port already held: the daemon exits 1 and names
@@ -160,6 +161,12 @@ done
    $(value "$D/r0" repld_following) == 1 &&
    $(value "$D/r0" 'repld_session_state{state="following"}') == 1 ]] ||
 	fail "the replica's metrics: $(grep -e role -e follow "$D/r0")"
+# heartbeats every 100 ms: the replica heard its primary just now
+awk '$1 == "repld_replica_last_contact_seconds" { f = 1; ok = $2 >= 0 && $2 < 5 }
+	END { exit !(f && ok) }' "$D/r0" ||
+	fail "the replica's last contact: $(grep last_contact "$D/r0")"
+! grep -q '^repld_replica_last_contact_seconds ' "$D/m0" ||
+	fail "a last contact on the primary: $(grep last_contact "$D/m0")"
 
 N=50
 SIZE=100
@@ -267,9 +274,19 @@ for ((t = 0; t < 100; t++)); do
 	[[ -n $lc && $lc -ge 1500 ]] && break
 	sleep 0.1
 done
-kill -CONT "${pid[1]}"
 rh=$(cat "$D/body")
-[[ -n $lc && $lc -ge 1500 ]] || fail "last_contact_ms with the primary stopped: $rh"
+[[ -n $lc && $lc -ge 1500 ]] || { kill -CONT "${pid[1]}"; fail "last_contact_ms with the primary stopped: $rh"; }
+# as status, replctl status and /metrics say it meanwhile
+js=$(status_json 2)
+out=$("$CTL" -s "$(sock 2)" status 2>&1)
+scrape 2 "$D/r1"
+kill -CONT "${pid[1]}"
+[[ $(jnum "$js" last_contact_ms) -ge 1500 ]] ||
+	fail "status --json of the replica with its primary stopped: $js"
+grep -q '^following no primary now (last heard from one [0-9]*s ago)$' <<< "$out" ||
+	fail "replctl status of the replica with its primary stopped: $out"
+awk '$1 == "repld_replica_last_contact_seconds" { f = $2 >= 1.5 } END { exit !f }' \
+	"$D/r1" || fail "the metric with the primary stopped: $(grep last_contact "$D/r1")"
 grep -q '"following":false' <<< "$rh" && grep -q '"primary_node":null' <<< "$rh" &&
 	[[ $(jnum "$rh" commit_lsn) == "$pc" ]] ||
 	fail "the replica with its primary silent past down_ms: $rh"
@@ -283,6 +300,12 @@ for ((t = 0; t < 100; t++)); do
 	sleep 0.1
 done
 expect 2 "/replica?last_contact_ms=60000" 200
+js=$(status_json 2)
+out=$("$CTL" -s "$(sock 2)" status 2>&1)
+[[ $(jnum "$js" last_contact_ms) -lt 5000 ]] || fail "status --json of the replica: $js"
+grep -q "^following node 1 (connected from 127.0.0.1:$(cport 1)), last heard from it [0-9]*\(ms\|s\) ago$" <<< "$out" &&
+	grep -q "^LSN .*, the primary's commit $pc as last heard$" <<< "$out" ||
+	fail "replctl status of the replica: $out"
 
 # ---- 3. methods and paths ----
 c=$(code "$(murl 1 /metrics)" -X POST -d x=1)
