@@ -160,6 +160,12 @@ EXTRA_DIST += tests/tools/repld_retention.sh
 TESTS += tests/tools/repld_metrics.sh
 EXTRA_DIST += tests/tools/repld_metrics.sh
 
+# promtool check metrics (Prometheus's checker, PROMTOOL) finds no error and
+# no lint problem on a primary's and a replica's /metrics, each also alone;
+# skipped (77) without promtool
+TESTS += tests/tools/repld_promtool.sh
+EXTRA_DIST += tests/tools/repld_promtool.sh
+
 # a light steady load at quorum 2 (30 records a second for 10 s): no
 # replica dropped as silent, no reconnect
 TESTS += tests/tools/repld_steady_load.sh

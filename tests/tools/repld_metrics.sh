@@ -9,11 +9,20 @@
 #     a histogram's le ascending, its buckets cumulative, +Inf == _count);
 #     every metric the manual's METRICS section names is there on both
 #     nodes; appending N records moves repld_appends_total, the bytes and
-#     the histogram's count by N.
+#     the histogram's count by N; the process_* families hold the
+#     daemon's start time (during the test), CPU, memory and descriptors.
 #  2. health: the primary with its replica up answers /primary 200,
 #     /replica 503; the replica /replica 200, /primary 503; both /health
-#     200.  The replica stopped: the primary's /primary 503 with a reason,
-#     its /health still 200.
+#     200.  The fields: the primary's last, durable and commit LSN are
+#     the appends'; the replica's commit LSN is the primary's, its lag 0,
+#     its primary node 1 at node1's control address, its last contact
+#     recent.  The query string: lag=0 200 once caught up,
+#     last_contact_ms=0 503 with the reason, no limit on the primary,
+#     400 for malformed ones.  The primary stopped (SIGSTOP): the
+#     replica's last contact ages past 1.5 s, its session ends, its
+#     commit LSN stays, and status --json, replctl status and
+#     repld_replica_last_contact_seconds say so too; back after SIGCONT.  The replica stopped: the
+#     primary's /primary 503 with a reason, its /health still 200.
 #  3. POST is 405, an unknown path 404.
 #  4. metrics_listen on a port already held: the daemon exits 1 and names
 #     the setting.
@@ -29,6 +38,7 @@ MAN8=${MAN8:-$(dirname "$0")/../../docs/man/repld.8}
 [[ -r $MAN8 ]] || fail "no manual page $MAN8"
 
 T0=$SECONDS
+TEST_START=$(date +%s)
 mport() { echo $((BASE + 19 + $1)); }
 murl() { echo "http://127.0.0.1:$(mport "$1")$2"; }
 
@@ -109,7 +119,7 @@ check_format "$D/r0"
 
 # the manual's METRICS section: every name it gives is a family on both
 documented=$(sed -n '/^\.SH METRICS/,/^\.SH /p' "$MAN8" |
-	grep -o 'repld_[a-z_]*[a-z]' | sed 's/_bucket$//; s/_sum$//; s/_count$//' |
+	grep -o '\(repld\|process\)_[a-z_]*[a-z]' | sed 's/_bucket$//; s/_sum$//; s/_count$//' |
 	sort -u)
 [[ $(wc -l <<< "$documented") -ge 30 ]] ||
 	fail "the METRICS section of $MAN8 names $(wc -l <<< "$documented") metrics"
@@ -133,10 +143,30 @@ rp="127.0.0.1:$(cport 2)"
    $(value "$D/m0" repld_can_acknowledge) == 1 ]] ||
 	fail "the primary's metrics: $(grep -e role -e streaming -e acknowledge "$D/m0")"
 grep -q '^repld_build_info{version="[^"]*"} 1$' "$D/m0" || fail "no repld_build_info"
+# the process's own: each node started during this test, holds memory
+# and descriptors, and has used some CPU
+for f in m0 r0; do
+	awk -v now="$(date +%s)" -v t0="$TEST_START" '
+		$1 == "process_start_time_seconds" { st = $2 }
+		$1 == "process_cpu_seconds_total" { cpu = $2 }
+		$1 == "process_resident_memory_bytes" { rss = $2 }
+		$1 == "process_virtual_memory_bytes" { vsz = $2 }
+		$1 == "process_open_fds" { fds = $2 }
+		$1 == "process_max_fds" { max = $2 }
+		END { exit !(st >= t0 - 1 && st <= now + 1 && cpu > 0 && rss > 1e6 &&
+			vsz >= rss && fds >= 5 && max >= fds) }' "$D/$f" ||
+		fail "the process metrics of $f (test began at $TEST_START): $(grep '^process_' "$D/$f")"
+done
 [[ $(value "$D/r0" 'repld_role{role="replica"}') == 1 &&
    $(value "$D/r0" repld_following) == 1 &&
    $(value "$D/r0" 'repld_session_state{state="following"}') == 1 ]] ||
 	fail "the replica's metrics: $(grep -e role -e follow "$D/r0")"
+# heartbeats every 100 ms: the replica heard its primary just now
+awk '$1 == "repld_replica_last_contact_seconds" { f = 1; ok = $2 >= 0 && $2 < 5 }
+	END { exit !(f && ok) }' "$D/r0" ||
+	fail "the replica's last contact: $(grep last_contact "$D/r0")"
+! grep -q '^repld_replica_last_contact_seconds ' "$D/m0" ||
+	fail "a last contact on the primary: $(grep last_contact "$D/m0")"
 
 N=50
 SIZE=100
@@ -186,6 +216,98 @@ expect 2 /primary 503 '"reason":"this node is a replica"'
 c=$(code "$(murl 1 /primary)" -I)
 [[ $c == 200 ]] || fail "HEAD /primary: $c"
 
+# the log's and the session's fields: once the replica heard the commit
+# point of the appends above (nothing is appended meanwhile), it holds it
+for ((t = 0; t < 50; t++)); do
+	expect 2 /health 200
+	rh=$(cat "$D/body")
+	expect 1 /health 200
+	ph=$(cat "$D/body")
+	[[ $(jnum "$rh" commit_lsn) == "$(jnum "$ph" commit_lsn)" ]] && break
+	sleep 0.1
+done
+pc=$(jnum "$ph" commit_lsn)
+[[ $pc == "$last1" && $(jnum "$ph" last_lsn) == "$last1" &&
+   $(jnum "$ph" durable_lsn) == "$last1" ]] ||
+	fail "the primary's LSNs after the appends (last $last1): $ph"
+for f in lag_records primary_node primary_address last_contact_ms; do
+	grep -q "\"$f\":null" <<< "$ph" || fail "the primary's $f is not null: $ph"
+done
+[[ $(jnum "$rh" commit_lsn) == "$pc" && $(jnum "$rh" durable_lsn) == "$pc" &&
+   $(jnum "$rh" lag_records) == 0 &&
+   $(jnum "$rh" primary_node) == 1 &&
+   $(jstr "$rh" primary_address) == "127.0.0.1:$(cport 1)" ]] ||
+	fail "the replica caught up at commit $pc: $rh"
+lc=$(jnum "$rh" last_contact_ms)
+[[ -n $lc && $lc -lt 5000 ]] || fail "the replica's last_contact_ms: $rh"
+
+# the limits of the query string
+expect 2 "/replica?lag=0" 200 '"lag_records":0'
+expect 2 "/replica?lag=1000000&last_contact_ms=60000" 200
+expect 2 "/ready?lag=0" 200
+# heartbeats come every 100 ms: the last one is seldom 0 ms old
+for ((t = 0; t < 20; t++)); do
+	c=$(code "$(murl 2 "/replica?last_contact_ms=0")")
+	[[ $c == 503 ]] && break
+done
+[[ $c == 503 ]] && grep -q '"reason":"the replica last heard from its primary [1-9][0-9]* ms ago, more than last_contact_ms=0"' "$D/body" ||
+	fail "node2 /replica?last_contact_ms=0: $c: $(cat "$D/body")"
+expect 1 "/replica?lag=1000000" 503 '"reason":"this node is the primary"'
+expect 1 "/primary?lag=0&last_contact_ms=0" 200	# no limit on the primary
+for q in lag=16MB lag=-1 lag= lag lag=1.5 "lag=1&lag=2" last_contact_ms=2s \
+	 lag_ms=500 foo=1 lag=9223372036854775808; do
+	for n in 1 2; do
+		c=$(code "$(murl $n "/replica?$q")")
+		[[ $c == 400 ]] || fail "node$n /replica?$q: $c, want 400: $(cat "$D/body")"
+	done
+done
+expect 2 "/health?lag=16MB" 400 "^lag=16MB: not a number of records"
+expect 2 "/replica?lag_ms=500" 400 '^unknown parameter "lag_ms"'
+expect 1 "/primary?lag=1&lag=2" 400 "^lag given twice"
+expect 2 "/replica?lag=9223372036854775807" 200
+
+# the primary silent (stopped, not gone): the replica's last contact ages
+# past the session's timeout (1000 ms), and the session ends
+kill -STOP "${pid[1]}"
+for ((t = 0; t < 100; t++)); do
+	expect 2 /health 200
+	lc=$(jnum "$(cat "$D/body")" last_contact_ms)
+	[[ -n $lc && $lc -ge 1500 ]] && grep -q '"following":false' "$D/body" && break
+	sleep 0.1
+done
+rh=$(cat "$D/body")
+[[ -n $lc && $lc -ge 1500 ]] || { kill -CONT "${pid[1]}"; fail "last_contact_ms with the primary stopped: $rh"; }
+# as status, replctl status and /metrics say it meanwhile
+js=$(status_json 2)
+out=$("$CTL" -s "$(sock 2)" status 2>&1)
+scrape 2 "$D/r1"
+kill -CONT "${pid[1]}"
+[[ $(jnum "$js" last_contact_ms) -ge 1500 ]] ||
+	fail "status --json of the replica with its primary stopped: $js"
+grep -q '^following no primary now (last heard from one [0-9]*s ago)$' <<< "$out" ||
+	fail "replctl status of the replica with its primary stopped: $out"
+awk '$1 == "repld_replica_last_contact_seconds" { f = $2 >= 1.5 } END { exit !f }' \
+	"$D/r1" || fail "the metric with the primary stopped: $(grep last_contact "$D/r1")"
+grep -q '"following":false' <<< "$rh" && grep -q '"primary_node":null' <<< "$rh" &&
+	[[ $(jnum "$rh" commit_lsn) == "$pc" ]] ||
+	fail "the replica with its primary silent past down_ms: $rh"
+expect 2 "/replica?last_contact_ms=1000" 503 \
+	'"reason":"this replica is connected to no primary"'
+wait_status 1 '"replicas_up":1' "the replica back after SIGCONT"
+for ((t = 0; t < 100; t++)); do
+	expect 2 "/health" 200
+	lc=$(jnum "$(cat "$D/body")" last_contact_ms)
+	[[ $lc -lt 1000 ]] && grep -q '"following":true' "$D/body" && break
+	sleep 0.1
+done
+expect 2 "/replica?last_contact_ms=60000" 200
+js=$(status_json 2)
+out=$("$CTL" -s "$(sock 2)" status 2>&1)
+[[ $(jnum "$js" last_contact_ms) -lt 5000 ]] || fail "status --json of the replica: $js"
+grep -q "^following node 1 (connected from 127.0.0.1:$(cport 1)), last heard from it [0-9]*\(ms\|s\) ago$" <<< "$out" &&
+	grep -q "^LSN .*, the primary's commit $pc as last heard$" <<< "$out" ||
+	fail "replctl status of the replica: $out"
+
 # ---- 3. methods and paths ----
 c=$(code "$(murl 1 /metrics)" -X POST -d x=1)
 [[ $c == 405 ]] || fail "POST /metrics: $c, want 405"
@@ -208,7 +330,8 @@ check_format "$D/m2"
    $(value "$D/m2" repld_can_acknowledge) == 0 ]] ||
 	fail "the replica stopped: $(grep -e streaming -e acknowledge "$D/m2")"
 echo "$NAME: health: /primary 200 -> 503 when the quorum's replica stopped;" \
-	"/replica on each; 405 and 404"
+	"/replica on each, its lag= and last_contact_ms= limits, 400 on bad" \
+	"ones; the LSNs and the last contact; 405 and 404"
 
 # ---- 4. a port already held ----
 conf 3 replica 3000 1 1

@@ -61,6 +61,34 @@ age(const json_t *obj, const char *key, char *out, size_t len)
 	return repld_duration_text(jin_u64(obj, key, 0), out, len);
 }
 
+/* a replica's last contact with a primary, as a phrase */
+static const char *
+last_contact(const json_t *d, const char *who, char *out, size_t len)
+{
+	char ago[24];
+
+	if (!json_is_number(json_object_get(d, "last_contact_ms")))
+		snprintf(out, len, "none heard since it began serving as a replica");
+	else
+		snprintf(out, len, "last heard from %s %s ago", who,
+			age(d, "last_contact_ms", ago, sizeof(ago)));
+	return out;
+}
+
+/* how far a replica's log is behind the commit point it heard: "" or ", ..." */
+static const char *
+records_behind(const json_t *d, char *out, size_t len)
+{
+	uint64_t commit = jin_u64(d, "commit_lsn", 0);
+	uint64_t durable = jin_u64(d, "durable_lsn", 0);
+
+	out[0] = '\0';
+	if (commit > durable)
+		snprintf(out, len, ", %" PRIu64 " records behind it",
+			commit - durable);
+	return out;
+}
+
 /*
  * Why a replica is not streaming, and whether the primary has released
  * what it would resume from: then it is copied anew when it is back
@@ -149,8 +177,9 @@ print_link_counters(const json_t *d)
 static void
 print_status(const json_t *d)
 {
-	char b1[24], b2[24], n[6][24];
+	char b1[24], b2[24], n[6][24], phrase[64];
 	bool primary = strcmp(jin_str(d, "role"), "primary") == 0;
+	bool replica = strcmp(jin_str(d, "role"), "replica") == 0;
 
 	printf("node %s (%s%s) at %s, repld %s\n", num(d, "node_id", n[0],
 		sizeof(n[0])), jin_str(d, "role"), jin_bool(d, "changing", false) ?
@@ -176,6 +205,10 @@ print_status(const json_t *d)
 		num(d, "durable_lsn", n[2], sizeof(n[2])));
 	if (primary)
 		printf(", commit %s", num(d, "commit_lsn", n[3], sizeof(n[3])));
+	else if (replica && json_is_number(json_object_get(d, "commit_lsn")))
+		printf(", the primary's commit %s as last heard%s",
+			num(d, "commit_lsn", n[3], sizeof(n[3])),
+			records_behind(d, phrase, sizeof(phrase)));
 	printf("\n");
 	if (primary && json_object_get(d, "retention")) {
 		const json_t *r = json_object_get(d, "retention");
@@ -210,9 +243,13 @@ print_status(const json_t *d)
 				num(d, "floor_needed", n[1], sizeof(n[1])),
 				num(d, "floor_answered", n[2], sizeof(n[2])));
 		if (jin_bool(d, "following", false))
-			printf("following node %s (connected from %s)\n",
+			printf("following node %s (connected from %s), %s\n",
 				num(d, "primary_node", n[0], sizeof(n[0])),
-				text(d, "primary_address"));
+				text(d, "primary_address"), last_contact(d, "it", phrase,
+				sizeof(phrase)));
+		else if (replica)
+			printf("following no primary now (%s)\n", last_contact(d,
+				"one", phrase, sizeof(phrase)));
 		else
 			printf("following no primary now\n");
 		if (jin_bool(d, "removed", false))

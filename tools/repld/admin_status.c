@@ -440,6 +440,10 @@ replica_json(struct node *n, json_t *o)
 	bad |= json_object_set_new(o, "quorum", json_integer(m.quorum));
 	bad |= json_object_set_new(o, "peers", list);
 	bad |= json_object_set_new(o, "commit_lsn", jo_u64(rs.commit_lsn));
+	/* a node not serving as a replica now has only a stale snapshot */
+	bad |= json_object_set_new(o, "last_contact_ms",
+		node_role(n) == NODE_REPLICA && rs.primary_silent_ms != UINT64_MAX ?
+		jo_u64(rs.primary_silent_ms) : json_null());
 	bad |= json_object_set_new(o, "readable_lsn", jo_u64(rs.readable_lsn));
 	bad |= json_object_set_new(o, "hold_lsn", rs.holding ? jo_u64(rs.hold_lsn) :
 		json_null());

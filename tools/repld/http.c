@@ -21,7 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "health_query.h"
 #include "http.h"
+#include "json_out.h"
 #include "metrics.h"
 
 #define HTTP_CONNECTIONS_MAX 32
@@ -45,6 +47,12 @@ struct health {
 	bool fenced;
 	int quorum, replicas_streaming;
 	uint64_t epoch;
+	/* the log, primary or replica (not when down) */
+	uint64_t last_lsn, durable_lsn, commit_lsn;
+	/* a replica's view of its primary */
+	struct health_lag lag;
+	uint32_t primary_node;		/* while following; 0: none */
+	char primary_address[sizeof(((struct repl_replica_info *)0)->primary_addr)];
 };
 
 static void
@@ -72,6 +80,9 @@ health_get(struct node *n, struct health *h)
 		h->size_bytes = st.size_bytes;
 		h->can_acknowledge = !h->fenced && st.replicas_up >= h->quorum &&
 			!h->log_full;
+		h->last_lsn = st.last_lsn;
+		h->durable_lsn = st.durable_lsn;
+		h->commit_lsn = st.commit_lsn;
 		return;
 	}
 	h->role = node_role(n);
@@ -81,12 +92,26 @@ health_get(struct node *n, struct health *h)
 		node_replica_info(n, &info);
 		h->following = info.following != 0;
 		h->epoch = info.epoch;
+		h->last_lsn = info.last_lsn;
+		h->durable_lsn = info.durable_lsn;
+		h->commit_lsn = info.commit_lsn;	/* 0 until the first COMMIT */
+		/* a replica holding records not yet committed is not behind */
+		h->lag.lag_records = info.commit_lsn > info.durable_lsn ?
+			info.commit_lsn - info.durable_lsn : 0;
+		h->lag.contact_known = info.primary_silent_ms != UINT64_MAX;
+		h->lag.last_contact_ms = info.primary_silent_ms;
+		if (h->following) {
+			h->primary_node = info.primary_id;
+			snprintf(h->primary_address, sizeof(h->primary_address),
+				"%s", info.primary_addr);
+		}
 	}
 }
 
 /* why a path answers 503; NULL: it answers 200 */
 static const char *
-refusal(const char *path, const struct health *h, char *buf, size_t len)
+refusal(const char *path, const struct health *h,
+		const struct health_limits *limits, char *buf, size_t len)
 {
 	bool primary = h->role == NODE_PRIMARY, replica = h->role == NODE_REPLICA;
 
@@ -121,7 +146,9 @@ refusal(const char *path, const struct health *h, char *buf, size_t len)
 	if (!replica)
 		return primary ? "this node is the primary" :
 			"the node is down (starting, changing its role, or failed)";
-	return h->following ? NULL : "this replica is connected to no primary";
+	if (!h->following)
+		return "this replica is connected to no primary";
+	return health_limits_refusal(limits, &h->lag, buf, len);
 }
 
 static enum MHD_Result
@@ -154,29 +181,91 @@ respond_text(struct MHD_Connection *conn, unsigned code, const char *text)
 		strlen(text), false);
 }
 
+/* the query string's limits, read whole: the first bad argument stops it */
+struct query {
+	struct health_limits limits;
+	bool bad;
+	char why[256];
+};
+
 static enum MHD_Result
-health_answer(struct MHD_Connection *conn, struct node *n, const char *path)
+query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+		const char *value)
 {
-	struct health h;
-	char buf[160], *body;
-	const char *why;
+	struct query *q = cls;
+
+	(void)kind;
+	if (health_limits_add(&q->limits, key, value, q->why,
+			sizeof(q->why)) != 0) {
+		q->bad = true;
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* a number, or null where the node's role has none */
+static json_t *
+u64_or_null(bool has, uint64_t v)
+{
+	return has ? jo_u64(v) : json_null();
+}
+
+static json_t *
+health_json(const struct health *h, const char *why)
+{
+	bool up = h->role != NODE_DOWN, replica = h->role == NODE_REPLICA;
 	json_t *o;
 
-	health_get(n, &h);
-	why = refusal(path, &h, buf, sizeof(buf));
-	o = json_pack("{s:s, s:b, s:b, s:b, s:i, s:i, s:I}",
-		"role", node_role_name(h.role),
-		"can_acknowledge", h.can_acknowledge,
-		"log_full", h.log_full,
-		"following", h.following,
-		"quorum", h.quorum,
-		"replicas_streaming", h.replicas_streaming,
-		"epoch", (json_int_t)h.epoch);
+	o = json_pack("{s:s, s:b, s:b, s:b, s:i, s:i, s:I, s:o, s:o, s:o, s:o, "
+		"s:o, s:o, s:o}",
+		"role", node_role_name(h->role),
+		"can_acknowledge", h->can_acknowledge,
+		"log_full", h->log_full,
+		"following", h->following,
+		"quorum", h->quorum,
+		"replicas_streaming", h->replicas_streaming,
+		"epoch", (json_int_t)h->epoch,
+		"last_lsn", u64_or_null(up, h->last_lsn),
+		"durable_lsn", u64_or_null(up, h->durable_lsn),
+		"commit_lsn", u64_or_null(up, h->commit_lsn),
+		"lag_records", u64_or_null(replica, h->lag.lag_records),
+		"primary_node", u64_or_null(h->primary_node != 0, h->primary_node),
+		"primary_address", h->primary_node != 0 ?
+			jo_str(h->primary_address) : json_null(),
+		"last_contact_ms", u64_or_null(replica && h->lag.contact_known,
+			h->lag.last_contact_ms));
 	if (o != NULL && why != NULL &&
 	    json_object_set_new(o, "reason", json_string(why)) != 0) {
 		json_decref(o);
 		o = NULL;
 	}
+	return o;
+}
+
+static enum MHD_Result
+health_answer(struct MHD_Connection *conn, struct node *n, const char *path)
+{
+	struct query q = { .bad = false };
+	struct health h;
+	char buf[256], *body;
+	const char *why;
+	json_t *o;
+
+	(void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, query_arg, &q);
+	if (q.bad) {
+		size_t len = strlen(q.why);
+
+		if ((body = malloc(len + 2)) == NULL)
+			return respond_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				"out of memory\n");
+		memcpy(body, q.why, len);
+		memcpy(body + len, "\n", 2);
+		return respond(conn, MHD_HTTP_BAD_REQUEST,
+			"text/plain; charset=utf-8", body, len + 1, true);
+	}
+	health_get(n, &h);
+	why = refusal(path, &h, &q.limits, buf, sizeof(buf));
+	o = health_json(&h, why);
 	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (body == NULL)

@@ -48,8 +48,10 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/reader.c tools/repld/reader.h \
 	tools/repld/json_out.c tools/repld/json_out.h \
 	tools/repld/http.c tools/repld/http.h \
+	tools/repld/health_query.c tools/repld/health_query.h \
 	tools/repld/metrics.c tools/repld/metrics.h \
 	tools/repld/metrics_text.c tools/repld/metrics_text.h \
+	tools/repld/metrics_process.c tools/repld/metrics_process.h \
 	tools/repld/node_ha.c tools/repld/node_ha.h tools/repld/node_copy.c
 # on librepl's public API only (tests/api/check-public-symbols.sh), and
 # the failover's wing (ha/: the coordinator, the etcd client, the rules)
@@ -68,6 +70,21 @@ tests_tools_metrics_text_test_SOURCES = tests/tools/metrics_text_test.c \
 	tools/repld/metrics_text.c
 tests_tools_metrics_text_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
 tests_tools_metrics_text_test_LDADD = $(LDADD) -lm
+
+# a health path's limits on a replica: the query string, the refusals
+check_PROGRAMS += tests/tools/health_query_test
+TESTS += tests/tools/health_query_test
+tests_tools_health_query_test_SOURCES = tests/tools/health_query_test.c \
+	tools/repld/health_query.c
+tests_tools_health_query_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
+
+# the process_* families: /proc's lines parsed, this process's values
+check_PROGRAMS += tests/tools/metrics_process_test
+TESTS += tests/tools/metrics_process_test
+tests_tools_metrics_process_test_SOURCES = tests/tools/metrics_process_test.c \
+	tools/repld/metrics_process.c tools/repld/metrics_text.c
+tests_tools_metrics_process_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools/repld
+tests_tools_metrics_process_test_LDADD = $(LDADD) -lm
 
 # the node's states: the table of their changes, what each says
 check_PROGRAMS += tests/tools/node_state_test

@@ -17,6 +17,7 @@
 
 #include "coordinator.h"
 #include "metrics.h"
+#include "metrics_process.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -370,6 +371,11 @@ session_text(struct mtext *t, const struct view *v)
 	gauge(t, "repld_replica_readable_lsn", "Newest record readers of this "
 		"replica's log can take: committed, and held here.", r,
 		in->readable_lsn);
+	mtext_family(t, "repld_replica_last_contact_seconds", "gauge", "Time "
+		"since this replica last heard from a primary it followed.");
+	if (r && in->primary_silent_ms != UINT64_MAX)
+		mtext_sample(t, "repld_replica_last_contact_seconds", NULL,
+			(double)in->primary_silent_ms / 1e3);
 }
 
 /* sqlite_copy: families always, samples with a copy configured */
@@ -462,4 +468,5 @@ metrics_render(struct node *n, struct mtext *t)
 	session_text(t, &v);
 	copy_text(t, n);
 	coordinator_text(t, n);
+	metrics_process_text(t);
 }
