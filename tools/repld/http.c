@@ -15,12 +15,14 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "coordinator.h"
 #include "http.h"
 #include "metrics.h"
 
@@ -45,6 +47,7 @@ struct health {
 	bool fenced;
 	int quorum, replicas_streaming;
 	uint64_t epoch;
+	bool maintenance;	/* its coordinator sees the maintenance key */
 };
 
 static void
@@ -60,6 +63,12 @@ health_get(struct node *n, struct health *h)
 	h->quorum = n->conf.quorum;
 	h->stopping = node_state_stopping(n->state);
 	pthread_mutex_unlock(&n->lock);
+	if (atomic_load(&n->coord) != NULL) {
+		struct coord_view cv;
+
+		coordinator_view(atomic_load(&n->coord), &cv);
+		h->maintenance = cv.maintenance;
+	}
 	if ((repl = node_try_enter(n, &changing)) != NULL) {
 		repl_status(repl, &st);
 		node_leave(n);
@@ -164,14 +173,15 @@ health_answer(struct MHD_Connection *conn, struct node *n, const char *path)
 
 	health_get(n, &h);
 	why = refusal(path, &h, buf, sizeof(buf));
-	o = json_pack("{s:s, s:b, s:b, s:b, s:i, s:i, s:I}",
+	o = json_pack("{s:s, s:b, s:b, s:b, s:i, s:i, s:I, s:b}",
 		"role", node_role_name(h.role),
 		"can_acknowledge", h.can_acknowledge,
 		"log_full", h.log_full,
 		"following", h.following,
 		"quorum", h.quorum,
 		"replicas_streaming", h.replicas_streaming,
-		"epoch", (json_int_t)h.epoch);
+		"epoch", (json_int_t)h.epoch,
+		"maintenance", h.maintenance);
 	if (o != NULL && why != NULL &&
 	    json_object_set_new(o, "reason", json_string(why)) != 0) {
 		json_decref(o);
