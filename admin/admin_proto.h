@@ -20,7 +20,8 @@
  * one connection are acknowledged in order, each only once durable by the
  * primary's quorum rule (repl_wait_durable); the daemon batches what a
  * connection has sent so far into one wait.  A change of the node
- * (PROMOTE, FENCE, ADD, REMOVE, RELOAD, SWITCHOVER, FAILOVER) whose client
+ * (PROMOTE, FENCE, ADD, REMOVE, RELOAD, SWITCHOVER, FAILOVER, MAINTENANCE)
+ * whose client
  * closed the connection before it was served is not made; one that only
  * shut down its sending side is.
  *
@@ -63,13 +64,21 @@
  *			{"ok":true,"from":F,"to":T,"epoch":E,"message":...}
  *   FAILOVER NODE	the same, also with no primary, NODE campaigning
  *			regardless of its link (coordinator.h)
+ *   MAINTENANCE on [REASON]	(any node with a coordinator) write the
+ *			cluster's maintenance key (REASON: the rest of the
+ *			line, at most ADMIN_REASON_MAX bytes, no control
+ *			character); MAINTENANCE off deletes it.  While it
+ *			exists no node takes over by itself (ha_rules.h)
+ *   HISTORY		(any node with a coordinator) the history/<epoch>
+ *			keys, oldest first
  *
  * Error names beyond repl.h's REPL_E_*: "BAD_REQUEST" (the request does
  * not parse), "WRONG_ROLE" (the verb is not served by this node's role),
  * "BUSY" (ADMIN_CLIENTS_MAX connections are served already; retry),
  * "STOPPING" (the daemon is stopping); a READ's stream also "RELEASED"
  * and "READER_LOST"; SWITCHOVER and FAILOVER "NO_COORDINATOR",
- * "COORDINATOR_UNREACHABLE", "NO_PRIMARY", "BAD_TARGET", "PENDING".  Changes of state (PROMOTE, FENCE,
+ * "COORDINATOR_UNREACHABLE", "NO_PRIMARY", "BAD_TARGET", "PENDING";
+ * MAINTENANCE and HISTORY "NO_COORDINATOR", "COORDINATOR_UNREACHABLE".  Changes of state (PROMOTE, FENCE,
  * ADD, REMOVE, RELOAD) run one at a time; appends wait while one runs.
  */
 #ifndef REPLD_ADMIN_PROTO_H

@@ -27,6 +27,8 @@ static const struct {
 	{ "READ", ADMIN_READ, 1, 2 },
 	{ "SWITCHOVER", ADMIN_SWITCHOVER, 0, 1 },
 	{ "FAILOVER", ADMIN_FAILOVER, 1, 1 },
+	{ "MAINTENANCE", ADMIN_MAINTENANCE, 1, 1 },	/* on REASON: the rest */
+	{ "HISTORY", ADMIN_HISTORY, 0, 0 },
 };
 
 const char *
@@ -79,6 +81,17 @@ member(const char *s, struct admin_req *req)
 	return true;
 }
 
+/* s past its first `words` blank-separated words and the blanks after them */
+static const char *
+after_words(const char *s, int words)
+{
+	for (int w = 0; w < words; w++) {
+		s += strspn(s, " \t");
+		s += strcspn(s, " \t");
+	}
+	return s + strspn(s, " \t");
+}
+
 static enum admin_parse __attribute__((format(printf, 3, 4)))
 bad(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -94,7 +107,7 @@ enum admin_parse
 admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 		size_t *used, char *why, size_t whylen)
 {
-	char line[ADMIN_LINE_MAX];
+	char line[ADMIN_LINE_MAX], whole[ADMIN_LINE_MAX];
 	char *argv[ARGS_MAX + 1], *save = NULL, *tok;
 	const char *lf = memchr(buf, '\n', len < ADMIN_LINE_MAX ? len : ADMIN_LINE_MAX);
 	size_t line_len;
@@ -119,10 +132,14 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 	if (memchr(line, '\0', line_len) != NULL)
 		return bad(why, whylen, "a NUL byte in the request line");
 	req->quorum = -1;
+	memcpy(whole, line, line_len + 1);	/* strtok_r cuts line up */
 	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
 		if (argc == ARGS_MAX + 1)
 			return bad(why, whylen, "too many arguments");
 		argv[argc++] = tok;
+		/* MAINTENANCE on's reason is the rest of the line, blanks and all */
+		if (argc == 2 && strcmp(argv[0], "MAINTENANCE") == 0)
+			break;
 	}
 	if (argc == 0)
 		return bad(why, whylen, "an empty request");
@@ -139,7 +156,7 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 		name[i] = '\0';
 		return bad(why, whylen, "unknown request \"%s\" (STATUS, APPEND, "
 			"VERIFY, PROMOTE, FENCE, ADD, REMOVE, RELOAD, RELEASE, READ, "
-			"SWITCHOVER, FAILOVER)",
+			"SWITCHOVER, FAILOVER, MAINTENANCE, HISTORY)",
 			name);
 	}
 	req->verb = verbs[v].verb;
@@ -213,6 +230,26 @@ admin_req_parse(const char *buf, size_t len, struct admin_req *req,
 			return bad(why, whylen, "%s: NODE must be a node id 1..65535, "
 				"not \"%.40s\"", verbs[v].name, argv[1]);
 		req->node_id = argc > 1 ? (uint32_t)id : 0;
+		return ADMIN_PARSE_OK;
+	}
+	case ADMIN_MAINTENANCE: {
+		const char *reason = after_words(whole, 2);
+		size_t rl = strlen(reason);
+
+		if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0)
+			return bad(why, whylen, "MAINTENANCE: the first argument is "
+				"\"on\" or \"off\", not \"%.40s\"", argv[1]);
+		req->maintenance_on = strcmp(argv[1], "on") == 0;
+		if (!req->maintenance_on && rl > 0)
+			return bad(why, whylen, "MAINTENANCE off takes no reason");
+		if (rl > ADMIN_REASON_MAX)
+			return bad(why, whylen, "MAINTENANCE on: the reason is %zu "
+				"bytes, more than %d", rl, ADMIN_REASON_MAX);
+		for (size_t i = 0; i < rl; i++)
+			if ((unsigned char)reason[i] < 0x20 || reason[i] == 0x7f)
+				return bad(why, whylen, "MAINTENANCE on: a control "
+					"character in the reason");
+		memcpy(req->reason, reason, rl + 1);
 		return ADMIN_PARSE_OK;
 	}
 	case ADMIN_ADD:

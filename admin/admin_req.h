@@ -25,9 +25,13 @@ enum admin_verb {
 	ADMIN_READ,
 	ADMIN_SWITCHOVER,
 	ADMIN_FAILOVER,
+	ADMIN_MAINTENANCE,
+	ADMIN_HISTORY,
 };
 
 #define ADMIN_HOST_MAX 55
+/* MAINTENANCE on's reason (the coordinator's COORD_REASON_MAX) */
+#define ADMIN_REASON_MAX 200
 
 struct admin_req {
 	enum admin_verb verb;
@@ -55,6 +59,9 @@ struct admin_req {
 	int quorum;
 	/* SWITCHOVER, FAILOVER: the node to take over (0: the best replica) */
 	uint32_t node_id;
+	/* MAINTENANCE: on or off; on's reason ("" for none) */
+	bool maintenance_on;
+	char reason[ADMIN_REASON_MAX + 1];
 };
 
 enum admin_parse {

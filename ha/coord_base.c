@@ -45,7 +45,8 @@ co_now_ns(void)
 const char *
 coord_view_failover(const struct coord_view *v)
 {
-	return !v->candidate ? "off" : v->reachable ? "armed" : "paused";
+	return !v->candidate ? "off" : !v->reachable ? "paused" :
+		v->maintenance ? "maintenance" : "armed";
 }
 
 /* ---- the watch's wake-up ---- */

@@ -28,7 +28,8 @@
 
 enum worker_state { WORKER_IDLE = 0, WORKER_RUNNING, WORKER_DONE };
 enum worker_kind { WORK_PROMOTE = 1, WORK_STEP_DOWN, WORK_CARRY };
-enum req_kind { REQ_SWITCHOVER = 0, REQ_MEMBERSHIP, REQ_WITHDRAW };
+enum req_kind { REQ_SWITCHOVER = 0, REQ_MEMBERSHIP, REQ_WITHDRAW,
+	REQ_MAINTENANCE, REQ_HISTORY };
 
 /* a request another thread hands to the coordinator's (co_request) */
 struct coord_req {
@@ -37,6 +38,12 @@ struct coord_req {
 	uint32_t to;
 	bool failover;
 	struct coord_answer *ans;
+	/* REQ_MAINTENANCE: on or off, the reason, its answer */
+	bool on;
+	const char *reason;
+	struct coord_maint_answer *maint;
+	/* REQ_HISTORY: its answer */
+	struct coord_history_answer *history;
 	/* REQ_MEMBERSHIP, REQ_WITHDRAW: rev in and out, ret, msg */
 	const struct coord_membership *ms;
 	int64_t rev;
@@ -56,7 +63,7 @@ struct coordinator {
 	char ctl_addr[80];
 	char *prefix;			/* PREFIX<uuid>/ */
 	char *k_members, *k_me, *k_switchover, *k_history;
-	char *k_leader, *k_membership;
+	char *k_leader, *k_membership, *k_maintenance;
 	struct coord_leader *leader;
 	struct etcd_client *etcd;	/* the leader's: this thread's only */
 
@@ -101,6 +108,7 @@ struct coordinator {
 	struct coord_keys keys;
 	bool keys_valid;
 	uint64_t keys_at;
+	bool maint_seen;		/* maintenance as last logged */
 
 	/* the membership key's change being carried (WORK_CARRY) */
 	struct coord_membership carry;	/* also WORK_PROMOTE's peers */
@@ -178,5 +186,14 @@ void co_carried(struct coordinator *c, uint64_t now);
 /* coord_switchover.c: a request, on the coordinator thread */
 void co_serve_request(struct coordinator *c, uint32_t to, bool failover,
 		struct coord_answer *a);
+
+/* coord_maintenance.c: the maintenance key and the history, on the
+ * coordinator thread; the log line when maintenance comes or goes */
+void co_serve_maintenance(struct coordinator *c, bool on, const char *reason,
+		struct coord_maint_answer *a);
+void co_serve_history(struct coordinator *c, struct coord_history_answer *a);
+void co_maintenance_seen(struct coordinator *c);
+/* a request refused because the daemon is stopping */
+void co_request_stopping(struct coord_req *r);
 
 #endif

@@ -78,6 +78,33 @@ coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn, char *b
 		"at_ms", (json_int_t)tv.tv_sec * 1000 + tv.tv_usec / 1000), buf, size);
 }
 
+bool
+coord_reason_ok(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (len > COORD_REASON_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return false;
+	/* jansson refuses a string that is not UTF-8: so does the reason */
+	json_t *j = json_stringn(s, len);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+size_t
+coord_maintenance_value(uint32_t node_id, uint64_t at_ms, const char *reason,
+		char *buf, size_t size)
+{
+	if (node_id == 0 || at_ms > NUM_MAX || !coord_reason_ok(reason, strlen(reason)))
+		return 0;
+	return dump(json_pack("{s:I, s:I, s:s}", "node_id", (json_int_t)node_id,
+		"at_ms", (json_int_t)at_ms, "reason", reason), buf, size);
+}
+
 size_t
 coord_membership_value(const struct coord_membership *m, char *buf, size_t size)
 {
@@ -245,6 +272,54 @@ coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out)
 	}
 	out->from = (uint32_t)from;
 	out->to = (uint32_t)to;
+	return true;
+}
+
+bool
+coord_maintenance_parse(const char *v, size_t len, struct coord_maintenance *out)
+{
+	json_t *o = object_of(v, len), *r;
+	uint64_t id = 0;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return false;
+	r = json_object_get(o, "reason");
+	ok = num(o, "node_id", NODE_ID_MAX, &id) && id > 0 &&
+		num(o, "at_ms", NUM_MAX, &out->at_ms) && json_is_string(r) &&
+		coord_reason_ok(json_string_value(r), json_string_length(r));
+	if (ok)
+		memcpy(out->reason, json_string_value(r), json_string_length(r) + 1);
+	json_decref(o);
+	if (!ok) {
+		memset(out, 0, sizeof(*out));
+		return false;
+	}
+	out->node_id = (uint32_t)id;
+	return true;
+}
+
+bool
+coord_history_parse(const char *v, size_t len, struct coord_history *out)
+{
+	json_t *o = object_of(v, len);
+	uint64_t id = 0;
+	bool ok;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return false;
+	ok = num(o, "node_id", NODE_ID_MAX, &id) && id > 0 &&
+		num(o, "epoch", NUM_MAX, &out->epoch) && out->epoch > 0 &&
+		num(o, "from_lsn", NUM_MAX, &out->from_lsn) &&
+		num(o, "at_ms", NUM_MAX, &out->at_ms);
+	json_decref(o);
+	if (!ok) {
+		memset(out, 0, sizeof(*out));
+		return false;
+	}
+	out->node_id = (uint32_t)id;
 	return true;
 }
 

@@ -12,6 +12,8 @@
  *                    "link_up","candidate","ctl_addr"}
  *   membership      {"config_epoch","quorum","nodes":[{"node_id","ctl_addr"}...]}
  *   switchover      {"from","to","failover"}
+ *   maintenance     {"node_id","at_ms","reason"}: while it exists no node
+ *                   takes over by itself (ha_rules.h); no lease
  *   history/<epoch> {"node_id","epoch","from_lsn","at_ms"}
  *   epochs          decimal text (ha/coord/leader.h)
  */
@@ -75,6 +77,22 @@ struct coord_switchover {
 	bool failover;
 };
 
+/* an operator's reason for maintenance: printable, at most this many bytes */
+#define COORD_REASON_MAX 200
+
+struct coord_maintenance {
+	uint32_t node_id;		/* the node that set it (0: a value that
+					   does not parse) */
+	uint64_t at_ms;			/* its wall clock then, ms since 1970 */
+	char reason[COORD_REASON_MAX + 1];	/* "" when none was given */
+};
+
+/* a history/<epoch> key: a promotion a coordinator made */
+struct coord_history {
+	uint32_t node_id;
+	uint64_t epoch, from_lsn, at_ms;
+};
+
 /* the cluster's keys as one tick read them */
 struct coord_keys {
 	bool has_leader;
@@ -83,6 +101,10 @@ struct coord_keys {
 	int64_t leader_lease;		/* the lease the key is under (0: none) */
 	bool has_switchover;
 	struct coord_switchover sw;
+	/* the maintenance key exists (one whose value does not parse counts:
+	   maint.node_id 0) */
+	bool has_maintenance;
+	struct coord_maintenance maint;
 	bool has_membership;		/* a value that parses */
 	bool bad_membership;		/* a key whose value does not parse */
 	int64_t membership_rev;		/* its mod_revision (0: no key) */
@@ -101,6 +123,15 @@ size_t coord_switchover_value(uint32_t from, uint32_t to, bool failover,
 		char *buf, size_t size);
 size_t coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn,
 		char *buf, size_t size);
+/* reason: coord_reason_ok's; at_ms the wall clock in ms since 1970 */
+size_t coord_maintenance_value(uint32_t node_id, uint64_t at_ms, const char *reason,
+		char *buf, size_t size);
+
+/*
+ * A reason an operator may give: UTF-8 of at most COORD_REASON_MAX bytes
+ * without control characters (it is shown on one line of status).
+ */
+bool coord_reason_ok(const char *s, size_t len);
 
 size_t coord_membership_value(const struct coord_membership *m, char *buf,
 		size_t size);
@@ -138,15 +169,38 @@ bool coord_membership_same(const struct coord_membership *a,
 bool coord_leader_parse(const char *v, size_t len, struct coord_leader_value *out);
 bool coord_member_parse(const char *v, size_t len, struct coord_member *out);
 bool coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out);
+bool coord_maintenance_parse(const char *v, size_t len, struct coord_maintenance *out);
+bool coord_history_parse(const char *v, size_t len, struct coord_history *out);
 
 /* the same role, epoch, link and candidacy (the position aside) */
 bool coord_member_same(const struct coord_member *a, const struct coord_member *b);
 
 /*
- * Reads leader, members/, membership and switchover in one range (one revision), then
- * the leader's lease's TTL.  ETCD_OK, or the failing call's code with why.
+ * Reads leader, maintenance, members/, membership and switchover in one
+ * range (one revision), then the leader's lease's TTL.  ETCD_OK, or the
+ * failing call's code with why.
  */
 enum etcd_rc coord_keys_read(struct etcd_client *etcd, const char *prefix,
 		struct coord_keys *out, char *why, size_t whylen);
+
+/* the history keys as read: at most COORD_HISTORY_MAX, oldest first */
+#define COORD_HISTORY_MAX 256
+
+struct coord_history_list {
+	int n;			/* entries in e: the newest that parse */
+	int total;		/* keys that parse (n = min(total, MAX)) */
+	int invalid;		/* keys whose value does not parse, or does not
+				   name the epoch of its key */
+	struct coord_history e[COORD_HISTORY_MAX];	/* by epoch, rising */
+};
+
+/*
+ * Reads every history/ key under prefix (one range), ordered by epoch:
+ * an epoch holds its node's id in its low 16 bits and rises with each
+ * promotion, so that is the order they were made in.  ETCD_OK, or the
+ * call's code with why.
+ */
+enum etcd_rc coord_history_read(struct etcd_client *etcd, const char *prefix,
+		struct coord_history_list *out, char *why, size_t whylen);
 
 #endif

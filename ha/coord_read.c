@@ -65,9 +65,9 @@ add_member(struct coord_keys *out, const struct etcd_kv *kv, size_t id_at)
 
 /*
  * One range, [PREFIX "leader", PREFIX "switchover\0"): the leader key,
- * every members/ key, the membership key and the switchover key lie in it
- * (in that order: '/' sorts before 'h'),
- * the epochs counter and the history before it.  One request instead of
+ * the maintenance key, every members/ key, the membership key and the
+ * switchover key lie in it (in that order: "ma" before "me", '/' before
+ * 'h'), the epochs counter and the history before it.  One request instead of
  * three, and one revision: the leader, the members and a pending
  * switchover as they were together.  Then the leader's lease's TTL.
  */
@@ -104,6 +104,12 @@ coord_keys_read(struct etcd_client *etcd, const char *prefix,
 				&out->leader);
 			lease = kv->lease;
 			out->leader_lease = kv->lease;
+		} else if (key_is(kv->key.p, kv->key.len, prefix, "maintenance")) {
+			/* one that does not parse is maintenance all the same (node
+			   0): an operator meant something by it */
+			out->has_maintenance = true;
+			(void)coord_maintenance_parse((const char *)kv->value.p,
+				kv->value.len, &out->maint);
 		} else if (key_is(kv->key.p, kv->key.len, prefix, "membership")) {
 			out->membership_rev = kv->mod_revision;
 			out->has_membership = coord_membership_parse(
@@ -131,5 +137,81 @@ coord_keys_read(struct etcd_client *etcd, const char *prefix,
 			etcd_lease_free(&ls);
 		}
 	}
+	return ETCD_OK;
+}
+
+/* ---- the history, on request ---- */
+
+static int
+by_epoch(const void *a, const void *b)
+{
+	const struct coord_history *x = a, *y = b;
+
+	return (x->epoch > y->epoch) - (x->epoch < y->epoch);
+}
+
+/* the decimal epoch after the prefix, digits only, no leading zero */
+static bool
+key_epoch(const uint8_t *p, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 19 || (p[0] == '0'))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+enum etcd_rc
+coord_history_read(struct etcd_client *etcd, const char *prefix,
+		struct coord_history_list *out, char *why, size_t whylen)
+{
+	char from[512], end[512];
+	struct coord_history *all = NULL;
+	struct etcd_range r;
+	enum etcd_rc rc;
+	int nf, ne, n = 0;
+
+	memset(out, 0, sizeof(*out));
+	nf = snprintf(from, sizeof(from), "%shistory/", prefix);
+	/* every key under "history/": up to "history0" ('0' follows '/') */
+	ne = snprintf(end, sizeof(end), "%shistory0", prefix);
+	if (nf < 0 || (size_t)nf >= sizeof(from) || ne < 0 || (size_t)ne >= sizeof(end)) {
+		snprintf(why, whylen, "history: the prefix is too long");
+		return ETCD_E_INVAL;
+	}
+	if ((rc = etcd_get_range(etcd, from, (size_t)nf, end, (size_t)ne, &r)) != ETCD_OK)
+		return failed(rc, why, whylen, "history", etcd_client_error(etcd));
+	if (r.n_kvs > 0 && (all = calloc(r.n_kvs, sizeof(*all))) == NULL) {
+		etcd_range_free(&r);
+		snprintf(why, whylen, "history: out of memory");
+		return ETCD_E_NOMEM;
+	}
+	for (size_t i = 0; i < r.n_kvs; i++) {
+		const struct etcd_kv *kv = &r.kvs[i];
+		uint64_t epoch;
+
+		/* the key names the epoch its value records */
+		if (!coord_history_parse((const char *)kv->value.p, kv->value.len,
+				&all[n]) ||
+		    !key_epoch(kv->key.p + nf, kv->key.len - (size_t)nf, &epoch) ||
+		    epoch != all[n].epoch)
+			out->invalid++;
+		else
+			n++;
+	}
+	etcd_range_free(&r);
+	if (n > 0) {
+		qsort(all, (size_t)n, sizeof(all[0]), by_epoch);
+		out->total = n;
+		out->n = n < COORD_HISTORY_MAX ? n : COORD_HISTORY_MAX;
+		memcpy(out->e, all + (n - out->n), (size_t)out->n * sizeof(all[0]));
+	}
+	free(all);
 	return ETCD_OK;
 }

@@ -137,6 +137,8 @@ view_update(struct coordinator *c, uint64_t now)
 		v->sw_from = k->sw.from;
 		v->sw_to = k->sw.to;
 		v->sw_failover = k->sw.failover;
+		v->maintenance = k->has_maintenance;
+		v->maint = k->maint;
 		v->n_members = k->n_members;
 		memcpy(v->members, k->members, sizeof(v->members));
 	}
@@ -180,6 +182,10 @@ tick(struct coordinator *c)
 		pthread_mutex_unlock(&c->lock);
 		if (r->kind == REQ_SWITCHOVER)
 			co_serve_request(c, r->to, r->failover, r->ans);
+		else if (r->kind == REQ_MAINTENANCE)
+			co_serve_maintenance(c, r->on, r->reason, r->maint);
+		else if (r->kind == REQ_HISTORY)
+			co_serve_history(c, r->history);
 		else
 			r->ret = co_serve_membership(c, r->kind == REQ_WITHDRAW, r->ms,
 				r->rev, &r->rev, r->msg, r->msglen);
@@ -190,6 +196,8 @@ tick(struct coordinator *c)
 	}
 	pthread_mutex_unlock(&c->lock);
 
+	if (c->keys_valid)
+		co_maintenance_seen(c);
 	if (l.role == HA_ROLE_REPLICA && c->keys_valid)
 		co_membership_view(c, l.config_epoch, false);
 	co_rules_tick(c, &l, now);
@@ -220,17 +228,7 @@ coord_main(void *arg)
 		c->woken = false;
 	}
 	if (c->req.pending && !c->req.done) {
-		struct coord_req *r = c->req.r;
-
-		if (r->kind == REQ_SWITCHOVER) {
-			r->ans->error = "COORDINATOR_UNREACHABLE";
-			snprintf(r->ans->message, sizeof(r->ans->message),
-				"the daemon is stopping");
-		} else {
-			r->ret = COORD_E_UNREACHABLE;
-			snprintf(r->msg, r->msglen, "the daemon is stopping: nothing "
-				"changed");
-		}
+		co_request_stopping(c->req.r);
 		c->req.done = true;
 		pthread_cond_broadcast(&c->cond);
 	}
@@ -262,6 +260,7 @@ coordinator_free(struct coordinator *c)
 	free(c->k_history);
 	free(c->k_leader);
 	free(c->k_membership);
+	free(c->k_maintenance);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -329,7 +328,8 @@ coordinator_start(const struct coord_cfg *cfg, const struct coord_node_ops *ops,
 	    (c->k_switchover = cat(c->prefix, "switchover")) == NULL ||
 	    (c->k_history = cat(c->prefix, "history/")) == NULL ||
 	    (c->k_leader = cat(c->prefix, "leader")) == NULL ||
-	    (c->k_membership = cat(c->prefix, "membership")) == NULL) {
+	    (c->k_membership = cat(c->prefix, "membership")) == NULL ||
+	    (c->k_maintenance = cat(c->prefix, "maintenance")) == NULL) {
 		snprintf(err, errlen, "coordinator: out of memory");
 		coordinator_free(c);
 		return -1;

@@ -117,6 +117,8 @@ struct coord_view {
 	bool has_switchover;
 	uint32_t sw_from, sw_to;
 	bool sw_failover;
+	bool maintenance;		/* the maintenance key, as last read */
+	struct coord_maintenance maint;
 	struct coord_member members[COORD_MEMBERS_MAX];
 	int n_members;
 	/* a replica's reason not to campaign now (ha_wait_name; "" if none) */
@@ -132,7 +134,11 @@ struct coord_view {
 	char last_error[256];
 };
 
-/* "armed", "paused" (etcd unreachable) or "off" (not a candidate) */
+/*
+ * "armed", "paused" (etcd unreachable), "maintenance" (the maintenance
+ * key exists: no node takes over by itself) or "off" (not a candidate),
+ * the first that applies from the last
+ */
 const char *coord_view_failover(const struct coord_view *v);
 
 /*
@@ -232,5 +238,38 @@ struct coord_answer {
  */
 void coordinator_switchover(struct coordinator *c, uint32_t to, bool failover,
 		struct coord_answer *a);
+
+/* a MAINTENANCE request's answer (error NULL: done) */
+struct coord_maint_answer {
+	const char *error;		/* NO_COORDINATOR, COORDINATOR_UNREACHABLE,
+					   BAD_REQUEST */
+	bool on;			/* maintenance now */
+	bool was_on;			/* the key existed before */
+	/* on: the value written; off: the value removed (zeroed when none,
+	   or when it did not parse) */
+	struct coord_maintenance m;
+	char message[320];
+};
+
+/*
+ * Maintenance on (the key written, without a lease, as set by this node
+ * now with reason: coord_reason_ok's, "" for none) or off (the key
+ * deleted): while the key exists no node takes over or campaigns by
+ * itself (ha_rules.h); switchover and failover requests still go on.
+ * Any thread.
+ */
+void coordinator_maintenance(struct coordinator *c, bool on, const char *reason,
+		struct coord_maint_answer *a);
+
+/* a HISTORY request's answer (error NULL: done) */
+struct coord_history_answer {
+	const char *error;		/* NO_COORDINATOR, COORDINATOR_UNREACHABLE */
+	char message[320];
+	struct coord_history_list list;
+};
+
+/* the promotions the coordinators recorded (history/ keys), oldest first;
+ * any thread */
+void coordinator_history(struct coordinator *c, struct coord_history_answer *a);
 
 #endif

@@ -25,6 +25,7 @@ ha_wait_name(enum ha_wait w)
 	case HA_WAIT_KEYLESS: return "keyless";
 	case HA_WAIT_UNPUBLISHED: return "unpublished";
 	case HA_WAIT_RANK: return "rank";
+	case HA_WAIT_MAINTENANCE: return "maintenance";
 	}
 	return "?";
 }
@@ -276,9 +277,31 @@ replica_step(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input
 	return a;
 }
 
+/*
+ * Maintenance removes the steps a replica takes on its own: a takeover, a
+ * campaign, and the rank's wait for one (which would end in a campaign);
+ * an operator's switchover or failover is still carried out (the takeover
+ * rule never runs while one is pending).
+ */
+static bool
+held_by_maintenance(const struct ha_input *in, const struct ha_state *s,
+		const struct ha_action *a)
+{
+	const struct coord_keys *k = in->keys;
+
+	return k != NULL && k->has_maintenance &&
+		(a->kind == HA_TAKE_OVER ||
+		 ((a->kind == HA_CAMPAIGN ||
+		   (a->kind == HA_NONE && s->wait == HA_WAIT_RANK)) &&
+		  !k->has_switchover));
+}
+
 struct ha_action
 ha_step(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input *in)
 {
+	struct ha_state before;
+	struct ha_action a;
+
 	/* heard: a primary is followed (did it hold the key?), or this is one */
 	if (in->local.role == HA_ROLE_REPLICA && in->local.link_up) {
 		s->heard_ms = in->now_ms;
@@ -303,7 +326,14 @@ ha_step(struct ha_state *s, const struct ha_cfg *cfg, const struct ha_input *in)
 		s->eligible = false;
 		return primary_step(s, cfg, in);
 	case HA_ROLE_REPLICA:
-		return replica_step(s, cfg, in);
+		before = *s;
+		a = replica_step(s, cfg, in);
+		if (held_by_maintenance(in, s, &a)) {
+			/* as if the step had not been: no takeover time noted */
+			*s = before;
+			return waiting(s, HA_WAIT_MAINTENANCE);
+		}
+		return a;
 	case HA_ROLE_OTHER:
 		break;
 	}

@@ -63,6 +63,14 @@
  *              "promoting"; the loop promotes the node when it wins)
  *   other    (closed, stopping) --> NONE
  *
+ * Maintenance (the maintenance key exists): a replica's TAKE_OVER, and,
+ * unless a switchover or failover is pending (an operator's own request),
+ * its CAMPAIGN and its NONE waiting for its rank, become NONE waiting for
+ * "maintenance", its memory left as before the step but for eligibility
+ * (the rank's delay starts anew once maintenance ends).  Nothing else changes: every step is one the rules
+ * without the key could take, or a NONE, so no new way to two primaries
+ * or a lost record opens (docs/replication.md, "Maintenance").
+ *
  * Every NONE of a replica carries why it waits (ha_wait), which status
  * shows.
  */
@@ -132,6 +140,7 @@ enum ha_wait {
 	HA_WAIT_KEYLESS,		/* its primary holds no key: give it time */
 	HA_WAIT_UNPUBLISHED,		/* etcd does not list it as live yet */
 	HA_WAIT_RANK,			/* a more advanced candidate goes first */
+	HA_WAIT_MAINTENANCE,		/* it would take over: maintenance holds it */
 };
 
 /* the word status and the log show ("" for HA_WAIT_NONE) */

@@ -6,7 +6,8 @@
  * - progress: a parsed or refused request consumes at least one byte,
  *   "need more" consumes none;
  * - an APPEND's record lies inside the input and is 1..ADMIN_RECORD_MAX;
- * - a refusal names its reason.
+ * - a refusal names its reason;
+ * - a MAINTENANCE reason is one line of printable bytes within its size.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,6 +55,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 				CHECK(req.len >= 1 && req.len <= ADMIN_RECORD_MAX);
 				CHECK(d >= buf + off && d + req.len == buf + off + used);
+			}
+			/* a reason is one printable line of at most its bytes */
+			if (req.verb == ADMIN_MAINTENANCE) {
+				CHECK(strlen(req.reason) <= ADMIN_REASON_MAX);
+				CHECK(req.maintenance_on || req.reason[0] == '\0');
+				for (const char *r = req.reason; *r; r++)
+					CHECK((unsigned char)*r >= 0x20 && *r != 0x7f);
 			}
 			if (req.verb == ADMIN_ADD || req.verb == ADMIN_REMOVE)
 				CHECK(req.port != 0 && req.host[0] != '\0' &&

@@ -5,7 +5,7 @@
  * operator's etcdctl, a restored backup).  Besides "no crash, no leak":
  * a value refused leaves nothing behind (node id 0), and a value accepted
  * is within its bounds and, written again, reads back the same (the
- * membership key included).
+ * membership, maintenance and history keys included).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +25,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct coord_leader_value lv, lv2;
 	struct coord_member m, m2;
 	struct coord_switchover sw, sw2;
+	struct coord_maintenance mt, mt2;
+	struct coord_history h, h2;
 	static struct coord_membership ms, ms2;
 	static char mbuf[COORD_MEMBERSHIP_VALUE_MAX];
 	size_t n;
@@ -56,6 +58,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(sw2.from == sw.from && sw2.to == sw.to && sw2.failover == sw.failover);
 	} else {
 		CHECK(sw.from == 0 && sw.to == 0);
+	}
+	if (coord_maintenance_parse(v, size, &mt)) {
+		CHECK(mt.node_id >= 1 && mt.node_id <= 65535 &&
+			coord_reason_ok(mt.reason, strlen(mt.reason)));
+		n = coord_maintenance_value(mt.node_id, mt.at_ms, mt.reason, buf,
+			sizeof(buf));
+		CHECK(n > 0 && coord_maintenance_parse(buf, n, &mt2));
+		CHECK(mt2.node_id == mt.node_id && mt2.at_ms == mt.at_ms &&
+			strcmp(mt2.reason, mt.reason) == 0);
+	} else {
+		CHECK(mt.node_id == 0 && mt.reason[0] == '\0');
+	}
+	if (coord_history_parse(v, size, &h)) {
+		CHECK(h.node_id >= 1 && h.node_id <= 65535 && h.epoch >= 1);
+		n = coord_history_value(h.node_id, h.epoch, h.from_lsn, buf, sizeof(buf));
+		CHECK(n > 0 && coord_history_parse(buf, n, &h2));
+		CHECK(h2.node_id == h.node_id && h2.epoch == h.epoch &&
+			h2.from_lsn == h.from_lsn);
+	} else {
+		CHECK(h.node_id == 0 && h.epoch == 0);
 	}
 	if (coord_membership_parse(v, size, &ms)) {
 		CHECK(ms.config_epoch >= 1 && ms.n >= 1 && ms.n <= COORD_MEMBERS_MAX &&

@@ -208,6 +208,68 @@ membership_others(void)
 		strcmp(bad, "no port") == 0);
 }
 
+/* the maintenance key and the history's values: written, read back, and
+ * refused whole when they are not such values */
+static void
+maintenance_history(void)
+{
+	static const char *const bad_maint[] = {
+		"", "{}", "[]", "null", "{\"node_id\":1,\"at_ms\":5}",
+		"{\"node_id\":0,\"at_ms\":5,\"reason\":\"\"}",
+		"{\"node_id\":70000,\"at_ms\":5,\"reason\":\"\"}",
+		"{\"node_id\":1,\"at_ms\":-5,\"reason\":\"\"}",
+		"{\"node_id\":1,\"at_ms\":5,\"reason\":7}",
+		/* a control character, a NUL, a duplicate key */
+		"{\"node_id\":1,\"at_ms\":5,\"reason\":\"a\\nb\"}",
+		"{\"node_id\":1,\"at_ms\":5,\"reason\":\"a\\u0000b\"}",
+		"{\"node_id\":1,\"node_id\":2,\"at_ms\":5,\"reason\":\"\"}",
+		"{\"node_id\":1,\"at_ms\":5,\"reason\":\"x\"} trailing",
+	};
+	static const char *const bad_hist[] = {
+		"{}", "{\"node_id\":1,\"epoch\":0,\"from_lsn\":1,\"at_ms\":1}",
+		"{\"node_id\":0,\"epoch\":1,\"from_lsn\":1,\"at_ms\":1}",
+		"{\"node_id\":1,\"epoch\":1,\"from_lsn\":-1,\"at_ms\":1}",
+		"{\"node_id\":1,\"epoch\":1,\"from_lsn\":1}",
+	};
+	char buf[COORD_VALUE_MAX], reason[COORD_REASON_MAX + 2];
+	struct coord_maintenance m;
+	struct coord_history h;
+	size_t n;
+
+	n = coord_maintenance_value(3, 1700000000123ull, "kernel \"upgrade\" \xc3\xa9",
+		buf, sizeof(buf));
+	CHECK(n > 0 && coord_maintenance_parse(buf, n, &m));
+	CHECK(m.node_id == 3 && m.at_ms == 1700000000123ull &&
+		strcmp(m.reason, "kernel \"upgrade\" \xc3\xa9") == 0);
+	n = coord_maintenance_value(1, 0, "", buf, sizeof(buf));
+	CHECK(n > 0 && coord_maintenance_parse(buf, n, &m) && m.reason[0] == '\0');
+	/* the longest reason, every byte escaped, still fits a value */
+	memset(reason, '"', COORD_REASON_MAX);
+	reason[COORD_REASON_MAX] = '\0';
+	n = coord_maintenance_value(65535, 1700000000123ull, reason, buf, sizeof(buf));
+	CHECK(n > 0 && coord_maintenance_parse(buf, n, &m) &&
+		strlen(m.reason) == COORD_REASON_MAX);
+	reason[COORD_REASON_MAX] = '"';
+	reason[COORD_REASON_MAX + 1] = '\0';
+	CHECK(coord_maintenance_value(1, 1, reason, buf, sizeof(buf)) == 0);
+	CHECK(!coord_reason_ok(reason, strlen(reason)));
+	CHECK(coord_maintenance_value(1, 1, "tab\there", buf, sizeof(buf)) == 0);
+	CHECK(coord_maintenance_value(1, 1, "not utf-8 \xff", buf, sizeof(buf)) == 0);
+	CHECK(coord_maintenance_value(0, 1, "", buf, sizeof(buf)) == 0);
+	for (size_t i = 0; i < sizeof(bad_maint) / sizeof(bad_maint[0]); i++) {
+		CHECK(!coord_maintenance_parse(bad_maint[i], strlen(bad_maint[i]), &m));
+		CHECK(m.node_id == 0 && m.reason[0] == '\0');
+	}
+
+	n = coord_history_value(2, 131074, 42, buf, sizeof(buf));
+	CHECK(n > 0 && coord_history_parse(buf, n, &h));
+	CHECK(h.node_id == 2 && h.epoch == 131074 && h.from_lsn == 42 && h.at_ms > 0);
+	for (size_t i = 0; i < sizeof(bad_hist) / sizeof(bad_hist[0]); i++) {
+		CHECK(!coord_history_parse(bad_hist[i], strlen(bad_hist[i]), &h));
+		CHECK(h.node_id == 0 && h.epoch == 0);
+	}
+}
+
 int
 main(void)
 {
@@ -216,6 +278,7 @@ main(void)
 	member_refused();
 	membership_values();
 	membership_others();
+	maintenance_history();
 	if (failures) {
 		fprintf(stderr, "coord_keys_test: %d checks failed\n", failures);
 		return 1;

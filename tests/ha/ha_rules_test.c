@@ -69,6 +69,7 @@ struct row {
 	bool keyless_long;	/* ... heard lease_ms + down_ms ago */
 	bool backoff;		/* a refused promotion's back-off runs */
 	bool eligible_long;	/* eligible for more than a lease already */
+	bool maint;		/* the maintenance key exists */
 	enum ha_action_kind want;
 	enum ha_wait want_wait;
 };
@@ -159,6 +160,43 @@ static const struct row rows[] = {
 		.sw = SW_TO_ME_FAILOVER, .other_link = true, .want = HA_CAMPAIGN),
 	R("replica named as leaving by a switchover", HA_ROLE_REPLICA,
 		.sw = SW_FROM_ME, .want = HA_NONE, .want_wait = HA_WAIT_SWITCHOVER),
+	/* maintenance: a replica's own campaign held back, nothing else */
+	R("maintenance: replica, first in rank", HA_ROLE_REPLICA, .maint = true,
+		.want = HA_NONE, .want_wait = HA_WAIT_MAINTENANCE),
+	R("maintenance: replica, second in rank", HA_ROLE_REPLICA, .maint = true,
+		.ahead = true, .want = HA_NONE, .want_wait = HA_WAIT_MAINTENANCE),
+	R("maintenance: replica, second in rank, its delay over", HA_ROLE_REPLICA,
+		.maint = true, .ahead = true, .eligible_long = true, .want = HA_NONE,
+		.want_wait = HA_WAIT_MAINTENANCE),
+	R("maintenance: replica, keyless primary silent long enough",
+		HA_ROLE_REPLICA, .maint = true, .keyless_long = true, .want = HA_NONE,
+		.want_wait = HA_WAIT_MAINTENANCE),
+	R("maintenance: replica named by a switchover", HA_ROLE_REPLICA,
+		.maint = true, .sw = SW_TO_ME, .want = HA_CAMPAIGN),
+	R("maintenance: replica named by a failover, following", HA_ROLE_REPLICA,
+		.maint = true, .sw = SW_TO_ME_FAILOVER, .link_up = true,
+		.want = HA_CAMPAIGN),
+	R("maintenance: a switchover to the most advanced", HA_ROLE_REPLICA,
+		.maint = true, .sw = SW_TO_ANY, .want = HA_CAMPAIGN),
+	R("maintenance: replica, a switchover names another", HA_ROLE_REPLICA,
+		.maint = true, .sw = SW_TO_OTHER, .want = HA_NONE,
+		.want_wait = HA_WAIT_SWITCHOVER),
+	R("maintenance: replica, following", HA_ROLE_REPLICA, .maint = true,
+		.link_up = true, .want = HA_NONE, .want_wait = HA_WAIT_LINK),
+	R("maintenance: replica, a primary holds the key", HA_ROLE_REPLICA,
+		.maint = true, .leader = LEADER_OTHER, .want = HA_NONE,
+		.want_wait = HA_WAIT_LEADER),
+	R("maintenance: replica holding the key", HA_ROLE_REPLICA, .maint = true,
+		.hold = HA_HOLD_HELD, .want = HA_RESIGN),
+	R("maintenance: primary holding the key", HA_ROLE_PRIMARY, .maint = true,
+		.hold = HA_HOLD_HELD, .leader = LEADER_ME, .want = HA_KEEP),
+	R("maintenance: primary, key free", HA_ROLE_PRIMARY, .maint = true,
+		.want = HA_HOLD),
+	R("maintenance: primary named by a switchover", HA_ROLE_PRIMARY,
+		.maint = true, .hold = HA_HOLD_HELD, .sw = SW_FROM_ME,
+		.want = HA_STEP_DOWN),
+	R("maintenance: primary, another node holds the key", HA_ROLE_PRIMARY,
+		.maint = true, .leader = LEADER_OTHER, .want = HA_STEP_DOWN),
 };
 
 static void
@@ -196,6 +234,10 @@ run_row(const struct row *r)
 		set_leader(&k, ME, "primary");
 	else if (r->leader == LEADER_FOREIGN)
 		set_leader(&k, 0, "?");
+	if (r->maint) {
+		k.has_maintenance = true;
+		k.maint.node_id = 1;
+	}
 	if (r->sw != NO_SW) {
 		k.has_switchover = true;
 		k.sw.from = r->sw == SW_FROM_ME ? ME : 1;
@@ -497,6 +539,7 @@ struct to_row {
 	const char *state;	/* the holder's */
 	bool holder_epoch;	/* the holder is at another epoch than this log */
 	bool no_lease, switchover, not_member, not_candidate, backoff, lately;
+	bool maint;		/* the maintenance key exists */
 	bool want;		/* TAKE_OVER, or NONE waiting for the leader */
 };
 
@@ -523,6 +566,8 @@ static const struct to_row to_rows[] = {
 	R("not a candidate", DOWN, .nodes = 3, .not_candidate = true),
 	R("backing off", DOWN, .nodes = 3, .backoff = true),
 	R("took over less than a lease ago", DOWN, .nodes = 3, .lately = true),
+	R("maintenance", DOWN, .nodes = 3, .maint = true),
+	R("maintenance, the holder silent long", 60000, .nodes = 3, .maint = true),
 };
 
 static void
@@ -563,6 +608,7 @@ run_to_row(const struct to_row *r)
 		k.has_switchover = true;
 		k.sw.from = 1;
 	}
+	k.has_maintenance = r->maint;
 	a = ha_step(&s, &c, &(struct ha_input){
 		.now_ms = now,
 		.local = { .role = HA_ROLE_REPLICA, .epoch = 7, .last_lsn = 100,
@@ -579,6 +625,11 @@ run_to_row(const struct to_row *r)
 	else if (r->not_candidate)
 		CHECK(s.wait == HA_WAIT_NOT_CANDIDATE, "takeover, %s: waits for %s",
 			r->name, ha_wait_name(s.wait));
+	else if (r->maint)
+		/* held back: no takeover time noted either */
+		CHECK(a.kind == HA_NONE && s.wait == HA_WAIT_MAINTENANCE &&
+			!s.took_over, "takeover, %s: %s, waits for %s", r->name,
+			ha_action_name(a.kind), ha_wait_name(s.wait));
 	else
 		CHECK(a.kind == HA_NONE && s.wait == HA_WAIT_LEADER, "takeover, %s: "
 			"%s, waits for %s", r->name, ha_action_name(a.kind),
@@ -655,6 +706,78 @@ timeline_takeover(void)
 		"%d takeovers", (unsigned long long)at, n);
 }
 
+/*
+ * Maintenance on, then the primary killed: for 20 leases neither replica
+ * takes over or campaigns, while the key is held and once its lease has
+ * gone; from down_ms on each says it waits for maintenance (the second in
+ * rank too: its wait would end in a campaign).  Maintenance off: the most
+ * advanced campaigns at its next step (its eligibility starts then, so
+ * the rank's delay holds the other), as without maintenance.  With the
+ * key still held, off brings the takeover back at the next step.
+ */
+static void
+timeline_maintenance(void)
+{
+	struct node_sim a, b;
+	struct coord_keys k;
+	uint64_t t0 = 90000, dead = t0 + 5 * TICK, off = dead + 20 * LEASE, t;
+	int held = 0, waited = 0;
+	struct ha_action x, y;
+
+	memset(&k, 0, sizeof(k));
+	add_member(&k, 1, "primary", 120, true, true);
+	add_member(&k, 2, "replica", 120, true, true);
+	add_member(&k, 3, "replica", 110, true, true);
+	set_membership(&k, 3);
+	set_leader(&k, 1, "primary");
+	k.leader_lease = 0x42;
+	k.has_maintenance = true;
+	k.maint.node_id = 1;
+	replica_sim(&a, 2, 120, t0);
+	replica_sim(&b, 3, 110, t0);
+	for (t = t0; t < off; t += TICK) {
+		bool gone = t >= dead;
+
+		/* the dead primary's key goes with its lease */
+		k.has_leader = t < dead + LEASE;
+		a.l.link_up = b.l.link_up = !gone;
+		a.l.silent_ms = b.l.silent_ms = gone ? t - dead : 0;
+		k.members[1].link_up = k.members[2].link_up = !gone;
+		x = step(&a, &k, t);
+		y = step(&b, &k, t);
+		held += x.kind != HA_NONE || y.kind != HA_NONE;
+		waited += t >= dead + DOWN && a.s.wait == HA_WAIT_MAINTENANCE &&
+			b.s.wait == HA_WAIT_MAINTENANCE;
+	}
+	CHECK(held == 0, "maintenance: %d steps that were not NONE", held);
+	CHECK(waited == (int)((off - dead - DOWN) / TICK), "maintenance: both "
+		"waited for it in %d of %d steps", waited,
+		(int)((off - dead - DOWN) / TICK));
+	CHECK(!a.s.eligible && !a.s.took_over, "maintenance: no eligibility or "
+		"takeover kept");
+
+	k.has_maintenance = false;
+	x = step(&a, &k, off);
+	y = step(&b, &k, off);
+	CHECK(x.kind == HA_CAMPAIGN && x.rank == 0, "off: the most advanced "
+		"campaigns at once (%s)", ha_action_name(x.kind));
+	CHECK(y.kind == HA_NONE && b.s.wait == HA_WAIT_RANK, "off: the second "
+		"waits its rank (%s, %s)", ha_action_name(y.kind),
+		ha_wait_name(b.s.wait));
+	CHECK(step(&b, &k, off + LEASE / 2).kind == HA_CAMPAIGN, "off: the second "
+		"campaigns lease / 2 later");
+
+	/* the key still held by the silent primary: off brings the takeover */
+	set_leader(&k, 1, "primary");
+	k.has_maintenance = true;
+	CHECK(step(&a, &k, off + LEASE).kind == HA_NONE &&
+		a.s.wait == HA_WAIT_MAINTENANCE, "a silent holder: held back");
+	k.has_maintenance = false;
+	x = step(&a, &k, off + LEASE + TICK);
+	CHECK(x.kind == HA_TAKE_OVER && x.leader == 1, "off: takes over at once (%s)",
+		ha_action_name(x.kind));
+}
+
 /* ---- the membership key ---- */
 
 static void
@@ -728,6 +851,7 @@ main(void)
 	for (size_t i = 0; i < sizeof(to_rows) / sizeof(to_rows[0]); i++)
 		run_to_row(&to_rows[i]);
 	timeline_takeover();
+	timeline_maintenance();
 	membership();
 	if (failures) {
 		fprintf(stderr, "ha_rules_test: %d of %d checks failed\n", failures, checks);

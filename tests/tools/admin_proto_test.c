@@ -103,6 +103,36 @@ requests(void)
 	EXPECT(parse("READ 9223372036854775808\n", &r, &used, why) == ADMIN_PARSE_BAD);
 	EXPECT(parse("READ\n", &r, &used, why) == ADMIN_PARSE_BAD);
 
+	/* MAINTENANCE on's reason is the rest of the line, blanks and all */
+	EXPECT(parse("MAINTENANCE on  kernel  upgrade, host 2\r\n", &r, &used,
+		why) == ADMIN_PARSE_OK);
+	EXPECT(r.verb == ADMIN_MAINTENANCE && r.maintenance_on &&
+		strcmp(r.reason, "kernel  upgrade, host 2") == 0);
+	EXPECT(parse("MAINTENANCE on\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(r.maintenance_on && r.reason[0] == '\0');
+	EXPECT(parse("MAINTENANCE off\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(r.verb == ADMIN_MAINTENANCE && !r.maintenance_on);
+	EXPECT(parse("MAINTENANCE off now\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("MAINTENANCE\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(parse("MAINTENANCE yes\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(strstr(why, "\"yes\"") != NULL);
+	EXPECT(parse("MAINTENANCE on a\tb\n", &r, &used, why) == ADMIN_PARSE_BAD);
+	EXPECT(strstr(why, "control") != NULL);
+	{
+		char line[ADMIN_LINE_MAX];
+
+		snprintf(line, sizeof(line), "MAINTENANCE on %0*d\n",
+			ADMIN_REASON_MAX, 0);
+		EXPECT(parse(line, &r, &used, why) == ADMIN_PARSE_OK);
+		EXPECT(strlen(r.reason) == ADMIN_REASON_MAX);
+		snprintf(line, sizeof(line), "MAINTENANCE on %0*d\n",
+			ADMIN_REASON_MAX + 1, 0);
+		EXPECT(parse(line, &r, &used, why) == ADMIN_PARSE_BAD);
+	}
+	EXPECT(parse("HISTORY\n", &r, &used, why) == ADMIN_PARSE_OK);
+	EXPECT(r.verb == ADMIN_HISTORY);
+	EXPECT(parse("HISTORY 5\n", &r, &used, why) == ADMIN_PARSE_BAD);
+
 	/* a line too long to be a request, with no LF in reach */
 	{
 		char *big = malloc(ADMIN_LINE_MAX + 10);

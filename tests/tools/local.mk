@@ -297,6 +297,11 @@ EXTRA_DIST += tests/tools/repld_ha_paused_change.sh
 # BAD_TARGET and NO_COORDINATOR refused with exit 1
 TESTS += tests/tools/repld_ha_switchover.sh
 EXTRA_DIST += tests/tools/repld_ha_switchover.sh
+# maintenance: on, a switchover still works, the primary killed and no
+# takeover for three leases, off and a replica takes over with every
+# acknowledged record; replctl history lists the two promotions
+TESTS += tests/tools/repld_ha_maintenance.sh
+EXTRA_DIST += tests/tools/repld_ha_maintenance.sh
 # the membership key: add, remove, a failover over it, a change left in
 # it carried, one it cannot carry left alone
 TESTS += tests/tools/repld_ha_membership.sh

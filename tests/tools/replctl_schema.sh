@@ -106,8 +106,8 @@ check status-primary "status of the primary"
 live 2 status --json
 check status-replica "status of a replica"
 # with a coordinator (repld.conf(5)) both carry its object, the leader
-# key and a pending switchover null or not: its keys as its contract
-# gives them, put into this cluster's own status
+# key, a pending switchover and maintenance null or not: its keys as its
+# contract gives them, put into this cluster's own status
 if command -v python3 > /dev/null; then
 	cp "$D/out" "$D/status-replica"
 	live 1 --json status
@@ -119,7 +119,8 @@ import json, sys
 d = json.loads(sys.stdin.readline())
 held = sys.argv[1] == "true"
 d["coordinator"] = {"endpoint": "http://127.0.0.1:2379", "reachable": True,
-	"unreachable_ms": 0, "failover": "armed", "candidate": True,
+	"unreachable_ms": 0, "failover": "armed" if held else "maintenance",
+	"candidate": True,
 	"lease_ms": 1000, "holds_leader": held,
 	"leader": {"node_id": 1, "epoch": 65537, "state": "primary",
 		"ctl_addr": "127.0.0.1:7000",
@@ -132,6 +133,8 @@ d["coordinator"] = {"endpoint": "http://127.0.0.1:2379", "reachable": True,
 	"campaigns": 0, "promotions": 0, "takeovers": 0, "etcd_requests": 12,
 	"last_error": "",
 	"waiting": "" if held else "keyless",
+	"maintenance": None if held else {"node_id": 3, "at_ms": 1700000000123,
+		"reason": "kernel upgrade"},
 	"membership": {"state": "applied", "config_epoch": 1, "quorum": 1,
 		"nodes": [{"node_id": 1, "ctl_addr": "127.0.0.1:7000"},
 			{"node_id": 0, "ctl_addr": "127.0.0.1:7002"}]} if held else None}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "replctl.h"
 
 /* a signed field (the lease's TTL may be -1: unknown), or dflt */
 static int64_t
@@ -125,6 +126,8 @@ waiting_sentence(const char *w)
 			"down_ms to come back" },
 		{ "unpublished", "unpublished: etcd does not list this node yet" },
 		{ "rank", "rank: a replica with a longer log goes first" },
+		{ "maintenance", "maintenance: it would take over, but maintenance "
+			"is on (replctl maintenance off)" },
 	};
 
 	for (size_t i = 0; i < sizeof(said) / sizeof(said[0]); i++)
@@ -133,13 +136,33 @@ waiting_sentence(const char *w)
 	return w;
 }
 
+#define COORD_SAID_MAX 320
+
+/* " (set by node N at TIME: reason)", as status shows maintenance */
+static const char *
+maintenance_said(const json_t *co, char *out, size_t len)
+{
+	const json_t *m = json_object_get(co, "maintenance");
+	const char *why = jin_str(m, "reason");
+	char when[40];
+
+	if (ival(m, "node_id", 0) <= 0)
+		snprintf(out, len, " (the maintenance key holds a value that is not "
+			"repld's: no takeover until it goes)");
+	else
+		snprintf(out, len, " (set by node %" PRId64 " at %s%s%s)",
+			ival(m, "node_id", 0), utc_text(jin_u64(m, "at_ms", 0), when,
+			sizeof(when)), why[0] ? ": " : "", why);
+	return out;
+}
+
 void
 print_coordinator(const json_t *d)
 {
 	const json_t *co = json_object_get(d, "coordinator");
 	const json_t *sw = json_object_get(co, "switchover");
 	const char *fo = jin_str(co, "failover"), *err = jin_str(co, "last_error");
-	char b[32], state[80];
+	char b[32], state[80], mt[COORD_SAID_MAX];
 
 	if (!json_is_object(co))
 		return;		/* no coordinator: promotions are manual */
@@ -150,9 +173,11 @@ print_coordinator(const json_t *d)
 			dur(ival(co, "unreachable_ms", 0), b, sizeof(b)));
 	printf("\ncoordinator %s: %s, failover %s%s, lease %" PRId64 " ms\n",
 		jin_str(co, "endpoint")[0] ? jin_str(co, "endpoint") : "-", state,
-		strcmp(fo, "paused") == 0 ? "PAUSED" : fo[0] ? fo : "-",
+		strcmp(fo, "paused") == 0 ? "PAUSED" :
+		strcmp(fo, "maintenance") == 0 ? "MAINTENANCE" : fo[0] ? fo : "-",
 		strcmp(fo, "paused") == 0 ? " (etcd unreachable: no takeover)" :
 		strcmp(fo, "off") == 0 ? " (candidate = false: it never takes over)" :
+		strcmp(fo, "maintenance") == 0 ? maintenance_said(co, mt, sizeof(mt)) :
 		"", ival(co, "lease_ms", 0));
 	print_leader(co);
 	if (json_is_object(sw)) {

@@ -8,7 +8,8 @@ tools_replctl_replctl_SOURCES = tools/replctl/replctl.c tools/replctl/replctl.h 
 	tools/replctl/client.c tools/replctl/client.h \
 	tools/replctl/json_in.c tools/replctl/json_in.h \
 	tools/replctl/live.c tools/replctl/append.c tools/replctl/read.c \
-	tools/replctl/bench.c tools/replctl/switchover.c tools/replctl/coord_show.c
+	tools/replctl/bench.c tools/replctl/switchover.c tools/replctl/coord_show.c \
+	tools/replctl/maintenance.c tools/replctl/history.c
 # on librepl's public API only (tests/api/check-public-symbols.sh)
 tools_replctl_replctl_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/config \
 	-I$(top_srcdir)/admin -I$(top_srcdir)/tools/bench $(JANSSON_CFLAGS)

@@ -21,8 +21,8 @@
  * Live, against a running repld through its admin socket (-s SOCKET, or
  * -c FILE's admin_socket, or $REPLD_SOCKET, or /run/repld/repld.sock):
  * status, peers, verify, promote, fence, add, remove, reload, release,
- * append, read, bench, and with a coordinator (repld.conf(5)) switchover
- * and failover (see usage below and replctl(8)).
+ * append, read, bench, and with a coordinator (repld.conf(5)) switchover,
+ * failover, maintenance and history (see usage below and replctl(8)).
  *
  * Global options (-s, -c, --json, --timeout) may come before the command
  * or anywhere among its arguments.  Exit codes (replctl(8), EXIT STATUS):
@@ -91,6 +91,8 @@ usage(FILE *f)
 		"  fence                             the primary steps down\n"
 		"  switchover [--to NODE] [--wait S] the primary hands its role on\n"
 		"  failover --to NODE [--wait S]     NODE takes over, primary or not\n"
+		"  maintenance on [--reason TEXT] | off  no automatic failover while on\n"
+		"  history                           the promotions etcd recorded\n"
 		"  add HOST:PORT [--quorum K]        add a replica (primary)\n"
 		"  remove HOST:PORT [--quorum K]     remove a replica (primary)\n"
 		"  reload                            re-read the membership (SIGHUP)\n"
@@ -119,6 +121,8 @@ static const struct {
 	{ "fence", cmd_live },
 	{ "switchover", cmd_switchover },	/* with a coordinator */
 	{ "failover", cmd_switchover },
+	{ "maintenance", cmd_maintenance },
+	{ "history", cmd_history },
 	{ "add", cmd_live },
 	{ "remove", cmd_live },
 	{ "reload", cmd_live },

@@ -62,5 +62,10 @@ int cmd_bench(int argc, char *argv[], struct live_opts *o);
 int cmd_read(int argc, char *argv[], struct live_opts *o);
 /* switchover and failover: the request, then STATUS until it is done */
 int cmd_switchover(int argc, char *argv[], struct live_opts *o);
+/* with a coordinator: the maintenance key on or off; the promotions */
+int cmd_maintenance(int argc, char *argv[], struct live_opts *o);
+int cmd_history(int argc, char *argv[], struct live_opts *o);
+/* ms since 1970 as "YYYY-MM-DDTHH:MM:SSZ" into out */
+const char *utc_text(uint64_t ms, char *out, size_t len);
 
 #endif

@@ -51,6 +51,7 @@
 
 #include "admin.h"
 #include "admin_conn.h"
+#include "admin_ha.h"
 #include "admin_proto.h"
 #include "admin_req.h"
 #include "admin_status.h"
@@ -385,6 +386,7 @@ serve(struct conn *c, const struct admin_req *req)
 	case ADMIN_RELOAD:
 	case ADMIN_SWITCHOVER:
 	case ADMIN_FAILOVER:
+	case ADMIN_MAINTENANCE:
 		if (asker_gone(c, req))
 			return;
 		break;
@@ -442,6 +444,13 @@ serve(struct conn *c, const struct admin_req *req)
 				"epoch", jo_u64(a.epoch), "message", a.message));
 		return;
 	}
+	case ADMIN_MAINTENANCE:
+		out_line(c, admin_maintenance_json(atomic_load(&n->coord),
+			req->maintenance_on, req->reason));
+		return;
+	case ADMIN_HISTORY:
+		out_line(c, admin_history_json(atomic_load(&n->coord)));
+		return;
 	case ADMIN_APPEND:
 		break;
 	}

@@ -457,7 +457,7 @@ static json_t *
 coordinator_json(struct coordinator *coord, const struct member_seen_map *seen)
 {
 	struct coord_view v;
-	json_t *members = json_array(), *leader, *sw, *ms, *nodes = json_array();
+	json_t *members = json_array(), *leader, *sw, *ms, *nodes = json_array(), *mt;
 
 	coordinator_view(coord, &v);
 	for (int i = 0; nodes != NULL && v.has_ms && i < v.ms.n; i++)
@@ -496,8 +496,12 @@ coordinator_json(struct coordinator *coord, const struct member_seen_map *seen)
 	sw = !v.has_switchover ? json_null() : json_pack("{s:o, s:o, s:b}",
 		"from", jo_u64(v.sw_from), "to", jo_u64(v.sw_to),
 		"failover", v.sw_failover);
+	/* node_id 0: a value that does not parse, maintenance all the same */
+	mt = !v.maintenance ? json_null() : json_pack("{s:o, s:o, s:o}",
+		"node_id", jo_u64(v.maint.node_id), "at_ms", jo_u64(v.maint.at_ms),
+		"reason", jo_str(v.maint.reason));
 	return json_pack("{s:o, s:b, s:o, s:s, s:b, s:o, s:b, s:o, s:o, s:o, s:o, "
-		"s:o, s:o, s:o, s:o, s:o, s:s}",
+		"s:o, s:o, s:o, s:o, s:o, s:s, s:o}",
 		"endpoint", jo_str(v.endpoint),
 		"reachable", v.reachable,
 		"unreachable_ms", jo_u64(v.unreachable_ms),
@@ -514,7 +518,8 @@ coordinator_json(struct coordinator *coord, const struct member_seen_map *seen)
 		"etcd_requests", jo_u64(v.etcd_requests),
 		"last_error", jo_str(v.last_error),
 		"membership", ms,
-		"waiting", v.waiting);
+		"waiting", v.waiting,
+		"maintenance", mt);
 }
 
 /*

@@ -15,12 +15,14 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "coordinator.h"
 #include "health_query.h"
 #include "http.h"
 #include "json_out.h"
@@ -53,6 +55,7 @@ struct health {
 	struct health_lag lag;
 	uint32_t primary_node;		/* while following; 0: none */
 	char primary_address[sizeof(((struct repl_replica_info *)0)->primary_addr)];
+	bool maintenance;	/* its coordinator sees the maintenance key */
 };
 
 static void
@@ -68,6 +71,12 @@ health_get(struct node *n, struct health *h)
 	h->quorum = n->conf.quorum;
 	h->stopping = node_state_stopping(n->state);
 	pthread_mutex_unlock(&n->lock);
+	if (atomic_load(&n->coord) != NULL) {
+		struct coord_view cv;
+
+		coordinator_view(atomic_load(&n->coord), &cv);
+		h->maintenance = cv.maintenance;
+	}
 	if ((repl = node_try_enter(n, &changing)) != NULL) {
 		repl_status(repl, &st);
 		node_leave(n);
@@ -217,7 +226,7 @@ health_json(const struct health *h, const char *why)
 	json_t *o;
 
 	o = json_pack("{s:s, s:b, s:b, s:b, s:i, s:i, s:I, s:o, s:o, s:o, s:o, "
-		"s:o, s:o, s:o}",
+		"s:o, s:o, s:o, s:b}",
 		"role", node_role_name(h->role),
 		"can_acknowledge", h->can_acknowledge,
 		"log_full", h->log_full,
@@ -233,7 +242,8 @@ health_json(const struct health *h, const char *why)
 		"primary_address", h->primary_node != 0 ?
 			jo_str(h->primary_address) : json_null(),
 		"last_contact_ms", u64_or_null(replica && h->lag.contact_known,
-			h->lag.last_contact_ms));
+			h->lag.last_contact_ms),
+		"maintenance", h->maintenance);
 	if (o != NULL && why != NULL &&
 	    json_object_set_new(o, "reason", json_string(why)) != 0) {
 		json_decref(o);

@@ -44,6 +44,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_conn.h tools/repld/admin_loop.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/member_seen.c tools/repld/member_seen.h \
+	tools/repld/admin_ha.c tools/repld/admin_ha.h \
 	tools/repld/retention.c tools/repld/retention.h \
 	tools/repld/reader.c tools/repld/reader.h \
 	tools/repld/json_out.c tools/repld/json_out.h \

@@ -422,6 +422,8 @@ coordinator_text(struct mtext *t, struct node *n)
 		"last answered (0 while it answers).", has, cv.unreachable_ms / 1000);
 	gauge(t, "repld_coordinator_leader", "1 while this node holds the "
 		"leader key.", has, cv.holds_leader);
+	gauge(t, "repld_coordinator_maintenance", "1 while etcd holds the "
+		"maintenance key: no node takes over by itself.", has, cv.maintenance);
 	counter(t, "repld_coordinator_campaigns_total", "Campaigns for the "
 		"leader key this node began.", has, cv.campaigns);
 	counter(t, "repld_coordinator_promotions_total", "Campaigns this node "
