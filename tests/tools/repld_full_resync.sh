@@ -13,7 +13,8 @@
 # a full resync.  While node 3 catches up, the primary's status is sampled as fast as
 # replctl answers: its replicas[] entry has catchup_total_bytes > 0,
 # catchup_done_bytes that never shrink nor pass the total and grow over
-# the samples, and `replctl status` says "catching up: N% (... of ...)".
+# the samples, catchup_eta_ms a number once some bytes were received (0
+# once all were), and `replctl status` says "catching up: N% (... of ...)".
 # Once it is caught up the three fields are null and it streams.
 NAME=repld_full_resync
 LOGSIZE=256M
@@ -99,6 +100,9 @@ for line in open(sys.argv[1]):
     total, done = r["catchup_total_bytes"], r["catchup_done_bytes"]
     if total <= 0 or done is None or done > total:
         sys.exit("done %s of total %s" % (done, total))
+    eta = r["catchup_eta_ms"]
+    if (eta is None) != (done == 0) or (done == total and eta != 0):
+        sys.exit("time left %s with %s of %s done" % (eta, done, total))
     if seen and (total != seen[-1][0] or done < seen[-1][1]):
         sys.exit("from %s to %s" % (seen[-1], (total, done)))
     seen.append((total, done))
