@@ -25,7 +25,7 @@ engine_librepl_internal_la_SOURCES += \
 	engine/primary/primary.h engine/primary/quorum.c \
 	engine/primary/cluster_ms.c engine/primary/cluster_floor.c \
 	engine/primary/link_catchup.c engine/primary/link_connect.c engine/primary/link_state.c \
-	engine/primary/link_verify.c \
+	engine/primary/link_verify.c engine/primary/link_progress.c \
 	engine/primary/link_io.c engine/primary/link.c \
 	engine/primary/verify.c engine/primary/promote.c engine/primary/promote_hello.c \
 	engine/primary/promote_hello.h engine/primary/fence_listen.c \

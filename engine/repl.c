@@ -399,6 +399,9 @@ repl_replica_status(struct repl *repl, int i, struct repl_replica_status *st)
 	st->hold_lsn = ls.hold_lsn;
 	st->hold_from = ls.hold_from;
 	st->wants_base = ls.wants_base;
+	st->catchup_total_bytes = ls.catchup_total_bytes;
+	st->catchup_done_bytes = ls.catchup_done_bytes;
+	st->catchup_eta_ms = ls.catchup_eta_ms;
 	return 0;
 }
 

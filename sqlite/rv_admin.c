@@ -246,6 +246,18 @@ put_replica(sqlite3_str *s, struct repl *repl, int i, const struct repld_peer *p
 	} else {
 		sqlite3_str_appendall(s, ",\"hold_lsn\":null,\"hold_from\":null");
 	}
+	/* a catch-up's progress while one is on, as repld's status */
+	if (rs.catchup_total_bytes > 0) {
+		put_u64(s, "catchup_total_bytes", rs.catchup_total_bytes);
+		put_u64(s, "catchup_done_bytes", rs.catchup_done_bytes);
+		if (rs.catchup_eta_ms != UINT64_MAX)
+			put_u64(s, "catchup_eta_ms", rs.catchup_eta_ms);
+		else
+			sqlite3_str_appendall(s, ",\"catchup_eta_ms\":null");
+	} else {
+		sqlite3_str_appendall(s, ",\"catchup_total_bytes\":null,"
+			"\"catchup_done_bytes\":null,\"catchup_eta_ms\":null");
+	}
 	sqlite3_str_appendchar(s, 1, '}');
 }
 

@@ -382,6 +382,16 @@ struct repl_replica_status {
 				   there needs a base
 				   (repl_replica_want_base); 0 when the
 				   link is not streaming */
+	/*
+	 * A catch-up in progress: the ring bytes the replica lacked when its
+	 * connection caught up (from where it resumed to what this primary
+	 * had published then), the bytes of them it received, and the time
+	 * left at the recent rate (UINT64_MAX: not known yet).  All 0 when
+	 * none is in progress: catchup_total_bytes > 0 says one is.
+	 */
+	uint64_t catchup_total_bytes;
+	uint64_t catchup_done_bytes;
+	uint64_t catchup_eta_ms;
 };
 
 /* replica i (0 .. n_replicas - 1) as this primary sees it */

@@ -194,6 +194,8 @@ cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st)
 			st->n.entered[s] = atomic_load_explicit(&l->n.entered[s],
 				memory_order_relaxed);
 		}
+		link_progress_get(l, now, &st->catchup_total_bytes,
+			&st->catchup_done_bytes, &st->catchup_eta_ms);
 		/* the current state's time: up to now */
 		if (l->state_since_ms && now > l->state_since_ms)
 			st->n.state_ms[l->state] += now - l->state_since_ms;

@@ -161,6 +161,10 @@ struct cluster_link_status {
 	bool wants_base;	/* streaming, and its last heartbeat said a
 				   reader there needs a base */
 	struct cluster_link_counters n;
+	/* a catch-up in progress (link_progress_get): else all 0 */
+	uint64_t catchup_total_bytes;
+	uint64_t catchup_done_bytes;
+	uint64_t catchup_eta_ms;	/* UINT64_MAX: not known yet */
 };
 
 int cluster_link_status(struct cluster *c, int i, struct cluster_link_status *st);

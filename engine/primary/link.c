@@ -23,7 +23,8 @@
  * While streaming, the link also carries a verification's requests
  * (verify.c) to its replica, one message at a time between its batches.
  * The (re)connection and catch-up are link_connect.c; the data connection
- * and the chain agreement link_catchup.c.
+ * and the chain agreement link_catchup.c; how far a catch-up has come
+ * link_progress.c.
  */
 #include "config.h"
 
@@ -84,6 +85,7 @@ link_close(struct link *l)
 	l->cq = NULL;
 	cluster_lock(l->c);
 	link_set_state(l, REPL_LINK_DOWN);
+	link_progress_end(l);	/* the next connection's is its own */
 	l->force_down = false;
 	cluster_unlock(l->c);
 }
@@ -363,6 +365,12 @@ stream_report(struct link *l, uint64_t t, const struct log_pos *pub)
 {
 	uint64_t flushed;
 
+	/* c->lock only while a catch-up is on: appenders contend for it */
+	if (atomic_load_explicit(&l->count_writes, memory_order_relaxed)) {
+		cluster_lock(l->c);
+		link_progress_sample(l, t);
+		cluster_unlock(l->c);
+	}
 	if (t - l->last_report_ms < 2000)
 		return;
 	cluster_lock(l->c);

@@ -137,6 +137,10 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	}
 	link_io_lock(l);
 	l->sent = start;
+	/* what it lacks now is this catch-up's: counted as it is received */
+	atomic_store_explicit(&l->delivered, 0, memory_order_relaxed);
+	atomic_store_explicit(&l->count_writes, !pos_equal(&start, &pub),
+		memory_order_relaxed);
 	l->next_seq = l->oldest_seq = 0;
 	l->unsent_since_ms = 0;
 	link_note_waiting(l);
@@ -149,6 +153,7 @@ catch_up(struct link *l, const struct ctl_hello_reply *hr)
 	l->replica_head = ack.head.lsn;
 	l->flushed_lsn = start.lsn;
 	l->flushed_pos = start;
+	link_progress_begin(l, &start, &pub, clock_now_ms());
 	link_set_state(l, REPL_LINK_STREAMING);
 	l->why[0] = '\0';
 	down_since = l->down_since_ms;

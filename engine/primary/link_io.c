@@ -102,9 +102,28 @@ link_sq_depth(uint64_t ring_size)
 }
 
 /*
+ * A counted write's completion context (a catch-up's, see delivered):
+ * this bit, its batch's seq and its length; a flush's is seq + 1, far
+ * below the bit.
+ */
+#define WRITE_TAG ((uint64_t)1 << 62)
+#define WRITE_LEN_BITS 23		/* LINK_WRITE_MAX fits */
+#define WRITE_SEQ_MASK ((WRITE_TAG >> WRITE_LEN_BITS) - 1)
+_Static_assert(LINK_WRITE_MAX < (1u << WRITE_LEN_BITS), "a write's length fits");
+
+static void *
+write_ctx(uint64_t seq, uint64_t n)
+{
+	return (void *)(uintptr_t)(WRITE_TAG |
+		((seq & WRITE_SEQ_MASK) << WRITE_LEN_BITS) | n);
+}
+
+/*
  * Write ring bytes [from, from + len) (no wrap inside), then flush them:
  * one post where it fits one write (one message on ofi, so the request
  * does not cost a send of its own), else the writes and then the flush.
+ * During a catch-up each of those writes completes on its own, so that
+ * the progress of a large batch shows before its flush.
  */
 static int
 post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
@@ -113,6 +132,7 @@ post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
 	int flags = signal ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
 	void *ctx = signal ? (void *)(uintptr_t)(seq + 1) : NULL;
 	size_t at = (size_t)(WAL_RING_OFF + from);
+	bool counted = atomic_load_explicit(&l->count_writes, memory_order_relaxed);
 
 	if (len > 0 && len <= LINK_WRITE_MAX)
 		return rpma_ext_write_flush(l->conn, l->dst, at, l->c->src, at,
@@ -122,7 +142,9 @@ post_piece(struct link *l, uint64_t from, uint64_t len, bool signal,
 		size_t off = at + (size_t)done;
 
 		if (rpma_write(l->conn, l->dst, off, l->c->src, off, (size_t)n,
-				RPMA_F_COMPLETION_ON_ERROR, NULL))
+				counted ? RPMA_F_COMPLETION_ALWAYS :
+				RPMA_F_COMPLETION_ON_ERROR,
+				counted ? write_ctx(seq, n) : NULL))
 			return -1;
 		done += n;
 	}
@@ -162,12 +184,35 @@ post_batch(struct link *l, const struct log_pos *pub)
 		return -1;
 	}
 	*b = (struct batch){ .seq = l->next_seq, .end = *pub,
-		.seen_ms = l->unsent_since_ms, .posted_ns = clock_now_ns() };
+		.seen_ms = l->unsent_since_ms, .posted_ns = clock_now_ns(),
+		.bytes = atomic_load_explicit(&l->batch_bytes, memory_order_relaxed) };
 	l->next_seq++;
 	l->sent = *pub;
 	l->unsent_since_ms = 0;
 	link_count(&l->n.batches, 1);
 	return 0;
+}
+
+/* a counted write completed: its bytes reached the replica */
+static int
+counted_write(struct link *l, uint64_t ctx)
+{
+	uint64_t seq = (ctx & ~WRITE_TAG) >> WRITE_LEN_BITS;
+	uint64_t len = ctx & (((uint64_t)1 << WRITE_LEN_BITS) - 1);
+
+	/* its batch is one in flight, not yet flushed */
+	for (uint64_t s = l->oldest_seq; s != l->next_seq; s++) {
+		struct batch *b = &l->inflight[s % LINK_DEPTH];
+
+		if ((s & WRITE_SEQ_MASK) == seq && !b->done) {
+			b->written += len;
+			atomic_fetch_add_explicit(&l->delivered, len,
+				memory_order_relaxed);
+			return 0;
+		}
+	}
+	io_fail(l, "a write completed for no batch in flight");
+	return -1;
 }
 
 /* completions: a batch's flush finished; move flushed over the done prefix */
@@ -189,6 +234,11 @@ reap(struct link *l, bool *progress)
 	for (int i = 0; i < n; i++) {
 		uint64_t seq = (uint64_t)(uintptr_t)wc[i].wr_id;
 
+		if (wc[i].status == IBV_WC_SUCCESS && (seq & WRITE_TAG)) {
+			if (counted_write(l, seq))
+				return -1;
+			continue;
+		}
 		if (wc[i].status != IBV_WC_SUCCESS || seq == 0 ||
 		    seq - 1 < l->oldest_seq || seq - 1 >= l->next_seq) {
 			io_fail(l, "a write or flush failed: %s",
@@ -198,6 +248,12 @@ reap(struct link *l, bool *progress)
 		l->inflight[(seq - 1) % LINK_DEPTH].done = true;
 	}
 	while (link_busy(l) && l->inflight[l->oldest_seq % LINK_DEPTH].done) {
+		const struct batch *b = &l->inflight[l->oldest_seq % LINK_DEPTH];
+
+		/* what its counted writes did not already count */
+		atomic_fetch_add_explicit(&l->delivered, b->bytes -
+			(b->written < b->bytes ? b->written : b->bytes),
+			memory_order_relaxed);
 		end = l->inflight[l->oldest_seq % LINK_DEPTH].end;
 		posted = l->inflight[l->oldest_seq % LINK_DEPTH].posted_ns;
 		flushed = end.lsn;

@@ -43,6 +43,9 @@ struct batch {
 	struct log_pos end;
 	uint64_t seen_ms;	/* when its first bytes were found unsent */
 	uint64_t posted_ns;	/* when it was posted: its round trip */
+	uint64_t bytes;		/* ring bytes it covers */
+	uint64_t written;	/* of them, in writes whose completion came
+				   (a catch-up's counted writes) */
 	bool done;
 };
 
@@ -141,6 +144,17 @@ struct link {
 	_Atomic uint64_t waiting_since_ms;
 	/* when it last stopped streaming (under c->lock): its lag's age then */
 	uint64_t left_ms;
+	/*
+	 * The connection's catch-up, under c->lock: the ring bytes from where
+	 * the replica resumed to what was published then (catchup_total; 0:
+	 * none, or it is over), the position that ends it, when it began and
+	 * its recent rate (bytes/s, 0 until sampled; link_catchup.c).
+	 */
+	uint64_t catchup_total;
+	struct log_pos catchup_target;
+	uint64_t catchup_began_ms;
+	uint64_t catchup_rate;
+	uint64_t catchup_sample_ms, catchup_sample_done;
 	struct link_verify verify;
 
 	/*
@@ -168,6 +182,14 @@ struct link {
 	/* the bytes of the last batch posted: a large one is still being
 	 * sent, and on ofi only a look at the completions sends the rest */
 	_Atomic uint64_t batch_bytes;
+	/*
+	 * Ring bytes of this connection the replica received: batches whose
+	 * flush completed, and during a catch-up (count_writes) the writes of
+	 * a large batch as each completes, so that one batch of a whole ring
+	 * shows its progress.  Written under io_lock; read by status.
+	 */
+	_Atomic uint64_t delivered;
+	atomic_bool count_writes;
 	char io_why[160];		/* why the data path closed */
 	/*
 	 * Leaders asleep on cq (link_lead_step): the link's thread deletes
@@ -457,6 +479,20 @@ void link_data_close(struct rpma_conn **conn, struct rpma_mr_remote **dst);
 int chain_agreement(struct ctl_chan *ch, uint32_t *seq, int timeout_ms,
 		struct wal *wal, uint64_t lo, uint64_t hi, bool *found,
 		uint64_t *lsn, char *why, size_t n);
+
+/*
+ * link_progress.c: a catch-up's progress, all under c->lock.  begin: the
+ * catch-up sends [start, target); end: it is over (or the link is down);
+ * sample: the link thread's rate sample, which also ends the catch-up
+ * once the replica flushed target; get: false when none is in progress,
+ * else its bytes and the time left (UINT64_MAX: not known yet).
+ */
+void link_progress_begin(struct link *l, const struct log_pos *start,
+		const struct log_pos *target, uint64_t now);
+void link_progress_end(struct link *l);
+void link_progress_sample(struct link *l, uint64_t now);
+bool link_progress_get(const struct link *l, uint64_t now, uint64_t *total,
+		uint64_t *done, uint64_t *eta_ms);
 
 /* wake link l's thread; a syscall only for a link that sleeps: not one per
  * record (inline: everyone above the links wakes them) */

@@ -10,6 +10,8 @@
  * reconnect and catch up again.  Replica 2 runs through librepl's API
  * (repl_replica_node): a hold its reader takes, and its want of a base,
  * reach the primary's status with the next heartbeat, no release needed.
+ * A replica caught up, or lagging while it streams, shows no catch-up in
+ * progress (catchup_* all 0).
  */
 #define TEST_NAME "repl_replica_status"
 #include "repl_inproc.h"
@@ -157,6 +159,9 @@ check_caught_up(struct repl *r, int i)
 	CHECK(rs.lag_records == 0);
 	CHECK(rs.lag_bytes == 0);
 	CHECK(rs.lag_ms == 0);
+	/* caught up: no catch-up in progress any more */
+	CHECK(rs.catchup_total_bytes == 0 && rs.catchup_done_bytes == 0 &&
+		rs.catchup_eta_ms == 0);
 }
 
 int
@@ -214,6 +219,8 @@ main(void)
 	CHECK(rs.lag_records == 50);
 	CHECK(rs.lag_bytes == 50 * REC_BYTES);
 	CHECK(rs.lag_ms >= 300 && rs.lag_ms < 5000);
+	/* lag of a streaming link is no catch-up */
+	CHECK(rs.catchup_total_bytes == 0);
 	check_caught_up(r, 1);
 
 	kill(inproc_reps[0].pid, SIGCONT);

@@ -243,7 +243,9 @@ EXTRA_DIST += tests/tools/replctl_switchover.sh
 
 # replctl bench --csv with several clients: a row per acknowledged append,
 # latencies positive, each client's start offsets nondecreasing; the plot
-# of tools/bench/plot-bench (77 for that part without gnuplot)
+# of tools/bench/plot-bench and the series it dumps (the tail is 1 - F,
+# the throughput line has whole bins only; 77 for that part without
+# gnuplot)
 TESTS += tests/tools/replctl_bench_csv.sh
 EXTRA_DIST += tests/tools/replctl_bench_csv.sh
 

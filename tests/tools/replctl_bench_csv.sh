@@ -8,14 +8,21 @@
 # present, the sizes the run's, the LSNs distinct and within the
 # primary's log.  On a terminal (script(1)) its progress line names the
 # total, the share done and the time left.  Then tools/bench/plot-bench
-# makes a PNG of it (a PNG
-# signature, more than 10 kB); without gnuplot that part exits 77.
+# makes a PNG of it (a PNG signature, more than 10 kB), and with -d the
+# series it plotted: the tail's points are 1 - F (each latency's share
+# of appends at least that slow, counted here from the CSV), from 1 down
+# to 1/N at the slowest; the percentile marks lie on it; of a run of a
+# second, every throughput bin on the line lies within the run (first
+# send to last acknowledgement), at least 5 do, and every partial one
+# does not.  Without gnuplot that
+# part exits 77.
 #
 # Environment: REPLD, REPLCTL (the build tree's by default).
 set -u
 
 NAME=replctl_bench_csv
 PLOT=$(dirname "$0")/../../tools/bench/plot-bench
+LOGSIZE=64M	# the run of a second: at most 400000 records of 64 B
 . "$(dirname "$0")/cluster_lib.sh"
 
 T0=$SECONDS
@@ -64,6 +71,10 @@ bad=$(tail -n +2 "$D/run.csv" | awk -F, -v want="$acked" -v last="$last" '
 [[ -z $bad ]] || fail "bench --csv: $bad"
 echo "$NAME: $acked rows, 3 clients: ok ($(grep -o '"records_per_s":[0-9]*' <<< "$out"))"
 
+# a run of a second, for the plot's throughput bins
+"$CTL" -s "$S" bench --seconds 1 --records 400000 --depth 8 --size 64 --csv "$D/second.csv" \
+	> /dev/null 2> "$D/err" || fail "bench --seconds 1 --csv: exit $?: $(cat "$D/err")"
+
 # a run that stops on a refusal writes only what was acknowledged
 "$CTL" -s "$(sock 2)" bench --records 10 --csv "$D/refused.csv" > /dev/null 2> "$D/err"
 rc=$?
@@ -78,12 +89,63 @@ if ! command -v gnuplot > /dev/null; then
 	exit 77
 fi
 cp "$D/run.csv" "$D/three-clients.csv"
-"$PLOT" -o "$D/plot.png" -t "a test" "$D/three-clients.csv" "$D/run.csv" > "$D/plot.out" 2>&1 ||
+"$PLOT" -o "$D/plot.png" -t "a test" -d "$D/series" "$D/three-clients.csv" "$D/run.csv" \
+	"$D/second.csv" \
+	> "$D/plot.out" 2>&1 ||
 	fail "plot-bench: exit $?: $(cat "$D/plot.out")"
 [[ $(head -c 8 "$D/plot.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
 	fail "plot-bench: $D/plot.png is no PNG"
 size=$(stat -c %s "$D/plot.png")
 ((size > 10000)) || fail "plot-bench: a PNG of $size bytes only"
+# the tail: y is 1 - F, the share of the CSV's appends at least x us slow
+bad=$(awk -F, -v tail="$D/series/run.tail" '
+	FNR == 1 { next }
+	{ lat[++n] = sprintf("%.0f", $2 * 1e6) + 0 }
+	END {
+		prev = 2
+		while ((getline line < tail) > 0) {
+			split(line, p, " "); x = p[1] + 0; y = p[2] + 0; pts++
+			c = 0; for (k = 1; k <= n; k++) if (lat[k] >= x) c++
+			if (c == 0 || y < c / n * (1 - 1e-6) || y > c / n * (1 + 1e-6)) {
+				print "at " x " us: " y ", not 1 - F = " c "/" n; exit }
+			if (y >= prev) { print "at " x " us: " y " after " prev; exit }
+			if (pts == 1 && y != 1) { print "the first point is " y ", not 1"; exit }
+			prev = y; last = x
+		}
+		if (pts < 2) { print pts " points"; exit }
+		max = 0; for (k = 1; k <= n; k++) if (lat[k] > max) max = lat[k]
+		if (last != max || prev * n < 1 - 1e-6 || prev * n > 1 + 1e-6)
+			print "the tail ends at " last " us, " prev "; the slowest is " max " us, 1/" n
+	}' "$D/run.csv")
+[[ -z $bad ]] || fail "plot-bench -d: the tail: $bad"
+# the percentile marks: the p50 and p90 of 3000 appends, on the tail
+[[ $(cut -d' ' -f1 "$D/series/run.pct" | tr '\n' ' ') == "p50 p90 p99 p99.9 " ]] ||
+	fail "plot-bench -d: the marks of 3000 appends: $(cat "$D/series/run.pct")"
+while read -r label x y; do
+	grep -qx "$x $y" "$D/series/run.tail" || fail "plot-bench -d: $label at $x us, $y: not on the tail"
+done < "$D/series/run.pct"
+# the throughput of the run of a second: whole bins within the run (some),
+# partial ones not
+bad=$(awk -F, -v full="$D/series/second.tput" -v part="$D/series/second.partial" '
+	FNR == 1 { next }
+	NR == 2 || $1 < t0 { t0 = $1 }
+	{ a = $1 + $2; if (a > t1) t1 = a }
+	END {
+		while ((getline line < full) > 0) {
+			split(line, p, " "); nf++
+			if (p[1] < t0 - 1e-9 || p[1] + 0.1 > t1 + 1e-9) {
+				print "bin " p[1] " on the line is not within " t0 ".." t1; exit }
+		}
+		while ((getline line < part) > 0) {
+			split(line, p, " "); np++
+			if (p[1] >= t0 - 1e-9 && p[1] + 0.1 <= t1 + 1e-9) {
+				print "partial bin " p[1] " is within " t0 ".." t1; exit }
+		}
+		if (nf < 5) print nf " whole bins in a run of a second"
+	}' "$D/second.csv")
+[[ -z $bad ]] || fail "plot-bench -d: the throughput: $bad"
+echo "$NAME: plot-bench -d: $(wc -l < "$D/series/run.tail") tail points, 1 - F;" \
+	"a second's run: $(wc -l < "$D/series/second.tput") whole bins, $(wc -l < "$D/series/second.partial") partial"
 "$PLOT" -o "$D/bad.png" "$D/refused.csv" > /dev/null 2>&1 &&
 	fail "plot-bench of a CSV without rows succeeded"
 echo "$NAME: ok: a $size-byte plot ($((SECONDS - T0)) s)"

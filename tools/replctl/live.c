@@ -90,13 +90,45 @@ records_behind(const json_t *d, char *out, size_t len)
 }
 
 /*
+ * A catch-up in progress, as status --json gives it: "catching up: 45%
+ * (12.0 MiB of 26.7 MiB), 3s left"; NULL when none is on
+ */
+static const char *
+catchup_text(const json_t *r, char *out, size_t len)
+{
+	uint64_t total = jin_u64(r, "catchup_total_bytes", 0);
+	uint64_t done = jin_u64(r, "catchup_done_bytes", 0);
+	char d[24], t[24], left[48];
+
+	if (!json_is_number(json_object_get(r, "catchup_total_bytes")) || total == 0)
+		return NULL;
+	if (done > total)
+		done = total;
+	if (json_is_number(json_object_get(r, "catchup_eta_ms")))
+		snprintf(left, sizeof(left), "%s left", repld_duration_text(
+			jin_u64(r, "catchup_eta_ms", 0), d, sizeof(d)));
+	else
+		snprintf(left, sizeof(left), "time left not known yet");
+	snprintf(out, len, "catching up: %d%% (%s of %s), %s",
+		(int)((double)done * 100 / (double)total),
+		human_bytes(done, d, sizeof(d)), human_bytes(total, t, sizeof(t)),
+		left);
+	return out;
+}
+
+/*
  * Why a replica is not streaming, and whether the primary has released
- * what it would resume from: then it is copied anew when it is back
+ * what it would resume from: then it is copied anew when it is back.  A
+ * replica catching up says how far it has come.
  */
 static const char *
 replica_why(const json_t *d, const json_t *r, char *out, size_t len)
 {
 	uint64_t first = jin_u64(d, "first_lsn", 0), flushed = jin_u64(r, "flushed_lsn", 0);
+	const char *progress = catchup_text(r, out, len);
+
+	if (progress)
+		return progress;
 
 	if (strcmp(jin_str(r, "state"), "streaming") != 0 && first > 1 &&
 	    flushed + 1 < first) {

@@ -220,6 +220,7 @@ replica_entry(struct repl *repl, int i, const char *address)
 	char tr[24];
 	json_t *o;
 	int bad = 0;
+	bool catching_up;
 
 	if (repl_replica_status(repl, i, &rs) != 0)
 		return json_pack("{s:o, s:s}", "address", jo_str(address),
@@ -258,6 +259,15 @@ replica_entry(struct repl *repl, int i, const char *address)
 	bad |= json_object_set_new(o, "hold_from", rs.holds ? jo_u64(rs.hold_from) :
 		json_null());
 	bad |= json_object_set_new(o, "wants_base", json_boolean(rs.wants_base));
+	/* a catch-up's progress while one is on, else null */
+	catching_up = rs.catchup_total_bytes > 0;
+	bad |= json_object_set_new(o, "catchup_total_bytes", catching_up ?
+		jo_u64(rs.catchup_total_bytes) : json_null());
+	bad |= json_object_set_new(o, "catchup_done_bytes", catching_up ?
+		jo_u64(rs.catchup_done_bytes) : json_null());
+	bad |= json_object_set_new(o, "catchup_eta_ms", catching_up &&
+		rs.catchup_eta_ms != UINT64_MAX ? jo_u64(rs.catchup_eta_ms) :
+		json_null());
 	if (bad) {
 		json_decref(o);
 		return NULL;

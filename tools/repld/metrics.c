@@ -233,7 +233,8 @@ primary_text(struct mtext *t, const struct view *v)
 /* one family, a sample per replica (labels replica="host:port") */
 enum rfield {
 	R_STREAMING, R_FLUSHED, R_LAG_RECORDS, R_LAG_BYTES, R_RECONNECTS,
-	R_BATCHES, R_FLUSHES, R_CATCH_UPS, R_FULL_RESYNCS,
+	R_BATCHES, R_FLUSHES, R_CATCH_UPS, R_FULL_RESYNCS, R_CATCHUP_TOTAL,
+	R_CATCHUP_DONE,
 };
 
 static uint64_t
@@ -249,6 +250,8 @@ rfield(const struct repl_replica_status *rs, enum rfield f)
 	case R_FLUSHES:		return rs->flushes;
 	case R_CATCH_UPS:	return rs->catch_ups;
 	case R_FULL_RESYNCS:	return rs->full_resyncs;
+	case R_CATCHUP_TOTAL:	return rs->catchup_total_bytes;
+	case R_CATCHUP_DONE:	return rs->catchup_done_bytes;
 	}
 	return 0;
 }
@@ -300,6 +303,12 @@ replicas_text(struct mtext *t, const struct view *v)
 		R_CATCH_UPS);
 	per_replica(t, v, "repld_replica_full_resyncs_total", "counter",
 		"Catch-ups that copied the whole log.", R_FULL_RESYNCS);
+	per_replica(t, v, "repld_replica_catchup_bytes", "gauge", "Bytes the "
+		"replica lacked when its catch-up in progress began (0: none).",
+		R_CATCHUP_TOTAL);
+	per_replica(t, v, "repld_replica_catchup_done_bytes", "gauge", "Of "
+		"those, the bytes the replica received (0: no catch-up).",
+		R_CATCHUP_DONE);
 
 	/* the link's states: each replica x each state */
 	static const char *const fam[3][3] = {
