@@ -193,6 +193,17 @@ post_batch(struct link *l, const struct log_pos *pub)
 	return 0;
 }
 
+/*
+ * delivered has one writer (under io_lock) and readers that only load it:
+ * a plain load and store, not a locked read-modify-write per batch
+ */
+static inline void
+delivered_add(struct link *l, uint64_t n)
+{
+	atomic_store_explicit(&l->delivered, atomic_load_explicit(&l->delivered,
+		memory_order_relaxed) + n, memory_order_relaxed);
+}
+
 /* a counted write completed: its bytes reached the replica */
 static int
 counted_write(struct link *l, uint64_t ctx)
@@ -206,8 +217,7 @@ counted_write(struct link *l, uint64_t ctx)
 
 		if ((s & WRITE_SEQ_MASK) == seq && !b->done) {
 			b->written += len;
-			atomic_fetch_add_explicit(&l->delivered, len,
-				memory_order_relaxed);
+			delivered_add(l, len);
 			return 0;
 		}
 	}
@@ -251,9 +261,8 @@ reap(struct link *l, bool *progress)
 		const struct batch *b = &l->inflight[l->oldest_seq % LINK_DEPTH];
 
 		/* what its counted writes did not already count */
-		atomic_fetch_add_explicit(&l->delivered, b->bytes -
-			(b->written < b->bytes ? b->written : b->bytes),
-			memory_order_relaxed);
+		delivered_add(l, b->bytes - (b->written < b->bytes ? b->written :
+			b->bytes));
 		end = l->inflight[l->oldest_seq % LINK_DEPTH].end;
 		posted = l->inflight[l->oldest_seq % LINK_DEPTH].posted_ns;
 		flushed = end.lsn;
