@@ -184,6 +184,8 @@ campaign(struct coordinator *c, const struct ha_local *l, const struct ha_action
 static void
 take_over(struct coordinator *c, const struct ha_local *l, const struct ha_action *a)
 {
+	enum etcd_rc rc;
+
 	co_notice(c, "coordinator: the primary node %" PRIu32 " (epoch %" PRIu64
 		") is silent: nothing heard from it for %" PRIu64 " ms here, and %d "
 		"of the %d replicas have no link to it: revoking its lease %" PRIx64
@@ -192,8 +194,11 @@ take_over(struct coordinator *c, const struct ha_local *l, const struct ha_actio
 	pthread_mutex_lock(&c->lock);
 	c->view.takeovers++;
 	pthread_mutex_unlock(&c->lock);
-	(void)co_client_ok(c, etcd_lease_revoke(c->etcd, a->lease),
-		"revoke the silent primary's lease");
+	rc = etcd_lease_revoke(c->etcd, a->lease);
+	/* gone already (it ran out meanwhile): what the revoke was for */
+	if (rc == ETCD_E_LEASE_NOT_FOUND)
+		rc = ETCD_OK;
+	(void)co_client_ok(c, rc, "revoke the silent primary's lease");
 	/* the key is gone (or the lease was already): read it again now */
 	co_wake(c);
 }

@@ -44,7 +44,10 @@ print_leader(const json_t *co)
 		printf("%-9s none: nobody holds the leader key\n", "leader");
 		return;
 	}
-	if (ttl >= 0)
+	/* etcd counts whole seconds, rounded down */
+	if (ttl == 0)
+		snprintf(ttl_s, sizeof(ttl_s), "under 1 s");
+	else if (ttl > 0)
 		snprintf(ttl_s, sizeof(ttl_s), "%" PRId64 " s", ttl);
 	else
 		snprintf(ttl_s, sizeof(ttl_s), "unknown");
