@@ -30,5 +30,6 @@ include tests/tools/local.mk
 include tests/scenario/local.mk
 include tests/model/local.mk
 include tests/examples/local.mk
+include tests/archive/local.mk
 EXTRA_DIST += tests/lib/test_ports.h tests/lib/test_ports.sh tests/lib/etcd_lib.sh \
 	tests/lib/lt_unwrap.sh

@@ -4,8 +4,8 @@
 # tree_layering.sh -- the tree's top-level folders stay layered.
 #
 # The folders, by rank (docs/design.md §1):
-#   lib (0) < rpma (1) < engine (2) < config, admin, ha (3) < sqlite (4)
-#   < tools (5)
+#   lib (0) < rpma (1) < engine (2) < config, admin, ha, archive (3)
+#   < sqlite (4) < tools (5)
 # A folder may use itself and folders of lower rank; folders of one rank do
 # not use each other.  tests/ and examples/ may use anything, and nothing
 # may use them.  A folder that does not exist (yet: ha/) is checked once
@@ -29,14 +29,14 @@ srcdir=${srcdir:-.}
 top=$(cd "$srcdir" && pwd)
 fail=0
 
-RANKED="lib rpma engine config admin sqlite ha tools"
+RANKED="lib rpma engine config admin sqlite ha archive tools"
 
 rank() {
 	case $1 in
 	lib) echo 0 ;;
 	rpma) echo 1 ;;
 	engine) echo 2 ;;
-	config | admin | ha) echo 3 ;;
+	config | admin | ha | archive) echo 3 ;;
 	sqlite) echo 4 ;;
 	tools) echo 5 ;;
 	tests | examples) echo 9 ;;	# may use anything; none may use them

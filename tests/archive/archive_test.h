@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archive_test.h -- what the archive's tests share: a check that counts
+ * failures, a scratch directory removed at exit, and records whose bytes
+ * follow from their LSN (so a reader's are checked without keeping them).
+ */
+#ifndef TESTS_ARCHIVE_TEST_H
+#define TESTS_ARCHIVE_TEST_H
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "archive.h"
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { failures++; \
+	fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+/* a call that must succeed, its why printed when it does not */
+#define OK(call) do { why[0] = '\0'; if ((call) != 0) { failures++; \
+	fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, why); } \
+	} while (0)
+
+static const uint8_t uuid_a[16] = { 0x6b, 0x1f, 0x0e, 0x53, 0x9a, 0x02, 0x4c, 0x11,
+	0x8d, 0x3e, 0x75, 0x20, 0xc4, 0xab, 0x19, 0xe0 };
+static const uint8_t uuid_b[16] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+	0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10 };
+
+static char scratch[256];
+
+static void
+rm_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char sub[1024];
+
+	if (d == NULL) {
+		unlink(path);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		rm_tree(sub);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+static void
+scratch_remove(void)
+{
+	if (scratch[0] != '\0')
+		rm_tree(scratch);
+}
+
+/* a fresh scratch directory for this program, removed at exit */
+static void
+scratch_make(const char *prog)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(scratch, sizeof(scratch), "%s/%s.XXXXXX", tmp ? tmp : "/tmp", prog);
+	if (mkdtemp(scratch) == NULL) {
+		printf("SKIP: %s: no scratch directory\n", prog);
+		exit(77);
+	}
+	atexit(scratch_remove);
+}
+
+/* a path under the scratch directory */
+static const char *
+at(const char *name)
+{
+	static char paths[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(paths[k], sizeof(paths[k]), "%s/%s", scratch, name);
+	return paths[k];
+}
+
+static uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* record LSN's payload length: mostly small, some large, epoch starts 0 */
+static size_t
+rec_len(uint64_t lsn)
+{
+	if (lsn % 500 == 0)
+		return 0;
+	if (lsn % 397 == 0)
+		return 300 * 1024 + (size_t)(mix(lsn) % 4096);
+	return (size_t)(mix(lsn) % 4096);
+}
+
+static unsigned
+rec_flags(uint64_t lsn)
+{
+	return lsn % 500 == 0 ? ARCHIVE_REC_EPOCH_START : 0;
+}
+
+static uint64_t
+rec_time(uint64_t lsn)
+{
+	return 1700000000000ull + lsn * 10;
+}
+
+/* half random, half a repeating text: zstd has something to do */
+static void
+rec_fill(uint64_t lsn, uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = i < len / 2 ? (uint8_t)mix(lsn * 131 + i) : (uint8_t)("archive "[i % 8]);
+}
+
+/* records first..last added (and not flushed) */
+static int
+add_range(struct archive_writer *w, uint64_t first, uint64_t last, char *why,
+		size_t whylen)
+{
+	static uint8_t buf[400 * 1024];
+
+	for (uint64_t lsn = first; lsn <= last; lsn++) {
+		size_t len = rec_len(lsn);
+
+		rec_fill(lsn, buf, len);
+		if (archive_writer_add(w, lsn, 1 + lsn / 500, lsn % 7, rec_time(lsn),
+				rec_flags(lsn), buf, len, why, whylen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* what a reader saw: each record checked against the one added */
+struct seen {
+	uint64_t next, count, bad;
+};
+
+static int
+check_record(void *arg, const struct archive_record *r)
+{
+	static uint8_t buf[400 * 1024];
+	struct seen *s = arg;
+	size_t len = rec_len(r->lsn);
+
+	rec_fill(r->lsn, buf, len);
+	if ((s->next != 0 && r->lsn != s->next) || r->len != len ||
+			r->epoch != 1 + r->lsn / 500 || r->client_id != r->lsn % 7 ||
+			r->time_ms != rec_time(r->lsn) || r->flags != rec_flags(r->lsn) ||
+			(len > 0 && memcmp(r->data, buf, len) != 0)) {
+		if (s->bad++ == 0)
+			fprintf(stderr, "record of LSN %llu is not what was added\n",
+				(unsigned long long)r->lsn);
+	}
+	s->next = r->lsn + 1;
+	s->count++;
+	return 0;
+}
+
+static long long
+file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+#endif

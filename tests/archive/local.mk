@@ -1,0 +1,11 @@
+# tests/archive -- the archive library (archive/) on a scratch directory:
+# records back byte for byte, damage caught and named, gaps, bases and
+# retention.  Plain programs: a failed check prints where and exits 1.
+EXTRA_DIST += tests/archive/archive_test.h
+ARCHIVE_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/archive
+ARCHIVE_TEST_LDADD = archive/libarchive.la
+
+check_PROGRAMS += tests/archive/archive_roundtrip
+TESTS += tests/archive/archive_roundtrip
+tests_archive_archive_roundtrip_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
+tests_archive_archive_roundtrip_LDADD = $(ARCHIVE_TEST_LDADD)
