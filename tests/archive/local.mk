@@ -9,3 +9,13 @@ check_PROGRAMS += tests/archive/archive_roundtrip
 TESTS += tests/archive/archive_roundtrip
 tests_archive_archive_roundtrip_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
 tests_archive_archive_roundtrip_LDADD = $(ARCHIVE_TEST_LDADD)
+
+check_PROGRAMS += tests/archive/archive_damage
+TESTS += tests/archive/archive_damage
+tests_archive_archive_damage_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
+tests_archive_archive_damage_LDADD = $(ARCHIVE_TEST_LDADD)
+
+check_PROGRAMS += tests/archive/archive_retention
+TESTS += tests/archive/archive_retention
+tests_archive_archive_retention_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
+tests_archive_archive_retention_LDADD = $(ARCHIVE_TEST_LDADD)

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archive_damage.c -- what a crash or a bad disk leaves is caught: a
+ * temporary file left over is ignored and removed (unless its writer
+ * lives); a segment cut short or with a flipped bit fails read and verify,
+ * which name it; an archive of another cluster is refused, and so is a
+ * segment of another cluster put into this one.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "archive_test.h"
+
+/* an archive of records 1..600 in small segments */
+static void
+fill(const char *dir)
+{
+	struct archive_writer_cfg cfg = { .segment_bytes = 16 * 1024 };
+	struct archive_target *t;
+	struct archive_writer *w;
+	char why[ARCHIVE_WHY_MAX];
+
+	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	if (t == NULL)
+		exit(1);
+	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
+	OK(add_range(w, 1, 600, why, sizeof(why)));
+	OK(archive_writer_flush(w, why, sizeof(why)));
+	archive_writer_close(&w);
+	archive_target_close(&t);
+}
+
+static void
+touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(write(fd, "partial", 7) == 7);
+		close(fd);
+	}
+}
+
+static void
+leftover_tmp(void)
+{
+	struct archive_target *t;
+	struct archive_listing l;
+	struct seen s = { 0 };
+	char why[ARCHIVE_WHY_MAX], live[128];
+	size_t n_before;
+
+	fill("tmp");
+	OK(archive_target_open(at("tmp"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_list(t, &l, why, sizeof(why)));
+	n_before = l.n_segments;
+	archive_listing_free(&l);
+	archive_target_close(&t);
+
+	/* a dead writer's (no such PID), one with no PID, and a live one's */
+	touch(at("tmp/seg/.tmp-999999999-3-00000000000000000601-00000000000000000700.rseg"));
+	touch(at("tmp/seg/.tmp-junk"));
+	touch(at("tmp/.tmp-999999999-0-cluster-uuid"));
+	snprintf(live, sizeof(live), "tmp/base/.tmp-%ld-0-00000000000000000009.rbase",
+		(long)getpid());
+	touch(at(live));
+
+	OK(archive_target_open(at("tmp"), uuid_a, &t, why, sizeof(why)));
+	if (t == NULL)
+		return;
+	CHECK(file_size(at("tmp/seg/.tmp-999999999-3-00000000000000000601-"
+		"00000000000000000700.rseg")) == -1);
+	CHECK(file_size(at("tmp/seg/.tmp-junk")) == -1);
+	CHECK(file_size(at("tmp/.tmp-999999999-0-cluster-uuid")) == -1);
+	CHECK(file_size(at(live)) == 7);	/* its writer may yet rename it */
+	OK(archive_list(t, &l, why, sizeof(why)));
+	CHECK(l.n_segments == n_before && l.n_bases == 0 && l.contiguous_to == 600);
+	archive_listing_free(&l);
+	OK(archive_read(t, 0, 0, check_record, &s, why, sizeof(why)));
+	CHECK(s.count == 600 && s.bad == 0);
+	archive_target_close(&t);
+	unlink(at(live));
+}
+
+/* the name of the segment holding lsn, in dir */
+static void
+segment_holding(const char *dir, uint64_t lsn, char *name, size_t len)
+{
+	struct archive_target *t;
+	struct archive_listing l;
+	char why[ARCHIVE_WHY_MAX];
+
+	name[0] = '\0';
+	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	if (t == NULL)
+		return;
+	OK(archive_list(t, &l, why, sizeof(why)));
+	for (size_t i = 0; i < l.n_segments; i++)
+		if (l.obj[i].first_lsn <= lsn && lsn <= l.obj[i].last_lsn)
+			snprintf(name, len, "%s", l.obj[i].name);
+	archive_listing_free(&l);
+	archive_target_close(&t);
+}
+
+static void
+flip(const char *path, long off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(pread(fd, &b, 1, off) == 1);
+	b ^= 0x10;
+	CHECK(pwrite(fd, &b, 1, off) == 1);
+	close(fd);
+}
+
+/* read and verify fail on dir's damaged segment, naming it and what */
+static void
+damaged(const char *dir, const char *name, const char *what, bool list_fails,
+		uint64_t n_bad)
+{
+	struct archive_target *t;
+	struct archive_listing l;
+	struct seen s = { 0 };
+	uint64_t checked, bad;
+	char why[ARCHIVE_WHY_MAX];
+	int rc;
+
+	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	if (t == NULL)
+		return;
+	rc = archive_read(t, 0, 0, check_record, &s, why, sizeof(why));
+	CHECK(rc == -1 && strstr(why, name) != NULL && strstr(why, what) != NULL);
+	if (rc != -1 || strstr(why, what) == NULL)
+		fprintf(stderr, "  read: %s\n", why);
+	CHECK(s.bad == 0);	/* nothing wrong was handed out */
+	rc = archive_verify(t, &checked, &bad, why, sizeof(why));
+	CHECK(rc == -1 && bad == n_bad && checked > 10);
+	CHECK(strstr(why, name) != NULL && strstr(why, what) != NULL);
+	rc = archive_list(t, &l, why, sizeof(why));
+	if (list_fails)
+		CHECK(rc == -1 && strstr(why, name) != NULL);
+	else
+		CHECK(rc == 0);
+	if (rc == 0)
+		archive_listing_free(&l);
+	archive_target_close(&t);
+}
+
+static void
+truncated_and_flipped(void)
+{
+	char name[96], name2[96], path[256], path2[256];
+
+	/* cut short: the header's stored length no longer fits */
+	fill("cut");
+	segment_holding("cut", 300, name, sizeof(name));
+	snprintf(path, sizeof(path), "cut/%s", name);
+	CHECK(truncate(at(path), file_size(at(path)) - 10) == 0);
+	damaged("cut", name, "stored length", true, 1);
+
+	/* a bit of the body: its CRC */
+	fill("flip");
+	segment_holding("flip", 300, name, sizeof(name));
+	snprintf(path, sizeof(path), "flip/%s", name);
+	flip(at(path), 96 + 50);
+	damaged("flip", name, "body: CRC", false, 1);
+
+	/* a bit of the header: its own CRC */
+	fill("hflip");
+	segment_holding("hflip", 300, name, sizeof(name));
+	snprintf(path, sizeof(path), "hflip/%s", name);
+	flip(at(path), 40);
+	damaged("hflip", name, "header: CRC", true, 1);
+
+	/* two segments' files swapped: each holds LSNs its name does not */
+	fill("swapped");
+	segment_holding("swapped", 100, name, sizeof(name));
+	segment_holding("swapped", 300, name2, sizeof(name2));
+	snprintf(path, sizeof(path), "swapped/%s", name);
+	snprintf(path2, sizeof(path2), "swapped/%s", name2);
+	CHECK(rename(at(path), at("swapped/x")) == 0);
+	CHECK(rename(at(path2), at(path)) == 0);
+	CHECK(rename(at("swapped/x"), at(path2)) == 0);
+	damaged("swapped", name, "not what its name says", true, 2);
+}
+
+static void
+other_cluster(void)
+{
+	struct archive_target *t = SENTINEL;
+	struct archive_writer_cfg cfg = { .segment_bytes = 1024 * 1024 };
+	struct archive_writer *w;
+	struct seen s = { 0 };
+	char why[ARCHIVE_WHY_MAX], name[96], from[256], to[256];
+	int rc;
+
+	fill("mine");
+	rc = archive_target_open(at("mine"), uuid_b, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL && strstr(why, "not of this cluster") != NULL);
+
+	/* no uuid given: the archive's is taken (a restore) */
+	OK(archive_target_open(at("mine"), NULL, &t, why, sizeof(why)));
+	if (t != NULL) {
+		OK(archive_read(t, 0, 0, check_record, &s, why, sizeof(why)));
+		CHECK(s.count == 600 && s.bad == 0);
+		archive_target_close(&t);
+	}
+	/* ... and nothing to take from a directory that is no archive */
+	rc = archive_target_open(at("nothing"), NULL, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL);
+	rc = archive_target_open("s3://bucket/x", uuid_a, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL);
+	rc = archive_target_open(at("no/such/parent"), uuid_a, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL);
+
+	/* the other cluster's archive of 601..700: its segment put in mine */
+	OK(archive_target_open(at("theirs"), uuid_b, &t, why, sizeof(why)));
+	if (t == NULL)
+		return;
+	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
+	OK(add_range(w, 601, 700, why, sizeof(why)));
+	OK(archive_writer_flush(w, why, sizeof(why)));
+	archive_writer_close(&w);
+	archive_target_close(&t);
+	snprintf(name, sizeof(name), "seg/00000000000000000601-00000000000000000700.rseg");
+	snprintf(from, sizeof(from), "theirs/%s", name);
+	snprintf(to, sizeof(to), "mine/%s", name);
+	CHECK(rename(at(from), at(to)) == 0);
+	damaged("mine", name, "another cluster", true, 1);
+
+	/* the cluster-uuid file itself damaged */
+	touch(at("mine/cluster-uuid"));
+	rc = archive_target_open(at("mine"), uuid_a, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL && strstr(why, "cluster-uuid") != NULL);
+}
+
+int
+main(void)
+{
+	scratch_make("archive_damage");
+	leftover_tmp();
+	truncated_and_flipped();
+	other_cluster();
+	if (failures > 0) {
+		printf("archive_damage: %d failures\n", failures);
+		return 1;
+	}
+	printf("archive_damage: ok\n");
+	return 0;
+}
