@@ -32,6 +32,9 @@ struct archive_target;
  * the directory is made when missing (its parent must exist).  The
  * archive's cluster uuid is stored in it at the first write and checked
  * at every open after: an archive of another cluster is refused.
+ * cluster_uuid NULL: the archive's own is taken (a restore that does not
+ * know it); refused when the target holds no archive yet.  Opening
+ * removes the temporary files of writers that are gone.
  */
 int archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 		struct archive_target **tp, char *why, size_t whylen);
@@ -60,6 +63,12 @@ struct archive_listing {
 	uint64_t contiguous_to, gap_at;
 };
 
+/*
+ * Each object's header is read (its times; a base covers its one LSN in
+ * the reach): -1 when one is damaged or is not what its name says, naming
+ * it (archive_verify counts such objects instead).  Names of no object
+ * of the archive's (temporary files, anything else) are not listed.
+ */
 int archive_list(struct archive_target *t, struct archive_listing *out,
 		char *why, size_t whylen);
 void archive_listing_free(struct archive_listing *l);
@@ -67,7 +76,10 @@ void archive_listing_free(struct archive_listing *l);
 /* ---- writing ---- */
 
 struct archive_writer_cfg {
-	uint64_t segment_bytes;		/* publish a segment at this size */
+	uint64_t segment_bytes;		/* publish a segment at this size (of
+					   its records, before zstd): when the
+					   next record would take it past;
+					   0: 16 MiB; at most 1 GiB */
 	int zstd_level;			/* 0: stored as is; 1..19: zstd */
 };
 
@@ -79,6 +91,11 @@ struct archive_writer;
  * + 1, or any LSN when the archive is empty (a raw log's archive starts
  * wherever the archiver starts).  A record that is not next is refused
  * (-1, why says what was expected): the caller lost records.
+ * Precisely, next is the newest segment's last LSN + 1 (with a gap in the
+ * archive, past it: a writer never fills a hole, which the listing shows),
+ * and any LSN when the archive holds no segment.  LSN 0 is no record's.
+ * A record refused (-1) is not added and changes nothing, including one
+ * refused because the full segment before it could not be published.
  */
 int archive_writer_open(struct archive_target *t, const struct archive_writer_cfg *cfg,
 		struct archive_writer **wp, char *why, size_t whylen);
@@ -96,10 +113,12 @@ uint64_t archive_writer_archived(const struct archive_writer *w);
 uint64_t archive_writer_pending_bytes(const struct archive_writer *w);
 void archive_writer_close(struct archive_writer **wp);	/* drops the unpublished */
 
-/* a base: the file at path as it is now, standing for every record <= lsn */
+/* a base: the file at path as it is now, standing for every record <= lsn
+   (one file, at most 4 GiB, held in memory while it goes either way) */
 int archive_put_base(struct archive_target *t, uint64_t lsn, const char *path,
 		int zstd_level, char *why, size_t whylen);
-/* the newest base with LSN <= max_lsn, written to path: 1 with *lsn, 0: none */
+/* the newest base with LSN <= max_lsn (UINT64_MAX: the newest), written to
+   path through a temporary file renamed over it: 1 with *lsn, 0: none */
 int archive_get_base(struct archive_target *t, uint64_t max_lsn, const char *path,
 		uint64_t *lsn, char *why, size_t whylen);
 
@@ -116,14 +135,19 @@ struct archive_record {
 typedef int archive_record_fn(void *arg, const struct archive_record *r);
 
 /*
- * Every record from..to (inclusive; to 0: the contiguous end), in LSN
+ * Every record from..to (inclusive; to 0: the archive's end), in LSN
  * order, each segment's checksum checked before its first record is
  * given.  -1 when a segment fails its check, or from..to crosses a gap.
+ * from 0: the oldest segment's first LSN; to 0: the newest segment's last
+ * (the contiguous end when there is no gap; with one after from, the read
+ * fails naming the LSNs missing rather than stop short of the end).
+ * A range reaching outside the archive's segments is refused.
  */
 int archive_read(struct archive_target *t, uint64_t from, uint64_t to,
 		archive_record_fn *cb, void *arg, char *why, size_t whylen);
 
-/* read and check every object; *bad objects failed (named in why, the first) */
+/* read and check every object; *bad objects failed (named in why, the
+   first): -1 when any did */
 int archive_verify(struct archive_target *t, uint64_t *checked, uint64_t *bad,
 		char *why, size_t whylen);
 
@@ -134,6 +158,14 @@ int archive_verify(struct archive_target *t, uint64_t *checked, uint64_t *bad,
  * younger than now_ms - keep_ms (and what a restore to it needs).  For an
  * archive without bases (a raw log's) only keep_ms applies.  *deleted
  * objects deleted.
+ * Precisely (archive/prune.c): with bases, the archive is cut at a base's
+ * LSN, the oldest kept base: bases before it and segments whose last LSN
+ * is at or before it go.  keep_ms pulls the cut back to the newest base at
+ * or before the first LSN of the oldest segment whose last record is
+ * young (no such base: nothing goes), and to the oldest young base.
+ * Without bases, segments go from the oldest on while their last record is
+ * not young; keep_ms 0 keeps them all.  Oldest first, so a crash midway
+ * leaves no hole.
  */
 int archive_prune(struct archive_target *t, unsigned keep_bases, uint64_t keep_ms,
 		uint64_t now_ms, uint64_t *deleted, char *why, size_t whylen);

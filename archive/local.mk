@@ -6,7 +6,7 @@
 noinst_LTLIBRARIES += archive/libarchive.la
 archive_libarchive_la_SOURCES = \
 	archive/archive.h archive/archive_int.h \
-	archive/segment.c archive/compress.c archive/names.c \
+	archive/fail.c archive/segment.c archive/compress.c archive/names.c \
 	archive/target.c archive/target_dir.c archive/listing.c \
 	archive/writer.c archive/reader.c archive/base.c archive/prune.c \
 	lib/crc32c.c lib/crc32c.h

@@ -14,19 +14,6 @@
 
 #define UUID_TEXT_LEN 37
 
-int
-archive_fail(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static void
 uuid_format(const uint8_t u[16], char out[UUID_TEXT_LEN + 1])
 {

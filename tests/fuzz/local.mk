@@ -132,3 +132,14 @@ $(FUZZ_DIR)/fuzz_coord_keys: tests/fuzz/fuzz_coord_keys.c \
 # the targets build and run briefly in make check, so that none rots
 TESTS += tests/fuzz/fuzz_targets.sh
 EXTRA_DIST += tests/fuzz/fuzz_targets.sh
+
+# the archive's segments and bases as a target holds them (archive/);
+# libzstd is the system's, not instrumented for coverage
+FUZZ_TARGETS += archive_segment
+EXTRA_DIST += tests/fuzz/fuzz_archive_segment.c
+$(FUZZ_DIR)/fuzz_archive_segment: tests/fuzz/fuzz_archive_segment.c \
+		$(top_srcdir)/archive/segment.c $(top_srcdir)/archive/compress.c \
+		$(top_srcdir)/archive/fail.c $(top_srcdir)/lib/crc32c.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/archive $(ZSTD_CFLAGS) \
+		$(ISAL_CFLAGS) -o $@ $^ $(ZSTD_LIBS) $(ISAL_LIBS)
