@@ -4,13 +4,16 @@
  * temporary file left over is ignored and removed (unless its writer
  * lives); a segment cut short or with a flipped bit fails read and verify,
  * which name it; an archive of another cluster is refused, and so is a
- * segment of another cluster put into this one.
+ * segment of another cluster put into this one; zstd that would inflate
+ * past the raw length a header states is stopped there.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "archive_test.h"
+#include "archive_int.h"
+#include "crc32c.h"
 
 /* an archive of records 1..600 in small segments */
 static void
@@ -240,6 +243,64 @@ other_cluster(void)
 	CHECK(rc == -1 && t == NULL && strstr(why, "cluster-uuid") != NULL);
 }
 
+/* a segment of one record of n zero bytes whose header says raw_len */
+static size_t
+zstd_segment(uint8_t **obj, size_t n, uint64_t raw_len)
+{
+	struct archive_zstd *z = archive_zstd_new(1);
+	struct archive_hdr h = { .kind = ARCHIVE_SEGMENT, .flags = ARCHIVE_FLAG_ZSTD,
+		.first_lsn = 1, .last_lsn = 1, .count = 1, .raw_len = raw_len };
+	uint8_t *raw = calloc(1, ARCHIVE_REC_HDR_SIZE + n);
+	const void *body = NULL;
+	size_t body_len = 0;
+	char why[ARCHIVE_WHY_MAX];
+
+	archive_rec_encode(raw, 1, 1, 0, 0, 0, (uint32_t)n, rpma_crc32c(0,
+		raw + ARCHIVE_REC_HDR_SIZE, n));
+	OK(archive_zstd_compress(z, raw, ARCHIVE_REC_HDR_SIZE + n, &body, &body_len, why,
+		sizeof(why)));
+	h.stored_len = body_len;
+	h.body_crc = rpma_crc32c(0, body, body_len);
+	*obj = malloc(ARCHIVE_HDR_SIZE + body_len);
+	archive_hdr_encode(&h, *obj);
+	memcpy(*obj + ARCHIVE_HDR_SIZE, body, body_len);
+	archive_zstd_free(z);
+	free(raw);
+	return ARCHIVE_HDR_SIZE + body_len;
+}
+
+/* zstd never gives more than the header's raw length, nor less */
+static void
+zstd_bounded(void)
+{
+	struct archive_hdr h;
+	const void *raw;
+	void *owned;
+	uint8_t *obj;
+	size_t len, n = 64 << 20;
+	char why[ARCHIVE_WHY_MAX];
+	int rc;
+
+	len = zstd_segment(&obj, n, ARCHIVE_REC_HDR_SIZE + n);
+	OK(archive_object_parse(obj, len, ARCHIVE_SEGMENT, NULL, NULL, "whole", &h, &raw,
+		&owned, why, sizeof(why)));
+	CHECK(len < 64 * 1024 && h.raw_len == ARCHIVE_REC_HDR_SIZE + n);
+	free(owned);
+	free(obj);
+	/* 64 MiB from a few KiB, where the header says 1 MiB: stopped there */
+	len = zstd_segment(&obj, n, 1 << 20);
+	rc = archive_object_parse(obj, len, ARCHIVE_SEGMENT, NULL, NULL, "bomb", &h, &raw,
+		&owned, why, sizeof(why));
+	CHECK(rc == -1 && owned == NULL && strstr(why, "bomb: body: zstd gives more "
+		"than the raw length 1048576") != NULL);
+	free(obj);
+	len = zstd_segment(&obj, 1000, 2000);
+	rc = archive_object_parse(obj, len, ARCHIVE_SEGMENT, NULL, NULL, "short", &h, &raw,
+		&owned, why, sizeof(why));
+	CHECK(rc == -1 && owned == NULL && strstr(why, "not the raw length 2000") != NULL);
+	free(obj);
+}
+
 int
 main(void)
 {
@@ -247,6 +308,7 @@ main(void)
 	leftover_tmp();
 	truncated_and_flipped();
 	other_cluster();
+	zstd_bounded();
 	if (failures > 0) {
 		printf("archive_damage: %d failures\n", failures);
 		return 1;
