@@ -68,11 +68,14 @@ def coordinator():
 			{"from": 0, "to": 2, "failover": True} if scenario == "noleader" else None,
 		"members": [
 			{"node_id": 1, "role": "primary", "epoch": 65537, "last_lsn": 42,
-			 "last_epoch": 65537, "link_up": True, "candidate": True},
+			 "last_epoch": 65537, "link_up": True, "candidate": True,
+			 "seen": "linked", "silent_ms": None},
 			{"node_id": 2, "role": "replica", "epoch": 65537, "last_lsn": 42,
-			 "last_epoch": 65537, "link_up": True, "candidate": True},
+			 "last_epoch": 65537, "link_up": True, "candidate": True,
+			 "seen": "self", "silent_ms": None},
 			{"node_id": 3, "role": "replica", "epoch": 65537, "last_lsn": 40,
-			 "last_epoch": 65537, "link_up": False, "candidate": False}],
+			 "last_epoch": 65537, "link_up": False, "candidate": False,
+			 "seen": "unknown", "silent_ms": None}],
 		"campaigns": 2, "promotions": 1, "etcd_requests": 40,
 		"last_error": "" if reach else "http://127.0.0.1:2379: connection refused"}
 def status():
@@ -235,9 +238,9 @@ for pat in "^following node 1" \
 	"^coordinator http://127.0.0.1:2379: reachable, failover armed, lease 1000 ms$" \
 	"^leader    node 1, epoch 65537, primary, lease 1 s left, read 120 ms ago$" \
 	"^campaigns 2 begun by this node, 1 won \(promoted\)$" \
-	"^MEMBER +ROLE +EPOCH +LAST-LSN +LAST-EPOCH +LINK +CANDIDATE$" \
-	"^1 +primary +65537 +42 +65537 +up +yes$" \
-	"^3 +replica +65537 +40 +65537 +down +no$"; do
+	"^MEMBER +ROLE +EPOCH +LAST-LSN +LAST-EPOCH +LINK +SEEN-HERE +CANDIDATE$" \
+	"^1 +primary +65537 +42 +65537 +up +linked +yes$" \
+	"^3 +replica +65537 +40 +65537 +down +- +no$"; do
 	grep -Eq -- "$pat" <<< "$out" || fail "status: no line \"$pat\":
 $out"
 done
