@@ -14,7 +14,8 @@
  *     exactly them (LSN, epoch, client id, payload, epoch start), its
  *     header says restored, epoch the last record's, no membership;
  *  3. a restore of more than the ring holds keeps the newest records,
- *     the checkpoint at the first kept one;
+ *     the checkpoint at the first kept one (small records over many laps,
+ *     and records larger than the restore's write buffer);
  *  4. refused: a record out of order, not contiguous, an epoch going
  *     down, an epoch start with a payload, one larger than the ring, a
  *     path that exists; abort removes the file;
@@ -365,6 +366,40 @@ restore_equal(const struct recs *src, const char *path)
 
 /* ---- 3 and 4 -------------------------------------------------------------- */
 
+/* records larger than the restore's write buffer (8 MiB), around small ones */
+static void
+restore_large(const char *path)
+{
+	const size_t big = (9u << 20) + 5;
+	struct recs src = { 0 }, back = { 0 };
+	struct repl_log_header h;
+	uint8_t *buf = malloc(big);
+
+	if (buf == NULL)
+		exit(99);
+	for (uint64_t i = 0; i < 9; i++) {
+		struct repl_log_record lr = { .lsn = 50 + i, .epoch = 0x10001,
+			.client_id = i, .len = i % 2 ? big : 100, .data = buf };
+
+		for (size_t b = 0; b < lr.len; b += 4096)
+			buf[b] = (uint8_t)(i * 13 + b / 4096);
+		keep(&src, &lr);
+	}
+	free(buf);
+	/* 32 MiB: the three newest big ones and what follows the oldest kept */
+	CHECK(restore(path, 32u << 20, uuid_b, &src) == 0);
+	CHECK(walk(path, &back, &h) == 0);
+	CHECK(back.n >= 5 && back.n < src.n);
+	CHECK(back.n && back.r[back.n - 1].lsn == 58);
+	for (size_t i = 0; i < back.n; i++)
+		CHECK(rec_equal(&back.r[i], &src.r[back.r[i].lsn - 50]));
+	printf(NAME ": records of 9 MiB restored into a 32 MiB log: LSNs %llu..58 "
+		"kept, equal\n", back.n ? (unsigned long long)back.r[0].lsn : 0ull);
+	recs_free(&back);
+	recs_free(&src);
+	unlink(path);
+}
+
 static void
 restore_wraps(const char *path)
 {
@@ -604,6 +639,7 @@ main(void)
 	unlink(path);
 	bootstrap_ordinary(path);
 	restore_wraps(path);
+	restore_large(path);
 	restore_refusals(path);
 	restore_speed(path);
 	recs_free(&src);
