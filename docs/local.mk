@@ -139,6 +139,7 @@ dist_man_MANS += \
 	docs/man/repl_appendv.3 \
 	docs/man/repl_close.3 \
 	docs/man/repl_iterate.3 \
+	docs/man/repl_iterate_records.3 \
 	docs/man/repl_link_state_name.3 \
 	docs/man/repl_lock_holder.3 \
 	docs/man/repl_log_set_function.3 \
@@ -153,11 +154,16 @@ dist_man_MANS += \
 	docs/man/repl_reader_walk.3 \
 	docs/man/repl_record_info.3 \
 	docs/man/repl_release.3 \
+	docs/man/repl_restore_abort.3 \
+	docs/man/repl_restore_add.3 \
+	docs/man/repl_restore_finish.3 \
+	docs/man/repl_restore_open.3 \
 	docs/man/repl_lsn_keeping.3 \
 	docs/man/repl_membership.3 \
 	docs/man/repl_replica_close.3 \
 	docs/man/repl_replica_info.3 \
 	docs/man/repl_replica_iterate.3 \
+	docs/man/repl_replica_iterate_records.3 \
 	docs/man/repl_replica_wait.3 \
 	docs/man/repl_replica_hold.3 \
 	docs/man/repl_replica_unhold.3 \

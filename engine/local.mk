@@ -14,6 +14,7 @@ engine_librepl_internal_la_SOURCES = \
 engine_librepl_internal_la_SOURCES += \
 	engine/log/wal.c engine/log/wal_read.c engine/log/wal_probe.c engine/log/wal.h engine/log/wal_internal.h \
 	engine/log/wal_format.c engine/log/wal_hdr.c engine/log/wal_replica.c engine/log/wal_verify.c \
+	engine/log/wal_restore.c engine/log/wal_restore.h \
 	engine/log/membership_log.c engine/log/membership_v1.c \
 	engine/log/peer_floor.c engine/log/peer_floor.h \
 	engine/log/log_lock.c engine/log/log_lock.h
@@ -38,7 +39,7 @@ engine_librepl_internal_la_SOURCES += \
 	engine/replica/promise_floor.c engine/replica/promise_floor.h
 engine_librepl_internal_la_SOURCES += engine/repl.c engine/include/repl.h \
 	engine/facade.h engine/repl_replica.c engine/repl_reader.c \
-	engine/repl_log.c engine/repl_host.c
+	engine/repl_log.c engine/repl_host.c engine/repl_restore.c
 engine_librepl_internal_la_CPPFLAGS = $(ENGINE_CPPFLAGS)
 
 lib_LTLIBRARIES += engine/librepl.la

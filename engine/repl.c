@@ -78,13 +78,45 @@ repl_strerror(int err)
 	}
 }
 
+/*
+ * A bootstrap finds a file at the log's path: is it a restored log
+ * (repl_restore_*) that holds no membership, which the bootstrap takes as
+ * its new cluster's first log?  1 yes; 0 no (the bootstrap is refused as
+ * over any log); REPL_E_OTHER_CLUSTER for a restore of another cluster.
+ * Read offline, before anything maps or marks it.
+ */
+static int
+bootstrap_restored(const struct repl_cfg *cfg)
+{
+	struct repl_reader *rd;
+	struct repl_log_header h;
+	int ret;
+
+	if (repl_reader_open(cfg->path, &rd, NULL, 0) != 0)
+		return 0;
+	ret = repl_reader_header(rd, &h);
+	repl_reader_close(&rd);
+	if (ret != 0 || !h.restored || h.membership.config_epoch != 0)
+		return 0;
+	if (memcmp(h.cluster_uuid, cfg->cluster_uuid, sizeof(h.cluster_uuid)) != 0) {
+		REPL_LOG_ERROR("bootstrap refused: %s is a restored log of another "
+			"cluster (its cluster id is not the configuration's: restore "
+			"with the new cluster's id)", cfg->path);
+		return REPL_E_OTHER_CLUSTER;
+	}
+	REPL_LOG_NOTICE("bootstrap: %s is a restored log: the new cluster starts "
+		"with its records", cfg->path);
+	return 1;
+}
+
 int
 repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 {
 	enum rpma_ext_mem_backend backend;
 	struct repl *repl;
 	bool created = false;
-	int ret;
+	int ret, restored = 0;
+	bool format;
 
 	if (cfg == NULL || repl_ptr == NULL || cfg->path == NULL ||
 	    facade_backend(cfg->backend, &backend) != 0 ||
@@ -131,12 +163,19 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 	/* before anything reads or formats it: a second opener changes nothing */
 	if ((ret = log_lock(cfg->path, cfg->create, &repl->lock_fd, &created)))
 		goto err_free;
+	if (cfg->create && cfg->bootstrap && !created &&
+	    (restored = bootstrap_restored(cfg)) < 0) {
+		ret = restored;
+		goto err_lock;
+	}
+	/* a restored log is opened as it is: its size is the restore's */
+	format = cfg->create && !restored;
 	ret = rpma_ext_mem_open(backend, cfg->path,
-		cfg->create ? cfg->size : 0, cfg->create ? RPMA_EXT_MEM_CREATE : 0,
+		format ? cfg->size : 0, format ? RPMA_EXT_MEM_CREATE : 0,
 		&repl->mem);
 	if ((ret = err_medium(ret)))
 		goto err_lock;
-	if (cfg->create && cfg->bootstrap && wal_probe(repl->mem) == WAL_PROBE_VALID) {
+	if (format && cfg->bootstrap && wal_probe(repl->mem) == WAL_PROBE_VALID) {
 		/* a device always exists: what it holds says if it is new */
 		REPL_LOG_ERROR("bootstrap refused: %s holds a log already (the "
 			"cluster was bootstrapped before); start without bootstrap",
@@ -144,7 +183,7 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		ret = REPL_E_NOT_MEMBER;
 		goto err_mem;
 	}
-	if (cfg->create) {
+	if (format) {
 		struct wal_identity id = { .node_id = cfg->node_id, .epoch = cfg->epoch };
 
 		memcpy(id.cluster_uuid, cfg->cluster_uuid, sizeof(id.cluster_uuid));
@@ -204,6 +243,11 @@ repl_open(const struct repl_cfg *cfg, struct repl **repl_ptr)
 		/* every start of a primary is a promotion: a new epoch */
 		if ((ret = cluster_start(&cc, repl->mem, repl->wal, &repl->cluster)))
 			goto err_wal;
+	}
+	/* taken (its membership stored): from now on an ordinary log */
+	if (restored && (ret = wal_clear_flags(repl->wal, WAL_F_RESTORED))) {
+		cluster_stop(&repl->cluster);
+		goto err_wal;
 	}
 	*repl_ptr = repl;
 	return 0;
@@ -292,6 +336,24 @@ repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb, void *arg)
 		return REPL_E_INVAL;
 	ret = wal_iterate(repl->wal, from, cb, arg);
 	return ret == REPL_E_CORRUPT ? REPL_E_CORRUPT : ret;
+}
+
+int
+repl_iterate_records(struct repl *repl, uint64_t from, repl_record_fn *cb, void *arg)
+{
+	struct wal_status ws;
+	uint64_t commit;
+
+	if (repl == NULL || cb == NULL)
+		return REPL_E_INVAL;
+	/* an archiver ships what no failover can take back: the committed */
+	if (repl->cluster) {
+		commit = cluster_durable_lsn(repl->cluster);
+	} else {
+		wal_status(repl->wal, &ws);
+		commit = ws.durable_lsn;
+	}
+	return facade_err(wal_iterate_records(repl->wal, from, commit, cb, arg));
 }
 
 int

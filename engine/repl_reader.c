@@ -207,6 +207,7 @@ repl_reader_header(struct repl_reader *reader, struct repl_log_header *hdr)
 	/* the medium's counters need the device; offline only the state */
 	hdr->clean = h->state != STATE_OPEN;
 	hdr->promise_pending = (h->flags & WAL_F_PROMISE_PENDING) != 0;
+	hdr->restored = (h->flags & WAL_F_RESTORED) != 0;
 	facade_membership_out(&reader->ms, &hdr->membership);
 	return 0;
 }

@@ -160,6 +160,18 @@ repl_replica_iterate(struct repl_replica_node *node, uint64_t from,
 }
 
 int
+repl_replica_iterate_records(struct repl_replica_node *node, uint64_t from,
+		repl_record_fn *cb, void *arg)
+{
+	int ret;
+
+	if (node == NULL || node->replica == NULL || cb == NULL)
+		return REPL_E_INVAL;
+	ret = replica_iterate_records(node->replica, from, cb, arg);
+	return ret < 0 ? facade_err(ret) : ret;
+}
+
+int
 repl_replica_wait(struct repl_replica_node *node, uint64_t lsn, int timeout_ms)
 {
 	if (node == NULL || timeout_ms < 0)

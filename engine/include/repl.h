@@ -669,6 +669,9 @@ struct repl_log_header {
 	int clean;			/* its last user closed it */
 	int promise_pending;		/* made anew, no promise floor yet */
 	struct repl_membership membership;	/* the stored one */
+	int restored;			/* written by a restore
+					   (repl_restore_open) and not taken
+					   by a bootstrap yet */
 };
 
 struct repl_log_record {
@@ -719,6 +722,48 @@ typedef int repl_reader_fn(void *arg, const struct repl_log_record *rec);
 int repl_reader_walk(struct repl_reader *reader, repl_reader_fn *cb,
 		void *arg, struct repl_log_end *end);
 int repl_reader_summary(struct repl_reader *reader, struct repl_log_summary *sum);
+
+/* ---- archiving and restoring ------------------------------------- */
+
+/*
+ * An archiver's view of a running node's log: every committed record from
+ * lsn from on, in LSN order and without holes, epoch starts included
+ * (epoch_start set, len 0), with what each says of itself.  On a primary
+ * up to its commit point (repl_status().commit_lsn when the call began);
+ * on a replica up to readable_lsn.  cb runs under the log's lock, as
+ * repl_iterate's and repl_replica_iterate's do, and stops the iteration
+ * by returning non-zero (which is returned).
+ */
+typedef int repl_record_fn(void *arg, const struct repl_log_record *rec);
+int repl_iterate_records(struct repl *repl, uint64_t from, repl_record_fn *cb,
+		void *arg);
+int repl_replica_iterate_records(struct repl_replica_node *node, uint64_t from,
+		repl_record_fn *cb, void *arg);
+
+/*
+ * A log written offline from records (an archive's), to start a new
+ * cluster from: its primary's repl_open with bootstrap takes it.  The
+ * records keep their LSNs, epochs, client ids and payloads; when they do
+ * not all fit, the oldest are let go and the log keeps the newest.
+ */
+struct repl_restore_cfg {
+	const char *path;		/* the file to make: it must not exist */
+	uint64_t size;			/* its size in bytes, as a log's */
+	const uint8_t *cluster_uuid;	/* 16 bytes: the new cluster's */
+	uint32_t node_id;		/* of the node that bootstraps with it */
+};
+
+struct repl_restore;
+
+int repl_restore_open(const struct repl_restore_cfg *cfg,
+		struct repl_restore **restore_ptr);
+/* the next record: contiguous LSNs, epochs never going down */
+int repl_restore_add(struct repl_restore *restore,
+		const struct repl_log_record *rec);
+/* write the header and make the log durable; *restore_ptr becomes NULL */
+int repl_restore_finish(struct repl_restore **restore_ptr);
+/* give up: the file is removed; *restore_ptr becomes NULL */
+void repl_restore_abort(struct repl_restore **restore_ptr);
 
 /* who holds the lock of the log at path, for a REPL_E_LOCKED's message */
 int repl_lock_holder(const char *path, char *buf, size_t len);

@@ -64,6 +64,18 @@ log_lock(const char *path, bool create, int *fd, bool *created)
 	return REPL_E_LOCKED;
 }
 
+int
+log_lock_fd(const char *path, int fd)
+{
+	if (try_lock(fd) == 0)
+		return 0;
+	if (errno == EAGAIN || errno == EACCES)
+		return REPL_E_LOCKED;
+	REPL_LOG_WARNING("the log %s cannot be locked against a second process: %s",
+		path, strerror(errno));
+	return 0;
+}
+
 void
 log_lock_abandon(const char *path, int *fd, bool created)
 {

@@ -35,6 +35,14 @@ int log_lock(const char *path, bool create, int *fd, bool *created);
  */
 void log_lock_abandon(const char *path, int *fd, bool created);
 
+/*
+ * Lock the log on fd, a descriptor of the caller's own that it keeps
+ * open as long as it writes the log (a restore writing a file it made):
+ * 0, or REPL_E_LOCKED (another process holds it; nothing logged).  A
+ * filesystem that takes no locks is logged as a warning and passes.
+ */
+int log_lock_fd(const char *path, int fd);
+
 /* release the lock: close *fd (if >= 0), then *fd = -1 */
 void log_unlock(int *fd);
 

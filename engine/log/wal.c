@@ -44,8 +44,13 @@
  *                        promise floor yet: it serves no primary until
  *                        it has (docs/replication.md); set at format,
  *                        cleared by the header update that stores the
- *                        floor.  No other bit may be set: a header with
- *                        an unknown bit is not valid
+ *                        floor.  Bit 1 RESTORED: the log was written
+ *                        offline from an archive's records
+ *                        (wal_restore.c) and no cluster took it yet: a
+ *                        bootstrap may take it as its first log; cleared
+ *                        once that bootstrap stored its membership.  No
+ *                        other bit may be set: a header with an unknown
+ *                        bit is not valid
  *   132    4 crc         CRC-32C of bytes 0..131
  *
  * Version 1 had the fields up to state, then reserved (104) and crc
@@ -490,14 +495,6 @@ publish_ready(struct wal *wal)
 			pthread_cond_broadcast(&wal->published);
 	}
 }
-
-/*
- * Room a client's append leaves free for epoch-start records (each at most
- * REC_HDR, and as much again wasted before a wrap): a log that appends
- * filled can still take a few promotions' first records, so that it can
- * be opened again, and released, after its primary stopped with it full.
- */
-#define EPOCH_START_RESERVE	(4 * 2 * REC_HDR)
 
 static int
 append(struct wal *wal, const struct iovec *iov, int iovcnt,

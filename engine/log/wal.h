@@ -30,7 +30,14 @@ struct wal;
  * by wal_take_floor.
  */
 #define WAL_F_PROMISE_PENDING	(1u << 0)
-#define WAL_F_KNOWN		WAL_F_PROMISE_PENDING
+/*
+ * RESTORED: the log was written offline from an archive's records
+ * (wal_restore.h) and no cluster took it yet: a bootstrap may take it as
+ * its new cluster's first log although it holds records.  Set by the
+ * restore, cleared once a bootstrap stored its membership.
+ */
+#define WAL_F_RESTORED		(1u << 1)
+#define WAL_F_KNOWN		(WAL_F_PROMISE_PENDING | WAL_F_RESTORED)
 
 struct wal_identity {
 	uint8_t cluster_uuid[16];
@@ -118,6 +125,12 @@ bool wal_is_epoch_start(struct wal *wal, uint64_t lsn);
 typedef int wal_iterate_fn(void *arg, uint64_t lsn, const void *data,
 		size_t len);
 int wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg);
+/*
+ * The same for every record up to lsn to, epoch starts included, with
+ * what each says of itself (an archiver's view: the LSNs have no holes)
+ */
+int wal_iterate_records(struct wal *wal, uint64_t from, uint64_t to,
+		repl_record_fn *cb, void *arg);
 
 /* records up to lsn are no longer needed: their space may be reused */
 int wal_release(struct wal *wal, uint64_t lsn);
@@ -202,6 +215,9 @@ int wal_set_epoch(struct wal *wal, uint64_t epoch, uint64_t epoch_inc);
  * a crash leaves either the pending log or the promise.
  */
 int wal_take_floor(struct wal *wal, uint64_t epoch, uint64_t epoch_inc);
+
+/* clear the header flags in flags (WAL_F_*), durable on return */
+int wal_clear_flags(struct wal *wal, uint32_t flags);
 
 /*
  * A replica's ring is written by its primary, not by wal_append.  These

@@ -101,3 +101,23 @@ wal_move_head(struct wal *wal, const struct log_pos *at, uint64_t ck_epoch)
 	pthread_cond_broadcast(&wal->space);
 	return 0;
 }
+
+int
+wal_clear_flags(struct wal *wal, uint32_t flags)
+{
+	struct wal_hdr nh;
+	int ret = 0;
+
+	if (wal == NULL)
+		return REPL_E_INVAL;
+	wal_hdr_lock(wal);
+	wal_lock(wal);
+	nh = wal->hdr;
+	if (nh.flags & flags) {
+		nh.flags &= ~flags;
+		ret = wal_hdr_update(wal, &nh);
+	}
+	wal_unlock(wal);
+	wal_hdr_unlock(wal);
+	return ret;
+}

@@ -140,6 +140,15 @@ wal_hdr_unlock(struct wal *wal)
 	rank_unlock(&wal->hdr_lock, LOCK_RANK_WAL_HDR);
 }
 
+/*
+ * Room a client's append leaves free for epoch-start records (each at most
+ * REC_HDR, and as much again wasted before a wrap): a log that appends
+ * filled can still take a few promotions' first records, so that it can
+ * be opened again, and released, after its primary stopped with it full
+ * (a restored log leaves it too, for the bootstrap that takes it).
+ */
+#define EPOCH_START_RESERVE	(4 * 2 * REC_HDR)
+
 #define IDX_STRIDE 64
 #define PUB_SLOTS 1024
 #define SPIN_ROUNDS 50

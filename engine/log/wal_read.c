@@ -92,3 +92,39 @@ wal_iterate(struct wal *wal, uint64_t from, wal_iterate_fn *cb, void *arg)
 	wal_unlock(wal);
 	return ret;
 }
+
+int
+wal_iterate_records(struct wal *wal, uint64_t from, uint64_t to,
+		repl_record_fn *cb, void *arg)
+{
+	struct rec_hdr h;
+	struct log_pos p;
+	int kind, ret = 0;
+
+	if (wal == NULL || cb == NULL)
+		return REPL_E_INVAL;
+	wal_lock(wal);
+	p = from > wal->head.lsn ? wal_idx_find(wal, from) : wal->head;
+	while (ret == 0 && p.lsn < wal->pub.lsn && p.lsn < wal->read_limit &&
+	       p.lsn <= to) {
+		kind = wal_rec_at(wal, &p, &h);
+		if (kind == 0) {
+			ret = REPL_E_CORRUPT;	/* as in wal_iterate */
+			break;
+		}
+		if (kind == 1 && h.lsn >= from) {
+			struct repl_log_record rec = {
+				.lsn = h.lsn, .epoch = h.epoch,
+				.client_id = h.client_id, .len = h.len,
+				.data = wal->ring + p.off + REC_HDR,
+				.off = p.off, .lap = h.lap,
+				.epoch_start = (h.flags & FLAG_EPOCH_START) != 0,
+			};
+
+			ret = cb(arg, &rec);
+		}
+		wal_advance(wal, &p, h.len, kind == 2, h.crc);
+	}
+	wal_unlock(wal);
+	return ret;
+}

@@ -594,7 +594,9 @@ cluster_promote(struct cluster *c)
 	wal_status(c->wal, &st);
 	wal_positions(c->wal, NULL, &pub, NULL);
 	if (c->cfg.bootstrap) {
-		if (c->stored.config_epoch != 0 || pub.lsn != 1) {
+		/* a restored log's records are the new cluster's first ones */
+		if (c->stored.config_epoch != 0 ||
+		    (pub.lsn != 1 && !(c->id.flags & WAL_F_RESTORED))) {
 			REPL_LOG_ERROR("bootstrap refused: this node's log is not new "
 				"(it holds %s): the cluster was bootstrapped before",
 				c->stored.config_epoch ? "a membership" : "records");

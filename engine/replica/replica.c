@@ -747,3 +747,17 @@ replica_iterate(struct replica *r, uint64_t from,
 	RING_READS_END();
 	return ret;
 }
+
+int
+replica_iterate_records(struct replica *r, uint64_t from, repl_record_fn *cb,
+		void *arg)
+{
+	int ret;
+
+	/* as replica_iterate: what arrived after the last COMMIT first */
+	(void)wal_refresh(r->wal);
+	RING_READS_BEGIN();
+	ret = wal_iterate_records(r->wal, from, UINT64_MAX, cb, arg);
+	RING_READS_END();
+	return ret;
+}

@@ -95,6 +95,10 @@ int replica_iterate(struct replica *r, uint64_t from,
 		int (*cb)(void *arg, uint64_t lsn, const void *data, size_t len),
 		void *arg);
 
+/* the same, epoch starts included, as records (wal_iterate_records) */
+int replica_iterate_records(struct replica *r, uint64_t from,
+		repl_record_fn *cb, void *arg);
+
 /* another node of the replica's configuration (replica_cfg.peers) */
 struct replica_peer {
 	const char *host;

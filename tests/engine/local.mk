@@ -226,3 +226,12 @@ tests_engine_fault_sweep_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine \
 	-DMAKE_TEST_CA='"$(abs_top_srcdir)/tests/engine/make-test-ca.sh"'
 tests_engine_fault_sweep_LDADD = engine/librepl_internal.la $(SSL_LIBS) $(LDADD)
 
+
+# archiving and restoring: every committed record iterated (epoch starts
+# included), restored into a new log byte for byte, the newest kept when
+# the ring is smaller, and a restored log bootstrapping a new cluster
+check_PROGRAMS += tests/engine/repl_restore
+TESTS += tests/engine/repl_restore
+tests_engine_repl_restore_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+tests_engine_repl_restore_LDADD = engine/librepl_internal.la $(LDADD) \
+	$(AX_PTHREAD_LIBS)

@@ -410,7 +410,7 @@ wal__promise_pending_until_the_floor(void)
 
 	/* an unknown flag in both copies: no valid header */
 	rpma_ext_mem_get_ptr(mem, (void **)&p);
-	set_flags(p, 1u << 1);
+	set_flags(p, 1u << 2);
 	set_flags(p + 4096, 1u << 31);
 	CU_ASSERT_EQUAL(wal_open(mem, &wal), REPL_E_CORRUPT);
 	CU_ASSERT_EQUAL(wal_probe(mem), WAL_PROBE_DAMAGED);

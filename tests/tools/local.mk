@@ -201,6 +201,15 @@ EXTRA_DIST += tests/tools/repld_quiet_logs.sh
 check_PROGRAMS += tests/tools/tcp_proxy
 # and their stopwatch: the first acknowledgement by any node
 check_PROGRAMS += tests/tools/first_ack
+
+# a restored log (repl_restore_*) bootstraps a new cluster: its records
+# read back byte for byte, appends go on after them, both replicas verify;
+# --bootstrap over an ordinary log is still refused
+check_PROGRAMS += tests/tools/restore_log
+tests_tools_restore_log_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/engine/include
+tests_tools_restore_log_LDADD = engine/librepl.la
+TESTS += tests/tools/repld_restore_bootstrap.sh
+EXTRA_DIST += tests/tools/repld_restore_bootstrap.sh
 EXTRA_DIST += tests/tools/ha_cluster.sh
 
 # automatic failover on etcd: 20 rounds of kill -9 of the primary under

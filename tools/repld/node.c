@@ -62,6 +62,25 @@ node_init(struct node *n, const char *conf_path, struct repld_conf *conf)
  * unmounted filesystem must not pass for a new node).  0, or
  * REPLD_EXIT_REFUSED.
  */
+/*
+ * A log written by a restore (repl_restore_open) that no bootstrap took
+ * yet: it holds no membership and is marked restored (read offline).
+ */
+static bool
+restored_log(const char *path)
+{
+	struct repl_reader *rd;
+	struct repl_log_header h;
+	bool yes;
+
+	if (repl_reader_open(path, &rd, NULL, 0) != 0)
+		return false;
+	yes = repl_reader_header(rd, &h) == 0 && h.restored &&
+		h.membership.config_epoch == 0;
+	repl_reader_close(&rd);
+	return yes;
+}
+
 static int
 log_expected(struct node *n, const struct node_start_how *how)
 {
@@ -72,8 +91,19 @@ log_expected(struct node *n, const struct node_start_how *how)
 	/* a device always exists: the engine tells whether it holds a log */
 	if (how->bootstrap && !missing && stat(path, &st) == 0 &&
 	    S_ISREG(st.st_mode)) {
+		bool restored = restored_log(path);
+
+		/* a restored log starts the new cluster, on its primary */
+		if (restored && n->conf.role == REPLD_ROLE_PRIMARY &&
+		    !how->as_replica) {
+			log_notice("--bootstrap: the log %s is a restored log: the new "
+				"cluster starts from its records", path);
+			return 0;
+		}
 		log_error("refused to start: --bootstrap starts a new cluster, but the log %s "
-			"exists: start without --bootstrap", path);
+			"exists: start without --bootstrap%s", path, restored ?
+			" (a restored log bootstraps only a node whose role is "
+			"\"primary\")" : "");
 		return REPLD_EXIT_REFUSED;
 	}
 	if (missing && !how->bootstrap && !how->reinit) {
