@@ -39,6 +39,8 @@ struct archive_target;
 int archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 		struct archive_target **tp, char *why, size_t whylen);
 void archive_target_close(struct archive_target **tp);
+/* the cluster uuid of the archive (given, or taken from it) */
+const uint8_t *archive_target_uuid(const struct archive_target *t);
 
 /* ---- what an archive holds ---- */
 
@@ -105,6 +107,14 @@ uint64_t archive_writer_next(const struct archive_writer *w);	/* 0: any */
 int archive_writer_add(struct archive_writer *w, uint64_t lsn, uint64_t epoch,
 		uint64_t client_id, uint64_t time_ms, unsigned flags,
 		const void *data, size_t len, char *why, size_t whylen);
+/*
+ * The records before lsn are lost to the archive (they left the log
+ * before they were read): what was added is published, and the next
+ * record added must be lsn, past a gap the listing then shows.  lsn must
+ * be past next.
+ */
+int archive_writer_skip_to(struct archive_writer *w, uint64_t lsn, char *why,
+		size_t whylen);
 /* publish what was added and is not published yet (nothing: 0) */
 int archive_writer_flush(struct archive_writer *w, char *why, size_t whylen);
 /* the newest LSN published (durable in the archive); 0: none */

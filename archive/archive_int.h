@@ -149,6 +149,9 @@ int archive_zstd_decompress(const void *src, size_t len, uint64_t raw_len, void 
 __attribute__((format(printf, 3, 4)))
 int archive_fail(char *why, size_t whylen, const char *fmt, ...);
 
+/* crc.c: CRC-32C of len bytes (crc32c("123456789") == 0xE3069283) */
+uint32_t archive_crc(const void *buf, size_t len);
+
 static inline void
 archive_put_le32(uint8_t *p, uint32_t v)
 {

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "archive_int.h"
-#include "crc32c.h"
 
 static uint64_t
 now_ms(void)
@@ -131,7 +130,7 @@ archive_put_base(struct archive_target *t, uint64_t lsn, const char *path,
 	h.first_ms = h.last_ms = now_ms();
 	h.stored_len = body_len;
 	h.raw_len = len;
-	h.body_crc = rpma_crc32c(0, body, body_len);
+	h.body_crc = archive_crc(body, body_len);
 	archive_hdr_encode(&h, hdr);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ (void *)body, body_len };

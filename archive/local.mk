@@ -2,14 +2,14 @@
 # segments, and bases (a file at an LSN), published on a target (a
 # directory; the target's functions are a table, archive_int.h) and read
 # back for a restore.  The objects' format is segment.c's head comment.
-# Uses lib/ only (CRC-32C) and libzstd.
+# Uses libzstd and ISA-L (CRC-32C), nothing of the tree below it.
 noinst_LTLIBRARIES += archive/libarchive.la
 archive_libarchive_la_SOURCES = \
 	archive/archive.h archive/archive_int.h \
 	archive/fail.c archive/segment.c archive/compress.c archive/names.c \
 	archive/target.c archive/target_dir.c archive/listing.c \
 	archive/writer.c archive/reader.c archive/base.c archive/prune.c \
-	lib/crc32c.c lib/crc32c.h
-archive_libarchive_la_CPPFLAGS = -I$(top_srcdir)/archive -I$(top_srcdir)/lib \
+	archive/crc.c
+archive_libarchive_la_CPPFLAGS = -I$(top_srcdir)/archive \
 	$(ZSTD_CFLAGS) $(ISAL_CFLAGS)
 archive_libarchive_la_LIBADD = $(ZSTD_LIBS) $(ISAL_LIBS)

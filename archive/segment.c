@@ -3,7 +3,7 @@
  * segment.c -- the format of the archive's objects: a segment (records in
  * LSN order) and a base (a file's bytes), encoded and parsed totally.
  *
- * Every number is little-endian; every CRC is CRC-32C (lib/crc32c.h, the
+ * Every number is little-endian; every CRC is CRC-32C (crc.c, the
  * log's).  An object is a 96-byte header, then its body:
  *
  *   offset size  field
@@ -53,7 +53,6 @@
 #include <stdlib.h>
 
 #include "archive_int.h"
-#include "crc32c.h"
 
 static const uint8_t magic[8] = { 'R', 'R', 'E', 'P', 'L', 'A', 'R', 'C' };
 #define FORMAT_VERSION 1
@@ -76,7 +75,7 @@ archive_hdr_encode(const struct archive_hdr *h, uint8_t out[ARCHIVE_HDR_SIZE])
 	archive_put_le64(out + 72, h->stored_len);
 	archive_put_le64(out + 80, h->raw_len);
 	archive_put_le32(out + 88, h->body_crc);
-	archive_put_le32(out + 92, rpma_crc32c(0, out, 92));
+	archive_put_le32(out + 92, archive_crc(out, 92));
 }
 
 int
@@ -96,7 +95,7 @@ archive_hdr_parse(const void *buf, size_t len, uint64_t size, const uint8_t *uui
 	if (version != FORMAT_VERSION)
 		return archive_fail(why, whylen, "%s: header: version %" PRIu32
 			" (this build reads %d)", what, version, FORMAT_VERSION);
-	crc = rpma_crc32c(0, p, 92);
+	crc = archive_crc(p, 92);
 	if (crc != archive_get_le32(p + 92))
 		return archive_fail(why, whylen, "%s: header: CRC 0x%08" PRIx32
 			" of bytes 0..91 is not the stored 0x%08" PRIx32, what, crc,
@@ -224,7 +223,7 @@ records_check(const struct archive_hdr *h, const uint8_t *raw, const char *what,
 			return archive_fail(why, whylen, "%s: record of LSN %" PRIu64
 				": length %zu past the body's end (%" PRIu64 " left)", what,
 				lsn, r.len, h->raw_len - off);
-		if (rpma_crc32c(0, r.data, r.len) != crc)
+		if (archive_crc(r.data, r.len) != crc)
 			return archive_fail(why, whylen, "%s: record of LSN %" PRIu64
 				": payload CRC mismatch", what, lsn);
 		if (i == 0 && r.time_ms != h->first_ms)
@@ -264,7 +263,7 @@ archive_object_parse(const void *buf, size_t len, enum archive_kind kind,
 			h->last_lsn != named->last_lsn))
 		return archive_fail(why, whylen, "%s: header: LSNs %" PRIu64 "..%" PRIu64
 			", not what its name says", what, h->first_lsn, h->last_lsn);
-	crc = rpma_crc32c(0, body, (size_t)h->stored_len);
+	crc = archive_crc(body, (size_t)h->stored_len);
 	if (crc != h->body_crc)
 		return archive_fail(why, whylen, "%s: body: CRC 0x%08" PRIx32
 			" is not the header's 0x%08" PRIx32, what, crc, h->body_crc);

@@ -160,3 +160,9 @@ archive_put(struct archive_target *t, const char *name, const struct iovec *iov,
 	}
 	return t->ops->put(t, name, iov, iovcnt, why, whylen);
 }
+
+const uint8_t *
+archive_target_uuid(const struct archive_target *t)
+{
+	return t->uuid;
+}

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 
 #include "archive_int.h"
-#include "crc32c.h"
 
 struct archive_writer {
 	struct archive_target *t;
@@ -117,7 +116,7 @@ archive_writer_flush(struct archive_writer *w, char *why, size_t whylen)
 	h.count = w->count;
 	h.stored_len = body_len;
 	h.raw_len = w->len;
-	h.body_crc = rpma_crc32c(0, body, body_len);
+	h.body_crc = archive_crc(body, body_len);
 	archive_hdr_encode(&h, hdr);
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ (void *)body, body_len };
@@ -173,7 +172,7 @@ archive_writer_add(struct archive_writer *w, uint64_t lsn, uint64_t epoch,
 		w->cap = cap;
 	}
 	archive_rec_encode(w->buf + w->len, lsn, epoch, client_id, time_ms, flags,
-		(uint32_t)len, rpma_crc32c(0, data, len));
+		(uint32_t)len, archive_crc(data, len));
 	if (len > 0)
 		memcpy(w->buf + w->len + ARCHIVE_REC_HDR_SIZE, data, len);
 	w->len += need;
@@ -199,4 +198,17 @@ archive_writer_close(struct archive_writer **wp)
 	free(w->buf);
 	free(w);
 	*wp = NULL;
+}
+
+int
+archive_writer_skip_to(struct archive_writer *w, uint64_t lsn, char *why,
+		size_t whylen)
+{
+	if (lsn == 0 || (w->next != 0 && lsn <= w->next))
+		return archive_fail(why, whylen, "archive %s: a skip to LSN %" PRIu64
+			" does not pass the next LSN %" PRIu64, w->t->url, lsn, w->next);
+	if (archive_writer_flush(w, why, whylen) != 0)
+		return -1;
+	w->next = lsn;
+	return 0;
 }

@@ -7,6 +7,7 @@ noinst_LTLIBRARIES += config/librepl_conf.la
 config_librepl_conf_la_SOURCES = config/repld_conf.c config/repld_conf.h \
 	config/conf_read.c config/conf_read.h \
 	config/conf_coord.c config/conf_coord.h \
+	config/conf_archive.c config/conf_archive.h \
 	config/primary_cfg.c config/primary_cfg.h
 config_librepl_conf_la_CPPFLAGS = $(PUBLIC_CPPFLAGS) $(LIBCONFIG_CFLAGS)
 config_librepl_conf_la_LIBADD = $(LIBCONFIG_LIBS)

@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "conf_archive.h"
 #include "conf_coord.h"
 #include "conf_read.h"
 #include "repld_conf.h"
@@ -59,7 +60,7 @@ static const char *const top_keys[] = {
 	"node_id", "role", "cluster_uuid", "listen", "transport", "flush_method",
 	"log", "full_timeout_ms", "busy_poll_us", "peers", "quorum", "tls",
 	"timeouts", "admin_socket", "log_level", "retention",
-	"metrics_listen", "coordinator", "sqlite_copy", NULL
+	"metrics_listen", "coordinator", "sqlite_copy", "archive", NULL
 };
 static const char *const listen_keys[] = {
 	"address", "control_port", "data_port", NULL
@@ -610,7 +611,7 @@ load(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 	    (config_setting_get_member(root, "sqlite_copy") != NULL &&
 	     conf_get_path(c, config_setting_get_member(root, "sqlite_copy"),
 			"sqlite_copy", &o->sqlite_copy)) ||
-	    conf_load_coordinator(c, root, o))
+	    conf_load_coordinator(c, root, o) || conf_load_archive(c, root, o))
 		return -1;
 	if (conf_opt_choice(c, root, "log_level", "log_level", level_names,
 			REPLD_LOG_NOTICE, &i))
@@ -682,6 +683,7 @@ repld_conf_free(struct repld_conf *conf)
 	free(conf->tls.key);
 	free(conf->admin_socket);
 	free(conf->sqlite_copy);
+	free(conf->archive.target);
 	free(conf->metrics.host);
 	for (int i = 0; i < conf->coordinator.n_endpoints; i++)
 		free(conf->coordinator.endpoints[i]);

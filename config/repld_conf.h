@@ -12,6 +12,7 @@
 #ifndef REPLD_CONF_H
 #define REPLD_CONF_H 1
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,6 +147,20 @@ struct repld_conf {
 						   no client certificate */
 		int candidate;			/* may take over by itself */
 	} coordinator;
+
+	/*
+	 * archive: the continuous backup of the committed records
+	 * (tools/repld/archiver.h); target NULL: none
+	 */
+	struct {
+		char *target;			/* a directory */
+		uint64_t segment_bytes;
+		int publish_ms;			/* a segment is published at least
+						   this often */
+		int compress;			/* zstd level; 0: none */
+		uint64_t max_hold;		/* bytes it keeps the log from
+						   releasing at most */
+	} archive;
 
 	/* metrics_listen "HOST:PORT": the HTTP endpoints; host NULL: none */
 	struct {

@@ -73,7 +73,20 @@ gaps(void)
 	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
 	if (w != NULL) {
 		CHECK(archive_writer_next(w) == 601);
+		/* records 601..700 lost: a skip past them, never back */
+		CHECK(archive_writer_skip_to(w, 601, why, sizeof(why)) == -1);
+		CHECK(archive_writer_skip_to(w, 500, why, sizeof(why)) == -1);
+		OK(archive_writer_skip_to(w, 701, why, sizeof(why)));
+		CHECK(archive_writer_next(w) == 701);
+		OK(add_range(w, 701, 710, why, sizeof(why)));
+		OK(archive_writer_flush(w, why, sizeof(why)));
+		CHECK(archive_writer_archived(w) == 710);
 		archive_writer_close(&w);
+		OK(archive_list(t, &l, why, sizeof(why)));
+		/* the first gap is still the hole; the archive ends at 710 */
+		CHECK(l.gap_at == hole.first_lsn && l.n_segments > 0 &&
+			l.obj[l.n_segments - 1].last_lsn == 710);
+		archive_listing_free(&l);
 	}
 	archive_target_close(&t);
 }

@@ -2,7 +2,7 @@
 # records back byte for byte, damage caught and named, gaps, bases and
 # retention.  Plain programs: a failed check prints where and exits 1.
 EXTRA_DIST += tests/archive/archive_test.h
-ARCHIVE_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/archive -I$(top_srcdir)/lib
+ARCHIVE_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/archive
 ARCHIVE_TEST_LDADD = archive/libarchive.la
 
 check_PROGRAMS += tests/archive/archive_roundtrip

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "archive_int.h"
-#include "crc32c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -60,13 +59,13 @@ fix(uint8_t *p, size_t size)
 
 			if (len > stored - off - ARCHIVE_REC_HDR_SIZE)
 				break;
-			archive_put_le32(body + off + 40, rpma_crc32c(0, body + off +
+			archive_put_le32(body + off + 40, archive_crc(body + off +
 				ARCHIVE_REC_HDR_SIZE, (size_t)len));
 			off += ARCHIVE_REC_HDR_SIZE + len;
 		}
 	}
-	archive_put_le32(p + 88, rpma_crc32c(0, body, (size_t)stored));
-	archive_put_le32(p + 92, rpma_crc32c(0, p, 92));
+	archive_put_le32(p + 88, archive_crc(body, (size_t)stored));
+	archive_put_le32(p + 92, archive_crc(p, 92));
 }
 
 int

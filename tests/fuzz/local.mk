@@ -139,7 +139,7 @@ FUZZ_TARGETS += archive_segment
 EXTRA_DIST += tests/fuzz/fuzz_archive_segment.c
 $(FUZZ_DIR)/fuzz_archive_segment: tests/fuzz/fuzz_archive_segment.c \
 		$(top_srcdir)/archive/segment.c $(top_srcdir)/archive/compress.c \
-		$(top_srcdir)/archive/fail.c $(top_srcdir)/lib/crc32c.c
+		$(top_srcdir)/archive/fail.c $(top_srcdir)/archive/crc.c
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/archive $(ZSTD_CFLAGS) \
 		$(ISAL_CFLAGS) -o $@ $^ $(ZSTD_LIBS) $(ISAL_LIBS)

@@ -34,11 +34,12 @@ set -u
 . "$(dirname "$0")/man_lib.sh"
 conf_c="$srcdir/config/repld_conf.c"
 conf_coord_c="$srcdir/config/conf_coord.c"
+conf_archive_c="$srcdir/config/conf_archive.c"
 repld_c="$srcdir/tools/repld/repld.c"
 proto_h="$srcdir/admin/admin_proto.h"
 replctl_c="$srcdir/tools/replctl/replctl.c"
 replctl_bin=${REPLCTL:-tools/replctl/replctl}
-man_require "$conf_c" "$conf_coord_c" "$repld_c" "$proto_h" "$replctl_c"
+man_require "$conf_c" "$conf_coord_c" "$conf_archive_c" "$repld_c" "$proto_h" "$replctl_c"
 
 repld8="$mandir/repld.8"
 conf5="$mandir/repld.conf.5"
@@ -132,7 +133,7 @@ intable {
 	if ($0 ~ /};/)
 		intable = 0
 	line = ""
-}' "$conf_c" "$conf_coord_c" | sort -u > "$tmp/code-settings"
+}' "$conf_c" "$conf_coord_c" "$conf_archive_c" | sort -u > "$tmp/code-settings"
 if [ ! -s "$tmp/code-settings" ] || ! grep -qx node_id "$tmp/code-settings"; then
 	fail "no setting found in the *_keys[] tables of $conf_c (has their form changed?)"
 fi

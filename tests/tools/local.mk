@@ -330,3 +330,8 @@ EXTRA_DIST += tests/tools/repld_ha_partition.sh
 # on; then the primary killed with two members left: a replica takes over
 TESTS += tests/tools/repld_ha_etcd_cluster.sh
 EXTRA_DIST += tests/tools/repld_ha_etcd_cluster.sh
+# continuous backup: a replica archives every committed record (killed,
+# its target failing, it holds and catches up, no gap); restore rebuilds
+# a log that holds every acknowledged record
+TESTS += tests/tools/repld_archive.sh
+EXTRA_DIST += tests/tools/repld_archive.sh

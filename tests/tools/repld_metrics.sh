@@ -281,6 +281,9 @@ rh=$(cat "$D/body")
 js=$(status_json 2)
 out=$("$CTL" -s "$(sock 2)" status 2>&1)
 scrape 2 "$D/r1"
+# asked before SIGCONT: a primary resumed is heard from again at once
+expect 2 "/replica?last_contact_ms=1000" 503 \
+	'"reason":"this replica is connected to no primary"'
 kill -CONT "${pid[1]}"
 [[ $(jnum "$js" last_contact_ms) -ge 1500 ]] ||
 	fail "status --json of the replica with its primary stopped: $js"
@@ -291,8 +294,6 @@ awk '$1 == "repld_replica_last_contact_seconds" { f = $2 >= 1.5 } END { exit !f 
 grep -q '"following":false' <<< "$rh" && grep -q '"primary_node":null' <<< "$rh" &&
 	[[ $(jnum "$rh" commit_lsn) == "$pc" ]] ||
 	fail "the replica with its primary silent past down_ms: $rh"
-expect 2 "/replica?last_contact_ms=1000" 503 \
-	'"reason":"this replica is connected to no primary"'
 wait_status 1 '"replicas_up":1' "the replica back after SIGCONT"
 for ((t = 0; t < 100; t++)); do
 	expect 2 "/health" 200

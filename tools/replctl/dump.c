@@ -12,7 +12,8 @@
 #include "client.h"
 #include "replctl.h"
 
-enum payload_mode { PAYLOAD_HEX, PAYLOAD_NONE };
+/* hex: the first HEAD bytes; full: every byte, in hex */
+enum payload_mode { PAYLOAD_HEX, PAYLOAD_NONE, PAYLOAD_FULL };
 
 struct dump_arg {
 	uint64_t from, to;
@@ -73,6 +74,18 @@ print_header(const struct repl_log_header *h, bool json)
 
 #define HEAD 32	/* the payload's bytes shown */
 
+/* every byte of a payload, in hex, to stdout */
+static void
+full_hex(const uint8_t *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		putchar(digits[p[i] >> 4]);
+		putchar(digits[p[i] & 15]);
+	}
+}
+
 static int
 dump_rec(void *arg, const struct repl_log_record *r)
 {
@@ -96,6 +109,11 @@ dump_rec(void *arg, const struct repl_log_record *r)
 		if (a->payload == PAYLOAD_HEX)
 			printf(",\"payload\":\"%s\",\"payload_truncated\":%s", pl,
 				more ? "true" : "false");
+		if (a->payload == PAYLOAD_FULL) {
+			printf(",\"payload\":\"");
+			full_hex(r->data, r->len);
+			printf("\",\"payload_truncated\":false");
+		}
 		printf("}\n");
 		return 0;
 	}
@@ -103,11 +121,16 @@ dump_rec(void *arg, const struct repl_log_record *r)
 		strcpy(pl, "(epoch start)");
 	else if (a->payload == PAYLOAD_NONE)
 		strcpy(pl, "-");
-	else if (more)
+	else if (more && a->payload == PAYLOAD_HEX)
 		strcat(pl, "...");
 	printf("%12" PRIu64 " %10" PRIu64 " %20" PRIu64 " %8zu %12" PRIu64
-		" %6" PRIu32 " %4s  %s\n", r->lsn, r->epoch, r->client_id, r->len,
-		r->off, r->lap, "ok", pl);
+		" %6" PRIu32 " %4s  ", r->lsn, r->epoch, r->client_id, r->len,
+		r->off, r->lap, "ok");
+	if (a->payload == PAYLOAD_FULL && !r->epoch_start)
+		full_hex(r->data, r->len);
+	else
+		fputs(pl, stdout);
+	putchar('\n');
 	return 0;
 }
 
@@ -115,7 +138,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: replctl dump [--backend pmem|file|crash] [--from LSN] "
-		"[--to LSN] [--json] [--payload hex|none] LOG\n");
+		"[--to LSN] [--json] [--payload hex|full|none] LOG\n");
 }
 
 int
@@ -159,8 +182,10 @@ cmd_dump(int argc, char *argv[], struct live_opts *o)
 				a.payload = PAYLOAD_HEX;
 			else if (strcmp(optarg, "none") == 0)
 				a.payload = PAYLOAD_NONE;
+			else if (strcmp(optarg, "full") == 0)
+				a.payload = PAYLOAD_FULL;
 			else {
-				fprintf(stderr, "replctl dump: --payload: hex or none\n");
+				fprintf(stderr, "replctl dump: --payload: hex, full or none\n");
 				return EXIT_USAGE;
 			}
 			break;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "admin_proto.h"
 #include "admin_req.h"
@@ -179,6 +180,44 @@ print_replicas(const json_t *d, bool full)
 	}
 }
 
+/* the archiver's line (repld.conf(5), archive), when the node has one */
+static void
+print_archive(const json_t *d)
+{
+	const json_t *a = json_object_get(d, "archive");
+	char n[3][24], b[32];
+	struct timespec now;
+
+	if (!json_is_object(a))
+		return;
+	printf("archive   %s: %s", text(a, "target"), text(a, "state"));
+	if (strcmp(jin_str(a, "state"), "idle") == 0) {
+		printf(" (it archives while this node is a replica)\n");
+		return;
+	}
+	printf(", archived to LSN %s, %s records behind (%s)",
+		num(a, "archived_lsn", n[0], sizeof(n[0])),
+		num(a, "lag_records", n[1], sizeof(n[1])), age(a, "lag_ms", b, sizeof(b)));
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (json_is_number(json_object_get(a, "last_success_ms"))) {
+		uint64_t at = jin_u64(a, "last_success_ms", 0),
+			ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+
+		printf(", last published %s ago", repld_duration_text(ms > at ? ms - at : 0,
+			b, sizeof(b)));
+	}
+	printf(", %s failures", num(a, "failures", n[2], sizeof(n[2])));
+	if (jin_bool(a, "holding", false))
+		printf(", holding the log after LSN %s", num(a, "hold_lsn", n[0], sizeof(n[0])));
+	if (jin_bool(a, "hold_dropped", false))
+		printf(", HOLD DROPPED (more than archive.max_hold held)");
+	if (json_is_number(json_object_get(a, "gap_at")))
+		printf(", GAP from LSN %s", num(a, "gap_at", n[0], sizeof(n[0])));
+	if (jin_str(a, "last_error")[0])
+		printf("; last error: %s", jin_str(a, "last_error"));
+	printf("\n");
+}
+
 /* what each link did: its state and its counters */
 static void
 print_link_counters(const json_t *d)
@@ -312,12 +351,14 @@ print_status(const json_t *d)
 				num(d, "head_moves", n[5], sizeof(n[5])),
 				num(d, "commits", n7, sizeof(n7)));
 		}
+		print_archive(d);
 		print_coordinator(d);
 		return;
 	}
 	printf("\n");
 	print_replicas(d, true);
 	print_link_counters(d);
+	print_archive(d);
 	print_coordinator(d);
 }
 

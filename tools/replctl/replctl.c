@@ -5,7 +5,7 @@
  * Offline, on a log image (a stopped node's too; only read, with pread):
  *
  *   replctl dump [--backend pmem|file|crash] [--from LSN] [--to LSN]
- *		[--json] [--payload hex|none] LOG
+ *		[--json] [--payload hex|full|none] LOG
  *	its header, then one line per record from the checkpoint on (the
  *	record's epoch is the low 32 bits it stores), then where and why the
  *	log ends: the first slot that holds no record of the expected LSN
@@ -103,8 +103,13 @@ usage(FILE *f)
 		"        [--clients C] [--csv FILE]  append latency and throughput\n"
 		"offline (on a log file):\n"
 		"  dump [--backend pmem|file|crash] [--from LSN] [--to LSN] [--json]\n"
-		"       [--payload hex|none] LOG     decode a log\n"
+		"       [--payload hex|full|none] LOG     decode a log\n"
 		"  status [--json] LOG               a log's short form\n"
+		"offline (on an archive, repld.conf(5) archive):\n"
+		"  archive list|verify ARCHIVE       its segments; every checksum\n"
+		"  archive prune [--keep-bases N] [--keep-days D] ARCHIVE\n"
+		"  restore --archive ARCHIVE (--to-lsn N | --to-time T | --latest)\n"
+		"          [--node-id N] [--cluster-uuid U] [--log-size SIZE] DIR\n"
 		"exit: 0 ok, 1 failed, 2 usage, 3 log unreadable, 4 daemon unreachable,\n"
 		"      5 not acknowledged durable (status: the node cannot acknowledge)\n");
 }
@@ -131,6 +136,8 @@ static const struct {
 	{ "read", cmd_read },
 	{ "bench", cmd_bench },
 	{ "dump", cmd_dump },
+	{ "archive", cmd_archive },
+	{ "restore", cmd_restore },
 };
 
 int

@@ -65,6 +65,9 @@ int cmd_switchover(int argc, char *argv[], struct live_opts *o);
 /* with a coordinator: the maintenance key on or off; the promotions */
 int cmd_maintenance(int argc, char *argv[], struct live_opts *o);
 int cmd_history(int argc, char *argv[], struct live_opts *o);
+/* offline, on an archive: list, verify, prune; a log rebuilt from one */
+int cmd_archive(int argc, char *argv[], struct live_opts *o);
+int cmd_restore(int argc, char *argv[], struct live_opts *o);
 /* ms since 1970 as "YYYY-MM-DDTHH:MM:SSZ" into out */
 const char *utc_text(uint64_t ms, char *out, size_t len);
 

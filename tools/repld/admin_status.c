@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "admin_status.h"
+#include "archiver.h"
 #include "coordinator.h"
 #include "member_seen.h"
 
@@ -532,6 +533,33 @@ coordinator_json(struct coordinator *coord, const struct member_seen_map *seen)
 		"maintenance", mt);
 }
 
+/* the archiver's state (archiver.h), or null without an archive group */
+static json_t *
+archive_json(struct archiver *a)
+{
+	struct archiver_info ai;
+
+	if (a == NULL)
+		return json_null();
+	archiver_get(a, &ai);
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:b, "
+			"s:o, s:s}",
+		"target", archiver_target(a),
+		"state", archiver_state_name(ai.state),
+		"archived_lsn", jo_u64(ai.archived_lsn),
+		"commit_lsn", jo_u64(ai.commit_lsn),
+		"lag_records", jo_u64(ai.lag_records),
+		"lag_ms", jo_u64(ai.lag_ms),
+		"last_success_ms", ai.last_success_ms ? jo_u64(ai.last_success_ms) :
+			json_null(),
+		"failures", jo_u64(ai.failures),
+		"holding", ai.holding,
+		"hold_lsn", ai.holding ? jo_u64(ai.hold_lsn) : json_null(),
+		"hold_dropped", ai.hold_dropped,
+		"gap_at", ai.gap_at ? jo_u64(ai.gap_at) : json_null(),
+		"last_error", ai.last_error);
+}
+
 /*
  * Does etcd's membership key, as new as the log's or newer, leave this
  * node out (by node id, or by control address where it names a node
@@ -587,6 +615,9 @@ admin_status_json(struct node *n)
 	}
 	struct coordinator *coord = atomic_load(&n->coord);
 
+	if (!bad)
+		bad = json_object_set_new(o, "archive",
+			archive_json(atomic_load(&n->archiver)));
 	if (!bad && coord != NULL && !repl && removed_in_etcd(n, coord))
 		bad = json_object_set_new(o, "removed", json_true());
 	if (!bad && coord != NULL)

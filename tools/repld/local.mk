@@ -44,6 +44,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_conn.h tools/repld/admin_loop.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/member_seen.c tools/repld/member_seen.h \
+	tools/repld/archiver.c tools/repld/archiver.h \
 	tools/repld/admin_ha.c tools/repld/admin_ha.h \
 	tools/repld/retention.c tools/repld/retention.h \
 	tools/repld/reader.c tools/repld/reader.h \
@@ -59,9 +60,10 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 tools_repld_repld_CPPFLAGS = $(PUBLIC_CPPFLAGS) -I$(top_srcdir)/tools/repld \
 	-I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/sqlite $(JANSSON_CFLAGS) $(MHD_CFLAGS) $(SYSTEMD_CFLAGS)
 # repld.conf's reader and the admin socket's protocol, each its own folder
-tools_repld_repld_CPPFLAGS += -I$(top_srcdir)/config -I$(top_srcdir)/admin
+tools_repld_repld_CPPFLAGS += -I$(top_srcdir)/config -I$(top_srcdir)/admin \
+	-I$(top_srcdir)/archive
 tools_repld_repld_LDADD = config/librepl_conf.la admin/libadmin_proto.la engine/librepl.la \
-	ha/libreplha.la sqlite/librv_copy.la \
+	ha/libreplha.la sqlite/librv_copy.la archive/libarchive.la \
 	$(JANSSON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(AX_PTHREAD_LIBS) -lm
 
 # the Prometheus text exposition's writer

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "archiver.h"
 #include "coordinator.h"
 #include "metrics.h"
 #include "metrics_process.h"
@@ -452,6 +453,37 @@ coordinator_text(struct mtext *t, struct node *n)
 		has, strcmp(cv.ms_state, "pending") == 0);
 }
 
+/* the archiver: families always, samples with an archive group */
+static void
+archive_text(struct mtext *t, struct node *n)
+{
+	struct archiver *a = atomic_load(&n->archiver);
+	struct archiver_info ai = { 0 };
+	bool has = a != NULL;
+
+	if (has)
+		archiver_get(a, &ai);
+	gauge(t, "repld_archive_archived_lsn", "The newest LSN the archiver "
+		"published to the archive (0: none since the start).", has,
+		ai.archived_lsn);
+	gauge(t, "repld_archive_lag_records", "Committed records not yet "
+		"published to the archive.", has, ai.lag_records);
+	gauge(t, "repld_archive_lag_seconds", "Seconds the oldest record read "
+		"and not yet published has waited.", has, ai.lag_ms / 1000);
+	gauge(t, "repld_archive_last_success_timestamp_seconds", "Unix time of "
+		"the archiver's last publish (0: none since the start).", has,
+		ai.last_success_ms / 1000);
+	counter(t, "repld_archive_failures_total", "Failed attempts to write "
+		"to the archive since the start.", has, ai.failures);
+	gauge(t, "repld_archive_holding", "1 while the archiver holds the "
+		"log's records it has not archived.", has, ai.holding);
+	gauge(t, "repld_archive_hold_dropped", "1 while the archiver lets go "
+		"of the log: it holds more than archive.max_hold.", has,
+		ai.hold_dropped);
+	gauge(t, "repld_archive_gap", "1 once records left the log before the "
+		"archiver read them: the archive has a gap.", has, ai.gap_at != 0);
+}
+
 void
 metrics_render(struct node *n, struct mtext *t)
 {
@@ -479,5 +511,6 @@ metrics_render(struct node *n, struct mtext *t)
 	session_text(t, &v);
 	copy_text(t, n);
 	coordinator_text(t, n);
+	archive_text(t, n);
 	metrics_process_text(t);
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archiver.h"
 #include "coordinator.h"
 #include "log.h"
 #include "node_internal.h"
@@ -271,6 +272,12 @@ void
 node_free(struct node *n)
 {
 	coordinator_free(atomic_load(&n->coord));
+	{
+		struct archiver *a = atomic_load(&n->archiver);
+
+		atomic_store(&n->archiver, NULL);
+		archiver_free(&a);
+	}
 	retention_fini(&n->retention);
 	repld_conf_free(&n->conf);
 	pthread_mutex_destroy(&n->change);

@@ -26,6 +26,7 @@
 #include "rv_copy.h"
 #include "retention.h"
 
+struct archiver;
 struct coordinator;
 
 /* the daemon's exit status: repld(8), EXIT STATUS */
@@ -138,6 +139,8 @@ struct node {
 	struct rv_copy *copy;		/* sqlite_copy, while a replica; under
 					   lock */
 	struct rv_copy_status copy_last;	/* what it showed last */
+	/* archive: set before the node starts, freed with it (NULL: none) */
+	struct archiver *_Atomic archiver;
 	char ctl_port[8], data_port[8];
 	/* the replica's peers: the file's peers as they were at replica_start */
 	struct repl_replica floor_peers[REPLD_PEERS_MAX];

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archiver.h"
 #include "coordinator.h"
 #include "log.h"
 #include "node_internal.h"
@@ -137,8 +138,10 @@ node_replica_start(struct node *n)
 	pthread_mutex_unlock(&n->lock);
 	/* first: its hold must be set before a primary's first HELLO */
 	node_copy_start(n, replica);
+	archiver_attach_replica(atomic_load(&n->archiver), replica);
 	if (pthread_create(&n->replica_thread, NULL, replica_main, n) != 0) {
 		log_error("cannot start the replica's thread");
+		archiver_detach(atomic_load(&n->archiver));
 		node_copy_stop(n);
 		pthread_mutex_lock(&n->lock);
 		n->replica = NULL;
@@ -159,6 +162,7 @@ node_replica_stop(struct node *n)
 
 	if (!n->replica_running)
 		return n->replica_ret;	/* an open that failed, or none */
+	archiver_detach(atomic_load(&n->archiver));
 	node_copy_stop(n);
 	repl_replica_stop(n->replica);
 	pthread_join(n->replica_thread, NULL);

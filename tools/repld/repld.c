@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "admin.h"
+#include "archiver.h"
 #include "coordinator.h"
 #include "http.h"
 #include "log.h"
@@ -287,8 +288,19 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 			(unsigned long long)leader_epoch);
 		start.as_replica = true;
 	}
+	/* before the node starts: a replica it serves as is handed to it */
+	struct archiver *archiver = NULL;
+
+	if (archiver_start(&n->conf, &archiver) != 0) {
+		log_error("cannot start the archiver's thread: %s", strerror(errno));
+		http_stop(&http);
+		*node_in_use = !admin_stop(&admin);
+		return REPLD_EXIT_FAILED;
+	}
+	atomic_store(&n->archiver, archiver);
 	if ((ret = node_start(n, &start)) != 0) {
 		(void)node_stop(n);
+		archiver_stop(archiver);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
 		return ret;
@@ -297,6 +309,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		log_error("cannot start the retention thread: %s",
 			strerror(errno));
 		(void)node_stop(n);
+		archiver_stop(archiver);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
 		return REPLD_EXIT_FAILED;
@@ -308,6 +321,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 		log_error("%s", err);
 		retention_stop(&n->retention);
 		(void)node_stop(n);
+		archiver_stop(archiver);
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);
 		return REPLD_EXIT_FAILED;
@@ -343,6 +357,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	coordinator_stop(atomic_load(&n->coord));
 	retention_stop(&n->retention);	/* it may hold the gate */
 	ret = node_stop(n);
+	archiver_stop(archiver);	/* the node let go of its replica */
 	http_stop(&http);
 	/* a connection still writing may still read the node: leave it be */
 	*node_in_use = !admin_stop(&admin);

@@ -30,7 +30,9 @@ static const struct {
 	[HOLD_KEEP_SECONDS] = { "keep_seconds", "retention.keep_seconds" },
 	[HOLD_CHECKPOINTER] = { "checkpointer", "the checkpointer (retention.mode = "
 		"\"checkpointer\"): no RELEASE past the oldest records" },
-	[HOLD_REPLICA] = { "replica", "a streaming replica that has not flushed them" },
+	[HOLD_REPLICA] = { "replica", "a streaming replica that has not flushed "
+		"them, or a replica's hold for its readers (its sqlite_copy, or its "
+		"archiver: see that replica's status)" },
 	[HOLD_READER] = { "reader", "a reader (replctl read) that has not read them, "
 		"within retention.reader_max_lag" },
 };

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archiver.c -- the archiver's thread (archiver.h).
+ *
+ * A round, while a replica's handle is attached: open the target and the
+ * writer if they are not (a failure is retried, growing the pause up to
+ * RETRY_MAX_MS); hold the log from the next LSN to archive; wait up to
+ * WAIT_MS for the commit point to pass it; add what is committed (at most
+ * ROUND_BYTES), each record stamped with the wall clock it was read at;
+ * publish when a segment is full (the writer does) or its oldest record
+ * has waited archive.publish_ms; then move the hold past what is
+ * published.  No allocation per record: the writer copies into its
+ * segment buffer.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "archive.h"
+#include "archiver.h"
+#include "log.h"
+
+#define WAIT_MS 100			/* a round waits this long for records */
+#define ROUND_BYTES (4u << 20)		/* record bytes added per round */
+#define RETRY_MIN_MS 100
+#define RETRY_MAX_MS 10000
+
+/* what it needs of the file, copied: a reload replaces the node's */
+struct archiver_conf {
+	struct {
+		char *target;
+		uint64_t segment_bytes, max_hold;
+		int publish_ms, compress;
+	} archive;
+	uint8_t cluster_uuid[16];
+};
+
+struct archiver {
+	struct archiver_conf conf_copy;
+	const struct archiver_conf *conf;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	/* the source: attached, and whether a round uses it (under lock) */
+	struct repl_replica_node *replica;
+	bool using;
+	struct archiver_info info;	/* under lock */
+
+	/* the thread's own */
+	struct archive_target *target;
+	struct archive_writer *writer;
+	uint64_t retry_ms, retry_at;
+	uint64_t oldest_unpublished_ms;	/* monotonic; 0: nothing pending */
+	uint64_t round_bytes, round_now_ms;
+};
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static uint64_t
+wall_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+const char *
+archiver_state_name(enum archiver_state s)
+{
+	switch (s) {
+	case ARCHIVER_ARCHIVING:
+		return "archiving";
+	case ARCHIVER_FAILING:
+		return "failing";
+	default:
+		return "idle";
+	}
+}
+
+/* a failure: said once per kind of trouble, retried after a growing pause */
+static void
+failed(struct archiver *a, const char *why)
+{
+	bool same;
+
+	pthread_mutex_lock(&a->lock);
+	same = strcmp(a->info.last_error, why) == 0;
+	a->info.failures++;
+	a->info.state = ARCHIVER_FAILING;
+	snprintf(a->info.last_error, sizeof(a->info.last_error), "%s", why);
+	pthread_mutex_unlock(&a->lock);
+	if (!same)
+		log_error("archive %s: %s; retrying", a->conf->archive.target, why);
+	a->retry_ms = a->retry_ms ? a->retry_ms * 2 : RETRY_MIN_MS;
+	if (a->retry_ms > RETRY_MAX_MS)
+		a->retry_ms = RETRY_MAX_MS;
+	a->retry_at = mono_ms() + a->retry_ms;
+	/* what was added and not published is dropped with the writer:
+	   the next writer resumes at the archive's end */
+	archive_writer_close(&a->writer);
+	archive_target_close(&a->target);
+	a->oldest_unpublished_ms = 0;
+}
+
+static int
+ensure_open(struct archiver *a)
+{
+	char why[ARCHIVE_WHY_MAX];
+	struct archive_writer_cfg wc = {
+		.segment_bytes = a->conf->archive.segment_bytes,
+		.zstd_level = a->conf->archive.compress,
+	};
+
+	if (a->writer != NULL)
+		return 0;
+	if (mono_ms() < a->retry_at)
+		return -1;
+	if (archive_target_open(a->conf->archive.target, a->conf->cluster_uuid,
+			&a->target, why, sizeof(why)) != 0 ||
+	    archive_writer_open(a->target, &wc, &a->writer, why, sizeof(why)) != 0) {
+		failed(a, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* the records of a round into the writer */
+static int
+add_record(void *arg, const struct repl_log_record *r)
+{
+	struct archiver *a = arg;
+	char why[ARCHIVE_WHY_MAX];
+
+	if (archive_writer_add(a->writer, r->lsn, r->epoch, r->client_id,
+			a->round_now_ms, r->epoch_start ? ARCHIVE_REC_EPOCH_START : 0,
+			r->data, r->len, why, sizeof(why)) != 0) {
+		failed(a, why);
+		return -1;
+	}
+	if (a->oldest_unpublished_ms == 0)
+		a->oldest_unpublished_ms = mono_ms();
+	a->round_bytes += r->len + 64;
+	return a->round_bytes >= ROUND_BYTES;
+}
+
+/* publish when the oldest pending record waited publish_ms */
+static int
+publish_due(struct archiver *a, bool force)
+{
+	char why[ARCHIVE_WHY_MAX];
+
+	if (a->writer == NULL || archive_writer_pending_bytes(a->writer) == 0) {
+		a->oldest_unpublished_ms = 0;
+		return 0;
+	}
+	if (!force && mono_ms() - a->oldest_unpublished_ms <
+			(uint64_t)a->conf->archive.publish_ms)
+		return 0;
+	if (archive_writer_flush(a->writer, why, sizeof(why)) != 0) {
+		failed(a, why);
+		return -1;
+	}
+	a->oldest_unpublished_ms = 0;
+	return 0;
+}
+
+/*
+ * Hold the log from next on -- unless the log holds more than max_hold:
+ * then let go, so that a target down for long costs the archive a gap
+ * rather than the cluster a full log
+ */
+static bool
+hold_from(struct archiver *a, struct repl_replica_node *rn,
+		const struct repl_replica_info *ri, uint64_t next)
+{
+	bool drop = ri->used_bytes > a->conf->archive.max_hold;
+
+	if (drop)
+		(void)repl_replica_unhold(rn);
+	else
+		(void)repl_replica_hold(rn, next - 1);
+	pthread_mutex_lock(&a->lock);
+	if (drop && !a->info.hold_dropped)
+		log_error("archive %s: the log holds %" PRIu64 " bytes, more than "
+			"archive.max_hold (%" PRIu64 "): the archiver no longer holds it, "
+			"so records may leave it before they are archived",
+			a->conf->archive.target, ri->used_bytes, a->conf->archive.max_hold);
+	else if (!drop && a->info.hold_dropped)
+		log_notice("archive %s: holding the log again from LSN %" PRIu64,
+			a->conf->archive.target, next);
+	a->info.hold_dropped = drop;
+	a->info.holding = !drop;
+	a->info.hold_lsn = next - 1;
+	pthread_mutex_unlock(&a->lock);
+	return !drop;
+}
+
+/* records next.. left the log unarchived: the archive goes on after a gap */
+static int
+skip_gap(struct archiver *a, uint64_t next, uint64_t first)
+{
+	char why[ARCHIVE_WHY_MAX];
+	bool first_gap;
+
+	pthread_mutex_lock(&a->lock);
+	first_gap = a->info.gap_at == 0;
+	if (first_gap)
+		a->info.gap_at = next;
+	pthread_mutex_unlock(&a->lock);
+	log_error("archive %s: records %" PRIu64 "..%" PRIu64 " left the log before "
+		"they were archived: the archive has a gap there, which no restore "
+		"crosses", a->conf->archive.target, next, first - 1);
+	if (archive_writer_skip_to(a->writer, first, why, sizeof(why)) != 0) {
+		failed(a, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* one round on a replica's log; the lock is not held */
+static void
+round_replica(struct archiver *a, struct repl_replica_node *rn)
+{
+	struct repl_replica_info ri;
+	uint64_t next, archived;
+	bool held;
+
+	(void)repl_replica_info(rn, &ri);
+	if (ensure_open(a) != 0) {
+		/* the target is down: the hold stays, within max_hold */
+		struct timespec ts = { 0, RETRY_MIN_MS * 1000000L };
+
+		pthread_mutex_lock(&a->lock);
+		next = a->info.holding || a->info.hold_dropped ? a->info.hold_lsn + 1 : 0;
+		pthread_mutex_unlock(&a->lock);
+		if (next)
+			(void)hold_from(a, rn, &ri, next);
+		nanosleep(&ts, NULL);
+		return;
+	}
+	next = archive_writer_next(a->writer);
+	if (next == 0)		/* an empty archive begins with what the log has */
+		next = ri.first_lsn ? ri.first_lsn : ri.readable_lsn + 1;
+	if (ri.first_lsn && next < ri.first_lsn) {
+		if (skip_gap(a, next, ri.first_lsn) != 0)
+			return;
+		next = ri.first_lsn;
+	}
+	held = hold_from(a, rn, &ri, next);
+	if (repl_replica_wait(rn, next, WAIT_MS) == 0) {
+		a->round_bytes = 0;
+		a->round_now_ms = wall_ms();
+		if (repl_replica_iterate_records(rn, next, add_record, a) < 0 &&
+		    a->writer == NULL)
+			return;		/* failed() said why */
+	}
+	if (publish_due(a, false) != 0)
+		return;
+	archived = archive_writer_archived(a->writer);
+	(void)repl_replica_info(rn, &ri);
+	pthread_mutex_lock(&a->lock);
+	if (archived > a->info.archived_lsn)
+		a->info.last_success_ms = wall_ms();
+	a->info.state = ARCHIVER_ARCHIVING;
+	a->info.last_error[0] = '\0';
+	a->info.archived_lsn = archived;
+	a->info.commit_lsn = ri.readable_lsn;
+	a->info.lag_records = ri.readable_lsn > archived ? ri.readable_lsn - archived : 0;
+	a->info.lag_ms = a->oldest_unpublished_ms ? mono_ms() - a->oldest_unpublished_ms : 0;
+	if (held && archived >= next)
+		a->info.hold_lsn = archived;
+	pthread_mutex_unlock(&a->lock);
+	a->retry_ms = 0;
+	/* what is published may leave the log */
+	if (held && archived >= next)
+		(void)repl_replica_hold(rn, archived);
+}
+
+static void *
+archiver_main(void *arg)
+{
+	struct archiver *a = arg;
+
+	(void)pthread_setname_np(pthread_self(), "repld-archive");
+	pthread_mutex_lock(&a->lock);
+	while (!a->stop) {
+		struct repl_replica_node *rn = a->replica;
+
+		if (rn == NULL) {
+			struct timespec until;
+
+			a->info.state = ARCHIVER_IDLE;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += 1;
+			pthread_cond_timedwait(&a->cond, &a->lock, &until);
+			continue;
+		}
+		a->using = true;
+		pthread_mutex_unlock(&a->lock);
+		round_replica(a, rn);
+		pthread_mutex_lock(&a->lock);
+		a->using = false;
+		pthread_cond_broadcast(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+	/* a stop publishes what it has, if the target takes it */
+	(void)publish_due(a, true);
+	archive_writer_close(&a->writer);
+	archive_target_close(&a->target);
+	return NULL;
+}
+
+int
+archiver_start(const struct repld_conf *conf, struct archiver **ap)
+{
+	struct archiver *a;
+	pthread_condattr_t ca;
+
+	*ap = NULL;
+	if (conf->archive.target == NULL)
+		return 0;
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return -1;
+	if ((a->conf_copy.archive.target = strdup(conf->archive.target)) == NULL) {
+		free(a);
+		return -1;
+	}
+	a->conf_copy.archive.segment_bytes = conf->archive.segment_bytes;
+	a->conf_copy.archive.max_hold = conf->archive.max_hold;
+	a->conf_copy.archive.publish_ms = conf->archive.publish_ms;
+	a->conf_copy.archive.compress = conf->archive.compress;
+	memcpy(a->conf_copy.cluster_uuid, conf->cluster_uuid, 16);
+	a->conf = &a->conf_copy;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&a->thread, NULL, archiver_main, a) != 0) {
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		free(a->conf_copy.archive.target);
+		free(a);
+		return -1;
+	}
+	log_notice("archive %s: archiving the committed records while this node is "
+		"a replica", conf->archive.target);
+	*ap = a;
+	return 0;
+}
+
+void
+archiver_stop(struct archiver *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->stop) {
+		pthread_mutex_unlock(&a->lock);
+		return;
+	}
+	a->stop = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_mutex_lock(&a->lock);
+	a->info.state = ARCHIVER_IDLE;
+	pthread_mutex_unlock(&a->lock);
+}
+
+void
+archiver_free(struct archiver **ap)
+{
+	struct archiver *a = *ap;
+
+	if (a == NULL)
+		return;
+	archiver_stop(a);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a->conf_copy.archive.target);
+	free(a);
+	*ap = NULL;
+}
+
+void
+archiver_attach_replica(struct archiver *a, struct repl_replica_node *replica)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->replica = replica;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void
+archiver_detach(struct archiver *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->replica = NULL;
+	while (a->using)
+		pthread_cond_wait(&a->cond, &a->lock);
+	a->info.state = ARCHIVER_IDLE;
+	a->info.holding = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
+const char *
+archiver_target(const struct archiver *a)
+{
+	return a->conf->archive.target;
+}
+
+void
+archiver_get(struct archiver *a, struct archiver_info *out)
+{
+	pthread_mutex_lock(&a->lock);
+	*out = a->info;
+	pthread_mutex_unlock(&a->lock);
+}
