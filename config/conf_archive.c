@@ -4,6 +4,7 @@
  *
  *   archive = {
  *           target = "/var/backups/repl/cluster-a";
+ *           on = "replica";            # or "any"
  *           segment_bytes = "16M";
  *           publish_ms = 1000;
  *           compress = 0;              # zstd level, 0: none
@@ -22,8 +23,9 @@
 
 /* a table's name is its group's path, "_" for "." (check-product-man.sh) */
 static const char *const archive_keys[] = {
-	"target", "segment_bytes", "publish_ms", "compress", "max_hold", NULL
+	"target", "on", "segment_bytes", "publish_ms", "compress", "max_hold", NULL
 };
+static const char *const archive_on_names[] = { "replica", "any", NULL };
 
 /* a size: bytes, or "64M"; within lo..hi */
 static int
@@ -61,6 +63,7 @@ conf_load_archive(struct conf_ctx *c, const config_setting_t *root,
 {
 	const config_setting_t *s = config_setting_get_member(root, "archive");
 	const config_setting_t *m;
+	int on = 0;
 
 	o->archive.segment_bytes = ARCHIVE_SEGMENT_DEFAULT;
 	o->archive.publish_ms = ARCHIVE_PUBLISH_MS_DEFAULT;
@@ -74,6 +77,9 @@ conf_load_archive(struct conf_ctx *c, const config_setting_t *root,
 				"the archive is kept in");
 	if (conf_get_path(c, m, "archive.target", &o->archive.target))
 		return -1;
+	if (conf_opt_choice(c, s, "on", "archive.on", archive_on_names, 0, &on))
+		return -1;
+	o->archive.any = on == 1;
 	if ((m = config_setting_get_member(s, "segment_bytes")) != NULL &&
 	    get_bytes(c, m, "archive.segment_bytes", ARCHIVE_SEGMENT_MIN,
 			ARCHIVE_SEGMENT_MAX, &o->archive.segment_bytes))

@@ -154,6 +154,8 @@ struct repld_conf {
 	 */
 	struct {
 		char *target;			/* a directory */
+		bool any;			/* archive.on = "any": also while
+						   the primary */
 		uint64_t segment_bytes;
 		int publish_ms;			/* a segment is published at least
 						   this often */

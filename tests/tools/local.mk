@@ -335,3 +335,7 @@ EXTRA_DIST += tests/tools/repld_ha_etcd_cluster.sh
 # a log that holds every acknowledged record
 TESTS += tests/tools/repld_archive.sh
 EXTRA_DIST += tests/tools/repld_archive.sh
+# the archiving node promoted (archive.on = "any"): it archives its own
+# log and its retention holds for it; no gap across the failover
+TESTS += tests/tools/repld_archive_failover.sh
+EXTRA_DIST += tests/tools/repld_archive_failover.sh

@@ -32,6 +32,7 @@ RETENTION='retention = { mode = "auto"; keep = "1M"; };'
 T0=$SECONDS
 # 600 bytes a record: 6500 of them fill half the log, past what it keeps
 PAD=$(printf '%0600d' 0)
+MPORT=$((BASE + 21))		# node2's /health and /metrics
 command -v python3 > /dev/null ||
 	{ echo "SKIP: $NAME: no python3 (Debian: python3), for status's JSON"; exit 77; }
 
@@ -75,6 +76,7 @@ start_cluster_archive() {
 	conf 3 replica
 	cat >> "$D/node2.conf" <<-EOF
 	archive = { target = "archive"; segment_bytes = "64K"; publish_ms = 100; ${ARCHIVE_EXTRA-} };
+	metrics_listen = "127.0.0.1:$MPORT";
 	EOF
 	start 2
 	start 3
@@ -95,6 +97,16 @@ caught_up 20
 last=$(tail -n 1 "$D/acked" | cut -d' ' -f1)
 grep -q "restorable up to LSN $last\$" "$D/list.out" ||
 	fail "archive list does not say restorable up to LSN $last: $(tail -n 1 "$D/list.out")"
+# /health and /metrics say the same
+if command -v curl > /dev/null; then
+	h=$(curl -s "http://127.0.0.1:$MPORT/health")
+	python3 -c 'import json,sys; a=json.loads(sys.argv[1])["archive"]; sys.exit(not (a["state"] == "archiving" and a["archived_lsn"] == int(sys.argv[2]) and a["gap_at"] is None and a["lag_records"] == 0))' \
+		"$h" "$last" || fail "/health of node2: $h"
+	curl -s "http://127.0.0.1:$MPORT/metrics" > "$D/metrics"
+	grep -q "^repld_archive_archived_lsn $last\$" "$D/metrics" ||
+		fail "/metrics of node2: $(grep '^repld_archive' "$D/metrics")"
+	grep -q "^repld_archive_gap 0\$" "$D/metrics" || fail "/metrics of node2: a gap"
+fi
 echo "$NAME: 3000 records archived: $(tail -n 1 "$D/list.out") ($((SECONDS - T0)) s)"
 
 # 2. the archiving node killed in the middle of appends

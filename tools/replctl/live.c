@@ -192,7 +192,9 @@ print_archive(const json_t *d)
 		return;
 	printf("archive   %s: %s", text(a, "target"), text(a, "state"));
 	if (strcmp(jin_str(a, "state"), "idle") == 0) {
-		printf(" (it archives while this node is a replica)\n");
+		printf(" (it archives while this node is %s)\n",
+			strcmp(jin_str(a, "on"), "any") == 0 ?
+			"a replica or the primary" : "a replica");
 		return;
 	}
 	printf(", archived to LSN %s, %s records behind (%s)",

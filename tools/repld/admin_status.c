@@ -542,9 +542,10 @@ archive_json(struct archiver *a)
 	if (a == NULL)
 		return json_null();
 	archiver_get(a, &ai);
-	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:b, "
-			"s:o, s:s}",
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, "
+			"s:b, s:o, s:s}",
 		"target", archiver_target(a),
+		"on", archiver_on(a),
 		"state", archiver_state_name(ai.state),
 		"archived_lsn", jo_u64(ai.archived_lsn),
 		"commit_lsn", jo_u64(ai.commit_lsn),

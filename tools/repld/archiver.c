@@ -27,8 +27,10 @@
 #include "archive.h"
 #include "archiver.h"
 #include "log.h"
+#include "node.h"
 
 #define WAIT_MS 100			/* a round waits this long for records */
+#define PRIMARY_POLL_MS 50		/* on the primary: a look this often */
 #define ROUND_BYTES (4u << 20)		/* record bytes added per round */
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 10000
@@ -39,6 +41,7 @@ struct archiver_conf {
 		char *target;
 		uint64_t segment_bytes, max_hold;
 		int publish_ms, compress;
+		bool any;
 	} archive;
 	uint8_t cluster_uuid[16];
 };
@@ -53,6 +56,8 @@ struct archiver {
 	/* the source: attached, and whether a round uses it (under lock) */
 	struct repl_replica_node *replica;
 	bool using;
+	struct node *node;		/* its gate, archive.on = "any" */
+	bool primary;			/* the last round read the primary's log */
 	struct archiver_info info;	/* under lock */
 
 	/* the thread's own */
@@ -234,6 +239,30 @@ skip_gap(struct archiver *a, uint64_t next, uint64_t first)
 	return 0;
 }
 
+/* what a round did, for status: the newest LSN published */
+static uint64_t
+round_done(struct archiver *a, uint64_t commit, uint64_t next, bool held)
+{
+	uint64_t archived = archive_writer_archived(a->writer);
+
+	pthread_mutex_lock(&a->lock);
+	if (archived > a->info.archived_lsn)
+		a->info.last_success_ms = wall_ms();
+	a->info.state = ARCHIVER_ARCHIVING;
+	a->info.last_error[0] = '\0';
+	if (archived > a->info.archived_lsn)
+		a->info.archived_lsn = archived;
+	a->info.commit_lsn = commit;
+	a->info.lag_records = commit > a->info.archived_lsn ?
+		commit - a->info.archived_lsn : 0;
+	a->info.lag_ms = a->oldest_unpublished_ms ? mono_ms() - a->oldest_unpublished_ms : 0;
+	if (held && archived >= next)
+		a->info.hold_lsn = archived;
+	pthread_mutex_unlock(&a->lock);
+	a->retry_ms = 0;
+	return archived;
+}
+
 /* one round on a replica's log; the lock is not held */
 static void
 round_replica(struct archiver *a, struct repl_replica_node *rn)
@@ -242,6 +271,9 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 	uint64_t next, archived;
 	bool held;
 
+	pthread_mutex_lock(&a->lock);
+	a->primary = false;
+	pthread_mutex_unlock(&a->lock);
 	(void)repl_replica_info(rn, &ri);
 	if (ensure_open(a) != 0) {
 		/* the target is down: the hold stays, within max_hold */
@@ -273,24 +305,81 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 	}
 	if (publish_due(a, false) != 0)
 		return;
-	archived = archive_writer_archived(a->writer);
 	(void)repl_replica_info(rn, &ri);
-	pthread_mutex_lock(&a->lock);
-	if (archived > a->info.archived_lsn)
-		a->info.last_success_ms = wall_ms();
-	a->info.state = ARCHIVER_ARCHIVING;
-	a->info.last_error[0] = '\0';
-	a->info.archived_lsn = archived;
-	a->info.commit_lsn = ri.readable_lsn;
-	a->info.lag_records = ri.readable_lsn > archived ? ri.readable_lsn - archived : 0;
-	a->info.lag_ms = a->oldest_unpublished_ms ? mono_ms() - a->oldest_unpublished_ms : 0;
-	if (held && archived >= next)
-		a->info.hold_lsn = archived;
-	pthread_mutex_unlock(&a->lock);
-	a->retry_ms = 0;
+	archived = round_done(a, ri.readable_lsn, next, held);
 	/* what is published may leave the log */
 	if (held && archived >= next)
 		(void)repl_replica_hold(rn, archived);
+}
+
+/*
+ * One round on the primary's log (archive.on = "any"): what is committed,
+ * read inside the node's gate (a change of role waits for it: no wait in
+ * there), published outside it.  The hold is retention's to honour
+ * (archiver_primary_hold).  false when there was nothing new.
+ */
+static bool
+round_primary(struct archiver *a, struct node *n)
+{
+	struct repl_status st;
+	struct repl *repl;
+	uint64_t next, added;
+	bool changing, drop;
+
+	if (ensure_open(a) != 0) {
+		struct timespec ts = { 0, RETRY_MIN_MS * 1000000L };
+
+		nanosleep(&ts, NULL);	/* the hold stays where it was */
+		return true;
+	}
+	if ((repl = node_try_enter(n, &changing)) == NULL) {
+		if (!changing) {	/* not the primary (any more) */
+			pthread_mutex_lock(&a->lock);
+			if (a->primary)
+				a->info.holding = false;
+			a->primary = false;
+			pthread_mutex_unlock(&a->lock);
+		}
+		return false;
+	}
+	(void)repl_status(repl, &st);
+	next = archive_writer_next(a->writer);
+	if (next == 0)
+		next = st.first_lsn ? st.first_lsn : st.commit_lsn + 1;
+	if (st.first_lsn && next < st.first_lsn) {
+		if (skip_gap(a, next, st.first_lsn) != 0) {
+			node_leave(n);
+			return true;
+		}
+		next = st.first_lsn;
+	}
+	drop = st.used_bytes > a->conf->archive.max_hold;
+	pthread_mutex_lock(&a->lock);
+	if (drop && !a->info.hold_dropped)
+		log_error("archive %s: the log holds %" PRIu64 " bytes, more than "
+			"archive.max_hold (%" PRIu64 "): the archiver no longer holds it",
+			a->conf->archive.target, st.used_bytes, a->conf->archive.max_hold);
+	a->info.hold_dropped = drop;
+	a->info.holding = !drop;
+	a->info.hold_lsn = next - 1;
+	a->primary = true;
+	pthread_mutex_unlock(&a->lock);
+	a->round_bytes = 0;
+	added = 0;
+	if (st.commit_lsn >= next) {
+		a->round_now_ms = wall_ms();
+		if (repl_iterate_records(repl, next, add_record, a) < 0 &&
+		    a->writer == NULL) {
+			node_leave(n);
+			return true;
+		}
+		added = a->round_bytes;
+	}
+	node_leave(n);
+	if (publish_due(a, false) != 0)
+		return true;
+	(void)round_done(a, st.commit_lsn, next, !drop);
+	return added > 0;
 }
 
 static void *
@@ -302,22 +391,38 @@ archiver_main(void *arg)
 	pthread_mutex_lock(&a->lock);
 	while (!a->stop) {
 		struct repl_replica_node *rn = a->replica;
+		struct timespec until;
 
-		if (rn == NULL) {
-			struct timespec until;
-
-			a->info.state = ARCHIVER_IDLE;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += 1;
-			pthread_cond_timedwait(&a->cond, &a->lock, &until);
+		if (rn != NULL) {
+			a->using = true;
+			pthread_mutex_unlock(&a->lock);
+			round_replica(a, rn);
+			pthread_mutex_lock(&a->lock);
+			a->using = false;
+			pthread_cond_broadcast(&a->cond);
 			continue;
 		}
-		a->using = true;
-		pthread_mutex_unlock(&a->lock);
-		round_replica(a, rn);
-		pthread_mutex_lock(&a->lock);
-		a->using = false;
-		pthread_cond_broadcast(&a->cond);
+		if (a->conf->archive.any) {
+			bool more;
+
+			pthread_mutex_unlock(&a->lock);
+			more = round_primary(a, a->node);
+			pthread_mutex_lock(&a->lock);
+			if (more)
+				continue;
+		}
+		/* nothing to read now: not the primary (or nothing new), no replica */
+		if (!a->primary || !a->conf->archive.any) {
+			a->info.state = ARCHIVER_IDLE;
+			a->primary = false;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += (long)PRIMARY_POLL_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&a->cond, &a->lock, &until);
 	}
 	pthread_mutex_unlock(&a->lock);
 	/* a stop publishes what it has, if the target takes it */
@@ -328,8 +433,9 @@ archiver_main(void *arg)
 }
 
 int
-archiver_start(const struct repld_conf *conf, struct archiver **ap)
+archiver_start(struct node *n, struct archiver **ap)
 {
+	const struct repld_conf *conf = &n->conf;
 	struct archiver *a;
 	pthread_condattr_t ca;
 
@@ -346,6 +452,8 @@ archiver_start(const struct repld_conf *conf, struct archiver **ap)
 	a->conf_copy.archive.max_hold = conf->archive.max_hold;
 	a->conf_copy.archive.publish_ms = conf->archive.publish_ms;
 	a->conf_copy.archive.compress = conf->archive.compress;
+	a->conf_copy.archive.any = conf->archive.any;
+	a->node = n;
 	memcpy(a->conf_copy.cluster_uuid, conf->cluster_uuid, 16);
 	a->conf = &a->conf_copy;
 	pthread_mutex_init(&a->lock, NULL);
@@ -361,7 +469,8 @@ archiver_start(const struct repld_conf *conf, struct archiver **ap)
 		return -1;
 	}
 	log_notice("archive %s: archiving the committed records while this node is "
-		"a replica", conf->archive.target);
+		"%s", conf->archive.target, conf->archive.any ? "a replica or the primary" :
+		"a replica");
 	*ap = a;
 	return 0;
 }
@@ -425,10 +534,28 @@ archiver_detach(struct archiver *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
+bool
+archiver_primary_hold(struct archiver *a, uint64_t *lsn)
+{
+	bool holds;
+
+	pthread_mutex_lock(&a->lock);
+	holds = a->primary && a->info.holding;
+	*lsn = a->info.hold_lsn;
+	pthread_mutex_unlock(&a->lock);
+	return holds;
+}
+
 const char *
 archiver_target(const struct archiver *a)
 {
 	return a->conf->archive.target;
+}
+
+const char *
+archiver_on(const struct archiver *a)
+{
+	return a->conf->archive.any ? "any" : "replica";
 }
 
 void

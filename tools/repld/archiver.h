@@ -2,11 +2,14 @@
 /*
  * archiver.h -- repld's archiver (repld.conf(5), archive): it ships every
  * committed record to the archive (archive/archive.h), in segments, while
- * the node is a replica: the primary's hot path is untouched.
+ * the node is a replica -- the primary's path of an append is untouched --
+ * and with archive.on = "any" also while it is the primary, so that the
+ * archive goes on across a failover of the archiving node.
  *
  * It holds the log as a reader does: on a replica with repl_replica_hold,
- * which the primary honours, so that no record leaves the log before it
- * is in the archive -- bounded by archive.max_hold: past it the archiver
+ * which the primary honours, on the primary through its retention
+ * (HOLD_ARCHIVE), so that no record leaves the log before it is in the
+ * archive -- bounded by archive.max_hold: past it the archiver
  * lets go and says so, and the archive gets a gap rather than the cluster
  * a full log.  A record is archived once the segment holding it is
  * published (written whole, then renamed into place).
@@ -51,8 +54,10 @@ struct archiver_info {
 	char last_error[256];		/* the last failure ("" none) */
 };
 
-/* *ap NULL when the file has no archive group; 0, or -1 (errno) */
-int archiver_start(const struct repld_conf *conf, struct archiver **ap);
+struct node;
+
+/* *ap NULL when n's file has no archive group; 0, or -1 (errno) */
+int archiver_start(struct node *n, struct archiver **ap);
 /* its thread ends (what it holds unpublished it publishes if it can);
  * archiver_get still answers */
 void archiver_stop(struct archiver *a);
@@ -64,8 +69,14 @@ void archiver_attach_replica(struct archiver *a, struct repl_replica_node *repli
 void archiver_detach(struct archiver *a);
 
 void archiver_get(struct archiver *a, struct archiver_info *out);
-/* archive.target, as the file gave it */
+/*
+ * On the primary (archive.on = "any"): whether it holds the log, and
+ * after which LSN (retention keeps the records after it)
+ */
+bool archiver_primary_hold(struct archiver *a, uint64_t *lsn);
+/* archive.target, as the file gave it; archive.on */
 const char *archiver_target(const struct archiver *a);
+const char *archiver_on(const struct archiver *a);
 const char *archiver_state_name(enum archiver_state s);
 
 #endif

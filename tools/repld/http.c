@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "archiver.h"
 #include "coordinator.h"
 #include "health_query.h"
 #include "http.h"
@@ -56,6 +57,8 @@ struct health {
 	uint32_t primary_node;		/* while following; 0: none */
 	char primary_address[sizeof(((struct repl_replica_info *)0)->primary_addr)];
 	bool maintenance;	/* its coordinator sees the maintenance key */
+	bool has_archive;	/* an archive group: its archiver's state */
+	struct archiver_info archive;
 };
 
 static void
@@ -76,6 +79,10 @@ health_get(struct node *n, struct health *h)
 
 		coordinator_view(atomic_load(&n->coord), &cv);
 		h->maintenance = cv.maintenance;
+	}
+	if (atomic_load(&n->archiver) != NULL) {
+		h->has_archive = true;
+		archiver_get(atomic_load(&n->archiver), &h->archive);
 	}
 	if ((repl = node_try_enter(n, &changing)) != NULL) {
 		repl_status(repl, &st);
@@ -244,6 +251,19 @@ health_json(const struct health *h, const char *why)
 		"last_contact_ms", u64_or_null(replica && h->lag.contact_known,
 			h->lag.last_contact_ms),
 		"maintenance", h->maintenance);
+	/* the archiver in brief: a monitor's alert on lag, gap or failures */
+	if (o != NULL && json_object_set_new(o, "archive", !h->has_archive ?
+			json_null() : json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
+			"state", archiver_state_name(h->archive.state),
+			"archived_lsn", jo_u64(h->archive.archived_lsn),
+			"lag_records", jo_u64(h->archive.lag_records),
+			"lag_ms", jo_u64(h->archive.lag_ms),
+			"failures", jo_u64(h->archive.failures),
+			"gap_at", h->archive.gap_at ? jo_u64(h->archive.gap_at) :
+				json_null())) != 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	if (o != NULL && why != NULL &&
 	    json_object_set_new(o, "reason", json_string(why)) != 0) {
 		json_decref(o);

@@ -291,7 +291,7 @@ run(struct node *n, const struct node_start_how *how, bool *node_in_use)
 	/* before the node starts: a replica it serves as is handed to it */
 	struct archiver *archiver = NULL;
 
-	if (archiver_start(&n->conf, &archiver) != 0) {
+	if (archiver_start(n, &archiver) != 0) {
 		log_error("cannot start the archiver's thread: %s", strerror(errno));
 		http_stop(&http);
 		*node_in_use = !admin_stop(&admin);

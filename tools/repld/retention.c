@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "archiver.h"
 #include "deadline.h"
 #include "log.h"
 #include "node.h"
@@ -35,6 +36,9 @@ static const struct {
 		"archiver: see that replica's status)" },
 	[HOLD_READER] = { "reader", "a reader (replctl read) that has not read them, "
 		"within retention.reader_max_lag" },
+	[HOLD_ARCHIVE] = { "archive", "this node's archiver, which has not archived "
+		"them yet (archive.on = \"any\"; within archive.max_hold: see the "
+		"archive line of replctl status)" },
 };
 
 const char *
@@ -191,6 +195,14 @@ pass(struct retention *r, struct repl *repl)
 	pthread_mutex_lock(&r->lock);
 	readers_hold(r, &target, &held, lag_lsn);
 	pthread_mutex_unlock(&r->lock);
+	/* the archiver, archiving this primary's log: what it has not archived */
+	{
+		struct archiver *a = atomic_load(&r->node->archiver);
+		uint64_t hold;
+
+		if (a != NULL && archiver_primary_hold(a, &hold))
+			lower(&target, &held, hold, HOLD_ARCHIVE);
+	}
 
 	/* due: an eighth of the log beyond what is kept is in use */
 	due = st.used_bytes > keep + st.size_bytes / 8 &&

@@ -40,6 +40,8 @@ enum retention_hold {
 	HOLD_CHECKPOINTER,	/* no RELEASE past it yet */
 	HOLD_REPLICA,		/* a streaming replica has not flushed them */
 	HOLD_READER,		/* a reader has not read them */
+	HOLD_ARCHIVE,		/* the archiver, on this primary, has not
+				   archived them (archive.on = "any") */
 };
 
 /* a reader's position: what it has not read yet must stay */
