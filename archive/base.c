@@ -98,7 +98,7 @@ archive_put_base(struct archive_target *t, uint64_t lsn, const char *path,
 	struct archive_zstd *z = NULL;
 	struct iovec iov[2];
 	const void *body;
-	size_t len, body_len;
+	size_t len = 0, body_len;
 	void *buf;
 	char name[96];
 	int rc;
