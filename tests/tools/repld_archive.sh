@@ -10,10 +10,11 @@
 #   1. 3000 records appended through node1 (their LSNs noted); node2's
 #      status reaches archived_lsn = the commit point, with no gap;
 #      replctl archive list and verify agree;
-#   2. node2 killed with SIGKILL in the middle of 3000 more appends, then
-#      restarted: its archiver resumes where the archive ends, and the
-#      archive again reaches the commit point without a gap -- the
-#      primary kept what the archiving replica held while it was down;
+#   2. node2 killed with SIGKILL at a random point of 1000 more appends,
+#      then restarted, KILL_ROUNDS times (default 3): its archiver resumes
+#      where the archive ends, and the archive again reaches the commit
+#      point without a gap -- the primary kept what the archiving replica
+#      held while it was down;
 #   3. the target failing (its seg/ directory replaced by a file) while
 #      4000 more records are appended: the archiver is "failing" and holds
 #      the log, and the primary releases nothing it holds; the target
@@ -109,22 +110,28 @@ if command -v curl > /dev/null; then
 fi
 echo "$NAME: 3000 records archived: $(tail -n 1 "$D/list.out") ($((SECONDS - T0)) s)"
 
-# 2. the archiving node killed in the middle of appends
-append_lines 3001 6000 &
-appender=$!
-sleep 0.3
-kill -9 "${pid[2]}"; wait "${pid[2]}" 2>/dev/null; unset "pid[2]"
-wait "$appender" || fail "appends while node2 was killed"
-start 2
-wait_status 1 '"replicas_up":2' "node2 back" 30
-caught_up 30
-echo "$NAME: node2 killed and restarted: archived to $(arch archived_lsn), no gap ($((SECONDS - T0)) s)"
+# 2. the archiving node killed at a random point of appends, KILL_ROUNDS
+# times (3; 20 by hand), then restarted: no gap each time
+next=3001
+for ((k = 1; k <= ${KILL_ROUNDS:-3}; k++)); do
+	append_lines $next $((next + 999)) &
+	appender=$!
+	sleep "0.$((RANDOM % 8 + 1))"
+	kill -9 "${pid[2]}"; wait "${pid[2]}" 2>/dev/null; unset "pid[2]"
+	wait "$appender" || fail "appends while node2 was killed"
+	start 2
+	wait_status 1 '"replicas_up":2' "node2 back" 30
+	caught_up 30
+	next=$((next + 1000))
+done
+echo "$NAME: node2 killed ${KILL_ROUNDS:-3} times at random points: archived to $(arch archived_lsn), no gap ($((SECONDS - T0)) s)"
 
 # 3. the target failing (its segments' directory replaced by a file: root
 # writes through modes): failing, holding; back: caught up, no gap
 mv "$D/archive/seg" "$D/archive/seg.away" && : > "$D/archive/seg" ||
 	fail "cannot take the archive's seg/ away"
-append_lines 6001 10000
+append_lines $next $((next + 3999))
+next=$((next + 4000))
 for ((t = 0; t < 100; t++)); do
 	[[ $(arch state) == failing ]] && break
 	sleep 0.1
@@ -142,6 +149,8 @@ first=$(jnum "$(status_json 1)" first_lsn)
 ((first <= hold + 1)) ||
 	fail "node1 released past node2's archive hold: its log from LSN $first, held after $hold"
 echo "$NAME: target failing: node2 ${v[0]}, holding after LSN $hold, ${v[2]} failures; node1's log from LSN $first ($((SECONDS - T0)) s)"
+# the outage lasts OUTAGE_S (1; 60 by hand) with the archiver retrying
+sleep "${OUTAGE_S:-1}"
 rm "$D/archive/seg" && mv "$D/archive/seg.away" "$D/archive/seg" ||
 	fail "cannot put the archive's seg/ back"
 caught_up 30
