@@ -53,4 +53,5 @@ EXTRA_DIST += tools/bench/vs-postgres
 
 # the demo's and the replication tests' cluster node (repl-node) is a test
 # process: tests/engine/local.mk
-EXTRA_DIST += tools/demo-cluster tools/repld-demo tools/bench/repld-vs-engine
+EXTRA_DIST += tools/demo-cluster tools/repld-demo tools/bench/repld-vs-engine \
+	tools/bench/archive-ab
