@@ -55,3 +55,9 @@ EXTRA_DIST += tools/bench/vs-postgres
 # process: tests/engine/local.mk
 EXTRA_DIST += tools/demo-cluster tools/repld-demo tools/bench/repld-vs-engine \
 	tools/bench/archive-ab
+
+# the restore benchmark's archive (tools/bench/archive_fill.c)
+noinst_PROGRAMS += tools/bench/archive-fill
+tools_bench_archive_fill_SOURCES = tools/bench/archive_fill.c
+tools_bench_archive_fill_CPPFLAGS = -I$(top_srcdir)/archive
+tools_bench_archive_fill_LDADD = archive/libarchive.la

@@ -31,7 +31,12 @@
 
 #define WAIT_MS 100			/* a round waits this long for records */
 #define PRIMARY_POLL_MS 50		/* on the primary: a look this often */
-#define ROUND_BYTES (4u << 20)		/* record bytes added per round */
+/*
+ * Record bytes added per round: the records are copied out under the
+ * log's lock, which the replica's serving thread needs to persist what
+ * the primary sends -- a short hold keeps its flushes prompt
+ */
+#define ROUND_BYTES (256u << 10)
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 10000
 
