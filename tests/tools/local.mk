@@ -10,6 +10,12 @@ tests_tools_conf_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/config \
 tests_tools_conf_test_LDADD = config/librepl_conf.la $(LDADD)
 
 CONF_BAD = \
+	tests/tools/conf-bad/archive-no-target.conf \
+	tests/tools/conf-bad/archive-on.conf \
+	tests/tools/conf-bad/archive-segment.conf \
+	tests/tools/conf-bad/archive-max-hold.conf \
+	tests/tools/conf-bad/archive-compress.conf \
+	tests/tools/conf-bad/archive-key.conf \
 	tests/tools/conf-bad/address-any.conf \
 	tests/tools/conf-bad/address-port.conf \
 	tests/tools/conf-bad/admin-socket-long.conf \
