@@ -63,7 +63,7 @@ struct coordinator {
 	char ctl_addr[80];
 	char *prefix;			/* PREFIX<uuid>/ */
 	char *k_members, *k_me, *k_switchover, *k_history;
-	char *k_leader, *k_membership, *k_maintenance;
+	char *k_leader, *k_membership, *k_maintenance, *k_archiver;
 	struct coord_leader *leader;
 	struct etcd_client *etcd;	/* the leader's: this thread's only */
 
@@ -109,6 +109,8 @@ struct coordinator {
 	bool keys_valid;
 	uint64_t keys_at;
 	bool maint_seen;		/* maintenance as last logged */
+	/* this node holds the log-archiver key (coord_archiver.c) */
+	atomic_bool archiver_mine;
 
 	/* the membership key's change being carried (WORK_CARRY) */
 	struct coord_membership carry;	/* also WORK_PROMOTE's peers */
@@ -124,6 +126,9 @@ struct coordinator {
 	unsigned seed;
 };
 
+
+/* coord_archiver.c: take the log-archiver key or give it up, each tick */
+void co_archiver_tick(struct coordinator *c);
 
 /* a line of the coordinator's log (syslog's levels), through cfg.log */
 void co_log(struct coordinator *c, int level, const char *fmt, ...)

@@ -460,3 +460,28 @@ coord_member_same(const struct coord_member *a, const struct coord_member *b)
 		a->epoch == b->epoch && a->last_epoch == b->last_epoch &&
 		a->link_up == b->link_up && a->candidate == b->candidate;
 }
+
+size_t
+coord_archiver_value(uint32_t node_id, char *buf, size_t size)
+{
+	if (node_id == 0 || node_id > NODE_ID_MAX)
+		return 0;
+	return dump(json_pack("{s:I}", "node_id", (json_int_t)node_id), buf, size);
+}
+
+bool
+coord_archiver_parse(const char *v, size_t len, uint32_t *node_id)
+{
+	json_t *o = object_of(v, len);
+	uint64_t id = 0;
+	bool ok;
+
+	*node_id = 0;
+	if (o == NULL)
+		return false;
+	ok = num(o, "node_id", NODE_ID_MAX, &id) && id > 0;
+	json_decref(o);
+	if (ok)
+		*node_id = (uint32_t)id;
+	return ok;
+}

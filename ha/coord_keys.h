@@ -15,6 +15,8 @@
  *   maintenance     {"node_id","at_ms","reason"}: while it exists no node
  *                   takes over by itself (ha_rules.h); no lease
  *   history/<epoch> {"node_id","epoch","from_lsn","at_ms"}
+ *   log-archiver    {"node_id"}: the node that archives the log (repld's
+ *                   archive group), under that node's member lease
  *   epochs          decimal text (ha/coord/leader.h)
  */
 #ifndef HA_COORD_KEYS_H
@@ -112,6 +114,9 @@ struct coord_keys {
 	struct coord_member members[COORD_MEMBERS_MAX];	/* by node id */
 	int n_members;
 	int bad_members;		/* keys whose value did not parse */
+	/* the log-archiver key exists (archiver 0: its value does not parse) */
+	bool has_archiver;
+	uint32_t archiver;
 };
 
 /* each: the value's length in buf (NUL-terminated), 0 if it cannot be made */
@@ -123,6 +128,7 @@ size_t coord_switchover_value(uint32_t from, uint32_t to, bool failover,
 		char *buf, size_t size);
 size_t coord_history_value(uint32_t node_id, uint64_t epoch, uint64_t from_lsn,
 		char *buf, size_t size);
+size_t coord_archiver_value(uint32_t node_id, char *buf, size_t size);
 /* reason: coord_reason_ok's; at_ms the wall clock in ms since 1970 */
 size_t coord_maintenance_value(uint32_t node_id, uint64_t at_ms, const char *reason,
 		char *buf, size_t size);
@@ -170,6 +176,7 @@ bool coord_leader_parse(const char *v, size_t len, struct coord_leader_value *ou
 bool coord_member_parse(const char *v, size_t len, struct coord_member *out);
 bool coord_switchover_parse(const char *v, size_t len, struct coord_switchover *out);
 bool coord_maintenance_parse(const char *v, size_t len, struct coord_maintenance *out);
+bool coord_archiver_parse(const char *v, size_t len, uint32_t *node_id);
 bool coord_history_parse(const char *v, size_t len, struct coord_history *out);
 
 /* the same role, epoch, link and candidacy (the position aside) */

@@ -65,9 +65,10 @@ add_member(struct coord_keys *out, const struct etcd_kv *kv, size_t id_at)
 
 /*
  * One range, [PREFIX "leader", PREFIX "switchover\0"): the leader key,
- * the maintenance key, every members/ key, the membership key and the
- * switchover key lie in it (in that order: "ma" before "me", '/' before
- * 'h'), the epochs counter and the history before it.  One request instead of
+ * the log-archiver key, the maintenance key, every members/ key, the
+ * membership key and the switchover key lie in it (in that order: "le"
+ * before "lo", "ma" before "me", '/' before 'h'), the epochs counter and
+ * the history before it.  One request instead of
  * three, and one revision: the leader, the members and a pending
  * switchover as they were together.  Then the leader's lease's TTL.
  */
@@ -104,6 +105,11 @@ coord_keys_read(struct etcd_client *etcd, const char *prefix,
 				&out->leader);
 			lease = kv->lease;
 			out->leader_lease = kv->lease;
+		} else if (key_is(kv->key.p, kv->key.len, prefix, "log-archiver")) {
+			/* one that does not parse is held all the same: by "node 0" */
+			out->has_archiver = true;
+			(void)coord_archiver_parse((const char *)kv->value.p,
+				kv->value.len, &out->archiver);
 		} else if (key_is(kv->key.p, kv->key.len, prefix, "maintenance")) {
 			/* one that does not parse is maintenance all the same (node
 			   0): an operator meant something by it */

@@ -201,6 +201,7 @@ tick(struct coordinator *c)
 	if (l.role == HA_ROLE_REPLICA && c->keys_valid)
 		co_membership_view(c, l.config_epoch, false);
 	co_rules_tick(c, &l, now);
+	co_archiver_tick(c);
 	co_lease_publish(c);
 	view_update(c, now);
 }
@@ -261,6 +262,7 @@ coordinator_free(struct coordinator *c)
 	free(c->k_leader);
 	free(c->k_membership);
 	free(c->k_maintenance);
+	free(c->k_archiver);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -329,7 +331,8 @@ coordinator_start(const struct coord_cfg *cfg, const struct coord_node_ops *ops,
 	    (c->k_history = cat(c->prefix, "history/")) == NULL ||
 	    (c->k_leader = cat(c->prefix, "leader")) == NULL ||
 	    (c->k_membership = cat(c->prefix, "membership")) == NULL ||
-	    (c->k_maintenance = cat(c->prefix, "maintenance")) == NULL) {
+	    (c->k_maintenance = cat(c->prefix, "maintenance")) == NULL ||
+	    (c->k_archiver = cat(c->prefix, "log-archiver")) == NULL) {
 		snprintf(err, errlen, "coordinator: out of memory");
 		coordinator_free(c);
 		return -1;

@@ -96,6 +96,12 @@ struct coord_node_ops {
 		size_t msglen);
 	/* before a promotion: promote over m's nodes, not the configured ones */
 	void (*take_peers)(void *node, const struct coord_membership *m);
+	/*
+	 * Whether the node would archive its log now (it has an archive and
+	 * is in a role that archives); NULL: it never archives.  The one
+	 * node that holds the log-archiver key does (coordinator_archiver_allowed).
+	 */
+	bool (*archive_wanted)(void *node);
 };
 
 /* what status, the metrics and the log show (a copy) */
@@ -121,6 +127,9 @@ struct coord_view {
 	struct coord_maintenance maint;
 	struct coord_member members[COORD_MEMBERS_MAX];
 	int n_members;
+	/* the log-archiver key: whether it exists, its holder (0: unknown) */
+	bool has_archiver;
+	uint32_t archiver_id;
 	/* a replica's reason not to campaign now (ha_wait_name; "" if none) */
 	char waiting[16];
 	uint64_t campaigns, promotions;
@@ -157,6 +166,11 @@ void coordinator_stop(struct coordinator *c);
 void coordinator_free(struct coordinator *c);
 
 void coordinator_view(struct coordinator *c, struct coord_view *v);
+/*
+ * Whether this node holds the log-archiver key (etcd answering): the one
+ * node of the cluster that archives the log.  false for NULL.
+ */
+bool coordinator_archiver_allowed(struct coordinator *c);
 
 /*
  * repl_cfg.promote_gate for a promotion the coordinator stands behind (arg:

@@ -17,7 +17,7 @@ ha_libreplha_la_SOURCES = \
 	ha/coord_read.c \
 	ha/coordinator.c ha/coordinator.h ha/coord_internal.h ha/coord_base.c \
 	ha/coord_rules.c ha/coord_membership.c ha/coord_switchover.c \
-	ha/coord_maintenance.c \
+	ha/coord_maintenance.c ha/coord_archiver.c \
 	ha/coord_watch.c
 ha_libreplha_la_CPPFLAGS = -I$(top_srcdir)/ha -I$(top_srcdir)/engine -I$(top_srcdir)/lib \
 	-I$(top_srcdir)/engine/include $(CURL_CFLAGS) $(JANSSON_CFLAGS) $(SSL_CFLAGS)

@@ -70,6 +70,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		CHECK(mt.node_id == 0 && mt.reason[0] == '\0');
 	}
+	{
+		uint32_t ar = 99, ar2 = 0;
+
+		if (coord_archiver_parse(v, size, &ar)) {
+			CHECK(ar >= 1 && ar <= 65535);
+			n = coord_archiver_value(ar, buf, sizeof(buf));
+			CHECK(n > 0 && coord_archiver_parse(buf, n, &ar2) && ar2 == ar);
+		} else {
+			CHECK(ar == 0);
+		}
+	}
 	if (coord_history_parse(v, size, &h)) {
 		CHECK(h.node_id >= 1 && h.node_id <= 65535 && h.epoch >= 1);
 		n = coord_history_value(h.node_id, h.epoch, h.from_lsn, buf, sizeof(buf));

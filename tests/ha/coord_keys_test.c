@@ -261,6 +261,24 @@ maintenance_history(void)
 		CHECK(m.node_id == 0 && m.reason[0] == '\0');
 	}
 
+	/* the log-archiver key: a node id, nothing else accepted */
+	{
+		uint32_t ar = 7;
+		static const char *const bad_ar[] = { "", "{}", "{\"node_id\":0}",
+			"{\"node_id\":65536}", "{\"node_id\":\"2\"}", "[2]",
+			"{\"node_id\":2,\"node_id\":3}", "{\"node_id\":-1}" };
+
+		n = coord_archiver_value(2, buf, sizeof(buf));
+		CHECK(n > 0 && coord_archiver_parse(buf, n, &ar) && ar == 2);
+		CHECK(coord_archiver_value(0, buf, sizeof(buf)) == 0);
+		CHECK(coord_archiver_value(65536, buf, sizeof(buf)) == 0);
+		for (size_t i = 0; i < sizeof(bad_ar) / sizeof(bad_ar[0]); i++) {
+			ar = 7;
+			CHECK(!coord_archiver_parse(bad_ar[i], strlen(bad_ar[i]), &ar) &&
+				ar == 0);
+		}
+	}
+
 	n = coord_history_value(2, 131074, 42, buf, sizeof(buf));
 	CHECK(n > 0 && coord_history_parse(buf, n, &h));
 	CHECK(h.node_id == 2 && h.epoch == 131074 && h.from_lsn == 42 && h.at_ms > 0);

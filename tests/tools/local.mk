@@ -345,3 +345,7 @@ EXTRA_DIST += tests/tools/repld_archive.sh
 # log and its retention holds for it; no gap across the failover
 TESTS += tests/tools/repld_archive_failover.sh
 EXTRA_DIST += tests/tools/repld_archive_failover.sh
+# one archiver at a time through etcd's log-archiver key: the archiving
+# node killed, the standby takes over without a gap
+TESTS += tests/tools/repld_ha_archive.sh
+EXTRA_DIST += tests/tools/repld_ha_archive.sh

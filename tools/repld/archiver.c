@@ -26,6 +26,7 @@
 
 #include "archive.h"
 #include "archiver.h"
+#include "coordinator.h"
 #include "log.h"
 #include "node.h"
 
@@ -99,6 +100,8 @@ archiver_state_name(enum archiver_state s)
 		return "archiving";
 	case ARCHIVER_FAILING:
 		return "failing";
+	case ARCHIVER_STANDBY:
+		return "standby";
 	default:
 		return "idle";
 	}
@@ -387,6 +390,19 @@ round_primary(struct archiver *a, struct node *n)
 	return added > 0;
 }
 
+/*
+ * With a coordinator, the node archives only while it holds the
+ * log-archiver key (ha/coord_archiver.c): one node of the cluster at a
+ * time.  Without one, the file decides.  Called under a->lock.
+ */
+static bool
+elected(struct archiver *a)
+{
+	struct coordinator *coord = atomic_load(&a->node->coord);
+
+	return coord == NULL || coordinator_archiver_allowed(coord);
+}
+
 static void *
 archiver_main(void *arg)
 {
@@ -397,8 +413,18 @@ archiver_main(void *arg)
 	while (!a->stop) {
 		struct repl_replica_node *rn = a->replica;
 		struct timespec until;
+		bool el = elected(a);
 
-		if (rn != NULL) {
+		if (!el) {
+			/* another node archives: hold nothing for it here */
+			if (a->info.state != ARCHIVER_STANDBY) {
+				a->info.state = ARCHIVER_STANDBY;
+				a->info.holding = false;
+				a->primary = false;
+				if (rn != NULL)
+					(void)repl_replica_unhold(rn);
+			}
+		} else if (rn != NULL) {
 			a->using = true;
 			pthread_mutex_unlock(&a->lock);
 			round_replica(a, rn);
@@ -406,8 +432,7 @@ archiver_main(void *arg)
 			a->using = false;
 			pthread_cond_broadcast(&a->cond);
 			continue;
-		}
-		if (a->conf->archive.any) {
+		} else if (a->conf->archive.any) {
 			bool more;
 
 			pthread_mutex_unlock(&a->lock);
@@ -417,7 +442,7 @@ archiver_main(void *arg)
 				continue;
 		}
 		/* nothing to read now: not the primary (or nothing new), no replica */
-		if (!a->primary || !a->conf->archive.any) {
+		if (el && (!a->primary || !a->conf->archive.any)) {
 			a->info.state = ARCHIVER_IDLE;
 			a->primary = false;
 		}

@@ -16,8 +16,9 @@
  *
  * One thread, started with the daemon; the node attaches a replica's
  * handle while it serves as one and detaches it before closing it.
- * Exactly one node of a cluster should archive to a target: the
- * configuration says which (only that node's file has the group).
+ * One node of a cluster archives at a time: with a coordinator, the one
+ * that holds the log-archiver key (ha/coord_archiver.c; the others are on
+ * standby); without one, the node whose file has the group.
  */
 #ifndef REPLD_ARCHIVER_H
 #define REPLD_ARCHIVER_H
@@ -35,6 +36,8 @@ enum archiver_state {
 	ARCHIVER_IDLE = 0,	/* the node is not in the role that archives */
 	ARCHIVER_ARCHIVING,	/* following the log */
 	ARCHIVER_FAILING,	/* the target refuses or fails: it retries */
+	ARCHIVER_STANDBY,	/* with a coordinator: another node holds the
+				   log-archiver key and archives */
 };
 
 struct archiver_info {

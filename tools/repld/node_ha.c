@@ -170,6 +170,17 @@ op_take_peers(void *arg, const struct coord_membership *m)
 			"quorum %" PRIu32 ")", m->config_epoch, np, m->quorum);
 }
 
+/* an archive group, and the role it archives in (archiver.h) */
+static bool
+op_archive_wanted(void *arg)
+{
+	struct node *n = arg;
+	enum node_role r = node_role(n);
+
+	return n->conf.archive.target != NULL &&
+		(r == NODE_REPLICA || (r == NODE_PRIMARY && n->conf.archive.any));
+}
+
 static const struct coord_node_ops node_ops = {
 	.local = op_local,
 	.membership = op_membership,
@@ -177,6 +188,7 @@ static const struct coord_node_ops node_ops = {
 	.step_down = op_step_down,
 	.carry = op_carry,
 	.take_peers = op_take_peers,
+	.archive_wanted = op_archive_wanted,
 };
 
 void

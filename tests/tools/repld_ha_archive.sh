@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# repld_ha_archive.sh -- one archiver at a time, chosen through etcd
+# (repld.conf(5), archive; ha/coord_archiver.c): three nodes with a
+# coordinator (lease 1 s), node2 and node3 both with an archive group on
+# one target.  Exactly one of them holds the log-archiver key and
+# archives; the other says "standby".  The archiving node is killed with
+# SIGKILL while records are appended: the other takes the key once the
+# dead one's lease ends and goes on from where the archive ends -- no gap,
+# and every acknowledged record restored byte for byte.  Without etcd or
+# python3 it is skipped (77).
+set -u
+
+NAME=repld_ha_archive
+RETENTION='retention = { mode = "auto"; keep = "1M"; };'
+LOGSIZE=${LOGSIZE:-8M}
+. "$(dirname "$0")/ha_lib.sh"
+T0=$SECONDS
+PAD=$(printf '%0300d' 0)
+
+# arch N KEY...: node N's status' archive.KEY values, one per line
+arch() {
+	local n=$1
+	shift
+	cj "$n" $(printf 'archive.%s ' "$@")
+}
+
+append_lines() {	# N FROM TO: through node N, noted in $D/acked
+	seq "$2" "$3" | sed "s/^/rec /; s/\$/ $PAD/" > "$D/lines.$2"
+	"$CTL" -s "$(sock "$1")" append < "$D/lines.$2" > "$D/lsn.$2" 2> "$D/append.$2.err" ||
+		fail "append $2..$3 through node$1: $(cat "$D/append.$2.err")"
+	paste -d' ' "$D/lsn.$2" "$D/lines.$2" >> "$D/acked"
+}
+
+# archiver_of: the node (2 or 3) that archives; the other must be on standby
+archiver_of() {
+	local t s2 s3
+	for ((t = 0; t < 100; t++)); do
+		s2=$(arch 2 state) s3=$(arch 3 state)
+		[[ $s2 == archiving && $s3 == standby ]] && { echo 2; return; }
+		[[ $s3 == archiving && $s2 == standby ]] && { echo 3; return; }
+		sleep 0.1
+	done
+	fail "not one archiver and one standby: node2 '$s2', node3 '$s3'"
+}
+
+caught_up() {	# N SECONDS: until node N's archive reaches node1's commit point
+	local t commit v
+	for ((t = 0; t < $2 * 10; t++)); do
+		commit=$(jnum "$(status_json 1)" commit_lsn)
+		mapfile -t v < <(arch "$1" archived_lsn gap_at)
+		[[ ${v[0]-} == "$commit" && ${v[1]} == null ]] && return 0
+		sleep 0.1
+	done
+	fail "node$1's archive did not reach the commit point $commit in $2 s: ${v[*]-}"
+}
+
+: > "$D/acked"
+etcd_start "${ETCD_FLAGS[@]}"
+hconf 1 primary
+hconf 2 replica
+hconf 3 replica
+for n in 2 3; do
+	echo 'archive = { target = "archive"; segment_bytes = "64K"; publish_ms = 100; };' >> "$D/node$n.conf"
+done
+mkdir -p "$D/archive"
+start 2
+start 3
+wait_for 2 "listening" "listening"
+wait_for 3 "listening" "listening"
+start 1
+wait_status 1 '"replicas_up":2' "both replicas up" 20
+ha_ready 1
+append_lines 1 1 2000
+a=$(archiver_of)
+b=$((5 - a))
+caught_up "$a" 20
+echo "$NAME: node$a archives, node$b on standby ($((SECONDS - T0)) s)"
+
+# the archiver killed during appends: the other takes over, no gap
+append_lines 1 2001 4000 &
+appender=$!
+sleep 0.3
+kill -9 "${pid[$a]}"; wait "${pid[$a]}" 2>/dev/null; unset "pid[$a]"
+wait "$appender" || fail "appends while node$a was killed"
+for ((t = 0; t < 100; t++)); do
+	[[ $(arch "$b" state) == archiving ]] && break
+	sleep 0.1
+done
+[[ $(arch "$b" state) == archiving ]] || fail "node$b did not take over the archive: $(arch "$b" state last_error)"
+append_lines 1 4001 5000
+caught_up "$b" 30
+echo "$NAME: node$a killed, node$b archives on: no gap ($((SECONDS - T0)) s)"
+
+"$CTL" restore --archive "$D/archive" --latest "$D/restored" > "$D/restore.out" 2>&1 ||
+	fail "restore --latest: exit $?: $(cat "$D/restore.out")"
+"$CTL" dump --json --payload full "$D/restored/repl.log" > "$D/dump.json" 2> "$D/dump.err" ||
+	fail "dump of the restored log: $(cat "$D/dump.err")"
+python3 - "$D/acked" "$D/dump.json" <<'PY' || fail "the restored log does not hold every acknowledged record"
+import json, sys
+have = {}
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    if r.get("type") == "record" and not r.get("epoch_start"):
+        have[r["lsn"]] = bytes.fromhex(r.get("payload", ""))
+bad = sum(1 for line in open(sys.argv[1])
+          if have.get(int(line.split(" ", 1)[0])) != line.rstrip("\n").split(" ", 1)[1].encode())
+print(len(have), "records restored;", bad, "acknowledged records missing or different")
+sys.exit(1 if bad else 0)
+PY
+echo "$NAME: ok ($((SECONDS - T0)) s)"
