@@ -16,7 +16,7 @@ tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
 # a replica's copy of the database, followed in repld (sqlite_copy), and
 # the pages of a record written into a file: no SQLite needed
 noinst_LTLIBRARIES += sqlite/librv_copy.la
-sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h \
+sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h sqlite/rv_copy_snapshot.c \
 	sqlite/rv_copy_remake.c sqlite/rv_copy_internal.h \
 	sqlite/rv_remake.c sqlite/rv_remake.h \
 	sqlite/rv_apply.c sqlite/rv_apply.h sqlite/rv_base.c sqlite/rv_base.h

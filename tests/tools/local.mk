@@ -11,6 +11,7 @@ tests_tools_conf_test_LDADD = config/librepl_conf.la $(LDADD)
 
 CONF_BAD = \
 	tests/tools/conf-bad/address-any.conf \
+	tests/tools/conf-bad/archive-base-every.conf \
 	tests/tools/conf-bad/address-port.conf \
 	tests/tools/conf-bad/admin-socket-long.conf \
 	tests/tools/conf-bad/backend-dram.conf \

@@ -26,6 +26,7 @@
 
 #include "archive.h"
 #include "archiver.h"
+#include "archiver_base.h"
 #include "log.h"
 
 #define WAIT_MS 100			/* a round waits this long for records */
@@ -288,6 +289,7 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 		a->info.hold_lsn = archived;
 	pthread_mutex_unlock(&a->lock);
 	a->retry_ms = 0;
+	archiver_base_round(a->target, archived);	/* sqlite_copy's bases */
 	/* what is published may leave the log */
 	if (held && archived >= next)
 		(void)repl_replica_hold(rn, archived);
