@@ -178,3 +178,8 @@ check_PROGRAMS += tests/sqlite/replvfs_strict_probe
 tests_sqlite_replvfs_strict_probe_SOURCES = tests/sqlite/replvfs_strict_probe.c
 tests_sqlite_replvfs_strict_probe_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
 tests_sqlite_replvfs_strict_probe_LDADD = $(SQLITE3_LIBS) $(AX_PTHREAD_LIBS)
+
+# a replvfs database in the archive: bases of a replica's copy, and
+# replctl restore --database to a transaction, a time and the latest
+TESTS += tests/sqlite/replvfs_archive.sh
+EXTRA_DIST += tests/sqlite/replvfs_archive.sh

@@ -72,6 +72,8 @@ archiver_base_set_copy(struct rv_copy *copy, const struct repld_conf *conf)
 		B.copy = copy;
 		B.every_ms = conf->archive.base_every_ms;
 		B.compress = conf->archive.compress;
+		/* the first once the copy had time to catch up */
+		B.due_ms = clock_ms(CLOCK_MONOTONIC) + (uint64_t)B.every_ms;
 	}
 	pthread_mutex_unlock(&B.lock);
 }
@@ -142,6 +144,11 @@ archiver_base_round(struct archive_target *t, uint64_t archived)
 		if (ret < 0)
 			failed(why);
 		B.taken = ret == 1;
+		if (B.taken && B.taken_lsn <= B.info.last_base_lsn) {
+			/* nothing committed since the last one: no new base */
+			B.taken = false;
+			(void)unlink(B.tmp);
+		}
 		/* a file that is no transaction's now is looked at again soon */
 		B.due_ms = now + (ret == 0 ? 100 : (uint64_t)B.every_ms);
 	}
