@@ -36,7 +36,8 @@ conf 1 primary 3000 1 2
 conf 2 replica 3000 1 1
 cat >> "$D/node2.conf" <<EOF
 sqlite_copy = "copy2.db";
-archive = { target = "arch"; publish_ms = 100; base_every_ms = 500; };
+archive = { target = "arch"; publish_ms = 100; base_every_ms = 500;
+	$( ((BIG > 0)) && echo 'max_hold = "192M";' ) };
 EOF
 start 2
 wait_for 2 "listening" "listening"
