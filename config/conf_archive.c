@@ -9,6 +9,7 @@
  *           publish_ms = 1000;
  *           compress = 0;              # zstd level, 0: none
  *           max_hold = "32M";          # default: half of log.size
+ *           base_every_ms = 3600000;   # with sqlite_copy: a base so often
  *   };
  *
  * repld.conf(5) describes each setting; this is where each is checked.
@@ -23,7 +24,8 @@
 
 /* a table's name is its group's path, "_" for "." (check-product-man.sh) */
 static const char *const archive_keys[] = {
-	"target", "on", "segment_bytes", "publish_ms", "compress", "max_hold", NULL
+	"target", "on", "segment_bytes", "publish_ms", "compress", "max_hold",
+	"base_every_ms", NULL
 };
 static const char *const archive_on_names[] = { "replica", "any", NULL };
 
@@ -68,6 +70,7 @@ conf_load_archive(struct conf_ctx *c, const config_setting_t *root,
 	o->archive.segment_bytes = ARCHIVE_SEGMENT_DEFAULT;
 	o->archive.publish_ms = ARCHIVE_PUBLISH_MS_DEFAULT;
 	o->archive.max_hold = o->log.size / 2;
+	o->archive.base_every_ms = ARCHIVE_BASE_EVERY_MS_DEFAULT;
 	if (s == NULL)
 		return 0;
 	if (conf_get_group(c, s, "archive", archive_keys))
@@ -88,7 +91,10 @@ conf_load_archive(struct conf_ctx *c, const config_setting_t *root,
 			ARCHIVE_PUBLISH_MS_MIN, ARCHIVE_PUBLISH_MS_MAX,
 			ARCHIVE_PUBLISH_MS_DEFAULT, &o->archive.publish_ms) ||
 	    conf_opt_int(c, s, "compress", "archive.compress", 0,
-			ARCHIVE_COMPRESS_MAX, 0, &o->archive.compress))
+			ARCHIVE_COMPRESS_MAX, 0, &o->archive.compress) ||
+	    conf_opt_int(c, s, "base_every_ms", "archive.base_every_ms",
+			ARCHIVE_BASE_EVERY_MS_MIN, ARCHIVE_BASE_EVERY_MS_MAX,
+			ARCHIVE_BASE_EVERY_MS_DEFAULT, &o->archive.base_every_ms))
 		return -1;
 	/* like retention.reader_max_lag: appends need the rest of the log */
 	if ((m = config_setting_get_member(s, "max_hold")) != NULL &&

@@ -20,6 +20,10 @@
 #define ARCHIVE_PUBLISH_MS_MAX 3600000
 #define ARCHIVE_PUBLISH_MS_DEFAULT 1000
 #define ARCHIVE_COMPRESS_MAX 19
+/* with sqlite_copy, the copy's database is published as a base so often */
+#define ARCHIVE_BASE_EVERY_MS_MIN 100
+#define ARCHIVE_BASE_EVERY_MS_MAX 604800000		/* 7 days */
+#define ARCHIVE_BASE_EVERY_MS_DEFAULT 3600000
 
 /* o->archive from root's "archive" (absent: none); 0 or -1 */
 int conf_load_archive(struct conf_ctx *c, const config_setting_t *root,

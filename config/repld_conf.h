@@ -162,6 +162,8 @@ struct repld_conf {
 		int compress;			/* zstd level; 0: none */
 		uint64_t max_hold;		/* bytes it keeps the log from
 						   releasing at most */
+		int base_every_ms;		/* with sqlite_copy: a base of the
+						   copy at most this often */
 	} archive;
 
 	/* metrics_listen "HOST:PORT": the HTTP endpoints; host NULL: none */

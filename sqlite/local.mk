@@ -16,7 +16,7 @@ tests_sqlite_txn_record_test_LDADD = sqlite/libtxn_record.la
 # a replica's copy of the database, followed in repld (sqlite_copy), and
 # the pages of a record written into a file: no SQLite needed
 noinst_LTLIBRARIES += sqlite/librv_copy.la
-sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h \
+sqlite_librv_copy_la_SOURCES = sqlite/rv_copy.c sqlite/rv_copy.h sqlite/rv_copy_snapshot.c \
 	sqlite/rv_copy_remake.c sqlite/rv_copy_internal.h \
 	sqlite/rv_remake.c sqlite/rv_remake.h \
 	sqlite/rv_apply.c sqlite/rv_apply.h sqlite/rv_base.c sqlite/rv_base.h
@@ -178,3 +178,8 @@ check_PROGRAMS += tests/sqlite/replvfs_strict_probe
 tests_sqlite_replvfs_strict_probe_SOURCES = tests/sqlite/replvfs_strict_probe.c
 tests_sqlite_replvfs_strict_probe_CPPFLAGS = $(AM_CPPFLAGS) $(SQLITE3_CFLAGS)
 tests_sqlite_replvfs_strict_probe_LDADD = $(SQLITE3_LIBS) $(AX_PTHREAD_LIBS)
+
+# a replvfs database in the archive: bases of a replica's copy, and
+# replctl restore --database to a transaction, a time and the latest
+TESTS += tests/sqlite/replvfs_archive.sh
+EXTRA_DIST += tests/sqlite/replvfs_archive.sh

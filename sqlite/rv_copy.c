@@ -20,9 +20,7 @@
 #include "txn_record.h"
 
 /*
- * SQLite's file locks are POSIX byte-range locks on these bytes of the
- * database file (SQLite's "File Locking And Concurrency", the unix VFS).
- * They are taken here with fcntl directly, so that repld need not link
+ * SQLite's file locks (LOCK_*, rv_copy_internal.h) are taken here with fcntl directly, so that repld need not link
  * SQLite, as open file description locks (F_OFD_SETLK): those conflict
  * with SQLite's record locks of other processes and of this one alike,
  * where a record lock would not exclude the readers of an application
@@ -30,11 +28,6 @@
  * belong to the copy's own descriptor, so no close of another descriptor
  * of the file drops them.
  */
-#define LOCK_PENDING	0x40000000L
-#define LOCK_RESERVED	(LOCK_PENDING + 1)
-#define LOCK_SHARED	(LOCK_PENDING + 2)
-#define LOCK_SHARED_LEN	510L
-
 #define BATCH_MAX	(8u << 20)	/* bytes of records applied per lock */
 #define MARK_EVERY_MS	1000		/* a base marked (a sync) at least so often */
 /*
@@ -430,9 +423,10 @@ apply_batch(struct rv_copy *c)
 int
 rv_copy_applying_begin(struct rv_copy *c)
 {
-	int fd = open(c->applying, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	int fd;
 
-	if (fd < 0) {
+	atomic_store(&c->file_lsn, 0);
+	if ((fd = open(c->applying, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
 		snprintf(c->why, sizeof(c->why), "%s: %s", c->applying, strerror(errno));
 		return -1;
 	}
@@ -535,6 +529,7 @@ follow(void *arg)
 		goto failed;
 	while (!atomic_load(&c->stop)) {
 		if (starting && locked && whole_at_start(c)) {
+			atomic_store(&c->file_lsn, c->a.applied_lsn);
 			rv_copy_unlock(c);
 			locked = 0;
 			starting = false;
@@ -585,8 +580,10 @@ follow(void *arg)
 			goto remake;
 		}
 		/* a batch that failed leaves it: the file is no commit's */
-		if (ret == 0)
+		if (ret == 0) {
 			(void)unlink(c->applying);
+			atomic_store(&c->file_lsn, c->a.applied_lsn);
+		}
 		rv_copy_unlock(c);
 		locked = 0;
 		if (ret < 0)
@@ -647,6 +644,7 @@ rv_copy_start(struct repl_replica_node *node, const char *path,
 	strcat(c->applying, APPLYING_SUFFIX);
 	c->node = node;
 	atomic_init(&c->stop, 0);
+	atomic_init(&c->file_lsn, 0);
 	pthread_mutex_init(&c->lock, NULL);
 	c->a.name = c->path;
 	c->a.rollback_header = true;

@@ -90,4 +90,16 @@ int rv_copy_start(struct repl_replica_node *node, const char *path,
 void rv_copy_stop(struct rv_copy **c);
 void rv_copy_get(struct rv_copy *c, struct rv_copy_status *st);
 
+/*
+ * A consistent copy of the file made at dest (replaced), the database as
+ * of the transaction it last applied, *lsn: taken under SQLite's SHARED
+ * lock, as a reader takes it, so the copy applies nothing while the bytes
+ * are copied (a reflink where the file system has them, else an in-kernel
+ * copy) and waits no longer.  1 with *lsn; 0 when the file is no
+ * transaction's database now (starting, a batch being written or cut
+ * short, failed) or the lock did not come within wait_ms; -1 with why.
+ */
+int rv_copy_snapshot(struct rv_copy *c, const char *dest, int wait_ms,
+		uint64_t *lsn, char *why, size_t whylen);
+
 #endif

@@ -18,6 +18,16 @@
 #include "rv_remake.h"
 
 #define WAIT_MS		200		/* a look at the stop flag */
+
+/*
+ * SQLite's file locks are POSIX byte-range locks on these bytes of the
+ * database file (SQLite's "File Locking And Concurrency", the unix VFS):
+ * rv_copy.c takes them as a writer, rv_copy_snapshot.c as a reader.
+ */
+#define LOCK_PENDING	0x40000000L
+#define LOCK_RESERVED	(LOCK_PENDING + 1)
+#define LOCK_SHARED	(LOCK_PENDING + 2)
+#define LOCK_SHARED_LEN	510L
 /* what a copy that cannot follow does instead of failing (rv_remake.h) */
 #define REMAKE		(-3)
 
@@ -40,6 +50,13 @@ struct rv_copy {
 					   readers wait until it is a commit's
 					   again */
 	char *applying;			/* PATH-repl-applying */
+	/*
+	 * The transaction the file is the database of, set under the file's
+	 * EXCLUSIVE lock (0: none, a batch is being written, or it may hold
+	 * more than it applied since the start): what a snapshot under the
+	 * SHARED lock reads (rv_copy_snapshot)
+	 */
+	_Atomic uint64_t file_lsn;
 	int crash_at;			/* tests, debug builds: RV_COPY_CRASH */
 	uint64_t marked_ms;		/* when it was last marked */
 	uint64_t unmarked_bytes;	/* of records applied since */

@@ -168,6 +168,7 @@ remake_install(struct rv_copy *c, bool locked)
 	c->a.db_pages = pages;
 	c->a.records += c->m.a.records;
 	(void)unlink(c->applying);
+	atomic_store(&c->file_lsn, c->a.applied_lsn);
 	rv_copy_unlock(c);
 	c->from_primary = false;
 	c->base_lsn = 0;

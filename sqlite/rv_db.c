@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3ext.h>
@@ -368,6 +369,31 @@ gather(struct rv_db *d, struct rv_wal_map *map, uint8_t *hdr, uint32_t n)
 	return true;
 }
 
+/* the last commit of this thread: COMMIT runs in its connection's thread */
+static _Thread_local uint64_t thread_last_commit_lsn;
+
+uint64_t
+rv_db_thread_last_commit_lsn(void)
+{
+	return thread_last_commit_lsn;
+}
+
+uint64_t
+rv_db_commit_stamp(struct rv_db *d)
+{
+	struct timespec t;
+	uint64_t ms;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	ms = (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+	if (ms < d->last_commit_ms)
+		ms = d->last_commit_ms;
+	if (ms == 0)
+		ms = 1;
+	d->last_commit_ms = ms;
+	return ms;
+}
+
 /* the staged transaction, first .. commit frame, as one durable record */
 static int
 commit(struct rv_db *d, struct rv_wal_map *map)
@@ -395,6 +421,7 @@ commit(struct rv_db *d, struct rv_wal_map *map)
 	if (d->repl == NULL)
 		return writable(d);
 	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
+	h.commit_ms = rv_db_commit_stamp(d);
 	if (!txn_hdr_encode(&h, hdr))
 		return SQLITE_IOERR_WRITE;
 	if (!gather(d, map, hdr, n))
@@ -412,6 +439,7 @@ commit(struct rv_db *d, struct rv_wal_map *map)
 			SQLITE_IOERR_WRITE;
 	}
 	d->last_lsn = lsn;
+	thread_last_commit_lsn = lsn;
 	atomic_store(&d->appended_lsn, lsn);
 	atomic_fetch_add_explicit(&d->wal_bytes, len, memory_order_relaxed);
 	if (pending.armed) {

@@ -98,6 +98,11 @@ int rv_db_wal_read(struct rv_db *d, int64_t off);
 /* the newest LSN appended (0: none by this process) */
 uint64_t rv_db_appended_lsn(struct rv_db *d);
 /*
+ * The LSN of the record of the last transaction this thread committed
+ * through the repl VFS, any database (0: none); repl_last_commit_lsn()
+ */
+uint64_t rv_db_thread_last_commit_lsn(void);
+/*
  * STRICT: a connection that let the write lock go at LSN lsn (it may have
  * read up to it) begins its next read: returns once lsn is durable, as
  * rv_db_wal_read (SQLITE_OK at once when pipelined).

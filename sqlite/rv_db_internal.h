@@ -81,6 +81,7 @@ struct rv_db {
 	uint64_t next_txid;
 	uint64_t last_lsn;		/* the newest transaction appended, or
 					   the log's last LSN at open */
+	uint64_t last_commit_ms;	/* the newest commit_ms stamped (txn_record.h) */
 	/*
 	 * The newest appended and the newest known durable: a checkpoint's
 	 * write of the database file waits for the one to reach the other
@@ -116,6 +117,12 @@ int rv_db_log_open_gated(const struct repld_conf *conf, bool bootstrap,
 		int (*gate)(void *arg), void *gate_arg, struct repl **out);
 /* lsn is durable: the newest known */
 void rv_db_durable_at(struct rv_db *d, uint64_t lsn);
+/*
+ * A transaction's commit time (txn_record.h, commit_ms): the wall clock
+ * in ms since 1970, never below the one stamped before by this process
+ * (a clock stepped back repeats the last).  By the appending thread.
+ */
+uint64_t rv_db_commit_stamp(struct rv_db *d);
 /*
  * Until lsn is durable (at once when known to be), under log_lock shared
  * and without lock: 0, or the REPL_E_* of repl_wait_durable

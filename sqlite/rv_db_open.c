@@ -97,7 +97,7 @@ rv_db_txid_after(struct repl *repl, uint64_t *txn_lsn)
 			if (image_lsn == 0)
 				image_lsn = lsn;
 		}
-		if (info.len >= TXN_HDR_SIZE && memcmp(magic, TXN_MAGIC, 4) == 0) {
+		if (info.len >= TXN_HDR_SIZE_V1 && memcmp(magic, TXN_MAGIC, 4) == 0) {
 			*txn_lsn = lsn;
 			return (info.client_id > image_id ? info.client_id : image_id) + 1;
 		}
@@ -167,6 +167,7 @@ import_file(struct rv_db *d, const char *path, char *why, size_t whylen)
 		TXN_F_LAST | TXN_F_WAL_RESET, .page_size = ps, .n_frames = pages,
 		.first_frame = 1, .db_size = pages };
 	memcpy(h.db_uuid, d->db_uuid, sizeof(h.db_uuid));
+	h.commit_ms = rv_db_commit_stamp(d);
 	if ((buf = malloc(txn_record_len(pages, ps))) == NULL) {
 		snprintf(why, whylen, "replvfs: %s: out of memory", path);
 		goto fail;

@@ -305,6 +305,24 @@ fn_lsn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_int64(ctx, (sqlite3_int64)nv.lsn);
 }
 
+/*
+ * repl_last_commit_lsn(): the LSN of the record of the last transaction
+ * this thread committed through the repl VFS, NULL before its first: what
+ * names that transaction to replctl restore --to-lsn
+ */
+static void
+fn_last_commit_lsn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	uint64_t lsn = rv_db_thread_last_commit_lsn();
+
+	(void)argc;
+	(void)argv;
+	if (lsn == 0)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int64(ctx, (sqlite3_int64)lsn);
+}
+
 /* repl_wait(lsn [, timeout_ms]): 1 once repl_lsn() >= lsn, 0 at the timeout */
 static void
 fn_wait(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -378,6 +396,9 @@ rv_node_register(sqlite3 *db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "repl_lsn", 0, SQLITE_UTF8, NULL,
 			fn_lsn, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "repl_last_commit_lsn", 0,
+			SQLITE_UTF8, NULL, fn_last_commit_lsn, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "repl_wait", 1, SQLITE_UTF8, NULL,
 			fn_wait, NULL, NULL, NULL);

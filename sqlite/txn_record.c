@@ -21,6 +21,13 @@ put32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 static uint16_t
 get16(const uint8_t *p)
 {
@@ -34,12 +41,20 @@ get32(const uint8_t *p)
 		(uint32_t)p[3] << 24;
 }
 
+static uint64_t
+get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
 /* what a header must say, whatever its frames: NULL, or what is wrong */
 static const char *
 hdr_wrong(const struct txn_hdr *h)
 {
-	if (h->version != TXN_VERSION)
-		return "version";
+	if (h->version != 1 && h->version != 2)
+		return "version (neither 1 nor 2)";
+	if (h->version == 1 ? h->commit_ms != 0 : h->commit_ms == 0)
+		return "commit_ms (0 in version 2; version 1 has none)";
 	if (h->flags & ~TXN_F_KNOWN)
 		return "flags (an unknown bit)";
 	if (h->page_size < TXN_PAGE_MIN || h->page_size > TXN_PAGE_MAX ||
@@ -69,6 +84,8 @@ txn_hdr_encode(const struct txn_hdr *h, uint8_t out[TXN_HDR_SIZE])
 	put32(out + 36, h->wal_salt2);
 	put32(out + 40, h->first_frame);
 	put32(out + 44, h->db_size);
+	if (h->version == 2)
+		put64(out + 48, h->commit_ms);
 	return true;
 }
 
@@ -86,9 +103,9 @@ txn_record_parse(const void *buf, size_t len, struct txn_hdr *h, char *why,
 	const char *wrong;
 
 	memset(h, 0, sizeof(*h));
-	if (buf == NULL || len < TXN_HDR_SIZE) {
+	if (buf == NULL || len < TXN_HDR_SIZE_V1) {
 		snprintf(why, whylen, "a transaction record of %zu bytes: shorter than "
-			"its %d-byte header", len, TXN_HDR_SIZE);
+			"a header (%d bytes)", len, TXN_HDR_SIZE_V1);
 		return false;
 	}
 	if (memcmp(p, TXN_MAGIC, 4) != 0) {
@@ -104,15 +121,24 @@ txn_record_parse(const void *buf, size_t len, struct txn_hdr *h, char *why,
 	h->wal_salt2 = get32(p + 36);
 	h->first_frame = get32(p + 40);
 	h->db_size = get32(p + 44);
+	if (h->version == 2 && len < TXN_HDR_SIZE) {
+		snprintf(why, whylen, "a version 2 transaction record of %zu bytes: "
+			"shorter than its %d-byte header", len, TXN_HDR_SIZE);
+		memset(h, 0, sizeof(*h));
+		return false;
+	}
+	if (h->version == 2)
+		h->commit_ms = get64(p + 48);
 	if ((wrong = hdr_wrong(h)) != NULL) {
 		snprintf(why, whylen, "a transaction record with a bad %s", wrong);
 		memset(h, 0, sizeof(*h));
 		return false;
 	}
-	if ((uint64_t)len != txn_record_len(h->n_frames, h->page_size)) {
+	if ((uint64_t)len != txn_record_len_v(h->version, h->n_frames, h->page_size)) {
 		snprintf(why, whylen, "a transaction record of %zu bytes: %u frames of "
 			"%u-byte pages make %llu", len, h->n_frames, h->page_size,
-			(unsigned long long)txn_record_len(h->n_frames, h->page_size));
+			(unsigned long long)txn_record_len_v(h->version, h->n_frames,
+				h->page_size));
 		memset(h, 0, sizeof(*h));
 		return false;
 	}
@@ -123,7 +149,7 @@ txn_record_parse(const void *buf, size_t len, struct txn_hdr *h, char *why,
 		return false;
 	}
 	for (uint32_t i = 0; i < h->n_frames; i++) {
-		uint32_t pgno = get32(p + TXN_HDR_SIZE +
+		uint32_t pgno = get32(p + txn_hdr_size(h->version) +
 			(size_t)i * (TXN_FRAME_HDR_SIZE + h->page_size));
 
 		if (pgno == 0) {
@@ -140,7 +166,7 @@ void
 txn_frame(const void *buf, const struct txn_hdr *h, uint32_t i, uint32_t *pgno,
 		const uint8_t **page)
 {
-	const uint8_t *f = (const uint8_t *)buf + TXN_HDR_SIZE +
+	const uint8_t *f = (const uint8_t *)buf + txn_hdr_size(h->version) +
 		(size_t)i * (TXN_FRAME_HDR_SIZE + h->page_size);
 
 	*pgno = get32(f);

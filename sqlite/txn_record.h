@@ -2,12 +2,12 @@
 /*
  * txn_record.h -- one committed SQLite transaction (or one part of a large
  * one) as the payload of a librepl record: what replvfs appends at COMMIT
- * and what a replica applies.  Little-endian, 48 bytes of header, then the
- * frames:
+ * and what a replica applies.  Little-endian, a header (48 bytes in
+ * version 1, 56 in version 2), then the frames:
  *
  *   offset size
  *        0    4  magic "RSQL"
- *        4    2  version (1)
+ *        4    2  version: 1, or 2 (what writers write)
  *        6    2  flags: TXN_F_FIRST, TXN_F_LAST, TXN_F_WAL_RESET
  *        8   16  db_uuid: the database's identity, chosen at its creation
  *       24    4  page_size: a power of two, 512 .. 65536
@@ -17,13 +17,20 @@
  *       40    4  first_frame: the WAL frame index of frame 0 (from 1)
  *       44    4  db_size: pages in the database after the commit, on a
  *                TXN_F_LAST part only (0 otherwise)
- *       48       n_frames x { pgno (4, from 1), page (page_size bytes) }
+ *       48    8  commit_ms, version 2 only: the primary's wall clock
+ *                when it appended the transaction, in ms since 1970 (not
+ *                0); every part of a transaction carries the same value,
+ *                and a primary process never stamps one below the one
+ *                before (docs/sqlite.md, "Backup and restore")
+ *   48 | 56       n_frames x { pgno (4, from 1), page (page_size bytes) }
  *
  * A transaction is one record (FIRST | LAST) unless it is larger than a
  * record may be; then FIRST, middle parts (neither flag), LAST, in LSN
  * order.  WAL frame headers and their checksums are not carried: a
  * replica writes its own.  Every field of bytes read back is checked
- * (txn_record_parse): these bytes come from a log or a peer.
+ * (txn_record_parse): these bytes come from a log or a peer.  Parsers
+ * take both versions (a log or an archive written before version 2 holds
+ * version 1 records, which carry no time: commit_ms 0).
  */
 #ifndef REPLSQLITE_TXN_RECORD_H
 #define REPLSQLITE_TXN_RECORD_H
@@ -33,8 +40,9 @@
 #include <stdint.h>
 
 #define TXN_MAGIC "RSQL"
-#define TXN_VERSION 1
-#define TXN_HDR_SIZE 48
+#define TXN_VERSION 2			/* what writers write */
+#define TXN_HDR_SIZE_V1 48
+#define TXN_HDR_SIZE 56			/* version 2's: the largest */
 #define TXN_FRAME_HDR_SIZE 4		/* the page number before each page */
 #define TXN_PAGE_MIN 512
 #define TXN_PAGE_MAX 65536
@@ -54,16 +62,35 @@ struct txn_hdr {
 	uint32_t wal_salt1, wal_salt2;
 	uint32_t first_frame;
 	uint32_t db_size;
+	uint64_t commit_ms;		/* version 2; 0 in version 1 */
 };
 
-/* the record's length for a header's n_frames and page_size */
+/* a version's header size (version 1: 48, else 56) */
+static inline uint32_t
+txn_hdr_size(uint16_t version)
+{
+	return version == 1 ? TXN_HDR_SIZE_V1 : TXN_HDR_SIZE;
+}
+
+/* a record's length for a version, its n_frames and page_size */
+static inline uint64_t
+txn_record_len_v(uint16_t version, uint32_t n_frames, uint32_t page_size)
+{
+	return txn_hdr_size(version) +
+		(uint64_t)n_frames * (TXN_FRAME_HDR_SIZE + page_size);
+}
+
+/* ... as writers write it (TXN_VERSION) */
 static inline uint64_t
 txn_record_len(uint32_t n_frames, uint32_t page_size)
 {
-	return TXN_HDR_SIZE + (uint64_t)n_frames * (TXN_FRAME_HDR_SIZE + page_size);
+	return txn_record_len_v(TXN_VERSION, n_frames, page_size);
 }
 
-/* h's 48 bytes into out; false when h is not a header parse would take */
+/*
+ * h's header (txn_hdr_size(h->version) bytes) into out; false when h is
+ * not a header parse would take
+ */
 bool txn_hdr_encode(const struct txn_hdr *h, uint8_t out[TXN_HDR_SIZE]);
 /* a frame's page number as its 4 bytes */
 void txn_pgno_encode(uint32_t pgno, uint8_t out[TXN_FRAME_HDR_SIZE]);

@@ -4,7 +4,8 @@
  * from arbitrary bytes, as a log or a peer may hold them.  Besides "no
  * crash": a record refused leaves a zeroed header and a reason; one
  * accepted has frames that fill it exactly, each with a page number from
- * 1, and its header written again is the same bytes.
+ * 1, and its header (48 bytes in version 1, 56 in version 2, with a
+ * commit time) written again is the same bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,8 +28,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(why[0] != '\0' && h.n_frames == 0 && h.page_size == 0);
 		return 0;
 	}
-	CHECK(txn_record_len(h.n_frames, h.page_size) == size);
-	CHECK(txn_hdr_encode(&h, hdr) && memcmp(hdr, data, TXN_HDR_SIZE) == 0);
+	CHECK(h.version == 1 || h.version == 2);
+	CHECK((h.version == 1) == (h.commit_ms == 0));
+	CHECK(txn_record_len_v(h.version, h.n_frames, h.page_size) == size);
+	CHECK(txn_hdr_encode(&h, hdr) &&
+		memcmp(hdr, data, txn_hdr_size(h.version)) == 0);
 	for (uint32_t i = 0; i < h.n_frames; i++) {
 		uint32_t pgno;
 		const uint8_t *page;

@@ -3,7 +3,8 @@
  * txn_record_test.c -- replvfs's transaction records (sqlite/txn_record.c):
  * a record written reads back the same, field by field and frame by frame;
  * every header field a log or a peer could get wrong is refused whole,
- * with a sentence naming it.  The same for the image records
+ * with a sentence naming it.  Version 1 records (no commit time) still
+ * read; version 2 carries one.  The same for the image records
  * (sqlite/image_record.c), which a transaction's parse refuses.
  */
 #include <stdio.h>
@@ -24,7 +25,7 @@ static int failures;
 static size_t
 make(uint8_t *buf, const struct txn_hdr *h)
 {
-	size_t off = TXN_HDR_SIZE;
+	size_t off = txn_hdr_size(h->version);
 
 	if (!txn_hdr_encode(h, buf))
 		return 0;
@@ -43,11 +44,22 @@ good(void)
 		.version = TXN_VERSION, .flags = TXN_F_FIRST | TXN_F_LAST,
 		.page_size = PAGE, .n_frames = 3, .wal_salt1 = 0x11223344,
 		.wal_salt2 = 0xdeadbeef, .first_frame = 7, .db_size = 9,
+		.commit_ms = UINT64_C(1767225600123),
 	};
 
 	for (int i = 0; i < 16; i++)
 		h.db_uuid[i] = (uint8_t)(0xa0 + i);
 	return h;
+}
+
+static int
+same(const struct txn_hdr *a, const struct txn_hdr *b)
+{
+	return a->version == b->version && a->flags == b->flags &&
+		memcmp(a->db_uuid, b->db_uuid, 16) == 0 && a->page_size == b->page_size &&
+		a->n_frames == b->n_frames && a->wal_salt1 == b->wal_salt1 &&
+		a->wal_salt2 == b->wal_salt2 && a->first_frame == b->first_frame &&
+		a->db_size == b->db_size && a->commit_ms == b->commit_ms;
 }
 
 static void
@@ -62,11 +74,13 @@ round_trip(void)
 
 	CHECK(len == txn_record_len(3, PAGE) && len == sizeof(buf));
 	/* the layout is the header comment's, little-endian */
-	CHECK(memcmp(buf, "RSQL", 4) == 0 && buf[4] == 1 && buf[5] == 0 &&
+	CHECK(memcmp(buf, "RSQL", 4) == 0 && buf[4] == 2 && buf[5] == 0 &&
 		buf[6] == 3 && buf[24] == 0 && buf[25] == 2 && buf[28] == 3 &&
-		buf[32] == 0x44 && buf[35] == 0x11 && buf[40] == 7 && buf[44] == 9);
+		buf[32] == 0x44 && buf[35] == 0x11 && buf[40] == 7 && buf[44] == 9 &&
+		buf[48] == (uint8_t)h.commit_ms && buf[53] == (uint8_t)(h.commit_ms >> 40) &&
+		buf[55] == 0 && len == 56 + 3 * (4 + PAGE));
 	CHECK(txn_record_parse(buf, len, &got, why, sizeof(why)));
-	CHECK(memcmp(&got, &h, sizeof(h)) == 0);
+	CHECK(same(&got, &h));
 	for (uint32_t i = 0; i < 3; i++) {
 		txn_frame(buf, &got, i, &pgno, &page);
 		CHECK(pgno == 3 * i + 1 && page[0] == i + 1 && page[PAGE - 1] == i + 1);
@@ -90,7 +104,8 @@ refused(void)
 		uint8_t v;
 		const char *named;
 	} flips[] = {
-		{ 0, 'X', "magic" }, { 4, 2, "version" }, { 6, 0x0b, "flags" },
+		{ 0, 'X', "magic" }, { 4, 3, "version" }, { 4, 1, "bytes" },
+		{ 6, 0x0b, "flags" }, { 48, 0, "commit_ms" },
 		{ 25, 3, "page_size" }, { 24, 0x01, "page_size" },
 		{ 28, 0, "n_frames" }, { 28, 4, "bytes" }, { 40, 0, "first_frame" },
 		{ 44, 0, "db_size" }, { TXN_HDR_SIZE, 0, "page number 0" },
@@ -102,6 +117,8 @@ refused(void)
 		buf[flips[i].at] = flips[i].v;
 		if (flips[i].at == 44 || flips[i].at == TXN_HDR_SIZE)
 			memset(buf + flips[i].at, 0, 4);
+		if (flips[i].at == 48)
+			memset(buf + flips[i].at, 0, 8);
 		why[0] = '\0';
 		got.n_frames = 99;
 		CHECK(!txn_record_parse(buf, len, &got, why, sizeof(why)));
@@ -119,6 +136,7 @@ refused(void)
 	CHECK(!txn_record_parse(buf, len + 1, &got, why, sizeof(why)));
 	CHECK(!txn_record_parse(buf, len - 1, &got, why, sizeof(why)));
 	CHECK(!txn_record_parse(buf, 47, &got, why, sizeof(why)) && strstr(why, "header"));
+	CHECK(!txn_record_parse(buf, 55, &got, why, sizeof(why)) && strstr(why, "header"));
 	CHECK(!txn_record_parse(NULL, 0, &got, why, sizeof(why)));
 	/* db_size on a part that is not the last one */
 	bad = h;
@@ -129,6 +147,34 @@ refused(void)
 	bad.first_frame = UINT32_MAX - 1;
 	CHECK(make(buf, &bad) == len && !txn_record_parse(buf, len, &got, why, sizeof(why)));
 	CHECK(strstr(why, "frame index") != NULL);
+}
+
+/*
+ * Version 1, as logs and archives written before commit times hold it:
+ * 48 bytes of header, read with commit_ms 0; a time on it is refused
+ */
+static void
+version1(void)
+{
+	static uint8_t buf[TXN_HDR_SIZE_V1 + 3 * (TXN_FRAME_HDR_SIZE + PAGE)];
+	struct txn_hdr h = good(), got;
+	char why[160];
+	uint32_t pgno;
+	const uint8_t *page;
+	size_t len;
+
+	h.version = 1;
+	CHECK(!txn_hdr_encode(&h, buf));
+	h.commit_ms = 0;
+	len = make(buf, &h);
+	CHECK(len == sizeof(buf) && len == txn_record_len_v(1, 3, PAGE));
+	CHECK(txn_record_parse(buf, len, &got, why, sizeof(why)));
+	CHECK(got.version == 1 && got.commit_ms == 0 && got.n_frames == 3);
+	txn_frame(buf, &got, 2, &pgno, &page);
+	CHECK(pgno == 7 && page[0] == 3 && page + PAGE == buf + len);
+	/* the same bytes as version 2 lack 8: refused */
+	buf[4] = 2;
+	CHECK(!txn_record_parse(buf, len, &got, why, sizeof(why)));
 }
 
 /* an image record: read back the same; each bad field refused, named */
@@ -194,6 +240,7 @@ main(void)
 {
 	round_trip();
 	refused();
+	version1();
 	image();
 	if (failures) {
 		fprintf(stderr, "txn_record_test: %d checks failed\n", failures);

@@ -17,6 +17,7 @@ CONF_BAD = \
 	tests/tools/conf-bad/archive-compress.conf \
 	tests/tools/conf-bad/archive-key.conf \
 	tests/tools/conf-bad/address-any.conf \
+	tests/tools/conf-bad/archive-base-every.conf \
 	tests/tools/conf-bad/address-port.conf \
 	tests/tools/conf-bad/admin-socket-long.conf \
 	tests/tools/conf-bad/backend-dram.conf \

@@ -8,6 +8,8 @@
  * Two reads of the archive: the first measures what the log must hold
  * (when --log-size is not given) and finds the end for --to-time, the
  * second writes.  Every segment's checksum is checked on each read.
+ * With --database, a replvfs database as of the same point too
+ * (restore_db.c), the point then being a transaction's.
  */
 #include "config.h"
 
@@ -23,6 +25,7 @@
 #include "client.h"
 #include "conf_read.h"
 #include "replctl.h"
+#include "restore_db.h"
 
 #define RESTORE_FILE "repl.log"
 #define REC_OVERHEAD 64			/* a record's header and padding, at most */
@@ -115,7 +118,7 @@ int
 cmd_restore(int argc, char *argv[], struct live_opts *o)
 {
 	enum { OPT_ARCHIVE = 0x300, OPT_TO_LSN, OPT_TO_TIME, OPT_LATEST,
-		OPT_NODE_ID, OPT_UUID, OPT_SIZE };
+		OPT_NODE_ID, OPT_UUID, OPT_SIZE, OPT_DATABASE };
 	static const struct option opts[] = {
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 		{ "to-lsn", required_argument, NULL, OPT_TO_LSN },
@@ -124,6 +127,7 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 		{ "node-id", required_argument, NULL, OPT_NODE_ID },
 		{ "cluster-uuid", required_argument, NULL, OPT_UUID },
 		{ "log-size", required_argument, NULL, OPT_SIZE },
+		{ "database", no_argument, NULL, OPT_DATABASE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *archive = NULL, *dir;
@@ -131,7 +135,10 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 	struct measure m = { 0 };
 	int points = 0, c, ret;
 	uint8_t uuid[16];
-	bool has_uuid = false;
+	bool has_uuid = false, database = false;
+	uint64_t db_end_ms = 0;
+	struct restore_db_result dr = { 0 };
+	char db_path[4096];
 	struct archive_target *t = NULL;
 	struct archive_listing l;
 	struct writing w = { 0 };
@@ -180,6 +187,9 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 				return EXIT_USAGE;
 			}
 			break;
+		case OPT_DATABASE:
+			database = true;
+			break;
 		default:
 			return EXIT_USAGE;
 		}
@@ -187,7 +197,7 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 	if (archive == NULL || points != 1 || argc - optind != 1) {
 		fprintf(stderr, "usage: replctl restore --archive ARCHIVE (--to-lsn N | "
 			"--to-time T | --latest) [--node-id N] [--cluster-uuid U] "
-			"[--log-size SIZE] DIR\n");
+			"[--log-size SIZE] [--database] DIR\n");
 		return EXIT_USAGE;
 	}
 	dir = argv[optind];
@@ -218,6 +228,24 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 			goto out;
 		}
 		to = to_lsn;
+	}
+	/* a database's point is a transaction's, by its commit time */
+	if (database) {
+		uint64_t end;
+
+		if (restore_db_end(t, from, to, m.to_time_ms, &end, &db_end_ms, why,
+				sizeof(why)) != 0) {
+			fprintf(stderr, "replctl: restore: archive %s: %s\n", archive, why);
+			goto out;
+		}
+		if (end == 0) {
+			fprintf(stderr, "replctl: restore: the archive holds no transaction "
+				"of the database at or before the point (LSN %" PRIu64 "..%"
+				PRIu64 "%s)\n", from, to, m.to_time_ms ? ", --to-time" : "");
+			goto out;
+		}
+		to = end;
+		m.to_time_ms = 0;
 	}
 	/* what the log must hold, and where a time ends it */
 	if (archive_read(t, from, to, measure_record, &m, why, sizeof(why)) != 0) {
@@ -261,7 +289,26 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 		ret = EXIT_FAILED;
 		goto out;
 	}
-	if (o->json)
+	if (database) {
+		snprintf(db_path, sizeof(db_path), "%s/%s", dir, RESTORE_DB_FILE);
+		if (restore_db_build(t, from, to, db_path, &dr, why, sizeof(why)) != 0) {
+			fprintf(stderr, "replctl: restore: the database %s: %s\n", db_path,
+				why);
+			ret = EXIT_FAILED;
+			goto out;
+		}
+	}
+	if (o->json && database) {
+		char base[24] = "null";
+
+		if (dr.base_lsn)
+			snprintf(base, sizeof(base), "%" PRIu64, dr.base_lsn);
+		printf("{\"ok\":true,\"log\":\"%s\",\"from_lsn\":%" PRIu64 ",\"to_lsn\":%"
+			PRIu64 ",\"records\":%" PRIu64 ",\"log_size\":%" PRIu64 ",\"database\":"
+			"\"%s\",\"base_lsn\":%s,\"transactions\":%" PRIu64 ",\"commit_ms\":%"
+			PRIu64 "}\n", path, from, to, w.records, size, db_path, base,
+			dr.transactions, db_end_ms);
+	} else if (o->json)
 		printf("{\"ok\":true,\"log\":\"%s\",\"from_lsn\":%" PRIu64 ",\"to_lsn\":%"
 			PRIu64 ",\"records\":%" PRIu64 ",\"log_size\":%" PRIu64 "}\n", path,
 			from, to, w.records, size);
@@ -270,6 +317,16 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 			"%s (log.size %" PRIu64 "); a new cluster starts from it with "
 			"repld --bootstrap (repld(8), BACKUP AND RESTORE)\n", from, to,
 			w.records, path, size);
+	if (!o->json && database) {
+		if (dr.base_lsn)
+			printf("restored the database %s as of LSN %" PRIu64 ": the base at "
+				"LSN %" PRIu64 " and %" PRIu64 " transactions after it\n",
+				db_path, to, dr.base_lsn, dr.transactions);
+		else
+			printf("restored the database %s as of LSN %" PRIu64 ": %" PRIu64
+				" transactions from the archive's first record, no base\n",
+				db_path, to, dr.transactions);
+	}
 	ret = EXIT_OK;
 out:
 	archive_target_close(&t);

@@ -12,6 +12,7 @@
 
 #include "admin_status.h"
 #include "archiver.h"
+#include "archiver_base.h"
 #include "coordinator.h"
 #include "member_seen.h"
 
@@ -538,12 +539,14 @@ static json_t *
 archive_json(struct archiver *a)
 {
 	struct archiver_info ai;
+	struct archiver_base_info bi;
 
 	if (a == NULL)
 		return json_null();
 	archiver_get(a, &ai);
+	archiver_base_get(&bi);
 	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, "
-			"s:b, s:o, s:s}",
+			"s:b, s:o, s:s, s:o, s:o}",
 		"target", archiver_target(a),
 		"on", archiver_on(a),
 		"state", archiver_state_name(ai.state),
@@ -558,7 +561,11 @@ archive_json(struct archiver *a)
 		"hold_lsn", ai.holding ? jo_u64(ai.hold_lsn) : json_null(),
 		"hold_dropped", ai.hold_dropped,
 		"gap_at", ai.gap_at ? jo_u64(ai.gap_at) : json_null(),
-		"last_error", ai.last_error);
+		"last_error", ai.last_error,
+		"last_base_lsn", bi.last_base_lsn ? jo_u64(bi.last_base_lsn) :
+			json_null(),
+		"last_base_ms", bi.last_base_ms ? jo_u64(bi.last_base_ms) :
+			json_null());
 }
 
 /*

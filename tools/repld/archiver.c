@@ -26,6 +26,7 @@
 
 #include "archive.h"
 #include "archiver.h"
+#include "archiver_base.h"
 #include "coordinator.h"
 #include "log.h"
 #include "node.h"
@@ -315,6 +316,7 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 		return;
 	(void)repl_replica_info(rn, &ri);
 	archived = round_done(a, ri.readable_lsn, next, held);
+	archiver_base_round(a->target, archived);	/* sqlite_copy's bases */
 	/* what is published may leave the log */
 	if (held && archived >= next)
 		(void)repl_replica_hold(rn, archived);

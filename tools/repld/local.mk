@@ -45,6 +45,7 @@ tools_repld_repld_SOURCES = tools/repld/repld.c \
 	tools/repld/admin_status.c tools/repld/admin_status.h \
 	tools/repld/member_seen.c tools/repld/member_seen.h \
 	tools/repld/archiver.c tools/repld/archiver.h \
+	tools/repld/archiver_base.c tools/repld/archiver_base.h \
 	tools/repld/admin_ha.c tools/repld/admin_ha.h \
 	tools/repld/retention.c tools/repld/retention.h \
 	tools/repld/reader.c tools/repld/reader.h \

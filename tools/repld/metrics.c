@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "archiver.h"
+#include "archiver_base.h"
 #include "coordinator.h"
 #include "metrics.h"
 #include "metrics_process.h"
@@ -459,10 +460,13 @@ archive_text(struct mtext *t, struct node *n)
 {
 	struct archiver *a = atomic_load(&n->archiver);
 	struct archiver_info ai = { 0 };
+	struct archiver_base_info bi = { 0 };
 	bool has = a != NULL;
 
-	if (has)
+	if (has) {
 		archiver_get(a, &ai);
+		archiver_base_get(&bi);
+	}
 	gauge(t, "repld_archive_archived_lsn", "The newest LSN the archiver "
 		"published to the archive (0: none since the start).", has,
 		ai.archived_lsn);
@@ -482,6 +486,12 @@ archive_text(struct mtext *t, struct node *n)
 		ai.hold_dropped);
 	gauge(t, "repld_archive_gap", "1 once records left the log before the "
 		"archiver read them: the archive has a gap.", has, ai.gap_at != 0);
+	gauge(t, "repld_archive_last_base_lsn", "The LSN of the last base of "
+		"the sqlite_copy database the archiver published (0: none since the "
+		"start).", has, bi.last_base_lsn);
+	gauge(t, "repld_archive_last_base_timestamp_seconds", "Unix time the "
+		"archiver published its last base (0: none since the start).", has,
+		bi.last_base_ms / 1000);
 }
 
 void

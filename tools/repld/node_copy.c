@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "archiver_base.h"
 #include "log.h"
 #include "node.h"
 
@@ -46,6 +47,7 @@ node_copy_start(struct node *n, struct repl_replica_node *replica)
 	pthread_mutex_lock(&n->lock);
 	n->copy = copy;
 	pthread_mutex_unlock(&n->lock);
+	archiver_base_set_copy(copy, &n->conf);
 }
 
 void
@@ -53,6 +55,7 @@ node_copy_stop(struct node *n)
 {
 	struct rv_copy *copy;
 
+	archiver_base_set_copy(NULL, &n->conf);	/* before the copy goes */
 	pthread_mutex_lock(&n->lock);
 	copy = n->copy;
 	n->copy = NULL;
