@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * archive.h -- the archive of a cluster's committed records: segments of
- * records in LSN order, and bases, on a target (a directory; an
- * S3-compatible object store later behind the same target functions).
+ * records in LSN order, and bases, on a target (a directory, or an
+ * S3-compatible object store behind the same target functions).
  *
  * Every object is written whole under a temporary name and then published
- * (rename; on S3 a PUT is atomic), so a crash at any point leaves every
- * published object whole; names carry what they hold (a segment's first
- * and last LSN), so a listing is the archive's index and nothing else has
- * to be kept consistent with it.  Each object carries a CRC-32C of its
+ * by a rename (on S3 one PUT, which is atomic), so a crash at any point
+ * leaves every published object whole; names carry what they hold (a
+ * segment's first and last LSN), so a listing is the archive's index and
+ * nothing else has to be kept consistent with it.  Each object carries a CRC-32C of its
  * bytes that every read checks.  All bytes read from a target are
  * untrusted: parsed totally, with errors naming the object and the field.
  *
@@ -29,12 +29,16 @@ struct archive_target;
 
 /*
  * url: a directory path ("/var/backups/repl", or "file:///var/...");
- * the directory is made when missing (its parent must exist).  The
+ * the directory is made when missing (its parent must exist).  Or
+ * "s3://BUCKET/PREFIX" (PREFIX optional): objects in an existing bucket
+ * of an S3-compatible store, the endpoint, region and credentials from
+ * the environment (target_s3.c; repld.conf(5), archive.target).  The
  * archive's cluster uuid is stored in it at the first write and checked
  * at every open after: an archive of another cluster is refused.
  * cluster_uuid NULL: the archive's own is taken (a restore that does not
- * know it); refused when the target holds no archive yet.  Opening
- * removes the temporary files of writers that are gone.
+ * know it); refused when the target holds no archive yet.  Opening a
+ * directory removes the temporary files of writers that are gone (S3
+ * has none).
  */
 int archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 		struct archive_target **tp, char *why, size_t whylen);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * archive_int.h -- what archive/'s files share and its users do not see:
- * the target's functions (a directory now, an object store later), the
- * objects' names, their format (segment.c), zstd (compress.c).
+ * the target's functions (a directory, or an S3-compatible object store),
+ * the objects' names, their format (segment.c), zstd (compress.c), S3's
+ * XML answers (s3_xml.c).
  */
 #ifndef ARCHIVE_ARCHIVE_INT_H
 #define ARCHIVE_ARCHIVE_INT_H
@@ -69,6 +70,14 @@ struct archive_target {
 /* the directory target: its ops and state made in t (the url's path) */
 int archive_dir_open(struct archive_target *t, const char *path, char *why,
 		size_t whylen);
+
+/* the S3 target (target_s3.c): url "s3://BUCKET[/PREFIX]", the endpoint,
+   region and credentials from the environment (repld.conf(5)) */
+int archive_s3_open(struct archive_target *t, const char *url, char *why,
+		size_t whylen);
+/* keys asked for in one listing request (1..1000; 1000 by default): the
+   tests make pages small to cross many of them */
+void archive_s3_set_page_keys(struct archive_target *t, unsigned n);
 
 /* put, storing the cluster's uuid first when the target has none yet */
 int archive_put(struct archive_target *t, const char *name, const struct iovec *iov,
@@ -143,6 +152,25 @@ int archive_zstd_compress(struct archive_zstd *z, const void *src, size_t len,
    *dst malloc'd, grown with what comes out, never past raw_len */
 int archive_zstd_decompress(const void *src, size_t len, uint64_t raw_len, void **dst,
 		const char *what, char *why, size_t whylen);
+
+/* ---- S3's XML answers (s3_xml.c) ---- */
+
+struct s3_list_page {
+	char **keys;			/* as the server gives them */
+	size_t n;
+	bool truncated;			/* more pages follow ... */
+	char *next_token;		/* ... from this continuation token */
+};
+
+/* a ListObjectsV2 answer, totally: -1 with why (no page) when it is not
+   a well-formed ListBucketResult */
+int s3_list_parse(const char *doc, size_t len, struct s3_list_page *page, char *why,
+		size_t whylen);
+void s3_list_page_free(struct s3_list_page *page);
+/* an Error document's Code and Message (printable, cut to fit): -1 when
+   it is not one */
+int s3_error_parse(const char *doc, size_t len, char *code, size_t code_len,
+		char *message, size_t message_len);
 
 /* ---- small helpers ---- */
 

@@ -80,9 +80,11 @@ archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 		return archive_fail(why, whylen, "archive: no target given");
 	if (strncmp(url, "file://", 7) == 0)
 		path = url + 7;
+	else if (strncmp(url, "s3://", 5) == 0)
+		path = NULL;
 	else if (strstr(url, "://") != NULL)
-		return archive_fail(why, whylen, "archive %s: only a directory (a path or "
-			"file://) is a target in this build", url);
+		return archive_fail(why, whylen, "archive %s: not a target: a directory (a "
+			"path or file://DIR) or s3://BUCKET/PREFIX", url);
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return archive_fail(why, whylen, "archive %s: out of memory", url);
@@ -91,7 +93,8 @@ archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 		return archive_fail(why, whylen, "archive: target name too long");
 	}
 	strcpy(t->url, url);
-	if (archive_dir_open(t, path, why, whylen) != 0) {
+	if ((path != NULL ? archive_dir_open(t, path, why, whylen) :
+			archive_s3_open(t, url, why, whylen)) != 0) {
 		free(t);
 		return -1;
 	}
