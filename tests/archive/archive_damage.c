@@ -2,7 +2,8 @@
 /*
  * archive_damage.c -- what a crash or a bad disk leaves is caught: a
  * temporary file left over is ignored and removed (unless its writer
- * lives); a segment cut short or with a flipped bit fails read and verify,
+ * lives; on S3, where a PUT is atomic and nothing is temporary, objects
+ * under such names are ignored); a segment cut short or with a flipped bit fails read and verify,
  * which name it; an archive of another cluster is refused, and so is a
  * segment of another cluster put into this one; zstd that would inflate
  * past the raw length a header states is stopped there.
@@ -12,7 +13,6 @@
 #include <time.h>
 
 #include "archive_test.h"
-#include "archive_int.h"
 
 /* an archive of records 1..600 in small segments */
 static void
@@ -23,7 +23,7 @@ fill(const char *dir)
 	struct archive_writer *w;
 	char why[ARCHIVE_WHY_MAX];
 
-	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt(dir), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		exit(1);
 	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
@@ -45,6 +45,36 @@ touch(const char *path)
 	}
 }
 
+/* S3: objects named as a directory's temporary files, or as nothing of
+   the archive's, are not listed nor read */
+static void
+leftover_s3(void)
+{
+	struct archive_target *t;
+	struct archive_listing l;
+	struct seen s = { 0 };
+	char why[ARCHIVE_WHY_MAX];
+	size_t n_before;
+
+	fill("tmp");
+	OK(archive_target_open(tgt("tmp"), uuid_a, &t, why, sizeof(why)));
+	if (t == NULL)
+		return;
+	OK(archive_list(t, &l, why, sizeof(why)));
+	n_before = l.n_segments;
+	archive_listing_free(&l);
+	CHECK(obj_write("tmp", "seg/.tmp-999999999-3-00000000000000000601-"
+		"00000000000000000700.rseg", "partial", 7) == 0);
+	CHECK(obj_write("tmp", "seg/junk", "partial", 7) == 0);
+	CHECK(obj_write("tmp", "base/00000000000000000009.rbase.old", "partial", 7) == 0);
+	OK(archive_list(t, &l, why, sizeof(why)));
+	CHECK(l.n_segments == n_before && l.n_bases == 0 && l.contiguous_to == 600);
+	archive_listing_free(&l);
+	OK(archive_read(t, 0, 0, check_record, &s, why, sizeof(why)));
+	CHECK(s.count == 600 && s.bad == 0);
+	archive_target_close(&t);
+}
+
 static void
 leftover_tmp(void)
 {
@@ -55,7 +85,7 @@ leftover_tmp(void)
 	size_t n_before;
 
 	fill("tmp");
-	OK(archive_target_open(at("tmp"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("tmp"), uuid_a, &t, why, sizeof(why)));
 	OK(archive_list(t, &l, why, sizeof(why)));
 	n_before = l.n_segments;
 	archive_listing_free(&l);
@@ -69,7 +99,7 @@ leftover_tmp(void)
 		(long)getpid());
 	touch(at(live));
 
-	OK(archive_target_open(at("tmp"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("tmp"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	CHECK(file_size(at("tmp/seg/.tmp-999999999-3-00000000000000000601-"
@@ -95,7 +125,7 @@ segment_holding(const char *dir, uint64_t lsn, char *name, size_t len)
 	char why[ARCHIVE_WHY_MAX];
 
 	name[0] = '\0';
-	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt(dir), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	OK(archive_list(t, &l, why, sizeof(why)));
@@ -104,21 +134,6 @@ segment_holding(const char *dir, uint64_t lsn, char *name, size_t len)
 			snprintf(name, len, "%s", l.obj[i].name);
 	archive_listing_free(&l);
 	archive_target_close(&t);
-}
-
-static void
-flip(const char *path, long off)
-{
-	int fd = open(path, O_RDWR);
-	uint8_t b;
-
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return;
-	CHECK(pread(fd, &b, 1, off) == 1);
-	b ^= 0x10;
-	CHECK(pwrite(fd, &b, 1, off) == 1);
-	close(fd);
 }
 
 /* read and verify fail on dir's damaged segment, naming it and what */
@@ -133,7 +148,7 @@ damaged(const char *dir, const char *name, const char *what, bool list_fails,
 	char why[ARCHIVE_WHY_MAX];
 	int rc;
 
-	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt(dir), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	rc = archive_read(t, 0, 0, check_record, &s, why, sizeof(why));
@@ -157,38 +172,33 @@ damaged(const char *dir, const char *name, const char *what, bool list_fails,
 static void
 truncated_and_flipped(void)
 {
-	char name[96], name2[96], path[256], path2[256];
+	char name[96], name2[96];
 
 	/* cut short: the header's stored length no longer fits */
 	fill("cut");
 	segment_holding("cut", 300, name, sizeof(name));
-	snprintf(path, sizeof(path), "cut/%s", name);
-	CHECK(truncate(at(path), file_size(at(path)) - 10) == 0);
+	CHECK(obj_truncate("cut", name, 10) == 0);
 	damaged("cut", name, "stored length", true, 1);
 
 	/* a bit of the body: its CRC */
 	fill("flip");
 	segment_holding("flip", 300, name, sizeof(name));
-	snprintf(path, sizeof(path), "flip/%s", name);
-	flip(at(path), 96 + 50);
+	CHECK(obj_flip("flip", name, 96 + 50) == 0);
 	damaged("flip", name, "body: CRC", false, 1);
 
 	/* a bit of the header: its own CRC */
 	fill("hflip");
 	segment_holding("hflip", 300, name, sizeof(name));
-	snprintf(path, sizeof(path), "hflip/%s", name);
-	flip(at(path), 40);
+	CHECK(obj_flip("hflip", name, 40) == 0);
 	damaged("hflip", name, "header: CRC", true, 1);
 
-	/* two segments' files swapped: each holds LSNs its name does not */
+	/* two segments' objects swapped: each holds LSNs its name does not */
 	fill("swapped");
 	segment_holding("swapped", 100, name, sizeof(name));
 	segment_holding("swapped", 300, name2, sizeof(name2));
-	snprintf(path, sizeof(path), "swapped/%s", name);
-	snprintf(path2, sizeof(path2), "swapped/%s", name2);
-	CHECK(rename(at(path), at("swapped/x")) == 0);
-	CHECK(rename(at(path2), at(path)) == 0);
-	CHECK(rename(at("swapped/x"), at(path2)) == 0);
+	CHECK(obj_move("swapped", name, "swapped", "seg/x") == 0);
+	CHECK(obj_move("swapped", name2, "swapped", name) == 0);
+	CHECK(obj_move("swapped", "seg/x", "swapped", name2) == 0);
 	damaged("swapped", name, "not what its name says", true, 2);
 }
 
@@ -199,30 +209,36 @@ other_cluster(void)
 	struct archive_writer_cfg cfg = { .segment_bytes = 1024 * 1024 };
 	struct archive_writer *w;
 	struct seen s = { 0 };
-	char why[ARCHIVE_WHY_MAX], name[96], from[256], to[256];
+	char why[ARCHIVE_WHY_MAX], name[96];
 	int rc;
 
 	fill("mine");
-	rc = archive_target_open(at("mine"), uuid_b, &t, why, sizeof(why));
+	rc = archive_target_open(tgt("mine"), uuid_b, &t, why, sizeof(why));
 	CHECK(rc == -1 && t == NULL && strstr(why, "not of this cluster") != NULL);
 
 	/* no uuid given: the archive's is taken (a restore) */
-	OK(archive_target_open(at("mine"), NULL, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("mine"), NULL, &t, why, sizeof(why)));
 	if (t != NULL) {
 		OK(archive_read(t, 0, 0, check_record, &s, why, sizeof(why)));
 		CHECK(s.count == 600 && s.bad == 0);
 		archive_target_close(&t);
 	}
-	/* ... and nothing to take from a directory that is no archive */
-	rc = archive_target_open(at("nothing"), NULL, &t, why, sizeof(why));
-	CHECK(rc == -1 && t == NULL);
-	rc = archive_target_open("s3://bucket/x", uuid_a, &t, why, sizeof(why));
-	CHECK(rc == -1 && t == NULL);
-	rc = archive_target_open(at("no/such/parent"), uuid_a, &t, why, sizeof(why));
-	CHECK(rc == -1 && t == NULL);
+	/* ... and nothing to take from a target that is no archive */
+	rc = archive_target_open(tgt("nothing"), NULL, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL && strstr(why, "not an archive yet") != NULL);
+	/* no such kind of target, and an s3:// URL without a bucket */
+	rc = archive_target_open("ftp://host/x", uuid_a, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL && strstr(why, "not a target") != NULL);
+	rc = archive_target_open("s3://", uuid_a, &t, why, sizeof(why));
+	CHECK(rc == -1 && t == NULL && strstr(why, "bucket name") != NULL);
+	if (!on_s3) {
+		rc = archive_target_open(tgt("no/such/parent"), uuid_a, &t, why,
+			sizeof(why));
+		CHECK(rc == -1 && t == NULL);
+	}
 
 	/* the other cluster's archive of 601..700: its segment put in mine */
-	OK(archive_target_open(at("theirs"), uuid_b, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("theirs"), uuid_b, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
@@ -231,14 +247,12 @@ other_cluster(void)
 	archive_writer_close(&w);
 	archive_target_close(&t);
 	snprintf(name, sizeof(name), "seg/00000000000000000601-00000000000000000700.rseg");
-	snprintf(from, sizeof(from), "theirs/%s", name);
-	snprintf(to, sizeof(to), "mine/%s", name);
-	CHECK(rename(at(from), at(to)) == 0);
+	CHECK(obj_move("theirs", name, "mine", name) == 0);
 	damaged("mine", name, "another cluster", true, 1);
 
-	/* the cluster-uuid file itself damaged */
-	touch(at("mine/cluster-uuid"));
-	rc = archive_target_open(at("mine"), uuid_a, &t, why, sizeof(why));
+	/* the cluster-uuid object itself damaged */
+	CHECK(obj_write("mine", "cluster-uuid", "partial", 7) == 0);
+	rc = archive_target_open(tgt("mine"), uuid_a, &t, why, sizeof(why));
 	CHECK(rc == -1 && t == NULL && strstr(why, "cluster-uuid") != NULL);
 }
 
@@ -306,7 +320,10 @@ main(void)
 	CHECK(archive_crc("123456789", 9) == 0xE3069283u);
 	CHECK(archive_crc("", 0) == 0);
 	scratch_make("archive_damage");
-	leftover_tmp();
+	if (on_s3)
+		leftover_s3();
+	else
+		leftover_tmp();
 	truncated_and_flipped();
 	other_cluster();
 	zstd_bounded();

@@ -35,10 +35,10 @@ gaps(void)
 	struct archive_listing l;
 	struct archive_object hole = { 0 };
 	struct seen s = { 0 };
-	char why[ARCHIVE_WHY_MAX], path[256], expect[64];
+	char why[ARCHIVE_WHY_MAX], expect[64];
 	int rc;
 
-	OK(archive_target_open(at("gaps"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("gaps"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	fill(t, 1, 600, 16 * 1024);
@@ -47,8 +47,7 @@ gaps(void)
 	if (l.n_segments > 6)
 		hole = l.obj[l.n_segments / 2];
 	archive_listing_free(&l);
-	snprintf(path, sizeof(path), "gaps/%s", hole.name);
-	CHECK(unlink(at(path)) == 0);
+	CHECK(obj_delete("gaps", hole.name) == 0 && obj_size("gaps", hole.name) == -1);
 
 	OK(archive_list(t, &l, why, sizeof(why)));
 	CHECK(l.gap_at == hole.first_lsn && l.contiguous_to == hole.first_lsn - 1);
@@ -137,7 +136,7 @@ bases(void)
 	char why[ARCHIVE_WHY_MAX];
 	int rc;
 
-	OK(archive_target_open(at("bases"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("bases"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	make_file(at("db-100"), 200000, 1);
@@ -210,7 +209,7 @@ by_age(void)
 	struct timespec ts;
 
 	/* a raw log's archive (no base): only what is wholly older goes */
-	OK(archive_target_open(at("age-raw"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("age-raw"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	fill(t, 1, 600, 16 * 1024);
@@ -232,7 +231,7 @@ by_age(void)
 	/* with bases at 100 and 300, keeping 1 base but 150 records' time:
 	   a restore to 250 needs the base at 100 and what follows it */
 	make_file(at("db"), 1000, 4);
-	OK(archive_target_open(at("age-bases"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("age-bases"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	fill(t, 1, 600, 16 * 1024);

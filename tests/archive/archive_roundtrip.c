@@ -20,11 +20,11 @@ round_trip(int zstd_level)
 	struct archive_listing l;
 	struct seen s = { 0 };
 	uint64_t checked, bad, raw_bytes = 0, stored = 0;
-	char why[ARCHIVE_WHY_MAX], dir[64], path[200];
+	char why[ARCHIVE_WHY_MAX], dir[64];
 	int rc;
 
 	snprintf(dir, sizeof(dir), "rt-zstd%d", zstd_level);
-	OK(archive_target_open(at(dir), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt(dir), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
@@ -54,8 +54,7 @@ round_trip(int zstd_level)
 		CHECK(o->first_ms == rec_time(o->first_lsn));
 		CHECK(o->last_ms == rec_time(o->last_lsn));
 		CHECK(strncmp(o->name, "seg/", 4) == 0 && strlen(o->name) == 50);
-		snprintf(path, sizeof(path), "%s/%s", dir, o->name);
-		CHECK(file_size(at(path)) == (long long)o->bytes);
+		CHECK(obj_size(dir, o->name) == (long long)o->bytes);
 		stored += o->bytes;
 	}
 	for (uint64_t lsn = FIRST; lsn <= LAST; lsn++)
@@ -119,7 +118,7 @@ callback_stops(void)
 	char why[ARCHIVE_WHY_MAX];
 	int rc;
 
-	OK(archive_target_open(at("rt-zstd0"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("rt-zstd0"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	OK(archive_read(t, 0, 0, stop_at_2000, &last, why, sizeof(why)));
@@ -140,7 +139,7 @@ resume(void)
 	char why[ARCHIVE_WHY_MAX];
 	int rc;
 
-	OK(archive_target_open(at("resume"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("resume"), uuid_a, &t, why, sizeof(why)));
 	if (t == NULL)
 		return;
 	OK(archive_writer_open(t, &cfg, &w, why, sizeof(why)));
@@ -177,7 +176,7 @@ resume(void)
 	archive_target_close(&t);
 
 	/* settings out of range are refused */
-	OK(archive_target_open(at("resume"), uuid_a, &t, why, sizeof(why)));
+	OK(archive_target_open(tgt("resume"), uuid_a, &t, why, sizeof(why)));
 	cfg.zstd_level = 20;
 	CHECK(archive_writer_open(t, &cfg, &w, why, sizeof(why)) == -1 && w == NULL);
 	cfg.zstd_level = 0;

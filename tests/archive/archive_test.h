@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * archive_test.h -- what the archive's tests share: a check that counts
- * failures, a scratch directory removed at exit, and records whose bytes
- * follow from their LSN (so a reader's are checked without keeping them).
+ * failures, a scratch directory removed at exit, the targets the tests
+ * archive to, and records whose bytes follow from their LSN (so a
+ * reader's are checked without keeping them).
+ *
+ * The targets are directories under the scratch directory, or, with
+ * ARCHIVE_TEST_TARGET=s3://BUCKET/PREFIX in the environment (and the S3
+ * variables of repld.conf(5)), prefixes under PREFIX/PROGRAM in that
+ * bucket (tests/archive/archive_s3.sh runs the tests so).  A test damages
+ * a target's objects through obj_*, which go to the target's own
+ * functions: the same damage on either kind.
  */
 #ifndef TESTS_ARCHIVE_TEST_H
 #define TESTS_ARCHIVE_TEST_H
@@ -16,6 +24,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "archive_int.h"
 
 static int failures;
 
@@ -35,6 +44,8 @@ static const uint8_t uuid_b[16] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x
 #define SENTINEL ((void *)(uintptr_t)0xDEADBEEF)
 
 static char scratch[256];
+static char target_root[512];	/* the scratch directory, or an s3:// URL */
+static bool on_s3;
 
 static void
 rm_tree(const char *path)
@@ -76,10 +87,17 @@ scratch_make(const char *prog)
 		exit(77);
 	}
 	atexit(scratch_remove);
+	if (getenv("ARCHIVE_TEST_TARGET") != NULL && getenv("ARCHIVE_TEST_TARGET")[0]) {
+		on_s3 = true;
+		snprintf(target_root, sizeof(target_root), "%s/%s",
+			getenv("ARCHIVE_TEST_TARGET"), prog);
+	} else {
+		snprintf(target_root, sizeof(target_root), "%s", scratch);
+	}
 }
 
 /* a path under the scratch directory */
-static const char *
+static __attribute__((unused)) const char *
 at(const char *name)
 {
 	static char paths[4][512];
@@ -88,6 +106,141 @@ at(const char *name)
 	k = (k + 1) % 4;
 	snprintf(paths[k], sizeof(paths[k]), "%s/%s", scratch, name);
 	return paths[k];
+}
+
+/* the URL of a target the test archives to */
+static __attribute__((unused)) const char *
+tgt(const char *name)
+{
+	static char urls[4][700];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(urls[k], sizeof(urls[k]), "%s/%s", target_root, name);
+	return urls[k];
+}
+
+/* target dir's objects as they are, the archive's checks bypassed */
+static __attribute__((unused)) struct archive_target *
+raw_open(const char *dir)
+{
+	struct archive_target *t = calloc(1, sizeof(*t));
+	char why[ARCHIVE_WHY_MAX];
+
+	if (t == NULL)
+		exit(1);
+	snprintf(t->url, sizeof(t->url), "%s", tgt(dir));
+	if ((on_s3 ? archive_s3_open(t, t->url, why, sizeof(why)) :
+			archive_dir_open(t, t->url, why, sizeof(why))) != 0) {
+		fprintf(stderr, "FAIL: opening %s: %s\n", t->url, why);
+		exit(1);
+	}
+	return t;
+}
+
+static __attribute__((unused)) void
+raw_close(struct archive_target *t)
+{
+	t->ops->close(t);
+	free(t);
+}
+
+/* object name of target dir: its bytes (malloc'd), 0; -1 when missing */
+static __attribute__((unused)) int
+obj_read(const char *dir, const char *name, uint8_t **buf, size_t *len)
+{
+	struct archive_target *t = raw_open(dir);
+	char why[ARCHIVE_WHY_MAX];
+	void *p = NULL;
+	int rc = t->ops->get(t, name, 1ull << 32, &p, len, why, sizeof(why));
+
+	raw_close(t);
+	*buf = p;
+	return rc == 0 ? 0 : -1;
+}
+
+static __attribute__((unused)) int
+obj_write(const char *dir, const char *name, const void *p, size_t len)
+{
+	struct archive_target *t = raw_open(dir);
+	struct iovec v = { (void *)p, len };
+	char why[ARCHIVE_WHY_MAX];
+	int rc = t->ops->put(t, name, &v, 1, why, sizeof(why));
+
+	if (rc != 0)
+		fprintf(stderr, "writing %s: %s\n", name, why);
+	raw_close(t);
+	return rc;
+}
+
+static __attribute__((unused)) int
+obj_delete(const char *dir, const char *name)
+{
+	struct archive_target *t = raw_open(dir);
+	char why[ARCHIVE_WHY_MAX];
+	int rc = t->ops->del(t, name, why, sizeof(why));
+
+	raw_close(t);
+	return rc;
+}
+
+/* its size in bytes, or -1 when it is missing */
+static __attribute__((unused)) long long
+obj_size(const char *dir, const char *name)
+{
+	uint8_t *p;
+	size_t len;
+
+	if (obj_read(dir, name, &p, &len) != 0)
+		return -1;
+	free(p);
+	return (long long)len;
+}
+
+/* cut by bytes at its end */
+static __attribute__((unused)) int
+obj_truncate(const char *dir, const char *name, size_t by)
+{
+	uint8_t *p;
+	size_t len;
+	int rc;
+
+	if (obj_read(dir, name, &p, &len) != 0 || len < by)
+		return -1;
+	rc = obj_write(dir, name, p, len - by);
+	free(p);
+	return rc;
+}
+
+/* one bit of the byte at off flipped */
+static __attribute__((unused)) int
+obj_flip(const char *dir, const char *name, size_t off)
+{
+	uint8_t *p;
+	size_t len;
+	int rc;
+
+	if (obj_read(dir, name, &p, &len) != 0 || off >= len)
+		return -1;
+	p[off] ^= 0x10;
+	rc = obj_write(dir, name, p, len);
+	free(p);
+	return rc;
+}
+
+/* from_dir's object from put in to_dir as to, and deleted where it was */
+static __attribute__((unused)) int
+obj_move(const char *from_dir, const char *from, const char *to_dir, const char *to)
+{
+	uint8_t *p;
+	size_t len;
+	int rc;
+
+	if (obj_read(from_dir, from, &p, &len) != 0)
+		return -1;
+	rc = obj_write(to_dir, to, p, len);
+	free(p);
+	return rc != 0 ? rc : obj_delete(from_dir, from);
 }
 
 static uint64_t
@@ -176,7 +329,7 @@ check_record(void *arg, const struct archive_record *r)
 	return 0;
 }
 
-static long long
+static __attribute__((unused)) long long
 file_size(const char *path)
 {
 	struct stat st;
