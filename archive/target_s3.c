@@ -41,7 +41,7 @@
 #define S3_PAGE_KEYS_DEFAULT	1000
 #define S3_ERROR_BODY_MAX	16384	/* an error document kept, at most */
 #define S3_LIST_BODY_MAX	(16u << 20)	/* one listing page */
-#define S3_LIST_PAGES_MAX	1000000
+#define S3_LIST_PAGES_MAX	100000
 
 struct s3_target {
 	CURL *h;
@@ -570,6 +570,7 @@ list_under(struct archive_target *t, const char *sub, char ***v, size_t *len, si
 {
 	struct s3_target *s = s3_of(t);
 	char want[600], enc_prefix[1800], *token = NULL, url[8192], what[700];
+	char *last = NULL;	/* the greatest key so far */
 	struct s3_req q = { .method = "GET", .what = what, .url = url,
 		.max = S3_LIST_BODY_MAX };
 	int rc = -1;
@@ -626,7 +627,18 @@ list_under(struct archive_target *t, const char *sub, char ***v, size_t *len, si
 				s3_list_page_free(&pg);
 				goto out;
 			}
-			if (names_add(v, len, cap, pg.keys[i] + strlen(s->prefix)) != 0) {
+			/* S3 lists keys in ascending order: one not past the last
+			   is a server that lost its place (and could loop) */
+			if (last != NULL && strcmp(pg.keys[i], last) <= 0) {
+				archive_fail(why, whylen, "archive %s: %s: keys out of "
+					"order (the server repeats or loses its place)",
+					t->url, what);
+				s3_list_page_free(&pg);
+				goto out;
+			}
+			free(last);
+			if ((last = strdup(pg.keys[i])) == NULL ||
+					names_add(v, len, cap, pg.keys[i] + strlen(s->prefix)) != 0) {
 				archive_fail(why, whylen, "archive %s: out of memory", t->url);
 				s3_list_page_free(&pg);
 				goto out;
@@ -650,6 +662,7 @@ list_under(struct archive_target *t, const char *sub, char ***v, size_t *len, si
 	rc = 0;
 out:
 	free(token);
+	free(last);
 	return rc;
 }
 

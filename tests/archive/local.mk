@@ -19,3 +19,18 @@ check_PROGRAMS += tests/archive/archive_retention
 TESTS += tests/archive/archive_retention
 tests_archive_archive_retention_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
 tests_archive_archive_retention_LDADD = $(ARCHIVE_TEST_LDADD)
+
+# the S3 target's parser of its server's XML answers, without a server
+check_PROGRAMS += tests/archive/archive_s3_xml
+TESTS += tests/archive/archive_s3_xml
+tests_archive_archive_s3_xml_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
+tests_archive_archive_s3_xml_LDADD = $(ARCHIVE_TEST_LDADD)
+
+# the S3 target against a local S3-compatible server (s3rver):
+# archive_s3.sh starts it, then runs the three tests above on s3:// and
+# archive_s3 (what only S3 has); it skips (77) without s3rver
+check_PROGRAMS += tests/archive/archive_s3
+tests_archive_archive_s3_CPPFLAGS = $(ARCHIVE_TEST_CPPFLAGS)
+tests_archive_archive_s3_LDADD = $(ARCHIVE_TEST_LDADD)
+TESTS += tests/archive/archive_s3.sh
+EXTRA_DIST += tests/archive/archive_s3.sh tests/archive/s3rver_lib.sh
