@@ -78,8 +78,14 @@ conf_load_archive(struct conf_ctx *c, const config_setting_t *root,
 	if ((m = config_setting_get_member(s, "target")) == NULL)
 		return conf_fail(c, s, "archive.target is required: the directory "
 				"the archive is kept in");
-	if (conf_get_path(c, m, "archive.target", &o->archive.target))
+	/* an s3:// URL is taken as it is; a directory relative to this file */
+	if (config_setting_type(m) == CONFIG_TYPE_STRING &&
+	    strncmp(config_setting_get_string(m), "s3://", 5) == 0) {
+		if (conf_dup_string(c, config_setting_get_string(m), &o->archive.target))
+			return -1;
+	} else if (conf_get_path(c, m, "archive.target", &o->archive.target)) {
 		return -1;
+	}
 	if (conf_opt_choice(c, s, "on", "archive.on", archive_on_names, 0, &on))
 		return -1;
 	o->archive.any = on == 1;

@@ -342,6 +342,9 @@ EXTRA_DIST += tests/tools/repld_ha_etcd_cluster.sh
 # a log that holds every acknowledged record
 TESTS += tests/tools/repld_archive.sh
 EXTRA_DIST += tests/tools/repld_archive.sh
+# the same with the archive on S3 (a local s3rver; skipped without it)
+TESTS += tests/tools/repld_archive_s3.sh
+EXTRA_DIST += tests/tools/repld_archive_s3.sh
 # the archiving node promoted (archive.on = "any"): it archives its own
 # log and its retention holds for it; no gap across the failover
 TESTS += tests/tools/repld_archive_failover.sh

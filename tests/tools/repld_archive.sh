@@ -15,8 +15,9 @@
 #      where the archive ends, and the archive again reaches the commit
 #      point without a gap -- the primary kept what the archiving replica
 #      held while it was down;
-#   3. the target failing (its seg/ directory replaced by a file) while
-#      4000 more records are appended: the archiver is "failing" and holds
+#   3. the target failing (its seg/ directory replaced by a file; on S3
+#      the server stopped with SIGSTOP) while 4000 more records are
+#      appended: the archiver is "failing" and holds
 #      the log, and the primary releases nothing it holds; the target
 #      back, it catches up without a gap;
 #   4. replctl restore --latest: the restored log (replctl dump, offline)
@@ -24,6 +25,10 @@
 #      --to-lsn N ends at N; a point the archive does not hold is refused
 #      (exit 1); bad usage exits 2.
 # Every node's process is ended by cluster_lib's trap.
+#
+# ARCHIVE_TARGET_URL=s3://BUCKET/PREFIX (with the AWS variables of
+# repld.conf(5) and S3RVER_PID, the server's process) archives to S3
+# instead of a directory: repld_archive_s3.sh runs it so.
 set -u
 
 NAME=repld_archive
@@ -31,6 +36,13 @@ LOGSIZE=8M
 RETENTION='retention = { mode = "auto"; keep = "1M"; };'
 . "$(dirname "$0")/cluster_lib.sh"
 T0=$SECONDS
+# the target as repld.conf names it (a directory relative to it) and as
+# replctl does
+TARGET_CONF=${ARCHIVE_TARGET_URL:-archive}
+ARCH=${ARCHIVE_TARGET_URL:-$D/archive}
+if [[ $ARCH == s3://* ]]; then
+	[[ -n ${S3RVER_PID-} ]] || { echo "$NAME: ARCHIVE_TARGET_URL on S3 needs S3RVER_PID"; exit 99; }
+fi
 # 600 bytes a record: 6500 of them fill half the log, past what it keeps
 PAD=$(printf '%0600d' 0)
 MPORT=$((BASE + 21))		# node2's /health and /metrics
@@ -76,7 +88,7 @@ start_cluster_archive() {
 	conf 2 replica
 	conf 3 replica
 	cat >> "$D/node2.conf" <<-EOF
-	archive = { target = "archive"; segment_bytes = "64K"; publish_ms = 100; ${ARCHIVE_EXTRA-} };
+	archive = { target = "$TARGET_CONF"; segment_bytes = "64K"; publish_ms = 100; ${ARCHIVE_EXTRA-} };
 	metrics_listen = "127.0.0.1:$MPORT";
 	EOF
 	start 2
@@ -91,9 +103,9 @@ start_cluster_archive() {
 start_cluster_archive
 append_lines 1 3000
 caught_up 20
-"$CTL" archive verify "$D/archive" > "$D/verify.out" 2>&1 ||
+"$CTL" archive verify "$ARCH" > "$D/verify.out" 2>&1 ||
 	fail "archive verify: exit $?: $(cat "$D/verify.out")"
-"$CTL" archive list "$D/archive" > "$D/list.out" 2>&1 ||
+"$CTL" archive list "$ARCH" > "$D/list.out" 2>&1 ||
 	fail "archive list: exit $?: $(cat "$D/list.out")"
 last=$(tail -n 1 "$D/acked" | cut -d' ' -f1)
 grep -q "restorable up to LSN $last\$" "$D/list.out" ||
@@ -127,9 +139,14 @@ done
 echo "$NAME: node2 killed ${KILL_ROUNDS:-3} times at random points: archived to $(arch archived_lsn), no gap ($((SECONDS - T0)) s)"
 
 # 3. the target failing (its segments' directory replaced by a file: root
-# writes through modes): failing, holding; back: caught up, no gap
-mv "$D/archive/seg" "$D/archive/seg.away" && : > "$D/archive/seg" ||
-	fail "cannot take the archive's seg/ away"
+# writes through modes; S3: the server stopped, the archiver's requests
+# time out): failing, holding; back: caught up, no gap
+if [[ $ARCH == s3://* ]]; then
+	kill -STOP "$S3RVER_PID" || fail "cannot stop the S3 server"
+else
+	mv "$D/archive/seg" "$D/archive/seg.away" && : > "$D/archive/seg" ||
+		fail "cannot take the archive's seg/ away"
+fi
 append_lines $next $((next + 3999))
 next=$((next + 4000))
 for ((t = 0; t < 100; t++)); do
@@ -151,13 +168,17 @@ first=$(jnum "$(status_json 1)" first_lsn)
 echo "$NAME: target failing: node2 ${v[0]}, holding after LSN $hold, ${v[2]} failures; node1's log from LSN $first ($((SECONDS - T0)) s)"
 # the outage lasts OUTAGE_S (1; 60 by hand) with the archiver retrying
 sleep "${OUTAGE_S:-1}"
-rm "$D/archive/seg" && mv "$D/archive/seg.away" "$D/archive/seg" ||
-	fail "cannot put the archive's seg/ back"
+if [[ $ARCH == s3://* ]]; then
+	kill -CONT "$S3RVER_PID" || fail "cannot continue the S3 server"
+else
+	rm "$D/archive/seg" && mv "$D/archive/seg.away" "$D/archive/seg" ||
+		fail "cannot put the archive's seg/ back"
+fi
 caught_up 30
 echo "$NAME: target back: caught up, no gap ($((SECONDS - T0)) s)"
 
 # 4. restore: every acknowledged record, its bytes at its LSN
-"$CTL" restore --archive "$D/archive" --latest "$D/restored" > "$D/restore.out" 2>&1 ||
+"$CTL" restore --archive "$ARCH" --latest "$D/restored" > "$D/restore.out" 2>&1 ||
 	fail "restore --latest: exit $?: $(cat "$D/restore.out")"
 "$CTL" dump --json --payload full "$D/restored/repl.log" > "$D/dump.json" 2> "$D/dump.err" ||
 	fail "dump of the restored log: exit $?: $(cat "$D/dump.err")"
@@ -179,17 +200,17 @@ print(len(have), "records restored;", bad, "acknowledged records missing or diff
 sys.exit(1 if bad else 0)
 PY
 mid=$(sed -n 1000p "$D/acked" | cut -d' ' -f1)
-"$CTL" --json restore --archive "$D/archive" --to-lsn "$mid" "$D/restored-mid" > "$D/restore-mid.out" 2>&1 ||
+"$CTL" --json restore --archive "$ARCH" --to-lsn "$mid" "$D/restored-mid" > "$D/restore-mid.out" 2>&1 ||
 	fail "restore --to-lsn $mid: exit $?: $(cat "$D/restore-mid.out")"
 [[ $(jnum "$(cat "$D/restore-mid.out")" to_lsn) == "$mid" ]] ||
 	fail "restore --to-lsn $mid: $(cat "$D/restore-mid.out")"
 "$CTL" dump --json --payload none "$D/restored-mid/repl.log" | tail -n 2 > "$D/mid.tail"
 grep -q "\"lsn\":$mid," "$D/mid.tail" || fail "the log restored to $mid ends elsewhere: $(cat "$D/mid.tail")"
-"$CTL" restore --archive "$D/archive" --to-lsn 99999999 "$D/restored-far" > "$D/far.out" 2>&1
+"$CTL" restore --archive "$ARCH" --to-lsn 99999999 "$D/restored-far" > "$D/far.out" 2>&1
 rc=$?
 [[ $rc == 1 ]] || fail "restore past the archive: exit $rc, not 1: $(cat "$D/far.out")"
 [[ ! -e $D/restored-far/repl.log ]] || fail "a refused restore left a log"
-"$CTL" restore --archive "$D/archive" --latest --to-lsn 5 "$D/x" > /dev/null 2>&1
+"$CTL" restore --archive "$ARCH" --latest --to-lsn 5 "$D/x" > /dev/null 2>&1
 rc=$?
 [[ $rc == 2 ]] || fail "restore with two points: exit $rc, not 2"
 echo "$NAME: ok: $(cat "$D/restore.out") ($((SECONDS - T0)) s)"
