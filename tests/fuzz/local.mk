@@ -143,3 +143,11 @@ $(FUZZ_DIR)/fuzz_archive_segment: tests/fuzz/fuzz_archive_segment.c \
 	@$(MKDIR_P) $(FUZZ_DIR)
 	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/archive $(ZSTD_CFLAGS) \
 		$(ISAL_CFLAGS) -o $@ $^ $(ZSTD_LIBS) $(ISAL_LIBS)
+
+# the S3 target's parser of its server's XML answers (archive/s3_xml.c)
+FUZZ_TARGETS += s3_xml
+EXTRA_DIST += tests/fuzz/fuzz_s3_xml.c
+$(FUZZ_DIR)/fuzz_s3_xml: tests/fuzz/fuzz_s3_xml.c $(top_srcdir)/archive/s3_xml.c \
+		$(top_srcdir)/archive/fail.c
+	@$(MKDIR_P) $(FUZZ_DIR)
+	$(AM_V_CC)$(CLANG) $(FUZZ_FLAGS) -I$(top_srcdir)/archive -o $@ $^
