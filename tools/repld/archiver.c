@@ -33,6 +33,7 @@
 
 #define WAIT_MS 100			/* a round waits this long for records */
 #define PRIMARY_POLL_MS 50		/* on the primary: a look this often */
+#define ROUND_PAUSE_MS 10		/* after a round short of a full batch */
 /*
  * Record bytes added per round: the records are copied out under the
  * log's lock, which the replica's serving thread needs to persist what
@@ -305,8 +306,8 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 		next = ri.first_lsn;
 	}
 	held = hold_from(a, rn, &ri, next);
+	a->round_bytes = 0;
 	if (repl_replica_wait(rn, next, WAIT_MS) == 0) {
-		a->round_bytes = 0;
 		a->round_now_ms = wall_ms();
 		if (repl_replica_iterate_records(rn, next, add_record, a) < 0 &&
 		    a->writer == NULL)
@@ -317,6 +318,17 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 	(void)repl_replica_info(rn, &ri);
 	archived = round_done(a, ri.readable_lsn, next, held);
 	archiver_base_round(a->target, archived);	/* sqlite_copy's bases */
+	/*
+	 * A round that found less than a full batch waits a little before
+	 * the next: under load, rounds back to back would take the log's
+	 * lock (and the replica's state lock) thousands of times a second
+	 * against the thread that persists what the primary sends
+	 */
+	if (a->round_bytes < ROUND_BYTES) {
+		struct timespec ts = { 0, ROUND_PAUSE_MS * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	/* what is published may leave the log */
 	if (held && archived >= next)
 		(void)repl_replica_hold(rn, archived);
