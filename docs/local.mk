@@ -167,6 +167,8 @@ dist_man_MANS += \
 	docs/man/repl_replica_wait.3 \
 	docs/man/repl_replica_hold.3 \
 	docs/man/repl_replica_unhold.3 \
+	docs/man/repl_replica_hold_slot.3 \
+	docs/man/repl_replica_unhold_slot.3 \
 	docs/man/repl_replica_want_base.3 \
 	docs/man/repl_replica_open.3 \
 	docs/man/repl_replica_run.3 \

@@ -180,21 +180,33 @@ repl_replica_wait(struct repl_replica_node *node, uint64_t lsn, int timeout_ms)
 }
 
 int
+repl_replica_hold_slot(struct repl_replica_node *node, int slot, uint64_t lsn)
+{
+	if (node == NULL || slot < 0 || slot >= REPL_HOLD_SLOTS)
+		return REPL_E_INVAL;
+	replica_state_hold(&node->state, slot, lsn);
+	return 0;
+}
+
+int
+repl_replica_unhold_slot(struct repl_replica_node *node, int slot)
+{
+	if (node == NULL || slot < 0 || slot >= REPL_HOLD_SLOTS)
+		return REPL_E_INVAL;
+	replica_state_unhold(&node->state, slot);
+	return 0;
+}
+
+int
 repl_replica_hold(struct repl_replica_node *node, uint64_t lsn)
 {
-	if (node == NULL)
-		return REPL_E_INVAL;
-	replica_state_hold(&node->state, lsn);
-	return 0;
+	return repl_replica_hold_slot(node, 0, lsn);
 }
 
 int
 repl_replica_unhold(struct repl_replica_node *node)
 {
-	if (node == NULL)
-		return REPL_E_INVAL;
-	replica_state_unhold(&node->state);
-	return 0;
+	return repl_replica_unhold_slot(node, 0);
 }
 
 int

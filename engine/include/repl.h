@@ -601,6 +601,16 @@ int repl_replica_wait(struct repl_replica_node *node, uint64_t lsn,
 int repl_replica_hold(struct repl_replica_node *node, uint64_t lsn);
 int repl_replica_unhold(struct repl_replica_node *node);
 /*
+ * The same for one of several readers of this replica (repld's
+ * sqlite_copy and its archiver, say): each holds in a slot of its own
+ * (0..REPL_HOLD_SLOTS - 1; repl_replica_hold is slot 0), and the replica
+ * holds the lowest of the holds set, so no reader's records go because
+ * another reader moved on.  REPL_E_INVAL for a slot out of range.
+ */
+#define REPL_HOLD_SLOTS 4
+int repl_replica_hold_slot(struct repl_replica_node *node, int slot, uint64_t lsn);
+int repl_replica_unhold_slot(struct repl_replica_node *node, int slot);
+/*
  * A reader here needs a base (want non-zero), or no more (0): the
  * replica's answers to the primary's heartbeats say so, and the primary's
  * repl_replica_status shows it (wants_base) for its application to act

@@ -60,9 +60,10 @@ struct replica_state {
 	 * a change */
 	uint64_t commit_lsn;
 	pthread_cond_t committed;
-	/* repl_replica_hold: records after hold_lsn stay (under lock) */
-	bool holding;
-	uint64_t hold_lsn;
+	/* repl_replica_hold_slot: each reader's hold, records after its
+	 * hold_lsn stay; the replica holds the lowest (under lock) */
+	bool holding[REPL_HOLD_SLOTS];
+	uint64_t hold_lsn[REPL_HOLD_SLOTS];
 	/* repl_replica_want_base: a reader needs a base (under lock; the
 	 * replica's heartbeats say so, nothing keeps it) */
 	bool wants_base;
@@ -78,8 +79,8 @@ void replica_state_get(struct replica_state *st, struct repl_replica_info *out);
 /* a COMMIT taken in: the commit point */
 void replica_state_commit(struct replica_state *st, uint64_t commit_lsn);
 /* records after lsn stay in the log from now on (a reader's applied point) */
-void replica_state_hold(struct replica_state *st, uint64_t lsn);
-void replica_state_unhold(struct replica_state *st);
+void replica_state_hold(struct replica_state *st, int slot, uint64_t lsn);
+void replica_state_unhold(struct replica_state *st, int slot);
 /* true, with *lsn, while records are held */
 bool replica_state_held(struct replica_state *st, uint64_t *lsn);
 /* a reader here needs a base from the primary's application (or no more) */

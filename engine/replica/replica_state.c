@@ -80,8 +80,8 @@ replica_state_init(struct replica_state *st)
 
 	memset(&st->snap, 0, sizeof(st->snap));
 	st->commit_lsn = 0;
-	st->holding = false;
-	st->hold_lsn = 0;
+	memset(st->holding, 0, sizeof(st->holding));
+	memset(st->hold_lsn, 0, sizeof(st->hold_lsn));
 	st->wants_base = false;
 	if (pthread_mutex_init(&st->lock, NULL))
 		return REPL_E_NOMEM;
@@ -106,6 +106,21 @@ replica_state_destroy(struct replica_state *st)
 	}
 }
 
+/* the lowest hold of every reader that holds (under the state's lock) */
+static bool
+held_locked(const struct replica_state *st, uint64_t *lsn)
+{
+	bool held = false;
+
+	*lsn = 0;
+	for (int i = 0; i < REPL_HOLD_SLOTS; i++)
+		if (st->holding[i] && (!held || st->hold_lsn[i] < *lsn)) {
+			*lsn = st->hold_lsn[i];
+			held = true;
+		}
+	return held;
+}
+
 void
 replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 {
@@ -115,8 +130,7 @@ replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 	/* a replica catching up may hold less than is committed */
 	out->readable_lsn = st->commit_lsn < out->last_lsn ? st->commit_lsn :
 		out->last_lsn;
-	out->holding = st->holding;
-	out->hold_lsn = st->hold_lsn;
+	out->holding = held_locked(st, &out->hold_lsn);
 	out->primary_silent_ms = st->heard_at == 0 ? UINT64_MAX :
 		clock_now_ms() - st->heard_at;
 	pthread_mutex_unlock(&st->lock);
@@ -134,20 +148,20 @@ replica_state_commit(struct replica_state *st, uint64_t commit_lsn)
 }
 
 void
-replica_state_hold(struct replica_state *st, uint64_t lsn)
+replica_state_hold(struct replica_state *st, int slot, uint64_t lsn)
 {
 	pthread_mutex_lock(&st->lock);
-	st->holding = true;
-	st->hold_lsn = lsn;
+	st->holding[slot] = true;
+	st->hold_lsn[slot] = lsn;
 	pthread_mutex_unlock(&st->lock);
 }
 
 void
-replica_state_unhold(struct replica_state *st)
+replica_state_unhold(struct replica_state *st, int slot)
 {
 	pthread_mutex_lock(&st->lock);
-	st->holding = false;
-	st->hold_lsn = 0;
+	st->holding[slot] = false;
+	st->hold_lsn[slot] = 0;
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -157,8 +171,7 @@ replica_state_held(struct replica_state *st, uint64_t *lsn)
 	bool held;
 
 	pthread_mutex_lock(&st->lock);
-	held = st->holding;
-	*lsn = st->hold_lsn;
+	held = held_locked(st, lsn);
 	pthread_mutex_unlock(&st->lock);
 	return held;
 }

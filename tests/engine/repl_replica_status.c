@@ -119,6 +119,19 @@ hold_seen(struct repl *r, uint64_t lsn)
 		(unsigned long long)(clock_now_ms() - t0), rs.holds,
 		(unsigned long long)rs.hold_from);
 
+	/* a second reader's hold (slot 1): the replica holds the lower, so
+	 * the first reader moving on does not let go of the second's records */
+	CHECK(repl_replica_hold_slot(node2, 1, x) == 0);
+	CHECK(repl_replica_hold(node2, x + 5) == 0);
+	usleep(300 * 1000);	/* three heartbeats: a wrong hold would show */
+	CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
+	CHECK(repl_replica_unhold_slot(node2, 1) == 0);
+	CHECK(wait_hold(r, 2, 1, x + 6, 0, &rs) == 0);
+	CHECK(repl_replica_hold(node2, x) == 0);
+	CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
+	CHECK(repl_replica_hold_slot(node2, REPL_HOLD_SLOTS, x) == REPL_E_INVAL);
+	CHECK(repl_replica_unhold_slot(node2, -1) == REPL_E_INVAL);
+
 	CHECK(repl_replica_want_base(node2, 1) == 0);
 	CHECK(wait_hold(r, 2, 1, x + 1, 1, &rs) == 0);
 	/* the others' readers want nothing */

@@ -34,6 +34,8 @@
 #define WAIT_MS 100			/* a round waits this long for records */
 #define PRIMARY_POLL_MS 50		/* on the primary: a look this often */
 #define ROUND_PAUSE_MS 10		/* after a round short of a full batch */
+/* its hold beside sqlite_copy's (slot 0): the replica holds the lower */
+#define ARCHIVER_HOLD_SLOT 1
 /*
  * Record bytes added per round: the records are copied out under the
  * log's lock, which the replica's serving thread needs to persist what
@@ -208,9 +210,9 @@ hold_from(struct archiver *a, struct repl_replica_node *rn,
 	bool drop = ri->used_bytes > a->conf->archive.max_hold;
 
 	if (drop)
-		(void)repl_replica_unhold(rn);
+		(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
 	else
-		(void)repl_replica_hold(rn, next - 1);
+		(void)repl_replica_hold_slot(rn, ARCHIVER_HOLD_SLOT, next - 1);
 	pthread_mutex_lock(&a->lock);
 	if (drop && !a->info.hold_dropped)
 		log_error("archive %s: the log holds %" PRIu64 " bytes, more than "
@@ -331,7 +333,7 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 	}
 	/* what is published may leave the log */
 	if (held && archived >= next)
-		(void)repl_replica_hold(rn, archived);
+		(void)repl_replica_hold_slot(rn, ARCHIVER_HOLD_SLOT, archived);
 }
 
 /*
@@ -436,7 +438,7 @@ archiver_main(void *arg)
 				a->info.holding = false;
 				a->primary = false;
 				if (rn != NULL)
-					(void)repl_replica_unhold(rn);
+					(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
 			}
 		} else if (rn != NULL) {
 			a->using = true;
@@ -556,8 +558,18 @@ archiver_free(struct archiver **ap)
 void
 archiver_attach_replica(struct archiver *a, struct repl_replica_node *replica)
 {
+	struct repl_replica_info ri;
+
 	if (a == NULL)
 		return;
+	/*
+	 * Hold the whole log before the replica serves: its first ACK tells
+	 * the primary what it holds, and a release before the thread's first
+	 * round (which learns where the archive ends) could otherwise pass
+	 * records the archive lacks.  The round narrows it, or lets go.
+	 */
+	if (repl_replica_info(replica, &ri) == 0)
+		(void)repl_replica_hold_slot(replica, ARCHIVER_HOLD_SLOT, ri.first_lsn ? ri.first_lsn - 1 : 0);
 	pthread_mutex_lock(&a->lock);
 	a->replica = replica;
 	pthread_cond_broadcast(&a->cond);
