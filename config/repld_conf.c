@@ -125,29 +125,37 @@ hex_digit(char ch)
 	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
 }
 
-static int
-get_uuid(struct conf_ctx *c, const config_setting_t *s, struct repld_conf *o)
+bool
+repld_uuid_parse(const char *v, uint8_t out[16])
 {
-	const char *v = NULL;
-	uint8_t any = 0;
 	int k = 0;
 
-	if (conf_get_string(c, s, "cluster_uuid", &v))
-		return -1;
 	for (int i = 0; i < 36; i++) {
 		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
 
 		if (v[i] == '\0' || (dash ? v[i] != '-' :
 				hex_digit(v[i]) < 0 || hex_digit(v[i + 1]) < 0))
-			goto bad;
+			return false;
 		if (dash)
 			continue;
-		o->cluster_uuid[k] = (uint8_t)(hex_digit(v[i]) << 4 | hex_digit(v[i + 1]));
-		any |= o->cluster_uuid[k++];
+		out[k++] = (uint8_t)(hex_digit(v[i]) << 4 | hex_digit(v[i + 1]));
 		i++;
 	}
-	if (v[36] != '\0')
+	return v[36] == '\0';
+}
+
+static int
+get_uuid(struct conf_ctx *c, const config_setting_t *s, struct repld_conf *o)
+{
+	const char *v = NULL;
+	uint8_t any = 0;
+
+	if (conf_get_string(c, s, "cluster_uuid", &v))
+		return -1;
+	if (!repld_uuid_parse(v, o->cluster_uuid))
 		goto bad;
+	for (int i = 0; i < 16; i++)
+		any |= o->cluster_uuid[i];
 	for (int i = 0; i < 36; i++)
 		o->cluster_uuid_text[i] = (char)tolower((unsigned char)v[i]);
 	o->cluster_uuid_text[36] = '\0';

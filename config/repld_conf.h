@@ -186,6 +186,9 @@ int repld_conf_load(const char *path, struct repld_conf *out, char *err,
 /* free the strings *conf owns and zero it; a zeroed struct is fine too */
 void repld_conf_free(struct repld_conf *conf);
 
+/* "8-4-4-4-12" hexadecimal digits (either case) into out: false if not */
+bool repld_uuid_parse(const char *text, uint8_t out[16]);
+
 /* a value as the file spells it */
 const char *repld_backend_name(enum repld_backend b);
 /* "host:port" into buf, an IPv6 address in brackets */

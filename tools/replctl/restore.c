@@ -24,6 +24,7 @@
 #include "archive.h"
 #include "client.h"
 #include "conf_read.h"
+#include "repld_conf.h"
 #include "replctl.h"
 #include "restore_db.h"
 
@@ -90,30 +91,6 @@ parse_time(const char *s, uint64_t *ms)
 	return true;
 }
 
-static bool
-parse_uuid(const char *s, uint8_t out[16])
-{
-	if (strlen(s) != 36)
-		return false;
-	for (int i = 0, j = 0; i < 36; i++) {
-		unsigned v;
-
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return false;
-			continue;
-		}
-		if (sscanf(s + i, "%1x", &v) != 1)
-			return false;
-		if ((j & 1) == 0)
-			out[j / 2] = (uint8_t)(v << 4);
-		else
-			out[j / 2] |= (uint8_t)v;
-		j++;
-	}
-	return true;
-}
-
 int
 cmd_restore(int argc, char *argv[], struct live_opts *o)
 {
@@ -172,7 +149,7 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 				return EXIT_USAGE;
 			break;
 		case OPT_UUID:
-			if (!parse_uuid(optarg, uuid)) {
+			if (!repld_uuid_parse(optarg, uuid)) {
 				fprintf(stderr, "replctl: restore: --cluster-uuid \"%s\" is "
 					"not a UUID (8-4-4-4-12 hexadecimal digits)\n", optarg);
 				return EXIT_USAGE;
