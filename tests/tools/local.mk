@@ -341,7 +341,7 @@ EXTRA_DIST += tests/tools/repld_ha_etcd_cluster.sh
 # its target failing, it holds and catches up, no gap); restore rebuilds
 # a log that holds every acknowledged record
 TESTS += tests/tools/repld_archive.sh
-EXTRA_DIST += tests/tools/repld_archive.sh
+EXTRA_DIST += tests/tools/repld_archive.sh tests/tools/archive_lib.sh
 # the same with the archive on S3 (a local s3rver; skipped without it)
 TESTS += tests/tools/repld_archive_s3.sh
 EXTRA_DIST += tests/tools/repld_archive_s3.sh

@@ -35,6 +35,7 @@ NAME=repld_archive
 LOGSIZE=8M
 RETENTION='retention = { mode = "auto"; keep = "1M"; };'
 . "$(dirname "$0")/cluster_lib.sh"
+. "$(dirname "$0")/archive_lib.sh"
 T0=$SECONDS
 # the target as repld.conf names it (a directory relative to it) and as
 # replctl does
@@ -178,27 +179,7 @@ caught_up 30
 echo "$NAME: target back: caught up, no gap ($((SECONDS - T0)) s)"
 
 # 4. restore: every acknowledged record, its bytes at its LSN
-"$CTL" restore --archive "$ARCH" --latest "$D/restored" > "$D/restore.out" 2>&1 ||
-	fail "restore --latest: exit $?: $(cat "$D/restore.out")"
-"$CTL" dump --json --payload full "$D/restored/repl.log" > "$D/dump.json" 2> "$D/dump.err" ||
-	fail "dump of the restored log: exit $?: $(cat "$D/dump.err")"
-python3 - "$D/acked" "$D/dump.json" <<-'PY' || fail "the restored log does not hold every acknowledged record"
-import json, sys
-have = {}
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    if r.get("type") == "record" and not r.get("epoch_start"):
-        have[r["lsn"]] = bytes.fromhex(r.get("payload", ""))
-bad = 0
-for line in open(sys.argv[1]):
-    lsn, text = line.rstrip("\n").split(" ", 1)
-    if have.get(int(lsn)) != text.encode():
-        bad += 1
-        if bad < 5:
-            print("LSN", lsn, "restored", have.get(int(lsn)), "acknowledged", text)
-print(len(have), "records restored;", bad, "acknowledged records missing or different")
-sys.exit(1 if bad else 0)
-PY
+restored "$ARCH"
 mid=$(sed -n 1000p "$D/acked" | cut -d' ' -f1)
 "$CTL" --json restore --archive "$ARCH" --to-lsn "$mid" "$D/restored-mid" > "$D/restore-mid.out" 2>&1 ||
 	fail "restore --to-lsn $mid: exit $?: $(cat "$D/restore-mid.out")"

@@ -17,6 +17,7 @@ NAME=repld_archive_failover
 LOGSIZE=8M
 RETENTION='retention = { mode = "auto"; keep = "1M"; };'
 . "$(dirname "$0")/cluster_lib.sh"
+. "$(dirname "$0")/archive_lib.sh"
 T0=$SECONDS
 PAD=$(printf '%0600d' 0)
 command -v python3 > /dev/null ||
@@ -101,20 +102,5 @@ echo "$NAME: target failing: node2 holds after LSN ${v[2]}, its log from $first,
 rm "$D/archive/seg" && mv "$D/archive/seg.away" "$D/archive/seg"
 caught_up 2 30
 
-"$CTL" restore --archive "$D/archive" --latest "$D/restored" > "$D/restore.out" 2>&1 ||
-	fail "restore --latest: exit $?: $(cat "$D/restore.out")"
-"$CTL" dump --json --payload full "$D/restored/repl.log" > "$D/dump.json" 2> "$D/dump.err" ||
-	fail "dump of the restored log: $(cat "$D/dump.err")"
-python3 - "$D/acked" "$D/dump.json" <<'PY' || fail "the restored log does not hold every acknowledged record"
-import json, sys
-have = {}
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    if r.get("type") == "record" and not r.get("epoch_start"):
-        have[r["lsn"]] = bytes.fromhex(r.get("payload", ""))
-bad = sum(1 for line in open(sys.argv[1])
-          if have.get(int(line.split(" ", 1)[0])) != line.rstrip("\n").split(" ", 1)[1].encode())
-print(len(have), "records restored;", bad, "acknowledged records missing or different")
-sys.exit(1 if bad else 0)
-PY
+restored "$D/archive"
 echo "$NAME: ok ($((SECONDS - T0)) s)"

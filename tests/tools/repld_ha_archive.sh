@@ -16,6 +16,7 @@ NAME=repld_ha_archive
 RETENTION='retention = { mode = "auto"; keep = "1M"; };'
 LOGSIZE=${LOGSIZE:-8M}
 . "$(dirname "$0")/ha_lib.sh"
+. "$(dirname "$0")/archive_lib.sh"
 T0=$SECONDS
 PAD=$(printf '%0300d' 0)
 
@@ -93,20 +94,5 @@ append_lines 1 4001 5000
 caught_up "$b" 30
 echo "$NAME: node$a killed, node$b archives on: no gap ($((SECONDS - T0)) s)"
 
-"$CTL" restore --archive "$D/archive" --latest "$D/restored" > "$D/restore.out" 2>&1 ||
-	fail "restore --latest: exit $?: $(cat "$D/restore.out")"
-"$CTL" dump --json --payload full "$D/restored/repl.log" > "$D/dump.json" 2> "$D/dump.err" ||
-	fail "dump of the restored log: $(cat "$D/dump.err")"
-python3 - "$D/acked" "$D/dump.json" <<'PY' || fail "the restored log does not hold every acknowledged record"
-import json, sys
-have = {}
-for line in open(sys.argv[2]):
-    r = json.loads(line)
-    if r.get("type") == "record" and not r.get("epoch_start"):
-        have[r["lsn"]] = bytes.fromhex(r.get("payload", ""))
-bad = sum(1 for line in open(sys.argv[1])
-          if have.get(int(line.split(" ", 1)[0])) != line.rstrip("\n").split(" ", 1)[1].encode())
-print(len(have), "records restored;", bad, "acknowledged records missing or different")
-sys.exit(1 if bad else 0)
-PY
+restored "$D/archive"
 echo "$NAME: ok ($((SECONDS - T0)) s)"
