@@ -177,6 +177,15 @@ int s3_error_parse(const char *doc, size_t len, char *code, size_t code_len,
 __attribute__((format(printf, 3, 4)))
 int archive_fail(char *why, size_t whylen, const char *fmt, ...);
 
+/*
+ * file.c: the regular file at path, at most max bytes, into *buf (the
+ * caller frees it): 0, 1 when there is no such file, -1 with why (what
+ * names the file there).  A file that grew while read: refused with
+ * grow_fails, else what it held when it was looked at.
+ */
+int archive_file_read(const char *path, const char *what, uint64_t max,
+		bool grow_fails, void **buf, size_t *len, char *why, size_t whylen);
+
 /* crc.c: CRC-32C of len bytes (crc32c("123456789") == 0xE3069283) */
 uint32_t archive_crc(const void *buf, size_t len);
 

@@ -28,66 +28,6 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* the whole file at path, at most ARCHIVE_BODY_MAX bytes */
-static int
-file_read(const char *path, void **buf, size_t *len, char *why, size_t whylen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	uint8_t *p = NULL;
-	size_t done = 0, cap;
-
-	*buf = NULL;
-	if (fd < 0 || fstat(fd, &st) != 0)
-		goto fail;
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return archive_fail(why, whylen, "base %s: not a regular file", path);
-	}
-	if ((uint64_t)st.st_size > ARCHIVE_BODY_MAX) {
-		close(fd);
-		return archive_fail(why, whylen, "base %s: %" PRIu64 " bytes, more than "
-			"a base may have (4 GiB)", path, (uint64_t)st.st_size);
-	}
-	/* one more than its size: a file that grew while read is refused */
-	cap = (size_t)st.st_size + 1;
-	p = malloc(cap);
-	if (p == NULL) {
-		close(fd);
-		return archive_fail(why, whylen, "base %s: out of memory for %zu bytes",
-			path, cap);
-	}
-	for (;;) {
-		ssize_t r = read(fd, p + done, cap - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0)
-			break;
-		done += (size_t)r;
-		if (done == cap) {
-			close(fd);
-			free(p);
-			return archive_fail(why, whylen, "base %s: grew while read", path);
-		}
-	}
-	close(fd);
-	*buf = p;
-	*len = done;
-	return 0;
-fail:
-	{
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		free(p);
-		return archive_fail(why, whylen, "base %s: reading: %s", path,
-			strerror(e));
-	}
-}
 
 int
 archive_put_base(struct archive_target *t, uint64_t lsn, const char *path,
@@ -106,8 +46,17 @@ archive_put_base(struct archive_target *t, uint64_t lsn, const char *path,
 	if (zstd_level < 0 || zstd_level > ARCHIVE_ZSTD_LEVEL_MAX)
 		return archive_fail(why, whylen, "archive %s: zstd_level %d is not 0..%d",
 			t->url, zstd_level, ARCHIVE_ZSTD_LEVEL_MAX);
-	if (file_read(path, &buf, &len, why, whylen) != 0)
-		return -1;
+	{
+		char what[1100];
+
+		snprintf(what, sizeof(what), "base %s", path);
+		rc = archive_file_read(path, what, ARCHIVE_BODY_MAX, true, &buf, &len,
+			why, whylen);
+		if (rc == 1)
+			return archive_fail(why, whylen, "base %s: no such file", path);
+		if (rc != 0)
+			return -1;
+	}
 	body = buf;
 	body_len = len;
 	if (zstd_level > 0) {

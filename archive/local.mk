@@ -12,7 +12,7 @@ archive_libarchive_la_SOURCES = \
 	archive/target.c archive/target_dir.c archive/target_s3.c \
 	archive/s3_xml.c archive/listing.c \
 	archive/writer.c archive/reader.c archive/base.c archive/prune.c \
-	archive/crc.c
+	archive/crc.c archive/file.c
 archive_libarchive_la_CPPFLAGS = -I$(top_srcdir)/archive \
 	$(ZSTD_CFLAGS) $(ISAL_CFLAGS) $(CURL_CFLAGS) $(SSL_CFLAGS)
 archive_libarchive_la_LIBADD = $(ZSTD_LIBS) $(ISAL_LIBS) $(CURL_LIBS) $(SSL_LIBS)

@@ -191,64 +191,15 @@ static int
 dir_get(struct archive_target *t, const char *name, uint64_t max, void **buf,
 		size_t *len, char *why, size_t whylen)
 {
-	char path[1024];
-	struct stat st;
-	uint8_t *p = NULL;
-	size_t done = 0;
-	int fd;
+	char path[1024], what[1200];
 
 	*buf = NULL;
 	*len = 0;
 	if (path_of(t, name, path, sizeof(path)) != 0)
 		return archive_fail(why, whylen, "archive %s: %s: path too long", t->url,
 			name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 1;
-	if (fd < 0 || fstat(fd, &st) != 0)
-		goto fail;
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return archive_fail(why, whylen, "archive %s: %s: not a regular file",
-			t->url, name);
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return archive_fail(why, whylen, "archive %s: %s: %" PRIu64 " bytes, more "
-			"than an object may have (%" PRIu64 ")", t->url, name,
-			(uint64_t)st.st_size, max);
-	}
-	p = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
-	if (p == NULL) {
-		close(fd);
-		return archive_fail(why, whylen, "archive %s: %s: out of memory for %" PRIu64
-			" bytes", t->url, name, (uint64_t)st.st_size);
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t r = read(fd, p + done, (size_t)st.st_size - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0)
-			break;	/* cut while read: what there is, which parsing refuses */
-		done += (size_t)r;
-	}
-	close(fd);
-	*buf = p;
-	*len = done;
-	return 0;
-fail:
-	{
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		free(p);
-		return archive_fail(why, whylen, "archive %s: %s: reading: %s", t->url,
-			name, strerror(e));
-	}
+	snprintf(what, sizeof(what), "archive %s: %s", t->url, name);
+	return archive_file_read(path, what, max, false, buf, len, why, whylen);
 }
 
 static int
