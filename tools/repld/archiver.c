@@ -199,26 +199,29 @@ publish_due(struct archiver *a, bool force)
 }
 
 /*
- * Hold the log from next on -- unless the log holds more than max_hold:
- * then let go, so that a target down for long costs the archive a gap
- * rather than the cluster a full log
+ * Hold the log from next on -- unless the log (used bytes) holds more
+ * than max_hold: then let go, so that a target down for long costs the
+ * archive a gap rather than the cluster a full log.  On a replica (rn)
+ * the replica holds; on the primary (rn NULL) its retention reads the
+ * hold (archiver_primary_hold).
  */
 static bool
-hold_from(struct archiver *a, struct repl_replica_node *rn,
-		const struct repl_replica_info *ri, uint64_t next)
+hold_from(struct archiver *a, struct repl_replica_node *rn, uint64_t used,
+		uint64_t next)
 {
-	bool drop = ri->used_bytes > a->conf->archive.max_hold;
+	bool drop = used > a->conf->archive.max_hold;
 
-	if (drop)
+	if (rn != NULL && drop)
 		(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
-	else
+	else if (rn != NULL)
 		(void)repl_replica_hold_slot(rn, ARCHIVER_HOLD_SLOT, next - 1);
 	pthread_mutex_lock(&a->lock);
+	a->primary = rn == NULL;
 	if (drop && !a->info.hold_dropped)
 		log_error("archive %s: the log holds %" PRIu64 " bytes, more than "
 			"archive.max_hold (%" PRIu64 "): the archiver no longer holds it, "
 			"so records may leave it before they are archived",
-			a->conf->archive.target, ri->used_bytes, a->conf->archive.max_hold);
+			a->conf->archive.target, used, a->conf->archive.max_hold);
 	else if (!drop && a->info.hold_dropped)
 		log_notice("archive %s: holding the log again from LSN %" PRIu64,
 			a->conf->archive.target, next);
@@ -295,7 +298,7 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 		next = a->info.holding || a->info.hold_dropped ? a->info.hold_lsn + 1 : 0;
 		pthread_mutex_unlock(&a->lock);
 		if (next)
-			(void)hold_from(a, rn, &ri, next);
+			(void)hold_from(a, rn, ri.used_bytes, next);
 		nanosleep(&ts, NULL);
 		return;
 	}
@@ -307,7 +310,7 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 			return;
 		next = ri.first_lsn;
 	}
-	held = hold_from(a, rn, &ri, next);
+	held = hold_from(a, rn, ri.used_bytes, next);
 	a->round_bytes = 0;
 	if (repl_replica_wait(rn, next, WAIT_MS) == 0) {
 		a->round_now_ms = wall_ms();
@@ -348,7 +351,7 @@ round_primary(struct archiver *a, struct node *n)
 	struct repl_status st;
 	struct repl *repl;
 	uint64_t next, added;
-	bool changing, drop;
+	bool changing, held;
 
 	if (ensure_open(a) != 0) {
 		struct timespec ts = { 0, RETRY_MIN_MS * 1000000L };
@@ -377,17 +380,7 @@ round_primary(struct archiver *a, struct node *n)
 		}
 		next = st.first_lsn;
 	}
-	drop = st.used_bytes > a->conf->archive.max_hold;
-	pthread_mutex_lock(&a->lock);
-	if (drop && !a->info.hold_dropped)
-		log_error("archive %s: the log holds %" PRIu64 " bytes, more than "
-			"archive.max_hold (%" PRIu64 "): the archiver no longer holds it",
-			a->conf->archive.target, st.used_bytes, a->conf->archive.max_hold);
-	a->info.hold_dropped = drop;
-	a->info.holding = !drop;
-	a->info.hold_lsn = next - 1;
-	a->primary = true;
-	pthread_mutex_unlock(&a->lock);
+	held = hold_from(a, NULL, st.used_bytes, next);
 	a->round_bytes = 0;
 	added = 0;
 	if (st.commit_lsn >= next) {
@@ -402,7 +395,7 @@ round_primary(struct archiver *a, struct node *n)
 	node_leave(n);
 	if (publish_due(a, false) != 0)
 		return true;
-	(void)round_done(a, st.commit_lsn, next, !drop);
+	(void)round_done(a, st.commit_lsn, next, held);
 	return added > 0;
 }
 
