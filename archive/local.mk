@@ -10,6 +10,7 @@ archive_libarchive_la_SOURCES = \
 	archive/archive.h archive/archive_int.h \
 	archive/fail.c archive/segment.c archive/compress.c archive/names.c \
 	archive/target.c archive/target_dir.c archive/target_s3.c \
+	archive/s3_int.h archive/s3_request.c \
 	archive/s3_xml.c archive/listing.c \
 	archive/writer.c archive/reader.c archive/base.c archive/prune.c \
 	archive/crc.c archive/file.c
