@@ -76,6 +76,7 @@ struct archiver {
 	uint64_t retry_ms, retry_at;
 	uint64_t oldest_unpublished_ms;	/* monotonic; 0: nothing pending */
 	uint64_t round_bytes, round_now_ms;
+	uint64_t start_lsn;		/* an empty archive's first record */
 };
 
 static uint64_t
@@ -254,6 +255,19 @@ skip_gap(struct archiver *a, uint64_t next, uint64_t first)
 	return 0;
 }
 
+/*
+ * The first LSN not yet published, which the hold must keep: records the
+ * writer took but has not published are not in the archive (a failed
+ * publish drops them)
+ */
+static uint64_t
+keep_from(const struct archiver *a)
+{
+	uint64_t archived = archive_writer_archived(a->writer);
+
+	return archived ? archived + 1 : a->start_lsn;
+}
+
 /* what a round did, for status: the newest LSN published */
 static uint64_t
 round_done(struct archiver *a, uint64_t commit, uint64_t next, bool held)
@@ -304,13 +318,13 @@ round_replica(struct archiver *a, struct repl_replica_node *rn)
 	}
 	next = archive_writer_next(a->writer);
 	if (next == 0)		/* an empty archive begins with what the log has */
-		next = ri.first_lsn ? ri.first_lsn : ri.readable_lsn + 1;
+		next = a->start_lsn = ri.first_lsn ? ri.first_lsn : ri.readable_lsn + 1;
 	if (ri.first_lsn && next < ri.first_lsn) {
 		if (skip_gap(a, next, ri.first_lsn) != 0)
 			return;
 		next = ri.first_lsn;
 	}
-	held = hold_from(a, rn, ri.used_bytes, next);
+	held = hold_from(a, rn, ri.used_bytes, keep_from(a));
 	a->round_bytes = 0;
 	if (repl_replica_wait(rn, next, WAIT_MS) == 0) {
 		a->round_now_ms = wall_ms();
@@ -372,7 +386,7 @@ round_primary(struct archiver *a, struct node *n)
 	(void)repl_status(repl, &st);
 	next = archive_writer_next(a->writer);
 	if (next == 0)
-		next = st.first_lsn ? st.first_lsn : st.commit_lsn + 1;
+		next = a->start_lsn = st.first_lsn ? st.first_lsn : st.commit_lsn + 1;
 	if (st.first_lsn && next < st.first_lsn) {
 		if (skip_gap(a, next, st.first_lsn) != 0) {
 			node_leave(n);
@@ -380,7 +394,7 @@ round_primary(struct archiver *a, struct node *n)
 		}
 		next = st.first_lsn;
 	}
-	held = hold_from(a, NULL, st.used_bytes, next);
+	held = hold_from(a, NULL, st.used_bytes, keep_from(a));
 	a->round_bytes = 0;
 	added = 0;
 	if (st.commit_lsn >= next) {
