@@ -98,6 +98,10 @@ mapfile -t v < <(arch 2 state holding hold_lsn held_by)
 first=$(jnum "$(status_json 2)" first_lsn)
 ((first <= v[2] + 1)) || fail "node2 released past its archiver's hold: its log from $first, held after ${v[2]}"
 [[ ${v[3]} == archive ]] || fail "node2's retention is held by '${v[3]}', not archive"
+# the hold keeps what is not published: records taken but not published
+# are lost with a failed publish
+a=$(arch 2 archived_lsn)
+[[ ${v[2]} == "$a" ]] || fail "node2 holds after LSN ${v[2]}, not after the archive's end $a"
 echo "$NAME: target failing: node2 holds after LSN ${v[2]}, its log from $first, held by ${v[3]} ($((SECONDS - T0)) s)"
 rm "$D/archive/seg" && mv "$D/archive/seg.away" "$D/archive/seg"
 caught_up 2 30
