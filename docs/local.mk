@@ -159,6 +159,7 @@ dist_man_MANS += \
 	docs/man/repl_restore_finish.3 \
 	docs/man/repl_restore_open.3 \
 	docs/man/repl_lsn_keeping.3 \
+	docs/man/repl_release_past_down.3 \
 	docs/man/repl_membership.3 \
 	docs/man/repl_replica_close.3 \
 	docs/man/repl_replica_info.3 \

@@ -362,7 +362,17 @@ repl_release(struct repl *repl, uint64_t lsn)
 	if (repl == NULL)
 		return REPL_E_INVAL;
 	if (repl->cluster)
-		return facade_err(cluster_release(repl->cluster, lsn));
+		return facade_err(cluster_release(repl->cluster, lsn, false));
+	return facade_err(wal_release(repl->wal, lsn));
+}
+
+int
+repl_release_past_down(struct repl *repl, uint64_t lsn)
+{
+	if (repl == NULL)
+		return REPL_E_INVAL;
+	if (repl->cluster)
+		return facade_err(cluster_release(repl->cluster, lsn, true));
 	return facade_err(wal_release(repl->wal, lsn));
 }
 

@@ -262,6 +262,12 @@ int repl_iterate(struct repl *repl, uint64_t from, repl_iterate_fn *cb,
 
 /* the database checkpointed up to lsn: that space may be reused */
 int repl_release(struct repl *repl, uint64_t lsn);
+/*
+ * repl_release, where the holds of replicas that are not streaming (down,
+ * or not connected since this handle opened) count for nothing: a bound on
+ * what a replica that is away may keep (its readers find the gap).
+ */
+int repl_release_past_down(struct repl *repl, uint64_t lsn);
 
 /*
  * The newest LSN that repl_release() could take while at least keep_bytes

@@ -47,15 +47,21 @@
  * is gone already, so its reader cannot go on from it (a copy with no
  * base over a released log, or one released past while it held nothing,
  * is remade: docs/sqlite.md), and counted it would only stop every
- * release, also while its replica is down.  Under c->lock.
+ * release, also while its replica is down.  past_down: the holds of
+ * replicas that are not streaming count for nothing either (the caller's
+ * bound on what a replica that is away may keep: its catch-up then finds
+ * the release, and its readers the gap).  Under c->lock.
  */
 static uint64_t
-held_limit(struct cluster *c, uint64_t lsn, bool asked, uint64_t first)
+held_limit(struct cluster *c, uint64_t lsn, bool asked, uint64_t first,
+		bool past_down)
 {
 	for (int i = 0; i < c->n_links; i++) {
 		const struct link *l = &c->links[i];
 
 		if (!l->holds || l->state == REPL_LINK_RETIRED || l->hold_next < first)
+			continue;
+		if (past_down && l->state != REPL_LINK_STREAMING)
 			continue;
 		if (!asked && lsn >= l->hold_next)
 			lsn = l->hold_next - 1;
@@ -66,7 +72,7 @@ held_limit(struct cluster *c, uint64_t lsn, bool asked, uint64_t first)
 }
 
 int
-cluster_release(struct cluster *c, uint64_t lsn)
+cluster_release(struct cluster *c, uint64_t lsn, bool past_down)
 {
 	struct log_pos head, at;
 	uint64_t want[CLUSTER_PEERS_MAX];
@@ -91,7 +97,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 	 * A hold may keep everything: the round then moves nothing, and its
 	 * ACKs say how far the holders hold now (for the next release)
 	 */
-	lsn = held_limit(c, lsn, false, head.lsn);
+	lsn = held_limit(c, lsn, false, head.lsn, past_down);
 	if (lsn + 1 < head.lsn)
 		lsn = head.lsn - 1;
 	cluster_unlock(c);
@@ -135,7 +141,7 @@ cluster_release(struct cluster *c, uint64_t lsn)
 		}
 	}
 	/* a holder's checkpoint may have stopped short of at */
-	lsn = held_limit(c, lsn, true, head.lsn);
+	lsn = held_limit(c, lsn, true, head.lsn, past_down);
 	cluster_unlock(c);
 	if (lsn < head.lsn)
 		goto out;

@@ -105,7 +105,7 @@ int cluster_wait_durable(struct cluster *c, uint64_t lsn, int timeout_ms);
  * replica are kept.  A link catching up meanwhile waits for the release
  * (release_lock) and then sets its replica's checkpoint to the new one.
  */
-int cluster_release(struct cluster *c, uint64_t lsn);
+int cluster_release(struct cluster *c, uint64_t lsn, bool past_down);
 
 /* a replica follows a newer primary: this one must not append any more */
 bool cluster_fenced(struct cluster *c);

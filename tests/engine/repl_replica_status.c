@@ -11,7 +11,8 @@
  * (repl_replica_node): a hold its reader takes, and its want of a base,
  * reach the primary's status with the next heartbeat, no release needed.
  * A replica caught up, or lagging while it streams, shows no catch-up in
- * progress (catchup_* all 0).
+ * progress (catchup_* all 0).  A hold outlives its replica's going down;
+ * repl_release_past_down releases past it.
  */
 #define TEST_NAME "repl_replica_status"
 #include "repl_inproc.h"
@@ -158,6 +159,57 @@ hold_seen(struct repl *r, uint64_t lsn)
 	CHECK(rs.hold_from == 0 && rs.hold_lsn == 0);
 }
 
+/*
+ * A holder that goes down keeps its hold (rule 3 of docs/replication.md's
+ * held records): repl_release stops at it; repl_release_past_down goes
+ * past it, the bound a primary puts on what a replica that is away keeps.
+ * Back with a new log, it catches up from the primary's first record.
+ */
+static void
+down_hold(struct repl *r, int base)
+{
+	struct repl_replica_status rs;
+	struct repl_status st;
+	uint64_t x, lsn;
+
+	x = append_n(r, 1);
+	CHECK(inproc_wait_flushed(r, 2, x, 10000) == 0);
+	CHECK(repl_replica_hold(node2, x) == 0);
+	CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
+	lsn = append_n(r, 20);
+	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(inproc_wait_flushed(r, i, lsn, 10000) == 0);
+	node2_stop();
+	for (int t = 0; t < 500; t++) {
+		CHECK(repl_replica_status(r, 2, &rs) == 0);
+		if (rs.link_state != REPL_LINK_STREAMING)
+			break;
+		usleep(10000);
+	}
+	CHECK(rs.link_state != REPL_LINK_STREAMING && rs.holds);
+
+	CHECK(repl_release(r, lsn) == 0);
+	CHECK(repl_status(r, &st) == 0);
+	printf(TEST_NAME ": holder down, hold after %llu: repl_release to %llu "
+		"leaves first_lsn %llu\n", (unsigned long long)x,
+		(unsigned long long)lsn, (unsigned long long)st.first_lsn);
+	CHECK(st.first_lsn <= x + 1);
+	CHECK(repl_release_past_down(r, lsn - 1) == 0);
+	CHECK(repl_status(r, &st) == 0);
+	printf(TEST_NAME ": repl_release_past_down to %llu: first_lsn %llu\n",
+		(unsigned long long)lsn - 1, (unsigned long long)st.first_lsn);
+	CHECK(st.first_lsn == lsn);
+	CHECK(repl_release_past_down(NULL, lsn) == REPL_E_INVAL);
+
+	node2_start(base);
+	lsn = append_n(r, 5);
+	CHECK(repl_wait_durable(r, lsn, 10000) == 0);
+	CHECK(inproc_wait_flushed(r, 2, lsn, 20000) == 0);
+	CHECK(repl_replica_status(r, 2, &rs) == 0);
+	CHECK(rs.state == REPL_REPLICA_STREAMING && rs.holds == 0);
+}
+
 static void
 check_caught_up(struct repl *r, int i)
 {
@@ -271,6 +323,7 @@ main(void)
 		CHECK(rs.batches > batches);
 	}
 	hold_seen(r, lsn);
+	down_hold(r, base);
 	printf(TEST_NAME ": tcp/gpspm/crash reported; a frozen replica lagged "
 		"50 records, %d bytes\n", 50 * REC_BYTES);
 	CHECK(repl_close(&r) == 0);
