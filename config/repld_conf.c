@@ -70,7 +70,7 @@ static const char *const peer_keys[] = { "address", "control_port", NULL };
 static const char *const tls_keys[] = { "ca", "cert", "key", NULL };
 static const char *const retention_keys[] = {
 	"mode", "keep", "keep_records", "keep_seconds", "alarm_percent",
-	"reader_max_lag", NULL
+	"reader_max_lag", "replica_max_hold", NULL
 };
 static const char *const timeouts_keys[] = {
 	"heartbeat_ms", "down_ms", "promote_wait_ms", NULL
@@ -199,7 +199,7 @@ get_size(struct conf_ctx *c, const config_setting_t *s, uint64_t *out)
 }
 
 /*
- * retention.keep and retention.reader_max_lag: bytes, or a size string; at
+ * retention.keep, reader_max_lag and replica_max_hold: bytes, or a size string; at
  * most three quarters of log.size, since the daemon releases only once an
  * eighth more is in use and appends need the rest.
  */
@@ -245,6 +245,7 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 	o->retention.keep_records = 0;
 	o->retention.keep_seconds = 0;
 	o->retention.reader_max_lag = o->log.size / 2;
+	o->retention.replica_max_hold = o->log.size / 2;
 	o->retention.alarm_percent = ALARM_PERCENT_DEFAULT;
 	if (s == NULL)
 		return 0;
@@ -263,6 +264,15 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 		if (o->retention.reader_max_lag == 0)
 			return conf_fail(c, m, "retention.reader_max_lag must be more "
 					"than 0 bytes: a reader holds at most that much");
+	}
+	if ((m = config_setting_get_member(s, "replica_max_hold")) != NULL) {
+		if (get_keep(c, m, "retention.replica_max_hold", o->log.size,
+				&o->retention.replica_max_hold))
+			return -1;
+		if (o->retention.replica_max_hold == 0)
+			return conf_fail(c, m, "retention.replica_max_hold must be "
+					"more than 0 bytes: a replica away holds at most "
+					"that much");
 	}
 	if ((m = config_setting_get_member(s, "keep_records")) != NULL) {
 		if (conf_get_int(c, m, "retention.keep_records", 0, INT64_MAX, &n))

@@ -102,6 +102,8 @@ struct repld_conf {
 		int keep_seconds;		/* records younger (0: none) */
 		int alarm_percent;		/* log use that raises the alarm */
 		uint64_t reader_max_lag;	/* bytes a reader holds at most */
+		uint64_t replica_max_hold;	/* bytes the holds of replicas
+						   away (down, not seen) keep */
 	} retention;
 	int full_timeout_ms;			/* an append waits this long for
 						   log space (0: fails at once) */

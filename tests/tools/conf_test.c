@@ -308,6 +308,7 @@ defaults(void)
 	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 0);
 	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 90);
 	CU_ASSERT_EQUAL(conf.retention.reader_max_lag, (256u << 20) / 2);
+	CU_ASSERT_EQUAL(conf.retention.replica_max_hold, (256u << 20) / 2);
 	CU_ASSERT_PTR_NULL(conf.metrics.host);	/* no HTTP endpoints */
 	CU_ASSERT_EQUAL(conf.metrics.port, 0);
 	/* relative: from the file's directory, whatever the working one */
@@ -328,7 +329,7 @@ defaults(void)
 	write_file("ret.conf", BASE "log = { path = \"/x\"; size = \"64M\"; };\n"
 			"retention = { mode = \"checkpointer\"; keep_records = 5000000000L; "
 			"keep_seconds = 3600; alarm_percent = 75; "
-			"reader_max_lag = \"20M\"; };\n");
+			"reader_max_lag = \"20M\"; replica_max_hold = 30000000; };\n");
 	CU_ASSERT_EQUAL_FATAL(load_tmp("ret.conf", &conf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(conf.retention.mode, REPLD_RETENTION_CHECKPOINTER);
 	CU_ASSERT_EQUAL(conf.retention.keep, 16u << 20);
@@ -336,6 +337,7 @@ defaults(void)
 	CU_ASSERT_EQUAL(conf.retention.keep_seconds, 3600);
 	CU_ASSERT_EQUAL(conf.retention.alarm_percent, 75);
 	CU_ASSERT_EQUAL(conf.retention.reader_max_lag, 20u << 20);
+	CU_ASSERT_EQUAL(conf.retention.replica_max_hold, 30000000u);
 	repld_conf_free(&conf);
 	write_file("keep.conf", BASE "log = { path = \"/x\"; size = \"64M\"; };\n"
 			"retention = { keep = \"48M\"; };\n");

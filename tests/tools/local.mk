@@ -87,6 +87,7 @@ CONF_BAD = \
 	tests/tools/conf-bad/uuid-short.conf \
 	tests/tools/conf-bad/retention-keep.conf \
 	tests/tools/conf-bad/retention-reader-lag.conf \
+	tests/tools/conf-bad/retention-replica-hold.conf \
 	tests/tools/conf-bad/retention-mode.conf \
 	tests/tools/conf-bad/retention-alarm.conf \
 	tests/tools/conf-bad/retention-key.conf \
@@ -349,6 +350,8 @@ EXTRA_DIST += tests/tools/repld_archive_s3.sh
 # log and its retention holds for it; no gap across the failover
 TESTS += tests/tools/repld_archive_failover.sh
 EXTRA_DIST += tests/tools/repld_archive_failover.sh
+TESTS += tests/tools/repld_archive_away.sh
+EXTRA_DIST += tests/tools/repld_archive_away.sh
 # one archiver at a time through etcd's log-archiver key: the archiving
 # node killed, the standby takes over without a gap
 TESTS += tests/tools/repld_ha_archive.sh

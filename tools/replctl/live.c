@@ -286,10 +286,18 @@ print_status(const json_t *d)
 	if (primary && json_object_get(d, "retention")) {
 		const json_t *r = json_object_get(d, "retention");
 
-		printf("retention %s, %s%% used, released up to LSN %s (held by %s)%s\n",
+		printf("retention %s, %s%% used, released up to LSN %s (held by %s)%s",
 			text(r, "mode"), num(r, "used_percent", n[0], sizeof(n[0])),
 			num(r, "release_lsn", n[1], sizeof(n[1])), text(r, "held_by"),
 			jin_bool(r, "space_alarm", false) ? ", SPACE ALARM" : "");
+		if (json_integer_value(json_object_get(r, "unseen_replicas")) > 0)
+			printf(", %s replicas not seen yet (they may hold)",
+				num(r, "unseen_replicas", n[2], sizeof(n[2])));
+		if (json_integer_value(json_object_get(r, "replica_holds_dropped")) > 0)
+			printf(", RELEASED PAST %s holds of replicas away "
+				"(retention.replica_max_hold)",
+				num(r, "replica_holds_dropped", n[2], sizeof(n[2])));
+		printf("\n");
 	}
 	if (json_object_get(d, "persist_barriers"))
 		printf("persists  %s ranges under %s barriers of the medium\n",

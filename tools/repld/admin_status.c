@@ -328,6 +328,11 @@ retention_json(struct node *n, const struct repl_status *st)
 	if (o == NULL || json_object_set_new(o, "reader_max_lag_bytes",
 			jo_u64(c->retention.reader_max_lag)) ||
 	    json_object_set_new(o, "readers_lost", jo_u64(ri.readers_lost)) ||
+	    json_object_set_new(o, "replica_max_hold_bytes",
+			jo_u64(c->retention.replica_max_hold)) ||
+	    json_object_set_new(o, "unseen_replicas", json_integer(ri.unseen_replicas)) ||
+	    json_object_set_new(o, "replica_holds_dropped",
+			jo_u64(ri.replica_holds_dropped)) ||
 	    json_object_set_new(o, "readers", readers)) {
 		json_decref(o);
 		return NULL;

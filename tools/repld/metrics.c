@@ -230,6 +230,14 @@ primary_text(struct mtext *t, const struct view *v)
 		"(the primary).", p, (uint64_t)ri->n_readers);
 	counter(t, "repld_readers_lost_total", "Readers that fell more than "
 		"retention.reader_max_lag behind (the primary).", p, ri->readers_lost);
+	gauge(t, "repld_retention_unseen_replicas", "Replicas not connected "
+		"since this node became the primary: the log releases nothing for "
+		"them, within retention.replica_max_hold (the primary).", p,
+		(uint64_t)ri->unseen_replicas);
+	counter(t, "repld_retention_replica_holds_dropped_total", "Times the log "
+		"was released past what a replica away (down, or not seen) may "
+		"hold, past retention.replica_max_hold (the primary).", p,
+		ri->replica_holds_dropped);
 }
 
 /* one family, a sample per replica (labels replica="host:port") */

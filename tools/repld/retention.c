@@ -33,12 +33,17 @@ static const struct {
 		"\"checkpointer\"): no RELEASE past the oldest records" },
 	[HOLD_REPLICA] = { "replica", "a streaming replica that has not flushed "
 		"them, or a replica's hold for its readers (its sqlite_copy, or its "
-		"archiver: see that replica's status)" },
+		"archiver: see that replica's status; one that is down within "
+		"retention.replica_max_hold)" },
 	[HOLD_READER] = { "reader", "a reader (replctl read) that has not read them, "
 		"within retention.reader_max_lag" },
 	[HOLD_ARCHIVE] = { "archive", "this node's archiver, which has not archived "
 		"them yet (archive.on = \"any\"; within archive.max_hold: see the "
 		"archive line of replctl status)" },
+	[HOLD_UNSEEN] = { "unseen_replica", "a replica not connected since this "
+		"node became the primary, whose readers may hold them (its first "
+		"connection says; within retention.replica_max_hold: see replctl "
+		"status)" },
 };
 
 const char *
@@ -150,6 +155,83 @@ readers_hold(struct retention *r, uint64_t *target, enum retention_hold *held,
 	}
 }
 
+/* the i-th replica's address, as the membership names it now */
+static void
+peer_name(struct node *n, int i, char *buf, size_t len)
+{
+	pthread_mutex_lock(&n->lock);
+	if (i < n->conf.n_peers)
+		snprintf(buf, len, "%s:%u", n->conf.peers[i].address,
+			n->conf.peers[i].control_port);
+	else
+		snprintf(buf, len, "%d", i + 1);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * Replicas away: one not connected since this node became the primary may
+ * hold records for its readers (its first ACK says how far), so nothing is
+ * released until each has connected once; one down keeps its last hold
+ * (librepl counts it: repl_release(3)).  Both within
+ * retention.replica_max_hold: past it, true, and the release goes past
+ * them (repl_release_past_down) down to the newest replica_max_hold bytes,
+ * each replica said once until it streams again.  Their readers (a
+ * sqlite_copy, the archiver) then find the gap and say so.  Without a
+ * bound a dead holder would fill the log: every append would fail.
+ */
+static bool
+away_replicas(struct retention *r, struct repl *repl, const struct repl_status *st,
+		uint64_t *target, enum retention_hold *held)
+{
+	uint64_t bound = r->node->conf.retention.replica_max_hold, k;
+	struct repl_replica_status rs;
+	uint32_t away = 0, unseen = 0, news;
+	char name[300];
+
+	for (int i = 0; i < 32 && repl_replica_status(repl, i, &rs) == 0; i++) {
+		if (rs.state == REPL_REPLICA_STREAMING) {
+			r->dropped &= ~(1u << i);
+			continue;
+		}
+		if (rs.link_state == REPL_LINK_RETIRED)
+			continue;
+		if (rs.catch_ups == 0)
+			unseen |= 1u << i;
+		if (rs.catch_ups == 0 || (rs.holds && rs.hold_lsn < *target))
+			away |= 1u << i;
+	}
+	pthread_mutex_lock(&r->lock);
+	r->info.unseen_replicas = __builtin_popcount(unseen);
+	pthread_mutex_unlock(&r->lock);
+	if (away == 0)
+		return false;
+	if (st->used_bytes <= bound || repl_lsn_keeping(repl, bound, &k) != 0) {
+		if (unseen)
+			lower(target, held, st->first_lsn ? st->first_lsn - 1 :
+				st->last_lsn, HOLD_UNSEEN);
+		return false;
+	}
+	lower(target, held, k, HOLD_REPLICA);
+	news = away & ~r->dropped;
+	r->dropped |= away;
+	for (int i = 0; i < 32; i++) {
+		if (!(news & (1u << i)))
+			continue;
+		pthread_mutex_lock(&r->lock);
+		r->info.replica_holds_dropped++;
+		pthread_mutex_unlock(&r->lock);
+		peer_name(r->node, i, name, sizeof(name));
+		log_warning("retention: the log holds %llu bytes, more than "
+			"retention.replica_max_hold (%llu), and replica %s is %s: "
+			"releasing past what it may hold; its readers (sqlite_copy, "
+			"the archiver) will find a gap when it is back",
+			(unsigned long long)st->used_bytes, (unsigned long long)bound,
+			name, (unseen & (1u << i)) ? "not connected since this node "
+			"became the primary" : "down and holds records");
+	}
+	return true;
+}
+
 /* one look at the log, and a release when it is due (holds the gate) */
 static void
 pass(struct retention *r, struct repl *repl)
@@ -159,7 +241,7 @@ pass(struct retention *r, struct repl *repl)
 	enum retention_hold held = HOLD_COMMIT;
 	uint64_t target, k, keep, lag_lsn = 0, ms = now_ms();
 	int n_readers;
-	bool due;
+	bool due, past_away;
 	int ret = 0;
 
 	if (repl_status(repl, &st) != 0)
@@ -203,12 +285,14 @@ pass(struct retention *r, struct repl *repl)
 		if (a != NULL && archiver_primary_hold(a, &hold))
 			lower(&target, &held, hold, HOLD_ARCHIVE);
 	}
+	past_away = away_replicas(r, repl, &st, &target, &held);
 
 	/* due: an eighth of the log beyond what is kept is in use */
 	due = st.used_bytes > keep + st.size_bytes / 8 &&
 		st.first_lsn && target >= st.first_lsn;
 	if (due) {
-		ret = repl_release(repl, target);
+		ret = past_away ? repl_release_past_down(repl, target) :
+			repl_release(repl, target);
 		if (ret == 0 && repl_status(repl, &st) == 0 && st.first_lsn &&
 		    st.first_lsn <= target)
 			held = HOLD_REPLICA;	/* librepl kept them back */

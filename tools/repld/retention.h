@@ -11,8 +11,14 @@
  *   - every reader's position (READ), unless the reader lags more than
  *     retention.reader_max_lag bytes behind the log's end: then it is
  *     lost (its stream ends with READER_LOST) and holds nothing,
+ *   - nothing at all while a replica has not connected since this node
+ *     became the primary (its readers may hold records: its first ACK
+ *     says),
  * and librepl lowers it further to what every streaming replica flushed
- * (repl_release(3)).  The thread releases once the log holds an eighth of
+ * and to every replica's hold, also one down (repl_release(3)).  The
+ * holds of replicas away (down, or not seen) keep at most
+ * retention.replica_max_hold bytes: past it the release goes past them
+ * (repl_release_past_down), each said once, and their readers find a gap.  The thread releases once the log holds an eighth of
  * its size more than retention.keep, so the header is not rewritten (a
  * persist, and a round trip to each replica) on every pass.  It runs only
  * while the node is the primary, through the node's gate (node_try_enter),
@@ -42,6 +48,8 @@ enum retention_hold {
 	HOLD_READER,		/* a reader has not read them */
 	HOLD_ARCHIVE,		/* the archiver, on this primary, has not
 				   archived them (archive.on = "any") */
+	HOLD_UNSEEN,		/* a replica not connected since this node
+				   became the primary may hold them */
 };
 
 /* a reader's position: what it has not read yet must stay */
@@ -64,6 +72,10 @@ struct retention_info {
 	uint64_t alarms;		/* times the alarm was raised */
 	int last_error;			/* REPL_E_* of the last release, or 0 */
 	uint64_t readers_lost;		/* readers that lagged past the limit */
+	int unseen_replicas;		/* not connected since this node became
+					   the primary (they may hold) */
+	uint64_t replica_holds_dropped;	/* releases past an away replica's hold
+					   (past retention.replica_max_hold) */
 	int n_readers;
 	struct retention_reader readers[RETENTION_READERS_MAX];
 };
@@ -85,6 +97,8 @@ struct retention {
 	struct { uint64_t ms, lsn; } samples[RETENTION_SAMPLES];
 	unsigned first, n_samples;
 	uint64_t last_sample_ms;
+	uint32_t dropped;		/* replicas whose holds were released past,
+					   by index, until they stream again */
 };
 
 /* at the node's creation (before the admin socket reads it) */
