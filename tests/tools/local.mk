@@ -350,6 +350,9 @@ EXTRA_DIST += tests/tools/repld_archive_s3.sh
 # log and its retention holds for it; no gap across the failover
 TESTS += tests/tools/repld_archive_failover.sh
 EXTRA_DIST += tests/tools/repld_archive_failover.sh
+# the archiving replica away: the primary keeps its hold while it is down,
+# a restarted primary releases nothing until it has connected once, and
+# past retention.replica_max_hold the primary releases past it (a gap said)
 TESTS += tests/tools/repld_archive_away.sh
 EXTRA_DIST += tests/tools/repld_archive_away.sh
 # one archiver at a time through etcd's log-archiver key: the archiving
