@@ -77,6 +77,13 @@ struct archive_listing {
  */
 int archive_list(struct archive_target *t, struct archive_listing *out,
 		char *why, size_t whylen);
+/*
+ * The names only, parsed and sorted as archive_list's (segments then
+ * bases, each by LSN): one listing of the target, no object read (on S3
+ * no request per object); times and sizes are 0.
+ */
+int archive_list_names(struct archive_target *t, struct archive_listing *out,
+		char *why, size_t whylen);
 void archive_listing_free(struct archive_listing *l);
 
 /* ---- writing ---- */

@@ -83,11 +83,6 @@ void archive_s3_set_page_keys(struct archive_target *t, unsigned n);
 int archive_put(struct archive_target *t, const char *name, const struct iovec *iov,
 		int iovcnt, char *why, size_t whylen);
 
-/* the names of the target's objects that are the archive's, parsed and
-   sorted as archive_list's (segments then bases, each by LSN); no header
-   is read: *out's times and sizes are 0 */
-int archive_list_names(struct archive_target *t, struct archive_listing *out,
-		char *why, size_t whylen);
 /* contiguous_to and gap_at of a sorted listing */
 void archive_listing_reach(struct archive_listing *l);
 

@@ -86,7 +86,8 @@ first_lsn(struct archive_target *t, uint64_t *out)
 	char why[ARCHIVE_WHY_MAX];
 
 	if (B.first_lsn == 0) {
-		if (archive_list(t, &l, why, sizeof(why)) != 0) {
+		/* names only: no read of every object */
+		if (archive_list_names(t, &l, why, sizeof(why)) != 0) {
 			failed(why);
 			return -1;
 		}
