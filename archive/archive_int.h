@@ -67,9 +67,14 @@ struct archive_target {
 	void *impl;			/* the target's own */
 };
 
-/* the directory target: its ops and state made in t (the url's path) */
-int archive_dir_open(struct archive_target *t, const char *path, char *why,
-		size_t whylen);
+/*
+ * the directory target: its ops and state made in t (the url's path).
+ * writer: the archiver's open, which makes the directories and removes the
+ * temporary files a kill left; a reader's (replctl) changes nothing: the
+ * directory must be there, and an archiver's files in flight stay.
+ */
+int archive_dir_open(struct archive_target *t, const char *path, bool writer,
+		char *why, size_t whylen);
 
 /* the S3 target (target_s3.c): url "s3://BUCKET[/PREFIX]", the endpoint,
    region and credentials from the environment (repld.conf(5)) */

@@ -93,7 +93,8 @@ archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 		return archive_fail(why, whylen, "archive: target name too long");
 	}
 	strcpy(t->url, url);
-	if ((path != NULL ? archive_dir_open(t, path, why, whylen) :
+	/* only a writer (it names its cluster) makes or cleans anything */
+	if ((path != NULL ? archive_dir_open(t, path, cluster_uuid != NULL, why, whylen) :
 			archive_s3_open(t, url, why, whylen)) != 0) {
 		free(t);
 		return -1;
@@ -124,8 +125,8 @@ archive_target_open(const char *url, const uint8_t cluster_uuid[16],
 	} else if (cluster_uuid != NULL) {
 		memcpy(t->uuid, cluster_uuid, 16);
 	} else {
-		archive_fail(why, whylen, "archive %s: no %s: not an archive yet, and no "
-			"cluster uuid given to start one", url, ARCHIVE_UUID_OBJECT);
+		archive_fail(why, whylen, "archive %s: not an archive: no %s in it "
+			"(an archiver writes it first)", url, ARCHIVE_UUID_OBJECT);
 		goto fail;
 	}
 	free(buf);

@@ -349,8 +349,24 @@ mkdir_one(const char *path, bool *made, const char *url, char *why, size_t whyle
 	return 0;
 }
 
+/* a reader's open: the directory is there, and nothing is changed */
+static int
+dir_there(const char *path, const char *url, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return archive_fail(why, whylen, "archive %s: %s: %s", url, path,
+			strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return archive_fail(why, whylen, "archive %s: %s is not a directory",
+			url, path);
+	return 0;
+}
+
 int
-archive_dir_open(struct archive_target *t, const char *path, char *why, size_t whylen)
+archive_dir_open(struct archive_target *t, const char *path, bool writer,
+		char *why, size_t whylen)
 {
 	struct dir_target *d;
 	char sub[1024], parent[1024];
@@ -367,6 +383,11 @@ archive_dir_open(struct archive_target *t, const char *path, char *why, size_t w
 		return archive_fail(why, whylen, "archive %s: out of memory", t->url);
 	memcpy(d->root, path, n);
 	d->root[n] = '\0';
+	if (!writer) {
+		if (dir_there(d->root, t->url, why, whylen) != 0)
+			goto fail;
+		goto done;
+	}
 	if (mkdir_one(d->root, &made, t->url, why, whylen) != 0)
 		goto fail;
 	if (made) {
@@ -392,6 +413,7 @@ archive_dir_open(struct archive_target *t, const char *path, char *why, size_t w
 		goto fail;
 	if (made_sub && fsync_dir(d->root, t->url, why, whylen) != 0)
 		goto fail;
+done:
 	t->impl = d;
 	t->ops = &dir_ops;
 	return 0;

@@ -8,6 +8,7 @@
  * segment of another cluster put into this one; zstd that would inflate
  * past the raw length a header states is stopped there.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -224,17 +225,41 @@ other_cluster(void)
 		archive_target_close(&t);
 	}
 	/* ... and nothing to take from a target that is no archive */
+	if (!on_s3)
+		CHECK(mkdir(tgt("nothing"), 0755) == 0);
 	rc = archive_target_open(tgt("nothing"), NULL, &t, why, sizeof(why));
-	CHECK(rc == -1 && t == NULL && strstr(why, "not an archive yet") != NULL);
+	CHECK(rc == -1 && t == NULL && strstr(why, "not an archive: no cluster-uuid") != NULL);
 	/* no such kind of target, and an s3:// URL without a bucket */
 	rc = archive_target_open("ftp://host/x", uuid_a, &t, why, sizeof(why));
 	CHECK(rc == -1 && t == NULL && strstr(why, "not a target") != NULL);
 	rc = archive_target_open("s3://", uuid_a, &t, why, sizeof(why));
 	CHECK(rc == -1 && t == NULL && strstr(why, "bucket name") != NULL);
 	if (!on_s3) {
+		char tmp[700];
+		struct stat st;
+		int fd;
+
 		rc = archive_target_open(tgt("no/such/parent"), uuid_a, &t, why,
 			sizeof(why));
 		CHECK(rc == -1 && t == NULL);
+		/* a reader makes nothing: no directory where there was none */
+		rc = archive_target_open(tgt("absent"), NULL, &t, why, sizeof(why));
+		CHECK(rc == -1 && t == NULL && strstr(why, "No such file") != NULL);
+		CHECK(stat(tgt("absent"), &st) != 0 && errno == ENOENT);
+		/* ... nor removes anything: a temporary file stays */
+		/* of a writer gone (pid 2^31 - 2): only an archiver removes it */
+		snprintf(tmp, sizeof(tmp), "%s/seg/.tmp-2147483646-1-x", tgt("mine"));
+		fd = open(tmp, O_CREAT | O_WRONLY, 0644);
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+		OK(archive_target_open(tgt("mine"), NULL, &t, why, sizeof(why)));
+		archive_target_close(&t);
+		CHECK(stat(tmp, &st) == 0);
+		/* the archiver's open removes what a kill left */
+		OK(archive_target_open(tgt("mine"), uuid_a, &t, why, sizeof(why)));
+		archive_target_close(&t);
+		CHECK(stat(tmp, &st) != 0 && errno == ENOENT);
 	}
 
 	/* the other cluster's archive of 601..700: its segment put in mine */

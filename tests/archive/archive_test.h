@@ -131,7 +131,7 @@ raw_open(const char *dir)
 		exit(1);
 	snprintf(t->url, sizeof(t->url), "%s", tgt(dir));
 	if ((on_s3 ? archive_s3_open(t, t->url, why, sizeof(why)) :
-			archive_dir_open(t, t->url, why, sizeof(why))) != 0) {
+			archive_dir_open(t, t->url, true, why, sizeof(why))) != 0) {
 		fprintf(stderr, "FAIL: opening %s: %s\n", t->url, why);
 		exit(1);
 	}

@@ -24,13 +24,26 @@ wall_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
+void
+archive_error(const char *cmd, const char *archive, const char *why)
+{
+	size_t n = strlen(archive);
+
+	if (strncmp(why, "archive ", 8) == 0 && strncmp(why + 8, archive, n) == 0 &&
+	    why[8 + n] == ':')
+		fprintf(stderr, "replctl: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", why);
+	else
+		fprintf(stderr, "replctl: %s%sarchive %s: %s\n", cmd ? cmd : "",
+			cmd ? ": " : "", archive, why);
+}
+
 static int
 open_archive(const char *path, struct archive_target **t)
 {
 	char why[ARCHIVE_WHY_MAX];
 
 	if (archive_target_open(path, NULL, t, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: archive %s: %s\n", path, why);
+		archive_error(NULL, path, why);
 		return EXIT_NO_LOG;
 	}
 	return EXIT_OK;
@@ -67,7 +80,7 @@ archive_list_cmd(const char *path, bool json)
 	if ((ret = open_archive(path, &t)) != EXIT_OK)
 		return ret;
 	if (archive_list(t, &l, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: archive %s: %s\n", path, why);
+		archive_error(NULL, path, why);
 		archive_target_close(&t);
 		return EXIT_FAILED;
 	}

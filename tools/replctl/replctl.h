@@ -67,6 +67,11 @@ int cmd_maintenance(int argc, char *argv[], struct live_opts *o);
 int cmd_history(int argc, char *argv[], struct live_opts *o);
 /* offline, on an archive: list, verify, prune; a log rebuilt from one */
 int cmd_archive(int argc, char *argv[], struct live_opts *o);
+/*
+ * "replctl: CMD: archive A: WHY" on stderr, naming the archive once: the
+ * archive's own messages begin with it already
+ */
+void archive_error(const char *cmd, const char *archive, const char *why);
 int cmd_restore(int argc, char *argv[], struct live_opts *o);
 /* ms since 1970 as "YYYY-MM-DDTHH:MM:SSZ" into out */
 const char *utc_text(uint64_t ms, char *out, size_t len);

@@ -179,13 +179,13 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 	}
 	dir = argv[optind];
 	if (archive_target_open(archive, NULL, &t, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: restore: archive %s: %s\n", archive, why);
+		archive_error("restore", archive, why);
 		return EXIT_NO_LOG;
 	}
 	if (!has_uuid)
 		memcpy(uuid, archive_target_uuid(t), 16);
 	if (archive_list(t, &l, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: restore: archive %s: %s\n", archive, why);
+		archive_error("restore", archive, why);
 		archive_target_close(&t);
 		return EXIT_FAILED;
 	}
@@ -212,7 +212,7 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 
 		if (restore_db_end(t, from, to, m.to_time_ms, &end, &db_end_ms, why,
 				sizeof(why)) != 0) {
-			fprintf(stderr, "replctl: restore: archive %s: %s\n", archive, why);
+			archive_error("restore", archive, why);
 			goto out;
 		}
 		if (end == 0) {
@@ -226,7 +226,7 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 	}
 	/* what the log must hold, and where a time ends it */
 	if (archive_read(t, from, to, measure_record, &m, why, sizeof(why)) != 0) {
-		fprintf(stderr, "replctl: restore: archive %s: %s\n", archive, why);
+		archive_error("restore", archive, why);
 		goto out;
 	}
 	if (m.records == 0) {
