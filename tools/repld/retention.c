@@ -221,13 +221,21 @@ away_replicas(struct retention *r, struct repl *repl, const struct repl_status *
 		r->info.replica_holds_dropped++;
 		pthread_mutex_unlock(&r->lock);
 		peer_name(r->node, i, name, sizeof(name));
-		log_warning("retention: the log holds %llu bytes, more than "
-			"retention.replica_max_hold (%llu), and replica %s is %s: "
-			"releasing past what it may hold; its readers (sqlite_copy, "
-			"the archiver) will find a gap when it is back",
-			(unsigned long long)st->used_bytes, (unsigned long long)bound,
-			name, (unseen & (1u << i)) ? "not connected since this node "
-			"became the primary" : "down and holds records");
+		if (unseen & (1u << i))
+			log_warning("retention: the log holds %llu bytes, more than "
+				"retention.replica_max_hold (%llu), and replica %s has "
+				"not connected since this node became the primary: "
+				"releasing past what its readers may hold (an archiver, "
+				"a sqlite_copy there would find a gap when it is back)",
+				(unsigned long long)st->used_bytes,
+				(unsigned long long)bound, name);
+		else
+			log_warning("retention: the log holds %llu bytes, more than "
+				"retention.replica_max_hold (%llu), and replica %s is "
+				"down and holds records: releasing past its hold (its "
+				"readers, the archiver or sqlite_copy, will find a gap "
+				"when it is back)", (unsigned long long)st->used_bytes,
+				(unsigned long long)bound, name);
 	}
 	return true;
 }
