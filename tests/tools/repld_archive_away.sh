@@ -91,9 +91,11 @@ kill -9 "${pid[2]}"; wait "${pid[2]}" 2>/dev/null; unset "pid[2]"
 wait_status 1 '"replicas_up":1' "node2 down"
 append_n 1500
 settle
-mapfile -t v < <(js 1 first_lsn retention.held_by retention.used_percent)
+mapfile -t v < <(js 1 first_lsn retention.held_by retention.used_percent retention.held_by_replica)
 ((v[0] <= a + 1)) || fail "node1 released past the hold of node2, which is down: its log from ${v[0]}, node2 archived up to $a"
-echo "$NAME: node2 down, archived up to $a: node1's log from ${v[0]}, held by ${v[1]}, ${v[2]}% used ($((SECONDS - T0)) s)"
+[[ ${v[1]} == replica && ${v[3]} == "127.0.0.1:$(cport 2) (its readers hold from LSN "* ]] ||
+	fail "node1's retention is held by '${v[1]}' of '${v[3]}', not node2's readers"
+echo "$NAME: node2 down, archived up to $a: node1's log from ${v[0]}, held by ${v[1]}: ${v[3]}, ${v[2]}% used ($((SECONDS - T0)) s)"
 
 # 2. node1 restarted: it has not seen node2, whose hold it cannot know
 stop 1

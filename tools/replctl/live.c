@@ -286,9 +286,13 @@ print_status(const json_t *d)
 	if (primary && json_object_get(d, "retention")) {
 		const json_t *r = json_object_get(d, "retention");
 
-		printf("retention %s, %s%% used, released up to LSN %s (held by %s)%s",
+		const json_t *who = json_object_get(r, "held_by_replica");
+
+		printf("retention %s, %s%% used, released up to LSN %s (held by %s%s%s)%s",
 			text(r, "mode"), num(r, "used_percent", n[0], sizeof(n[0])),
 			num(r, "release_lsn", n[1], sizeof(n[1])), text(r, "held_by"),
+			json_is_string(who) ? ": " : "",
+			json_is_string(who) ? json_string_value(who) : "",
 			jin_bool(r, "space_alarm", false) ? ", SPACE ALARM" : "");
 		if (json_integer_value(json_object_get(r, "unseen_replicas")) > 0)
 			printf(", %s replicas not seen yet (they may hold)",

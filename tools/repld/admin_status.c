@@ -328,6 +328,8 @@ retention_json(struct node *n, const struct repl_status *st)
 	if (o == NULL || json_object_set_new(o, "reader_max_lag_bytes",
 			jo_u64(c->retention.reader_max_lag)) ||
 	    json_object_set_new(o, "readers_lost", jo_u64(ri.readers_lost)) ||
+	    json_object_set_new(o, "held_by_replica", ri.held_by_replica[0] ?
+			json_string(ri.held_by_replica) : json_null()) ||
 	    json_object_set_new(o, "replica_max_hold_bytes",
 			jo_u64(c->retention.replica_max_hold)) ||
 	    json_object_set_new(o, "unseen_replicas", json_integer(ri.unseen_replicas)) ||

@@ -118,10 +118,11 @@ alarm_update(struct retention *r, const struct repl_status *st, int alarm_at)
 		i->alarm = true;
 		i->alarms++;
 		log_warning("space alarm: the log is %d%% full (%llu of %llu bytes, "
-			"retention.alarm_percent %d); what holds it: %s",
+			"retention.alarm_percent %d); what holds it: %s%s%s",
 			i->used_percent, (unsigned long long)st->used_bytes,
 			(unsigned long long)st->size_bytes, alarm_at,
-			holds[i->held_by].reason);
+			holds[i->held_by].reason, i->held_by_replica[0] ?
+			"; now replica " : "", i->held_by_replica);
 	} else if (i->alarm && i->used_percent < alarm_at - ALARM_HYSTERESIS) {
 		i->alarm = false;
 		log_notice("space alarm cleared: the log is %d%% full", i->used_percent);
@@ -240,6 +241,45 @@ away_replicas(struct retention *r, struct repl *repl, const struct repl_status *
 	return true;
 }
 
+/*
+ * The replica that holds the release point back (held_by "replica"), in
+ * who: "ADDRESS (its readers hold from LSN N)" or "ADDRESS (flushed to LSN
+ * N)", the lowest of them; empty when none does now.
+ */
+static void
+which_replica(struct retention *r, struct repl *repl, uint64_t target, char *who,
+		size_t len)
+{
+	struct repl_replica_status rs;
+	uint64_t low = UINT64_MAX, from = 0;
+	int at = -1;
+	bool hold = false;
+	char name[RETENTION_WHO_MAX - 64];
+
+	for (int i = 0; repl_replica_status(repl, i, &rs) == 0; i++) {
+		if (rs.link_state == REPL_LINK_RETIRED)
+			continue;
+		if (rs.holds && rs.hold_lsn < target && rs.hold_lsn < low) {
+			low = rs.hold_lsn;
+			from = rs.hold_from;
+			at = i;
+			hold = true;
+		}
+		if (rs.state == REPL_REPLICA_STREAMING && rs.flushed_lsn < target &&
+		    rs.flushed_lsn < low) {
+			low = rs.flushed_lsn;
+			at = i;
+			hold = false;
+		}
+	}
+	who[0] = '\0';
+	if (at < 0)
+		return;
+	peer_name(r->node, at, name, sizeof(name));
+	snprintf(who, len, "%s (%s LSN %llu)", name, hold ? "its readers hold "
+		"from" : "flushed to", (unsigned long long)(hold ? from : low));
+}
+
 /* one look at the log, and a release when it is due (holds the gate) */
 static void
 pass(struct retention *r, struct repl *repl)
@@ -249,6 +289,7 @@ pass(struct retention *r, struct repl *repl)
 	enum retention_hold held = HOLD_COMMIT;
 	uint64_t target, k, keep, lag_lsn = 0, ms = now_ms();
 	int n_readers;
+	char who[RETENTION_WHO_MAX];
 	bool due, past_away;
 	int ret = 0;
 
@@ -306,10 +347,16 @@ pass(struct retention *r, struct repl *repl)
 			held = HOLD_REPLICA;	/* librepl kept them back */
 	}
 
+	if (held == HOLD_REPLICA)
+		which_replica(r, repl, target, who, sizeof(who));
+	else
+		who[0] = '\0';
+
 	pthread_mutex_lock(&r->lock);
 	r->info.active = true;
 	r->info.release_lsn = target;
 	r->info.held_by = held;
+	snprintf(r->info.held_by_replica, sizeof(r->info.held_by_replica), "%s", who);
 	r->info.used_percent = st.size_bytes ?
 		(int)(st.used_bytes * 100 / st.size_bytes) : 0;
 	if (due) {

@@ -35,6 +35,7 @@ struct node;
 
 #define RETENTION_SAMPLES 1024	/* (time, LSN) pairs for keep_seconds */
 #define RETENTION_READERS_MAX 16	/* READ streams at once */
+#define RETENTION_WHO_MAX 400		/* a replica named, and its hold */
 
 /* what holds the release point back, for status and the alarm */
 enum retention_hold {
@@ -72,6 +73,8 @@ struct retention_info {
 	uint64_t alarms;		/* times the alarm was raised */
 	int last_error;			/* REPL_E_* of the last release, or 0 */
 	uint64_t readers_lost;		/* readers that lagged past the limit */
+	char held_by_replica[RETENTION_WHO_MAX];	/* held_by "replica": which,
+					   and how far ("" when unknown) */
 	int unseen_replicas;		/* not connected since this node became
 					   the primary (they may hold) */
 	uint64_t replica_holds_dropped;	/* releases past an away replica's hold
