@@ -184,7 +184,8 @@ cmd_restore(int argc, char *argv[], struct live_opts *o)
 	}
 	if (!has_uuid)
 		memcpy(uuid, archive_target_uuid(t), 16);
-	if (archive_list(t, &l, why, sizeof(why)) != 0) {
+	/* names only: the objects read below are checked as they are read */
+	if (archive_list_names(t, &l, why, sizeof(why)) != 0) {
 		archive_error("restore", archive, why);
 		archive_target_close(&t);
 		return EXIT_FAILED;
