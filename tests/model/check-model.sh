@@ -3,9 +3,11 @@
 #
 # check-model.sh -- the SPIN models of the replication protocol (model/
 # repl.pml), of the SQLite layer's bases, copies and holds (model/
-# bases.pml, the runs named bases-*) and of what its readers read while
-# commits are in flight (model/readers.pml, readers-*), docs/model.md, searched
-# exhaustively within their bounds:
+# bases.pml, the runs named bases-*), of what its readers read while
+# commits are in flight (model/readers.pml, readers-*) and of the
+# archiver's own state: the archive, its hold and the log-archiver key
+# (model/archive.pml, archive-*), docs/model.md, searched exhaustively
+# within their bounds:
 #   pass runs  the v2 rules (the bases rules): no assertion may fail, and
 #              the search must be complete (not cut at the depth limit,
 #              not out of memory);
@@ -31,7 +33,7 @@ if [ -z "${srcdir:-}" ]; then
 	srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 fi
 model="$srcdir/model"
-for f in repl.pml defs.pml actions.pml bases.pml readers.pml; do
+for f in repl.pml defs.pml actions.pml bases.pml readers.pml archive.pml; do
 	if [ ! -f "$model/$f" ]; then
 		echo "FAIL: $model/$f not found (srcdir=$srcdir)" >&2
 		exit 1
@@ -76,6 +78,8 @@ BR="$BRL -DNN=2 -DNP=2 -DNT=5 -DMAXTX=3 -DMAXLOSS=1"
 BRF="$BR shortest"
 BR1="$BRL -DNN=2 -DNP=1 -DNT=5 -DMAXTX=4 -DMAXLOSS=1"
 RD="model=readers.pml depth=100000"
+AR="model=archive.pml depth=200000"
+AF="$AR -DNT=2 shortest"
 RUNS=(
 	# the commit rule: 3 nodes, k 1, 4 terms (Raft's figure 8 needs 4)
 	"commit		pass $B3 -DMAXT=4"
@@ -136,6 +140,21 @@ RUNS=(
 	"readers-no-read-gate fail:I-read $RD shortest -DBUG_NO_READ_GATE"
 	"readers-no-seen-wait fail:I-read $RD shortest -DBUG_NO_SEEN_WAIT"
 	"readers-no-seen-wait-rollback fail:I-read $RD shortest -DBUG_NO_SEEN_WAIT -DNO_TIMEOUT"
+	# the archiver (model/archive.pml): 3 nodes, 5 records, 2 crashes, 1
+	# failover, 1 hold dropped for space; archive.on = "replica"; no
+	# log-archiver key (3 records); each fail run (2 records) one rule
+	# broken, or the code as it is where the model found it unsafe
+	"archive	pass $AR"
+	"archive-on-replica pass $AR -DON_REPLICA"
+	"archive-no-key	pass $AR -DNO_KEY -DNT=3"
+	"archive-hold-from-next fail:I-gap $AF -DBUG_HOLD_FROM_NEXT"
+	"archive-no-attach-hold fail:I-gap $AF -DBUG_NO_ATTACH_HOLD"
+	"archive-down-hold-forgotten fail:I-gap $AF -DBUG_DOWN_HOLD_FORGOTTEN"
+	"archive-unseen-releases fail:I-gap $AF -DBUG_UNSEEN_RELEASES"
+	"archive-no-gap-check fail:I-said $AF -DBUG_NO_GAP_CHECK"
+	"archive-take-unheld fail:I-gap $AF -DBUG_TAKE_UNHELD"
+	"archive-take-unconnected fail:I-gap $AF -DBUG_TAKE_UNCONNECTED"
+	"archive-promoted-unheld fail:I-gap $AF -DBUG_PROMOTED_UNHELD"
 )
 if [ -n "${MODEL_LONG:-}" ]; then
 	RUNS+=(
@@ -158,6 +177,8 @@ if [ -n "${MODEL_LONG:-}" ]; then
 	# readers: 3 connections and 3 transactions; 4 transactions on 3 pages
 	"long-readers-3conn pass $RD -DNC=3 -DNT=3"
 	"long-readers-3pages pass $RD -DNC=2 -DNP=3 -DNT=4"
+	# the archiver without a key: 4 records
+	"long-archive-no-key pass $AR -DNO_KEY -DNT=4"
 	)
 fi
 

@@ -3,4 +3,5 @@
 # and negative controls (one rule put back as it was) that must be found
 TESTS += tests/model/check-model.sh
 EXTRA_DIST += tests/model/check-model.sh model/repl.pml model/defs.pml \
-	model/actions.pml model/bases.pml model/readers.pml docs/model.md
+	model/actions.pml model/bases.pml model/readers.pml model/archive.pml \
+	docs/model.md
