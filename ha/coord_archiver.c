@@ -60,6 +60,7 @@ co_archiver_tick(struct coordinator *c)
 		return;
 	if (!c->keys_valid) {	/* etcd not read: the key may be another's */
 		atomic_store(&c->archiver_mine, false);
+		atomic_store(&c->archiver_holder, -1);
 		return;
 	}
 	wanted = c->ops.archive_wanted(c->node) && c->member_lease != 0;
@@ -84,6 +85,13 @@ co_archiver_tick(struct coordinator *c)
 	c->view.has_archiver = holder != 0 || c->keys.has_archiver;
 	pthread_mutex_unlock(&c->lock);
 	atomic_store(&c->archiver_mine, holds && c->reachable);
+	atomic_store(&c->archiver_holder, c->reachable ? (int64_t)holder : -1);
+}
+
+int64_t
+coordinator_archiver_holder(struct coordinator *c)
+{
+	return c == NULL ? -1 : atomic_load(&c->archiver_holder);
 }
 
 bool

@@ -111,6 +111,9 @@ struct coordinator {
 	bool maint_seen;		/* maintenance as last logged */
 	/* this node holds the log-archiver key (coord_archiver.c) */
 	atomic_bool archiver_mine;
+	/* the log-archiver key's holder as last read: its node id, 0 when
+	   the key is free, -1 when etcd's keys are not known */
+	_Atomic int64_t archiver_holder;
 
 	/* the membership key's change being carried (WORK_CARRY) */
 	struct coord_membership carry;	/* also WORK_PROMOTE's peers */

@@ -297,6 +297,7 @@ coordinator_start(const struct coord_cfg *cfg, const struct coord_node_ops *ops,
 		return -1;
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	atomic_store(&c->archiver_holder, -1);	/* not read yet */
 	/* the loop's deadlines are CLOCK_MONOTONIC: so must the cond's be */
 	pthread_condattr_t ca;
 

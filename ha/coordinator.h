@@ -171,6 +171,11 @@ void coordinator_view(struct coordinator *c, struct coord_view *v);
  * node of the cluster that archives the log.  false for NULL.
  */
 bool coordinator_archiver_allowed(struct coordinator *c);
+/*
+ * The log-archiver key's holder as last read: its node id, 0 when it is
+ * free, -1 when unknown (etcd not answering, or not read yet; NULL).
+ */
+int64_t coordinator_archiver_holder(struct coordinator *c);
 
 /*
  * repl_cfg.promote_gate for a promotion the coordinator stands behind (arg:

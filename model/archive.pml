@@ -59,8 +59,10 @@
  *                          has connected to it once
  *   BUG_NO_GAP_CHECK       an archiver that lists the archive goes on from
  *                          max(e + 1, F) without saying a gap
- * and three that are the code as it is (docs/model.md, "The archive",
- * the findings): the default is the rule the model needs instead.
+ * and three that are the code as it was before the hand-over rule
+ * (docs/model.md, "The archive", the findings), which the model found
+ * unsafe and the code now follows (archiver.c's standby and
+ * archiver_primary_hold, node_ha.c's op_archive_wanted):
  *   BUG_TAKE_UNHELD        a node that takes the key holds nothing until
  *                          its round has listed the archive
  *   BUG_TAKE_UNCONNECTED   a replica takes the key whenever it is free,

@@ -563,6 +563,12 @@ struct repl_replica_info {
 					   old configuration only (a change
 					   removes it), or one names it not
 					   at all */
+	uint64_t hold_told;		/* the first record held, as this
+					   replica last told the primary it
+					   follows (an ACK, an answer to a
+					   heartbeat) in this session: what
+					   that primary counts; 0 none told,
+					   or no session */
 };
 
 struct repl_replica_node;

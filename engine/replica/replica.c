@@ -220,14 +220,20 @@ hold_head(struct replica *r, struct log_pos *p)
 		*p = at;	/* no move, or to the first record held */
 }
 
-/* what an ACK says of the records a reader holds here (0: none) */
+/*
+ * What an ACK (or an answer to a HEARTBEAT) says of the records a reader
+ * holds here (0: none); noted as told to this session's primary
+ */
 static uint64_t
 hold_next(struct replica *r)
 {
-	uint64_t held;
+	uint64_t held, next;
 
-	return r->cfg->state != NULL && replica_state_held(r->cfg->state, &held) ?
-		held + 1 : 0;
+	if (r->cfg->state == NULL)
+		return 0;
+	next = replica_state_held(r->cfg->state, &held) ? held + 1 : 0;
+	replica_state_told(r->cfg->state, next, r->n.sessions);
+	return next;
 }
 
 static int

@@ -70,6 +70,11 @@ struct replica_state {
 	/* when a followed primary was last heard (clock_now_ms; 0: never),
 	 * as the serving thread last published it (under lock) */
 	uint64_t heard_at;
+	/* the hold_next this replica last sent (an ACK, an answer to a
+	 * HEARTBEAT) and in which session: what that primary knows of its
+	 * holds (under lock) */
+	uint64_t told_hold_next;
+	uint64_t told_session;
 };
 
 int replica_state_init(struct replica_state *st);
@@ -83,6 +88,9 @@ void replica_state_hold(struct replica_state *st, int slot, uint64_t lsn);
 void replica_state_unhold(struct replica_state *st, int slot);
 /* true, with *lsn, while records are held */
 bool replica_state_held(struct replica_state *st, uint64_t *lsn);
+/* an answer of session carries hold_next: the primary knows it from now */
+void replica_state_told(struct replica_state *st, uint64_t hold_next,
+		uint64_t session);
 /* a reader here needs a base from the primary's application (or no more) */
 void replica_state_want_base(struct replica_state *st, bool want);
 bool replica_state_wants_base(struct replica_state *st);

@@ -83,6 +83,8 @@ replica_state_init(struct replica_state *st)
 	memset(st->holding, 0, sizeof(st->holding));
 	memset(st->hold_lsn, 0, sizeof(st->hold_lsn));
 	st->wants_base = false;
+	st->told_hold_next = 0;
+	st->told_session = 0;
 	if (pthread_mutex_init(&st->lock, NULL))
 		return REPL_E_NOMEM;
 	/* waits are timed on the monotonic clock, as every timeout here */
@@ -131,6 +133,9 @@ replica_state_get(struct replica_state *st, struct repl_replica_info *out)
 	out->readable_lsn = st->commit_lsn < out->last_lsn ? st->commit_lsn :
 		out->last_lsn;
 	out->holding = held_locked(st, &out->hold_lsn);
+	/* told in this session only: a new primary has heard nothing yet */
+	out->hold_told = out->following && st->told_session == out->sessions ?
+		st->told_hold_next : 0;
 	out->primary_silent_ms = st->heard_at == 0 ? UINT64_MAX :
 		clock_now_ms() - st->heard_at;
 	pthread_mutex_unlock(&st->lock);
@@ -174,6 +179,15 @@ replica_state_held(struct replica_state *st, uint64_t *lsn)
 	held = held_locked(st, lsn);
 	pthread_mutex_unlock(&st->lock);
 	return held;
+}
+
+void
+replica_state_told(struct replica_state *st, uint64_t hold_next, uint64_t session)
+{
+	pthread_mutex_lock(&st->lock);
+	st->told_hold_next = hold_next;
+	st->told_session = session;
+	pthread_mutex_unlock(&st->lock);
 }
 
 void

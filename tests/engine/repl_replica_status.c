@@ -112,13 +112,21 @@ hold_seen(struct repl *r, uint64_t lsn)
 	first = st.first_lsn;	/* nothing releases until we do, below */
 	CHECK(first >= 1 && first <= x);
 
-	CHECK(repl_replica_hold(node2, x) == 0);
-	t0 = clock_now_ms();
-	CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
-	printf(TEST_NAME ": a hold after LSN %llu seen in %llu ms: holds %d, "
-		"hold_from %llu\n", (unsigned long long)x,
-		(unsigned long long)(clock_now_ms() - t0), rs.holds,
-		(unsigned long long)rs.hold_from);
+	{
+		struct repl_replica_info ri;
+
+		/* nothing held, nothing told */
+		CHECK(repl_replica_info(node2, &ri) == 0 && ri.hold_told == 0);
+		CHECK(repl_replica_hold(node2, x) == 0);
+		t0 = clock_now_ms();
+		CHECK(wait_hold(r, 2, 1, x + 1, 0, &rs) == 0);
+		printf(TEST_NAME ": a hold after LSN %llu seen in %llu ms: holds %d, "
+			"hold_from %llu\n", (unsigned long long)x,
+			(unsigned long long)(clock_now_ms() - t0), rs.holds,
+			(unsigned long long)rs.hold_from);
+		/* the primary saw it: the replica says it told it so */
+		CHECK(repl_replica_info(node2, &ri) == 0 && ri.hold_told == x + 1);
+	}
 
 	/* a second reader's hold (slot 1): the replica holds the lower, so
 	 * the first reader moving on does not let go of the second's records */

@@ -143,7 +143,7 @@ RUNS=(
 	# the archiver (model/archive.pml): 3 nodes, 5 records, 2 crashes, 1
 	# failover, 1 hold dropped for space; archive.on = "replica"; no
 	# log-archiver key (3 records); each fail run (2 records) one rule
-	# broken, or the code as it is where the model found it unsafe
+	# broken, or the code as it was where the model found it unsafe
 	"archive	pass $AR"
 	"archive-on-replica pass $AR -DON_REPLICA"
 	"archive-no-key	pass $AR -DNO_KEY -DNT=3"

@@ -77,6 +77,11 @@ struct archiver {
 	uint64_t oldest_unpublished_ms;	/* monotonic; 0: nothing pending */
 	uint64_t round_bytes, round_now_ms;
 	uint64_t start_lsn;		/* an empty archive's first record */
+	uint64_t gap_floor;		/* after a gap: the log's first record
+					   then, where the hold begins at least */
+	bool may_take;			/* under lock: as a standby, the primary
+					   has heard the hold that lets it take
+					   the archive over */
 };
 
 static uint64_t
@@ -248,6 +253,7 @@ skip_gap(struct archiver *a, uint64_t next, uint64_t first)
 	log_error("archive %s: records %" PRIu64 "..%" PRIu64 " left the log before "
 		"they were archived: the archive has a gap there, which no restore "
 		"crosses", a->conf->archive.target, next, first - 1);
+	a->gap_floor = first;	/* a hold before the log's first counts for nothing */
 	if (archive_writer_skip_to(a->writer, first, why, sizeof(why)) != 0) {
 		failed(a, why);
 		return -1;
@@ -264,8 +270,9 @@ static uint64_t
 keep_from(const struct archiver *a)
 {
 	uint64_t archived = archive_writer_archived(a->writer);
+	uint64_t from = archived ? archived + 1 : a->start_lsn;
 
-	return archived ? archived + 1 : a->start_lsn;
+	return from > a->gap_floor ? from : a->gap_floor;
 }
 
 /* what a round did, for status: the newest LSN published */
@@ -426,6 +433,50 @@ elected(struct archiver *a)
 	return coord == NULL || coordinator_archiver_allowed(coord);
 }
 
+/*
+ * Not elected (under a->lock).  While another node holds the log-archiver
+ * key, hold nothing for it here.  While the key is free (or not known),
+ * hold the whole log (as it is now: after a catch-up, from the primary's
+ * first record), and may take the key only once the primary this replica
+ * follows has heard that hold (hold_told): so the hold on the archive's next record passes from the
+ * old archiver to the new one with no moment when the primary counts
+ * neither (docs/replication.md, "The archive's hold"; model/archive.pml,
+ * the runs archive-take-unheld and archive-take-unconnected).  Past
+ * max_hold it holds nothing, and may take the key all the same (a gap
+ * then may follow, said by the round that finds it).  On the primary
+ * (no replica) archiver_primary_hold holds for it.
+ */
+static void
+standby(struct archiver *a, struct repl_replica_node *rn)
+{
+	int64_t holder = coordinator_archiver_holder(atomic_load(&a->node->coord));
+	struct repl_replica_info ri;
+	uint64_t first;
+
+	a->info.state = ARCHIVER_STANDBY;
+	a->primary = false;
+	if (rn == NULL) {
+		a->info.holding = false;
+		a->may_take = true;
+		return;
+	}
+	if ((holder > 0 && (uint64_t)holder != a->node->conf.node_id) ||
+	    repl_replica_info(rn, &ri) != 0 || ri.used_bytes > a->conf->archive.max_hold) {
+		(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
+		a->info.holding = false;
+		a->may_take = holder <= 0;
+		return;
+	}
+	first = ri.first_lsn ? ri.first_lsn : ri.last_lsn + 1;
+	(void)repl_replica_hold_slot(rn, ARCHIVER_HOLD_SLOT, first - 1);
+	a->info.holding = true;
+	a->info.hold_lsn = first - 1;
+	/* told, and not before the log's first record (it would count for
+	 * nothing): an attach hold told before a catch-up that truncated */
+	a->may_take = ri.hold_told != 0 && ri.hold_told <= first &&
+		ri.hold_told >= ri.first_lsn;
+}
+
 static void *
 archiver_main(void *arg)
 {
@@ -439,14 +490,7 @@ archiver_main(void *arg)
 		bool el = elected(a);
 
 		if (!el) {
-			/* another node archives: hold nothing for it here */
-			if (a->info.state != ARCHIVER_STANDBY) {
-				a->info.state = ARCHIVER_STANDBY;
-				a->info.holding = false;
-				a->primary = false;
-				if (rn != NULL)
-					(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
-			}
+			standby(a, rn);
 		} else if (rn != NULL) {
 			a->using = true;
 			pthread_mutex_unlock(&a->lock);
@@ -598,15 +642,37 @@ archiver_detach(struct archiver *a)
 }
 
 bool
-archiver_primary_hold(struct archiver *a, uint64_t *lsn)
+archiver_primary_hold(struct archiver *a, uint64_t used_bytes, uint64_t *lsn)
 {
 	bool holds;
 
 	pthread_mutex_lock(&a->lock);
 	holds = a->primary && a->info.holding;
 	*lsn = a->info.hold_lsn;
+	/*
+	 * Elected on the primary but no round as the primary yet (just
+	 * promoted, the key just taken, the target down since): the whole
+	 * log, within max_hold, until the round learns where the archive
+	 * ends (model/archive.pml, archive-promoted-unheld)
+	 */
+	if (!a->primary && a->conf->archive.any && a->replica == NULL &&
+	    elected(a) && used_bytes <= a->conf->archive.max_hold) {
+		*lsn = 0;
+		holds = true;
+	}
 	pthread_mutex_unlock(&a->lock);
 	return holds;
+}
+
+bool
+archiver_may_take(struct archiver *a)
+{
+	bool may;
+
+	pthread_mutex_lock(&a->lock);
+	may = a->replica == NULL || a->may_take;
+	pthread_mutex_unlock(&a->lock);
+	return may;
 }
 
 const char *

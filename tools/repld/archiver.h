@@ -76,7 +76,12 @@ void archiver_get(struct archiver *a, struct archiver_info *out);
  * On the primary (archive.on = "any"): whether it holds the log, and
  * after which LSN (retention keeps the records after it)
  */
-bool archiver_primary_hold(struct archiver *a, uint64_t *lsn);
+bool archiver_primary_hold(struct archiver *a, uint64_t used_bytes, uint64_t *lsn);
+/*
+ * Whether this node may take the archive over (the log-archiver key): on
+ * a replica, only once the primary has heard its whole-log hold
+ */
+bool archiver_may_take(struct archiver *a);
 /* archive.target, as the file gave it; archive.on */
 const char *archiver_target(const struct archiver *a);
 const char *archiver_on(const struct archiver *a);

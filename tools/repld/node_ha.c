@@ -12,6 +12,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "archiver.h"
 #include "coordinator.h"
 #include "log.h"
 #include "node.h"
@@ -170,15 +171,24 @@ op_take_peers(void *arg, const struct coord_membership *m)
 			"quorum %" PRIu32 ")", m->config_epoch, np, m->quorum);
 }
 
-/* an archive group, and the role it archives in (archiver.h) */
+/*
+ * An archive group, and the role it archives in (archiver.h); a replica
+ * takes the key only once the primary has heard its whole-log hold, and
+ * keeps it once it has it
+ */
 static bool
 op_archive_wanted(void *arg)
 {
 	struct node *n = arg;
 	enum node_role r = node_role(n);
+	struct archiver *a = atomic_load(&n->archiver);
 
-	return n->conf.archive.target != NULL &&
-		(r == NODE_REPLICA || (r == NODE_PRIMARY && n->conf.archive.any));
+	if (n->conf.archive.target == NULL || a == NULL)
+		return false;
+	if (r == NODE_PRIMARY)
+		return n->conf.archive.any;
+	return r == NODE_REPLICA && (archiver_may_take(a) ||
+		coordinator_archiver_allowed(atomic_load(&n->coord)));
 }
 
 static const struct coord_node_ops node_ops = {

@@ -331,7 +331,7 @@ pass(struct retention *r, struct repl *repl)
 		struct archiver *a = atomic_load(&r->node->archiver);
 		uint64_t hold;
 
-		if (a != NULL && archiver_primary_hold(a, &hold))
+		if (a != NULL && archiver_primary_hold(a, st.used_bytes, &hold))
 			lower(&target, &held, hold, HOLD_ARCHIVE);
 	}
 	past_away = away_replicas(r, repl, &st, &target, &held);
