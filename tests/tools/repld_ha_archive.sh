@@ -77,7 +77,13 @@ append_lines 1 1 2000
 a=$(archiver_of)
 b=$((5 - a))
 caught_up "$a" 20
-echo "$NAME: node$a archives, node$b on standby ($((SECONDS - T0)) s)"
+# a standby holds nothing while another node has the key
+for ((t = 0; t < 50; t++)); do
+	[[ $(arch "$b" holding) == false ]] && break
+	sleep 0.1
+done
+[[ $(arch "$b" holding) == false ]] || fail "node$b, on standby while node$a archives, holds the log"
+echo "$NAME: node$a archives, node$b on standby, holding nothing ($((SECONDS - T0)) s)"
 
 # the archiver killed during appends: the other takes over, no gap
 append_lines 1 2001 4000 &
