@@ -26,24 +26,6 @@ PAD=$(printf '%0600d' 0)
 command -v python3 > /dev/null ||
 	{ echo "SKIP: $NAME: no python3 (Debian: python3), for status's JSON"; exit 77; }
 
-# js N PATH...: values from node N's status --json (a.b for a nested key)
-js() {
-	local n=$1
-	shift
-	python3 - "$(status_json "$n")" "$@" <<-'PY'
-	import json, sys
-	try:
-	    d = json.loads(sys.argv[1])
-	except ValueError:
-	    d = {}
-	for k in sys.argv[2:]:
-	    v = d
-	    for part in k.split("."):
-	        v = v.get(part) if isinstance(v, dict) else None
-	    print("null" if v is None else str(v).lower() if isinstance(v, bool) else v)
-	PY
-}
-
 # caught_up SECONDS: until node2's archive reaches node1's commit point
 caught_up() {
 	local t commit v

@@ -24,20 +24,14 @@ command -v python3 > /dev/null ||
 	{ echo "SKIP: $NAME: no python3 (Debian: python3), for status's JSON"; exit 77; }
 
 # arch N KEY...: node N's status' archive.KEY values, one per line
+# (held_by: its retention's)
 arch() {
-	local n=$1
+	local n=$1 k p=()
 	shift
-	python3 - "$(status_json "$n")" "$@" <<-'PY'
-	import json, sys
-	try:
-	    d = json.loads(sys.argv[1])
-	except ValueError:
-	    d = {}
-	a = d.get("archive") or {}
-	for k in sys.argv[2:]:
-	    v = d.get("retention", {}).get("held_by", "") if k == "held_by" else a.get(k, "")
-	    print("null" if v is None else str(v).lower() if isinstance(v, bool) else v)
-	PY
+	for k; do
+		[[ $k == held_by ]] && p+=(retention.held_by) || p+=("archive.$k")
+	done
+	js "$n" "${p[@]}"
 }
 
 # caught_up P SECONDS: until node2's archive reaches primary P's commit point
