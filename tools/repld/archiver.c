@@ -641,6 +641,22 @@ archiver_detach(struct archiver *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
+/*
+ * archive.on = "replica" on the primary, with a coordinator: the key is
+ * still this node's (it gives it up at its next tick), free, or not known.
+ * Until a replica has taken it (which it does only once this primary has
+ * heard its whole-log hold), this primary holds its own log, so that the
+ * archive passes to that replica with no release in between.
+ */
+static bool
+handing_over(struct archiver *a)
+{
+	struct coordinator *coord = atomic_load(&a->node->coord);
+	int64_t holder = coordinator_archiver_holder(coord);
+
+	return coord != NULL && (holder <= 0 || (uint64_t)holder == a->node->conf.node_id);
+}
+
 bool
 archiver_primary_hold(struct archiver *a, uint64_t used_bytes, uint64_t *lsn)
 {
@@ -655,8 +671,8 @@ archiver_primary_hold(struct archiver *a, uint64_t used_bytes, uint64_t *lsn)
 	 * log, within max_hold, until the round learns where the archive
 	 * ends (model/archive.pml, archive-promoted-unheld)
 	 */
-	if (!a->primary && a->conf->archive.any && a->replica == NULL &&
-	    elected(a) && used_bytes <= a->conf->archive.max_hold) {
+	if (!a->primary && a->replica == NULL && used_bytes <= a->conf->archive.max_hold &&
+	    (a->conf->archive.any ? elected(a) : handing_over(a))) {
 		*lsn = 0;
 		holds = true;
 	}
