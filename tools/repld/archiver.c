@@ -438,9 +438,10 @@ elected(struct archiver *a)
  * key, hold nothing for it here.  While the key is free (or not known),
  * hold the whole log (as it is now: after a catch-up, from the primary's
  * first record), and may take the key only once the primary this replica
- * follows has heard that hold (hold_told): so the hold on the archive's next record passes from the
- * old archiver to the new one with no moment when the primary counts
- * neither (docs/replication.md, "The archive's hold"; model/archive.pml,
+ * follows has heard that hold (hold_told): so the hold on the archive's
+ * next record passes from the old archiver to the new one with no moment
+ * when the primary counts neither (docs/replication.md, "The archive's
+ * hold"; model/archive.pml,
  * the runs archive-take-unheld and archive-take-unconnected).  Past
  * max_hold it holds nothing, and may take the key all the same (a gap
  * then may follow, said by the round that finds it).  On the primary
@@ -461,7 +462,8 @@ standby(struct archiver *a, struct repl_replica_node *rn)
 		return;
 	}
 	if ((holder > 0 && (uint64_t)holder != a->node->conf.node_id) ||
-	    repl_replica_info(rn, &ri) != 0 || ri.used_bytes > a->conf->archive.max_hold) {
+	    repl_replica_info(rn, &ri) != 0 ||
+	    ri.used_bytes > a->conf->archive.max_hold) {
 		(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
 		a->info.holding = false;
 		a->may_take = holder <= 0;
@@ -654,7 +656,8 @@ handing_over(struct archiver *a)
 	struct coordinator *coord = atomic_load(&a->node->coord);
 	int64_t holder = coordinator_archiver_holder(coord);
 
-	return coord != NULL && (holder <= 0 || (uint64_t)holder == a->node->conf.node_id);
+	return coord != NULL &&
+		(holder <= 0 || (uint64_t)holder == a->node->conf.node_id);
 }
 
 bool
@@ -671,7 +674,8 @@ archiver_primary_hold(struct archiver *a, uint64_t used_bytes, uint64_t *lsn)
 	 * log, within max_hold, until the round learns where the archive
 	 * ends (model/archive.pml, archive-promoted-unheld)
 	 */
-	if (!a->primary && a->replica == NULL && used_bytes <= a->conf->archive.max_hold &&
+	if (!a->primary && a->replica == NULL &&
+	    used_bytes <= a->conf->archive.max_hold &&
 	    (a->conf->archive.any ? elected(a) : handing_over(a))) {
 		*lsn = 0;
 		holds = true;
