@@ -232,6 +232,28 @@ get_keep(struct conf_ctx *c, const config_setting_t *s, const char *name,
 	return 0;
 }
 
+/*
+ * retention.KEY, when given: a bound on what WHO keeps, as keep but more
+ * than 0
+ */
+static int
+get_bound(struct conf_ctx *c, const config_setting_t *s, const char *key,
+		const char *who, uint64_t log_size, uint64_t *out)
+{
+	const config_setting_t *m = config_setting_get_member(s, key);
+	char name[64];
+
+	if (m == NULL)
+		return 0;
+	snprintf(name, sizeof(name), "retention.%s", key);
+	if (get_keep(c, m, name, log_size, out))
+		return -1;
+	if (*out == 0)
+		return conf_fail(c, m, "%s must be more than 0 bytes: %s at most "
+				"that much", name, who);
+	return 0;
+}
+
 static int
 load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_conf *o)
 {
@@ -257,23 +279,11 @@ load_retention(struct conf_ctx *c, const config_setting_t *root, struct repld_co
 	if ((m = config_setting_get_member(s, "keep")) != NULL &&
 	    get_keep(c, m, "retention.keep", o->log.size, &o->retention.keep))
 		return -1;
-	if ((m = config_setting_get_member(s, "reader_max_lag")) != NULL) {
-		if (get_keep(c, m, "retention.reader_max_lag", o->log.size,
-				&o->retention.reader_max_lag))
-			return -1;
-		if (o->retention.reader_max_lag == 0)
-			return conf_fail(c, m, "retention.reader_max_lag must be more "
-					"than 0 bytes: a reader holds at most that much");
-	}
-	if ((m = config_setting_get_member(s, "replica_max_hold")) != NULL) {
-		if (get_keep(c, m, "retention.replica_max_hold", o->log.size,
-				&o->retention.replica_max_hold))
-			return -1;
-		if (o->retention.replica_max_hold == 0)
-			return conf_fail(c, m, "retention.replica_max_hold must be "
-					"more than 0 bytes: a replica away holds at most "
-					"that much");
-	}
+	if (get_bound(c, s, "reader_max_lag", "a reader holds", o->log.size,
+			&o->retention.reader_max_lag) ||
+	    get_bound(c, s, "replica_max_hold", "a replica away holds", o->log.size,
+			&o->retention.replica_max_hold))
+		return -1;
 	if ((m = config_setting_get_member(s, "keep_records")) != NULL) {
 		if (conf_get_int(c, m, "retention.keep_records", 0, INT64_MAX, &n))
 			return -1;

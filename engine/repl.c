@@ -356,24 +356,27 @@ repl_iterate_records(struct repl *repl, uint64_t from, repl_record_fn *cb, void 
 	return facade_err(wal_iterate_records(repl->wal, from, commit, cb, arg));
 }
 
-int
-repl_release(struct repl *repl, uint64_t lsn)
+/* past_down: the holds of replicas not streaming count for nothing */
+static int
+release(struct repl *repl, uint64_t lsn, bool past_down)
 {
 	if (repl == NULL)
 		return REPL_E_INVAL;
 	if (repl->cluster)
-		return facade_err(cluster_release(repl->cluster, lsn, false));
+		return facade_err(cluster_release(repl->cluster, lsn, past_down));
 	return facade_err(wal_release(repl->wal, lsn));
+}
+
+int
+repl_release(struct repl *repl, uint64_t lsn)
+{
+	return release(repl, lsn, false);
 }
 
 int
 repl_release_past_down(struct repl *repl, uint64_t lsn)
 {
-	if (repl == NULL)
-		return REPL_E_INVAL;
-	if (repl->cluster)
-		return facade_err(cluster_release(repl->cluster, lsn, true));
-	return facade_err(wal_release(repl->wal, lsn));
+	return release(repl, lsn, true);
 }
 
 int

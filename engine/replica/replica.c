@@ -227,13 +227,8 @@ hold_head(struct replica *r, struct log_pos *p)
 static uint64_t
 hold_next(struct replica *r)
 {
-	uint64_t held, next;
-
-	if (r->cfg->state == NULL)
-		return 0;
-	next = replica_state_held(r->cfg->state, &held) ? held + 1 : 0;
-	replica_state_told(r->cfg->state, next, r->n.sessions);
-	return next;
+	return r->cfg->state != NULL ?
+		replica_state_tell_hold(r->cfg->state, r->n.sessions) : 0;
 }
 
 static int

@@ -88,9 +88,11 @@ void replica_state_hold(struct replica_state *st, int slot, uint64_t lsn);
 void replica_state_unhold(struct replica_state *st, int slot);
 /* true, with *lsn, while records are held */
 bool replica_state_held(struct replica_state *st, uint64_t *lsn);
-/* an answer of session carries hold_next: the primary knows it from now */
-void replica_state_told(struct replica_state *st, uint64_t hold_next,
-		uint64_t session);
+/*
+ * hold_next for an answer of session (the first record held, 0: none),
+ * noted as what that primary knows from now (hold_told)
+ */
+uint64_t replica_state_tell_hold(struct replica_state *st, uint64_t session);
 /* a reader here needs a base from the primary's application (or no more) */
 void replica_state_want_base(struct replica_state *st, bool want);
 bool replica_state_wants_base(struct replica_state *st);

@@ -181,13 +181,17 @@ replica_state_held(struct replica_state *st, uint64_t *lsn)
 	return held;
 }
 
-void
-replica_state_told(struct replica_state *st, uint64_t hold_next, uint64_t session)
+uint64_t
+replica_state_tell_hold(struct replica_state *st, uint64_t session)
 {
+	uint64_t held, next;
+
 	pthread_mutex_lock(&st->lock);
-	st->told_hold_next = hold_next;
+	next = held_locked(st, &held) ? held + 1 : 0;
+	st->told_hold_next = next;
 	st->told_session = session;
 	pthread_mutex_unlock(&st->lock);
+	return next;
 }
 
 void

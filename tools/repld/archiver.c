@@ -433,6 +433,16 @@ elected(struct archiver *a)
 	return coord == NULL || coordinator_archiver_allowed(coord);
 }
 
+/* another node holds the log-archiver key, as the coordinator last read it */
+static bool
+key_elsewhere(struct archiver *a)
+{
+	struct coordinator *coord = atomic_load(&a->node->coord);
+	int64_t holder = coordinator_archiver_holder(coord);
+
+	return coord != NULL && holder > 0 && (uint64_t)holder != a->node->conf.node_id;
+}
+
 /*
  * Not elected (under a->lock).  While another node holds the log-archiver
  * key, hold nothing for it here.  While the key is free (or not known),
@@ -450,23 +460,26 @@ elected(struct archiver *a)
 static void
 standby(struct archiver *a, struct repl_replica_node *rn)
 {
-	int64_t holder = coordinator_archiver_holder(atomic_load(&a->node->coord));
 	struct repl_replica_info ri;
 	uint64_t first;
 
 	a->info.state = ARCHIVER_STANDBY;
 	a->primary = false;
-	if (rn == NULL) {
+	if (rn == NULL) {	/* archiver_primary_hold holds on the primary */
 		a->info.holding = false;
-		a->may_take = true;
 		return;
 	}
-	if ((holder > 0 && (uint64_t)holder != a->node->conf.node_id) ||
-	    repl_replica_info(rn, &ri) != 0 ||
+	if (key_elsewhere(a)) {
+		(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
+		a->info.holding = false;
+		a->may_take = false;
+		return;
+	}
+	if (repl_replica_info(rn, &ri) != 0 ||
 	    ri.used_bytes > a->conf->archive.max_hold) {
 		(void)repl_replica_unhold_slot(rn, ARCHIVER_HOLD_SLOT);
 		a->info.holding = false;
-		a->may_take = holder <= 0;
+		a->may_take = true;	/* a gap may follow, said when found */
 		return;
 	}
 	first = ri.first_lsn ? ri.first_lsn : ri.last_lsn + 1;
@@ -653,11 +666,7 @@ archiver_detach(struct archiver *a)
 static bool
 handing_over(struct archiver *a)
 {
-	struct coordinator *coord = atomic_load(&a->node->coord);
-	int64_t holder = coordinator_archiver_holder(coord);
-
-	return coord != NULL &&
-		(holder <= 0 || (uint64_t)holder == a->node->conf.node_id);
+	return atomic_load(&a->node->coord) != NULL && !key_elsewhere(a);
 }
 
 bool

@@ -169,6 +169,17 @@ peer_name(struct node *n, int i, char *buf, size_t len)
 	pthread_mutex_unlock(&n->lock);
 }
 
+/* the replicas' statuses, once per pass (at most 32: the masks' width) */
+static int
+read_replicas(struct repl *repl, struct repl_replica_status *rs)
+{
+	int n = 0;
+
+	while (n < RETENTION_REPLICAS_MAX && repl_replica_status(repl, n, &rs[n]) == 0)
+		n++;
+	return n;
+}
+
 /*
  * Replicas away: one not connected since this node became the primary may
  * hold records for its readers (its first ACK says how far), so nothing is
@@ -182,63 +193,53 @@ peer_name(struct node *n, int i, char *buf, size_t len)
  */
 static bool
 away_replicas(struct retention *r, struct repl *repl, const struct repl_status *st,
-		uint64_t *target, enum retention_hold *held)
+		const struct repl_replica_status *rs, int n, uint64_t *target,
+		enum retention_hold *held)
 {
 	uint64_t bound = r->node->conf.retention.replica_max_hold, k;
-	struct repl_replica_status rs;
-	uint32_t away = 0, unseen = 0, news;
+	uint32_t away = 0, unseen = 0, news = 0;
+	bool past;
 	char name[300];
 
-	for (int i = 0; i < 32 && repl_replica_status(repl, i, &rs) == 0; i++) {
-		if (rs.state == REPL_REPLICA_STREAMING) {
+	for (int i = 0; i < n; i++) {
+		if (rs[i].state == REPL_REPLICA_STREAMING) {
 			r->dropped &= ~(1u << i);
 			continue;
 		}
-		if (rs.link_state == REPL_LINK_RETIRED)
+		if (rs[i].link_state == REPL_LINK_RETIRED)
 			continue;
-		if (rs.catch_ups == 0)
+		if (rs[i].catch_ups == 0)
 			unseen |= 1u << i;
-		if (rs.catch_ups == 0 || (rs.holds && rs.hold_lsn < *target))
+		if (rs[i].catch_ups == 0 || (rs[i].holds && rs[i].hold_lsn < *target))
 			away |= 1u << i;
+	}
+	past = away != 0 && st->used_bytes > bound &&
+		repl_lsn_keeping(repl, bound, &k) == 0;
+	if (past) {
+		lower(target, held, k, HOLD_REPLICA);
+		news = away & ~r->dropped;
+		r->dropped |= away;
+	} else if (unseen) {
+		lower(target, held, st->first_lsn ? st->first_lsn - 1 : st->last_lsn,
+			HOLD_UNSEEN);
 	}
 	pthread_mutex_lock(&r->lock);
 	r->info.unseen_replicas = __builtin_popcount(unseen);
+	r->info.replica_holds_dropped += (uint64_t)__builtin_popcount(news);
 	pthread_mutex_unlock(&r->lock);
-	if (away == 0)
-		return false;
-	if (st->used_bytes <= bound || repl_lsn_keeping(repl, bound, &k) != 0) {
-		if (unseen)
-			lower(target, held, st->first_lsn ? st->first_lsn - 1 :
-				st->last_lsn, HOLD_UNSEEN);
-		return false;
-	}
-	lower(target, held, k, HOLD_REPLICA);
-	news = away & ~r->dropped;
-	r->dropped |= away;
-	for (int i = 0; i < 32; i++) {
+	for (int i = 0; i < n; i++) {
 		if (!(news & (1u << i)))
 			continue;
-		pthread_mutex_lock(&r->lock);
-		r->info.replica_holds_dropped++;
-		pthread_mutex_unlock(&r->lock);
 		peer_name(r->node, i, name, sizeof(name));
-		if (unseen & (1u << i))
-			log_warning("retention: the log holds %llu bytes, more than "
-				"retention.replica_max_hold (%llu), and replica %s has "
-				"not connected since this node became the primary: "
-				"releasing past what its readers may hold (an archiver, "
-				"a sqlite_copy there would find a gap when it is back)",
-				(unsigned long long)st->used_bytes,
-				(unsigned long long)bound, name);
-		else
-			log_warning("retention: the log holds %llu bytes, more than "
-				"retention.replica_max_hold (%llu), and replica %s is "
-				"down and holds records: releasing past its hold (its "
-				"readers, the archiver or sqlite_copy, will find a gap "
-				"when it is back)", (unsigned long long)st->used_bytes,
-				(unsigned long long)bound, name);
+		log_warning("retention: the log holds %llu bytes, more than "
+			"retention.replica_max_hold (%llu), and replica %s %s: "
+			"releasing past what its readers may hold (an archiver, a "
+			"sqlite_copy there will find a gap when it is back)",
+			(unsigned long long)st->used_bytes, (unsigned long long)bound,
+			name, (unseen & (1u << i)) ? "has not connected since this node "
+			"became the primary" : "is down and holds records");
 	}
-	return true;
+	return past;
 }
 
 /*
@@ -247,27 +248,26 @@ away_replicas(struct retention *r, struct repl *repl, const struct repl_status *
  * N)", the lowest of them; empty when none does now.
  */
 static void
-which_replica(struct retention *r, struct repl *repl, uint64_t target, char *who,
-		size_t len)
+which_replica(struct retention *r, const struct repl_replica_status *rs, int n,
+		uint64_t target, char *who, size_t len)
 {
-	struct repl_replica_status rs;
 	uint64_t low = UINT64_MAX, from = 0;
 	int at = -1;
 	bool hold = false;
 	char name[RETENTION_WHO_MAX - 64];
 
-	for (int i = 0; repl_replica_status(repl, i, &rs) == 0; i++) {
-		if (rs.link_state == REPL_LINK_RETIRED)
+	for (int i = 0; i < n; i++) {
+		if (rs[i].link_state == REPL_LINK_RETIRED)
 			continue;
-		if (rs.holds && rs.hold_lsn < target && rs.hold_lsn < low) {
-			low = rs.hold_lsn;
-			from = rs.hold_from;
+		if (rs[i].holds && rs[i].hold_lsn < target && rs[i].hold_lsn < low) {
+			low = rs[i].hold_lsn;
+			from = rs[i].hold_from;
 			at = i;
 			hold = true;
 		}
-		if (rs.state == REPL_REPLICA_STREAMING && rs.flushed_lsn < target &&
-		    rs.flushed_lsn < low) {
-			low = rs.flushed_lsn;
+		if (rs[i].state == REPL_REPLICA_STREAMING && rs[i].flushed_lsn < target &&
+		    rs[i].flushed_lsn < low) {
+			low = rs[i].flushed_lsn;
 			at = i;
 			hold = false;
 		}
@@ -288,7 +288,8 @@ pass(struct retention *r, struct repl *repl)
 	struct repl_status st;
 	enum retention_hold held = HOLD_COMMIT;
 	uint64_t target, k, keep, lag_lsn = 0, ms = now_ms();
-	int n_readers;
+	int n_readers, n_reps;
+	struct repl_replica_status rs[RETENTION_REPLICAS_MAX];
 	char who[RETENTION_WHO_MAX];
 	bool due, past_away;
 	int ret = 0;
@@ -334,7 +335,8 @@ pass(struct retention *r, struct repl *repl)
 		if (a != NULL && archiver_primary_hold(a, st.used_bytes, &hold))
 			lower(&target, &held, hold, HOLD_ARCHIVE);
 	}
-	past_away = away_replicas(r, repl, &st, &target, &held);
+	n_reps = read_replicas(repl, rs);
+	past_away = away_replicas(r, repl, &st, rs, n_reps, &target, &held);
 
 	/* due: an eighth of the log beyond what is kept is in use */
 	due = st.used_bytes > keep + st.size_bytes / 8 &&
@@ -348,7 +350,7 @@ pass(struct retention *r, struct repl *repl)
 	}
 
 	if (held == HOLD_REPLICA)
-		which_replica(r, repl, target, who, sizeof(who));
+		which_replica(r, rs, n_reps, target, who, sizeof(who));
 	else
 		who[0] = '\0';
 

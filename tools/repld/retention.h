@@ -36,6 +36,8 @@ struct node;
 #define RETENTION_SAMPLES 1024	/* (time, LSN) pairs for keep_seconds */
 #define RETENTION_READERS_MAX 16	/* READ streams at once */
 #define RETENTION_WHO_MAX 400		/* a replica named, and its hold */
+#define RETENTION_REPLICAS_MAX 32	/* replicas a pass looks at (the width
+					   of its masks) */
 
 /* what holds the release point back, for status and the alarm */
 enum retention_hold {
