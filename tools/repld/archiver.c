@@ -638,6 +638,7 @@ archiver_attach_replica(struct archiver *a, struct repl_replica_node *replica)
 		(void)repl_replica_hold_slot(replica, ARCHIVER_HOLD_SLOT, ri.first_lsn ? ri.first_lsn - 1 : 0);
 	pthread_mutex_lock(&a->lock);
 	a->replica = replica;
+	a->may_take = false;	/* until its standby round hears it told */
 	pthread_cond_broadcast(&a->cond);
 	pthread_mutex_unlock(&a->lock);
 }
@@ -653,6 +654,7 @@ archiver_detach(struct archiver *a)
 		pthread_cond_wait(&a->cond, &a->lock);
 	a->info.state = ARCHIVER_IDLE;
 	a->info.holding = false;
+	a->may_take = false;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -699,7 +701,7 @@ archiver_may_take(struct archiver *a)
 	bool may;
 
 	pthread_mutex_lock(&a->lock);
-	may = a->replica == NULL || a->may_take;
+	may = a->may_take;
 	pthread_mutex_unlock(&a->lock);
 	return may;
 }

@@ -78,8 +78,9 @@ void archiver_get(struct archiver *a, struct archiver_info *out);
  */
 bool archiver_primary_hold(struct archiver *a, uint64_t used_bytes, uint64_t *lsn);
 /*
- * Whether this node may take the archive over (the log-archiver key): on
- * a replica, only once the primary has heard its whole-log hold
+ * Whether this replica may take the archive over (the log-archiver key):
+ * only once the primary has heard its whole-log hold (false until its
+ * replica is attached and a standby round has seen that)
  */
 bool archiver_may_take(struct archiver *a);
 /* archive.target, as the file gave it; archive.on */
